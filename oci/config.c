@@ -1,0 +1,295 @@
+#include "build.h"
+
+#include "cleanup.h"
+#include "config_parse.h"
+#include "mount_options.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+static const struct {
+  const char *name, *proc_name;
+  int flag;
+} ns_table[SR_NS_COUNT] = {
+    [SR_NS_USER] = {"user", "user", CLONE_NEWUSER},
+    [SR_NS_MOUNT] = {"mount", "mnt", CLONE_NEWNS},
+    [SR_NS_PID] = {"pid", "pid", CLONE_NEWPID},
+    [SR_NS_NET] = {"network", "net", CLONE_NEWNET},
+    [SR_NS_IPC] = {"ipc", "ipc", CLONE_NEWIPC},
+    [SR_NS_UTS] = {"uts", "uts", CLONE_NEWUTS},
+    [SR_NS_CGROUP] = {"cgroup", "cgroup", CLONE_NEWCGROUP},
+    [SR_NS_TIME] = {"time", "time", CLONE_NEWTIME},
+};
+
+const char *sr_ns_name(enum sr_ns_kind k)
+{
+  return ns_table[k].name;
+}
+
+const char *sr_ns_proc_name(enum sr_ns_kind k)
+{
+  return ns_table[k].proc_name;
+}
+
+int sr_ns_clone_flag(enum sr_ns_kind k)
+{
+  return ns_table[k].flag;
+}
+
+static const char *hook_names[SR_HOOK_COUNT] = {
+    [SR_HOOK_PRESTART] = "prestart",
+    [SR_HOOK_CREATE_RUNTIME] = "createRuntime",
+    [SR_HOOK_CREATE_CONTAINER] = "createContainer",
+    [SR_HOOK_START_CONTAINER] = "startContainer",
+    [SR_HOOK_POSTSTART] = "poststart",
+    [SR_HOOK_POSTSTOP] = "poststop",
+};
+
+const char *sr_hook_name(enum sr_hook_kind k)
+{
+  return hook_names[k];
+}
+
+const char *sr_config_annotation(const struct sr_config *c, const char *key)
+{
+  for (size_t i = 0; i < c->n_annotations; i++)
+    if (strcmp(c->annotation_keys[i], key) == 0)
+      return c->annotation_values[i];
+  return NULL;
+}
+
+/* ociVersion must be a SemVer 1.0.0 to 1.3.x (pre-release and build suffixes allowed, as
+ * "runc spec" writes "1.0.2-dev"). */
+static int check_oci_version(const char *v, sr_error_t *err)
+{
+  unsigned major, minor, patch;
+  int consumed = 0;
+  if (sscanf(v, "%u.%u.%u%n", &major, &minor, &patch, &consumed) != 3 ||
+      (v[consumed] != '\0' && v[consumed] != '-' && v[consumed] != '+') ||
+      !(v[0] >= '0' && v[0] <= '9'))
+    return sr_error_make(err, 0, "ociVersion: \"%s\" is not a SemVer version", v);
+  if (major != 1 || minor > 3)
+    return sr_error_make(err, 0, "ociVersion: %s is not supported (supported: 1.0.0 to 1.3.x)",
+                         v);
+  return 0;
+}
+
+static int parse_hook(struct sr_arena *a, yajl_val v, const char *path, struct sr_hook *h,
+                      sr_error_t *err)
+{
+  if (sr_json_want_object(v, path, err) < 0)
+    return -1;
+  if (sr_json_get_string(a, v, path, "path", true, &h->path, err) < 0 ||
+      sr_json_get_strv(a, v, path, "args", false, &h->args, &h->n_args, err) < 0 ||
+      sr_json_get_strv(a, v, path, "env", false, &h->env, &h->n_env, err) < 0 ||
+      sr_json_get_i64(v, path, "timeout", INT32_MIN, INT32_MAX, false, &h->timeout, NULL, err) < 0)
+    return -1;
+  if (h->path[0] != '/')
+    return sr_error_make(err, 0, "%s.path: must be an absolute path, got \"%s\"", path, h->path);
+  /* The spec: "timeout ... MUST be greater than zero". */
+  bool has_timeout = sr_json_field(v, "timeout") != NULL;
+  if (has_timeout && h->timeout <= 0)
+    return sr_error_make(err, 0, "%s.timeout: must be greater than zero", path);
+  return 0;
+}
+
+static int parse_hooks(struct sr_arena *a, yajl_val root, struct sr_hooks *out, sr_error_t *err)
+{
+  yajl_val hooks;
+  if (sr_json_get_object(root, "", "hooks", false, &hooks, err) < 0)
+    return -1;
+  if (hooks == NULL)
+    return 0;
+  for (int k = 0; k < SR_HOOK_COUNT; k++) {
+    yajl_val arr;
+    char *path = sr_json_path(a, "hooks", hook_names[k]);
+    if (path == NULL)
+      return SR_OOM(err, "hooks");
+    if (sr_json_get_array(hooks, "hooks", hook_names[k], false, &arr, err) < 0)
+      return -1;
+    if (arr == NULL)
+      continue;
+    size_t n = arr->u.array.len;
+    out->list[k] = sr_arena_array(a, n ? n : 1, sizeof(struct sr_hook));
+    if (out->list[k] == NULL)
+      return SR_OOM(err, path);
+    out->n[k] = n;
+    for (size_t i = 0; i < n; i++) {
+      char *ip = sr_json_index_path(a, path, i);
+      if (ip == NULL)
+        return SR_OOM(err, path);
+      if (parse_hook(a, arr->u.array.values[i], ip, &out->list[k][i], err) < 0)
+        return -1;
+    }
+  }
+  return 0;
+}
+
+static int parse_mount(struct sr_arena *a, yajl_val v, const char *path, struct sr_mount *m,
+                       sr_error_t *err)
+{
+  if (sr_json_want_object(v, path, err) < 0)
+    return -1;
+  if (sr_json_get_string(a, v, path, "destination", true, &m->destination, err) < 0 ||
+      sr_json_get_string(a, v, path, "type", false, &m->type, err) < 0 ||
+      sr_json_get_string(a, v, path, "source", false, &m->source, err) < 0 ||
+      sr_json_get_strv(a, v, path, "options", false, &m->options, &m->n_options, err) < 0 ||
+      sr_parse_id_maps(a, v, path, "uidMappings", &m->uid_mappings, &m->n_uid_mappings, err) < 0 ||
+      sr_parse_id_maps(a, v, path, "gidMappings", &m->gid_mappings, &m->n_gid_mappings, err) < 0)
+    return -1;
+  if (m->destination[0] == '\0')
+    return sr_error_make(err, 0, "%s.destination: must not be empty", path);
+  /* Relative destinations are deprecated but allowed: relative to "/". */
+  if (m->destination[0] != '/') {
+    m->destination = sr_arena_printf(a, "/%s", m->destination);
+    if (m->destination == NULL)
+      return SR_OOM(err, path);
+  }
+  char *opath = sr_json_path(a, path, "options");
+  if (opath == NULL)
+    return SR_OOM(err, path);
+  if (sr_mount_options_parse(a, m->options, m->n_options, opath, &m->opts, err) < 0)
+    return -1;
+  if ((m->n_uid_mappings > 0) != (m->n_gid_mappings > 0))
+    return sr_error_make(err, 0, "%s: uidMappings and gidMappings must be given together", path);
+  if (m->n_uid_mappings > 0 && !m->opts.idmap && !m->opts.ridmap)
+    return sr_error_make(err, 0, "%s: uidMappings need the \"idmap\" or \"ridmap\" option", path);
+  bool is_bind = m->opts.bind || m->opts.rbind;
+  if (!is_bind && (m->type == NULL || m->type[0] == '\0'))
+    return sr_error_make(err, 0, "%s.type: required for a mount that is not a bind mount", path);
+  if (is_bind && (m->source == NULL || m->source[0] == '\0'))
+    return sr_error_make(err, 0, "%s.source: required for a bind mount", path);
+  return 0;
+}
+
+static int parse_mounts(struct sr_arena *a, yajl_val root, struct sr_config *c, sr_error_t *err)
+{
+  yajl_val arr;
+  if (sr_json_get_array(root, "", "mounts", false, &arr, err) < 0)
+    return -1;
+  if (arr == NULL)
+    return 0;
+  size_t n = arr->u.array.len;
+  c->mounts = sr_arena_array(a, n ? n : 1, sizeof(struct sr_mount));
+  if (c->mounts == NULL)
+    return SR_OOM(err, "mounts");
+  c->n_mounts = n;
+  for (size_t i = 0; i < n; i++) {
+    char *ip = sr_json_index_path(a, "mounts", i);
+    if (ip == NULL)
+      return SR_OOM(err, "mounts");
+    if (parse_mount(a, arr->u.array.values[i], ip, &c->mounts[i], err) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Cross-field rules of the spec that no single section can check. */
+static int validate(struct sr_config *c, sr_error_t *err)
+{
+  const struct sr_linux *l = &c->linux_;
+  bool new_userns = l->namespaces[SR_NS_USER].present && l->namespaces[SR_NS_USER].path == NULL;
+  if (new_userns && (l->n_uid_mappings == 0 || l->n_gid_mappings == 0))
+    return sr_error_make(err, 0, "linux.uidMappings, linux.gidMappings: required with a new user "
+                                 "namespace");
+  if (!l->namespaces[SR_NS_USER].present && (l->n_uid_mappings || l->n_gid_mappings))
+    return sr_error_make(err, 0, "linux.uidMappings: given without a user namespace");
+  if ((c->hostname || c->domainname) && !l->namespaces[SR_NS_UTS].present)
+    return sr_error_make(err, 0, "%s: setting it needs a uts namespace",
+                         c->hostname ? "hostname" : "domainname");
+  if ((l->time_monotonic.set || l->time_boottime.set) &&
+      !(l->namespaces[SR_NS_TIME].present && l->namespaces[SR_NS_TIME].path == NULL))
+    return sr_error_make(err, 0, "linux.timeOffsets: needs a new time namespace");
+  if (!l->namespaces[SR_NS_MOUNT].present)
+    return sr_error_make(err, 0, "linux.namespaces: a mount namespace is required");
+  for (size_t i = 0; i < c->n_mounts; i++) {
+    const struct sr_mount *m = &c->mounts[i];
+    if ((m->opts.idmap || m->opts.ridmap) && m->n_uid_mappings == 0 &&
+        !l->namespaces[SR_NS_USER].present)
+      return sr_error_make(err, 0, "mounts[%zu]: \"idmap\" without uidMappings needs a user "
+                                   "namespace", i);
+  }
+  return 0;
+}
+
+int sr_config_parse(const char *buf, size_t len, const char *what, struct sr_config **out,
+                    sr_error_t *err)
+{
+  _cleanup_yajl_ yajl_val root = NULL;
+  _cleanup_config_ struct sr_config *c = calloc(1, sizeof(*c));
+  if (c == NULL)
+    return sr_error_make(err, ENOMEM, "%s", what);
+  struct sr_arena *a = &c->arena;
+
+  if (sr_json_parse(buf, len, &root, err) < 0 || sr_json_want_object(root, "", err) < 0)
+    goto fail;
+
+  if (sr_json_get_string(a, root, "", "ociVersion", true, &c->oci_version, err) < 0 ||
+      check_oci_version(c->oci_version, err) < 0)
+    goto fail;
+
+  yajl_val v;
+  if (sr_json_get_object(root, "", "root", true, &v, err) < 0 ||
+      sr_json_get_string(a, v, "root", "path", true, &c->root_path, err) < 0 ||
+      sr_json_get_bool(v, "root", "readonly", &c->root_readonly, NULL, err) < 0)
+    goto fail;
+  if (c->root_path[0] == '\0') {
+    sr_error_make(err, 0, "root.path: must not be empty");
+    goto fail;
+  }
+  if (sr_json_get_string(a, root, "", "hostname", false, &c->hostname, err) < 0 ||
+      sr_json_get_string(a, root, "", "domainname", false, &c->domainname, err) < 0 ||
+      parse_mounts(a, root, c, err) < 0 || parse_hooks(a, root, &c->hooks, err) < 0 ||
+      sr_json_get_string_map(a, root, "", "annotations", &c->annotation_keys,
+                             &c->annotation_values, &c->n_annotations, err) < 0)
+    goto fail;
+
+  if (sr_json_get_object(root, "", "process", false, &v, err) < 0)
+    goto fail;
+  if (v) {
+    c->process = sr_arena_alloc(a, sizeof(*c->process));
+    if (c->process == NULL) {
+      SR_OOM(err, "process");
+      goto fail;
+    }
+    if (sr_parse_process(a, v, "process", c->process, err) < 0)
+      goto fail;
+  }
+
+  if (sr_json_get_object(root, "", "linux", false, &v, err) < 0 ||
+      sr_parse_linux(a, v, "linux", &c->linux_, err) < 0 || validate(c, err) < 0)
+    goto fail;
+
+  *out = steal_ptr(c);
+  return 0;
+fail:
+  return sr_error_wrap(err, "%s", what);
+}
+
+int sr_process_parse(const char *buf, size_t len, const char *what, struct sr_arena *a,
+                     struct sr_process **out, sr_error_t *err)
+{
+  _cleanup_yajl_ yajl_val root = NULL;
+  if (sr_json_parse(buf, len, &root, err) < 0 || sr_json_want_object(root, "", err) < 0)
+    return sr_error_wrap(err, "%s", what);
+  struct sr_process *p = sr_arena_alloc(a, sizeof(*p));
+  if (p == NULL)
+    return sr_error_make(err, ENOMEM, "%s", what);
+  if (sr_parse_process(a, root, "", p, err) < 0)
+    return sr_error_wrap(err, "%s", what);
+  *out = p;
+  return 0;
+}
+
+void sr_config_free(struct sr_config *c)
+{
+  sr_arena_release(&c->arena);
+  free(c);
+}

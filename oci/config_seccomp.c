@@ -1,0 +1,137 @@
+#include "build.h"
+
+#include "config_parse.h"
+#include "names.h"
+
+#include <errno.h>
+#include <seccomp.h>
+#include <string.h>
+
+/* Folds errnoRet into the action: ERRNO without errnoRet means EPERM, as in runc and crun. */
+static int parse_action(struct sr_arena *a, yajl_val obj, const char *path, const char *key,
+                        const char *errno_key, uint32_t *out, bool *notify, sr_error_t *err)
+{
+  char *name;
+  int64_t act;
+  uint64_t ret;
+  bool has_ret;
+  (void)a;
+  if (sr_json_get_string(a, obj, path, key, true, &name, err) < 0 ||
+      sr_json_get_u64(obj, path, errno_key, 4095, false, &ret, &has_ret, err) < 0)
+    return -1;
+  if (!sr_name_lookup(SR_NAMES(sr_seccomp_action_names), name, &act))
+    return sr_error_make(err, 0, "%s.%s: unknown seccomp action \"%s\"", path, key, name);
+  if ((uint32_t)act == SCMP_ACT_ERRNO(0))
+    *out = SCMP_ACT_ERRNO(has_ret ? (uint32_t)ret : EPERM);
+  else if ((uint32_t)act == SCMP_ACT_TRACE(0))
+    *out = SCMP_ACT_TRACE(has_ret ? (uint32_t)ret : EPERM);
+  else
+    *out = (uint32_t)act;
+  if (*out == SCMP_ACT_NOTIFY)
+    *notify = true;
+  return 0;
+}
+
+static int parse_rule(struct sr_arena *a, yajl_val v, const char *path, struct sr_seccomp *s,
+                      struct sr_seccomp_rule *r, sr_error_t *err)
+{
+  if (sr_json_want_object(v, path, err) < 0 ||
+      sr_json_get_strv(a, v, path, "names", true, &r->names, &r->n_names, err) < 0 ||
+      parse_action(a, v, path, "action", "errnoRet", &r->action, &s->uses_notify, err) < 0)
+    return -1;
+  for (size_t i = 0; i < r->n_names; i++)
+    if (seccomp_syscall_resolve_name(r->names[i]) == __NR_SCMP_ERROR)
+      return sr_error_make(err, 0, "%s.names[%zu]: unknown syscall \"%s\"", path, i,
+                           r->names[i]);
+  yajl_val arr;
+  if (sr_json_get_array(v, path, "args", false, &arr, err) < 0)
+    return -1;
+  if (arr == NULL)
+    return 0;
+  size_t n = arr->u.array.len;
+  if (n > 6 * 8)
+    return sr_error_make(err, 0, "%s.args: too many argument conditions", path);
+  r->args = sr_arena_array(a, n ? n : 1, sizeof(struct sr_seccomp_arg));
+  if (r->args == NULL)
+    return SR_OOM(err, path);
+  for (size_t i = 0; i < n; i++) {
+    yajl_val e = arr->u.array.values[i];
+    struct sr_seccomp_arg *arg = &r->args[i];
+    char *ip = sr_arena_printf(a, "%s.args[%zu]", path, i);
+    char *op;
+    uint64_t idx;
+    int64_t opv;
+    if (ip == NULL)
+      return SR_OOM(err, path);
+    if (sr_json_want_object(e, ip, err) < 0 ||
+        sr_json_get_u64(e, ip, "index", 5, true, &idx, NULL, err) < 0 ||
+        sr_json_get_u64(e, ip, "value", UINT64_MAX, true, &arg->value, NULL, err) < 0 ||
+        sr_json_get_u64(e, ip, "valueTwo", UINT64_MAX, false, &arg->value_two, NULL, err) < 0 ||
+        sr_json_get_string(a, e, ip, "op", true, &op, err) < 0)
+      return -1;
+    if (!sr_name_lookup(SR_NAMES(sr_seccomp_op_names), op, &opv))
+      return sr_error_make(err, 0, "%s.op: unknown seccomp operator \"%s\"", ip, op);
+    arg->index = (unsigned)idx;
+    arg->op = (int)opv;
+  }
+  r->n_args = n;
+  return 0;
+}
+
+int sr_parse_seccomp(struct sr_arena *a, yajl_val obj, const char *path, struct sr_seccomp *s,
+                     sr_error_t *err)
+{
+  if (parse_action(a, obj, path, "defaultAction", "defaultErrnoRet", &s->default_action,
+                   &s->uses_notify, err) < 0)
+    return -1;
+  char **names;
+  size_t n;
+  if (sr_json_get_strv(a, obj, path, "architectures", false, &names, &n, err) < 0)
+    return -1;
+  s->architectures = sr_arena_array(a, n ? n : 1, sizeof(uint32_t));
+  if (s->architectures == NULL)
+    return SR_OOM(err, path);
+  for (size_t i = 0; i < n; i++) {
+    int64_t arch;
+    if (!sr_name_lookup(SR_NAMES(sr_seccomp_arch_names), names[i], &arch))
+      return sr_error_make(err, 0, "%s.architectures[%zu]: unknown architecture \"%s\"", path, i,
+                           names[i]);
+    s->architectures[i] = (uint32_t)arch;
+  }
+  s->n_architectures = n;
+  if (sr_json_get_strv(a, obj, path, "flags", false, &names, &n, err) < 0)
+    return -1;
+  for (size_t i = 0; i < n; i++) {
+    int64_t flag;
+    if (!sr_name_lookup(SR_NAMES(sr_seccomp_flag_names), names[i], &flag))
+      return sr_error_make(err, 0, "%s.flags[%zu]: unknown seccomp flag \"%s\"", path, i,
+                           names[i]);
+    s->flags |= (unsigned)flag;
+  }
+  if (sr_json_get_string(a, obj, path, "listenerPath", false, &s->listener_path, err) < 0 ||
+      sr_json_get_string(a, obj, path, "listenerMetadata", false, &s->listener_metadata, err) < 0)
+    return -1;
+  yajl_val arr;
+  if (sr_json_get_array(obj, path, "syscalls", false, &arr, err) < 0)
+    return -1;
+  if (arr) {
+    n = arr->u.array.len;
+    s->rules = sr_arena_array(a, n ? n : 1, sizeof(struct sr_seccomp_rule));
+    if (s->rules == NULL)
+      return SR_OOM(err, path);
+    for (size_t i = 0; i < n; i++) {
+      char *ip = sr_arena_printf(a, "%s.syscalls[%zu]", path, i);
+      if (ip == NULL)
+        return SR_OOM(err, path);
+      if (parse_rule(a, arr->u.array.values[i], ip, s, &s->rules[i], err) < 0)
+        return -1;
+    }
+    s->n_rules = n;
+  }
+  if (s->uses_notify && (s->listener_path == NULL || s->listener_path[0] == '\0'))
+    return sr_error_make(err, 0, "%s.listenerPath: required when an action is SCMP_ACT_NOTIFY",
+                         path);
+  if (s->listener_path && s->listener_path[0] && s->listener_path[0] != '/')
+    return sr_error_make(err, 0, "%s.listenerPath: must be an absolute path", path);
+  return 0;
+}

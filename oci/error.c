@@ -1,0 +1,96 @@
+#include "build.h"
+
+#include "error.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Allocation failure while building an error: fall back to a static message rather than
+ * lose the fact that something failed. */
+static char oom_msg[] = "out of memory while reporting an error";
+
+static char *xvasprintf_or_null(const char *fmt, va_list ap)
+{
+  char *s = NULL;
+  if (vasprintf(&s, fmt, ap) < 0)
+    return NULL;
+  return s;
+}
+
+int sr_error_makev(sr_error_t *err, int status, const char *fmt, va_list ap)
+{
+  if (err == NULL)
+    return -1;
+  if (*err != NULL)
+    sr_error_free(err);
+  sr_error_t e = calloc(1, sizeof(*e));
+  if (e == NULL) {
+    static struct sr_error_s oom = {ENOMEM, oom_msg};
+    *err = &oom;
+    return -1;
+  }
+  e->status = status;
+  e->msg = xvasprintf_or_null(fmt, ap);
+  if (e->msg == NULL)
+    e->msg = strdup(oom_msg);
+  *err = e;
+  return -1;
+}
+
+int sr_error_make(sr_error_t *err, int status, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  sr_error_makev(err, status, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+int sr_error_wrap(sr_error_t *err, const char *fmt, ...)
+{
+  if (err == NULL || *err == NULL || (*err)->msg == oom_msg)
+    return -1;
+  va_list ap;
+  va_start(ap, fmt);
+  char *prefix = xvasprintf_or_null(fmt, ap);
+  va_end(ap);
+  char *joined = NULL;
+  if (prefix != NULL && asprintf(&joined, "%s: %s", prefix, (*err)->msg ? (*err)->msg : "") >= 0) {
+    free((*err)->msg);
+    (*err)->msg = joined;
+  }
+  free(prefix);
+  return -1;
+}
+
+char *sr_error_text(const sr_error_t err)
+{
+  char *out = NULL;
+  if (err == NULL)
+    return strdup("unknown error");
+  const char *msg = err->msg ? err->msg : "unknown error";
+  int r;
+  if (err->status != 0)
+    r = asprintf(&out, "%s: %s", msg, strerror(err->status));
+  else
+    r = asprintf(&out, "%s", msg);
+  return r < 0 ? NULL : out;
+}
+
+void sr_error_free(sr_error_t *err)
+{
+  if (err == NULL || *err == NULL)
+    return;
+  if ((*err)->msg != oom_msg) {
+    free((*err)->msg);
+    free(*err);
+  }
+  *err = NULL;
+}
+
+int sr_error_from_wire(sr_error_t *err, int status, const char *text)
+{
+  return sr_error_make(err, status, "%s", text);
+}

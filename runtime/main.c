@@ -1,0 +1,2 @@
+#include "build.h"
+int main(void) { return 0; }
