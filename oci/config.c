@@ -65,15 +65,46 @@ const char *sr_config_annotation(const struct sr_config *c, const char *key)
   return NULL;
 }
 
+/* One numeric SemVer identifier: digits only, no sign, space or leading zero.  (sscanf("%u")
+ * took " 1", "-0" and "4294967297", which wrapped to 1.)  NULL when malformed. */
+static const char *semver_number(const char *p, unsigned *out)
+{
+  if (*p < '0' || *p > '9' || (p[0] == '0' && p[1] >= '0' && p[1] <= '9'))
+    return NULL;
+  unsigned n = 0;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    if (n > 99999)
+      return NULL;
+    n = n * 10 + (unsigned)(*p - '0');
+  }
+  *out = n;
+  return p;
+}
+
 /* ociVersion must be a SemVer 1.0.0 to 1.3.x (pre-release and build suffixes allowed, as
  * "runc spec" writes "1.0.2-dev"). */
 static int check_oci_version(const char *v, sr_error_t *err)
 {
-  unsigned major, minor, patch;
-  int consumed = 0;
-  if (sscanf(v, "%u.%u.%u%n", &major, &minor, &patch, &consumed) != 3 ||
-      (v[consumed] != '\0' && v[consumed] != '-' && v[consumed] != '+') ||
-      !(v[0] >= '0' && v[0] <= '9'))
+  unsigned major = 0, minor = 0, patch = 0;
+  const char *p = semver_number(v, &major);
+  if (p && *p == '.')
+    p = semver_number(p + 1, &minor);
+  else
+    p = NULL;
+  if (p && *p == '.')
+    p = semver_number(p + 1, &patch);
+  else
+    p = NULL;
+  if (p && (*p == '-' || *p == '+')) {
+    /* Pre-release and build metadata: one or more of [0-9A-Za-z-.+]. */
+    size_t n = strlen(p + 1);
+    if (n == 0 || strspn(p + 1, "0123456789abcdefghijklmnopqrstuvwxyz"
+                                "ABCDEFGHIJKLMNOPQRSTUVWXYZ-.+") != n)
+      p = NULL;
+    else
+      p += 1 + n;
+  }
+  if (p == NULL || *p != '\0')
     return sr_error_make(err, 0, "ociVersion: \"%s\" is not a SemVer version", v);
   if (major != 1 || minor > 3)
     return sr_error_make(err, 0, "ociVersion: %s is not supported (supported: 1.0.0 to 1.3.x)",

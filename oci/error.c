@@ -11,7 +11,7 @@
  * lose the fact that something failed. */
 static char oom_msg[] = "out of memory while reporting an error";
 
-static char *xvasprintf_or_null(const char *fmt, va_list ap)
+__attribute__((format(printf, 1, 0))) static char *xvasprintf_or_null(const char *fmt, va_list ap)
 {
   char *s = NULL;
   if (vasprintf(&s, fmt, ap) < 0)

@@ -8,22 +8,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Rejects nesting deeper than SR_JSON_MAX_DEPTH before yajl builds a tree. */
-static int check_depth(const char *buf, size_t len, sr_error_t *err)
+/* What yajl would let through but JSON does not allow, checked before yajl builds a tree:
+ * nesting deeper than SR_JSON_MAX_DEPTH (a bomb that overflows the stack in yajl_tree_free),
+ * comments (yajl_tree_parse accepts them; runc does not), and \u0000 in a string (yajl's tree
+ * keeps C strings, so "/bin/sh\u0000x" would silently become "/bin/sh"). */
+static int check_text(const char *buf, size_t len, sr_error_t *err)
 {
   int depth = 0;
   bool in_string = false, escaped = false;
   for (size_t i = 0; i < len; i++) {
     char c = buf[i];
     if (in_string) {
-      if (escaped)
+      if (escaped) {
         escaped = false;
-      else if (c == '\\')
+        if (c == 'u' && len - i > 4 && memcmp(buf + i + 1, "0000", 4) == 0)
+          return sr_error_make(err, 0, "invalid JSON: a string contains \\u0000");
+      } else if (c == '\\')
         escaped = true;
       else if (c == '"')
         in_string = false;
       continue;
     }
+    if (c == '/')
+      return sr_error_make(err, 0, "invalid JSON: comments are not allowed");
     if (c == '"')
       in_string = true;
     else if (c == '{' || c == '[') {
@@ -40,7 +47,7 @@ int sr_json_parse(const char *buf, size_t len, yajl_val *out, sr_error_t *err)
 {
   if (memchr(buf, '\0', len) != NULL)
     return sr_error_make(err, 0, "invalid JSON: contains a NUL byte");
-  if (check_depth(buf, len, err) < 0)
+  if (check_text(buf, len, err) < 0)
     return -1;
   char *copy = strndup(buf, len);
   if (copy == NULL)

@@ -1,0 +1,169 @@
+#include "build.h"
+
+#include "state.h"
+
+#include "cleanup.h"
+#include "json.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sr_state_record *sr_state_record_new(void)
+{
+  struct sr_state_record *r = calloc(1, sizeof(*r));
+  if (r)
+    r->version = SR_STATE_VERSION;
+  return r;
+}
+
+void sr_state_record_free(struct sr_state_record *r)
+{
+  sr_arena_release(&r->arena);
+  free(r);
+}
+
+static const char *phase_names[] = {[SR_PHASE_CREATING] = "creating",
+                                    [SR_PHASE_CREATED] = "created"};
+
+int sr_state_record_parse(const char *buf, size_t len, struct sr_state_record **out,
+                          sr_error_t *err)
+{
+  _cleanup_yajl_ yajl_val root = NULL;
+  _cleanup_record_ struct sr_state_record *r = sr_state_record_new();
+  if (r == NULL)
+    return sr_error_make(err, ENOMEM, "state.json");
+  struct sr_arena *a = &r->arena;
+  if (sr_json_parse(buf, len, &root, err) < 0 || sr_json_want_object(root, "", err) < 0)
+    return sr_error_wrap(err, "state.json");
+  int64_t n;
+  char *phase;
+  if (sr_json_get_i64(root, "", "version", 1, INT32_MAX, true, &n, NULL, err) < 0)
+    return sr_error_wrap(err, "state.json");
+  if (n != SR_STATE_VERSION)
+    return sr_error_make(err, 0, "state.json: version %lld is not supported (this seerun reads %d)",
+                         (long long)n, SR_STATE_VERSION);
+  r->version = (int)n;
+  if (sr_json_get_string(a, root, "", "id", true, &r->id, err) < 0 ||
+      sr_json_get_string(a, root, "", "bundle", true, &r->bundle, err) < 0 ||
+      sr_json_get_string(a, root, "", "rootfs", true, &r->rootfs, err) < 0 ||
+      sr_json_get_string(a, root, "", "created", true, &r->created, err) < 0 ||
+      sr_json_get_string(a, root, "", "owner", false, &r->owner, err) < 0 ||
+      sr_json_get_string(a, root, "", "phase", true, &phase, err) < 0)
+    return sr_error_wrap(err, "state.json");
+  if (strcmp(phase, "creating") == 0)
+    r->phase = SR_PHASE_CREATING;
+  else if (strcmp(phase, "created") == 0)
+    r->phase = SR_PHASE_CREATED;
+  else
+    return sr_error_make(err, 0, "state.json: phase: unknown value \"%s\"", phase);
+  uint64_t u;
+  if (sr_json_get_i64(root, "", "creatorPid", 0, INT32_MAX, false, &n, NULL, err) < 0)
+    return sr_error_wrap(err, "state.json");
+  r->creator_pid = sr_json_field(root, "creatorPid") ? (pid_t)n : 0;
+  if (sr_json_get_u64(root, "", "creatorStartTime", UINT64_MAX, false, &r->creator_start, NULL,
+                      err) < 0 ||
+      sr_json_get_u64(root, "", "pidStartTime", UINT64_MAX, false, &r->pid_start, NULL, err) < 0)
+    return sr_error_wrap(err, "state.json");
+  if (sr_json_get_i64(root, "", "pid", 0, INT32_MAX, false, &n, NULL, err) < 0)
+    return sr_error_wrap(err, "state.json");
+  r->pid = sr_json_field(root, "pid") ? (pid_t)n : 0;
+  yajl_val cg;
+  if (sr_json_get_object(root, "", "cgroup", false, &cg, err) < 0)
+    return sr_error_wrap(err, "state.json");
+  if (cg) {
+    if (sr_json_get_u64(cg, "cgroup", "version", 2, true, &u, NULL, err) < 0 ||
+        sr_json_get_string(a, cg, "cgroup", "path", true, &r->cgroup_path, err) < 0 ||
+        sr_json_get_bool(cg, "cgroup", "created", &r->cgroup_created, NULL, err) < 0 ||
+        sr_json_get_bool(cg, "cgroup", "systemd", &r->systemd_cgroup, NULL, err) < 0)
+      return sr_error_wrap(err, "state.json");
+    r->cgroup_version = (int)u;
+  }
+  if (sr_json_get_string_map(a, root, "", "annotations", &r->annotation_keys,
+                             &r->annotation_values, &r->n_annotations, err) < 0)
+    return sr_error_wrap(err, "state.json");
+  *out = steal_ptr(r);
+  return 0;
+}
+
+static int gen_finish(yajl_gen g, char **out, size_t *len, sr_error_t *err)
+{
+  const unsigned char *buf;
+  size_t l;
+  if (yajl_gen_get_buf(g, &buf, &l) != yajl_gen_status_ok)
+    return sr_error_make(err, 0, "generate JSON");
+  *out = malloc(l + 1);
+  if (*out == NULL)
+    return sr_error_make(err, ENOMEM, "generate JSON");
+  memcpy(*out, buf, l);
+  (*out)[l] = '\0';
+  *len = l;
+  return 0;
+}
+
+static void gen_annotations(yajl_gen g, char **keys, char **values, size_t n)
+{
+  if (n == 0)
+    return;
+  sr_json_put_key(g, "annotations");
+  yajl_gen_map_open(g);
+  for (size_t i = 0; i < n; i++)
+    sr_json_put_kv_string(g, keys[i], values[i]);
+  yajl_gen_map_close(g);
+}
+
+int sr_state_record_serialize(const struct sr_state_record *r, char **out, size_t *len,
+                              sr_error_t *err)
+{
+  _cleanup_gen_ yajl_gen g = NULL;
+  if (sr_json_gen_new(&g, false, err) < 0)
+    return -1;
+  yajl_gen_map_open(g);
+  sr_json_put_kv_i64(g, "version", r->version);
+  sr_json_put_kv_string(g, "id", r->id);
+  sr_json_put_kv_string(g, "bundle", r->bundle);
+  sr_json_put_kv_string(g, "rootfs", r->rootfs);
+  sr_json_put_kv_string(g, "created", r->created);
+  sr_json_put_kv_string(g, "owner", r->owner ? r->owner : "");
+  sr_json_put_kv_string(g, "phase", phase_names[r->phase]);
+  if (r->creator_pid > 0) {
+    sr_json_put_kv_i64(g, "creatorPid", r->creator_pid);
+    sr_json_put_kv_u64(g, "creatorStartTime", r->creator_start);
+  }
+  if (r->pid > 0) {
+    sr_json_put_kv_i64(g, "pid", r->pid);
+    sr_json_put_kv_u64(g, "pidStartTime", r->pid_start);
+  }
+  if (r->cgroup_version) {
+    sr_json_put_key(g, "cgroup");
+    yajl_gen_map_open(g);
+    sr_json_put_kv_i64(g, "version", r->cgroup_version);
+    sr_json_put_kv_string(g, "path", r->cgroup_path);
+    sr_json_put_kv_bool(g, "created", r->cgroup_created);
+    sr_json_put_kv_bool(g, "systemd", r->systemd_cgroup);
+    yajl_gen_map_close(g);
+  }
+  gen_annotations(g, r->annotation_keys, r->annotation_values, r->n_annotations);
+  yajl_gen_map_close(g);
+  return gen_finish(g, out, len, err);
+}
+
+int sr_oci_state_json(const struct sr_oci_state *s, bool pretty, char **out, size_t *len,
+                      sr_error_t *err)
+{
+  _cleanup_gen_ yajl_gen g = NULL;
+  if (sr_json_gen_new(&g, pretty, err) < 0)
+    return -1;
+  yajl_gen_map_open(g);
+  sr_json_put_kv_string(g, "ociVersion", SR_OCI_VERSION);
+  sr_json_put_kv_string(g, "id", s->id);
+  sr_json_put_kv_i64(g, "pid", s->pid);
+  sr_json_put_kv_string(g, "status", s->status);
+  sr_json_put_kv_string(g, "bundle", s->bundle);
+  sr_json_put_kv_string(g, "rootfs", s->rootfs);
+  sr_json_put_kv_string(g, "created", s->created);
+  sr_json_put_kv_string(g, "owner", s->owner ? s->owner : "");
+  gen_annotations(g, s->annotation_keys, s->annotation_values, s->n_annotations);
+  yajl_gen_map_close(g);
+  return gen_finish(g, out, len, err);
+}

@@ -1,0 +1,71 @@
+/* The on-disk record of a container (seerun's own, versioned) and the OCI state document that
+ * `state`, `list --format json` and hooks see. */
+#ifndef SEERUN_STATE_H
+#define SEERUN_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "arena.h"
+#include "error.h"
+
+#define SR_STATE_VERSION 1
+#define SR_OCI_VERSION "1.3.0"
+
+/* How far create got.  "creating" is written before anything is created, so that a runtime
+ * killed at any moment leaves enough behind for `delete --force`. */
+enum sr_phase { SR_PHASE_CREATING, SR_PHASE_CREATED };
+
+struct sr_state_record {
+  struct sr_arena arena;
+  int version;
+  char *id;
+  char *bundle;
+  char *rootfs;
+  char *created; /* RFC 3339 */
+  char *owner;
+  enum sr_phase phase;
+  pid_t creator_pid; /* the create (or run) process, while phase is creating */
+  uint64_t creator_start;
+  pid_t pid; /* the container's init, 0 until it exists */
+  uint64_t pid_start;
+  int cgroup_version; /* 0: no cgroup (yet) */
+  char *cgroup_path;  /* below the hierarchy root, starts with "/" */
+  bool cgroup_created; /* seerun made the directory (and so removes it) */
+  bool systemd_cgroup;
+  char **annotation_keys, **annotation_values;
+  size_t n_annotations;
+};
+
+int sr_state_record_parse(const char *buf, size_t len, struct sr_state_record **out,
+                          sr_error_t *err);
+int sr_state_record_serialize(const struct sr_state_record *r, char **out, size_t *len,
+                              sr_error_t *err);
+struct sr_state_record *sr_state_record_new(void);
+void sr_state_record_free(struct sr_state_record *r);
+static inline void sr_state_record_freep(struct sr_state_record **r)
+{
+  if (*r)
+    sr_state_record_free(*r);
+}
+#define _cleanup_record_ __attribute__((cleanup(sr_state_record_freep)))
+
+/* The OCI state (runtime.md "State"), with runc's extra rootfs, created and owner. */
+struct sr_oci_state {
+  const char *id;
+  const char *status;
+  pid_t pid;
+  const char *bundle;
+  const char *rootfs;
+  const char *created;
+  const char *owner;
+  char **annotation_keys, **annotation_values;
+  size_t n_annotations;
+};
+
+int sr_oci_state_json(const struct sr_oci_state *s, bool pretty, char **out, size_t *len,
+                      sr_error_t *err);
+
+#endif
