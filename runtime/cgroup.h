@@ -1,0 +1,222 @@
+/* Control groups: where a container's cgroup lives, creating it, placing processes in it,
+ * applying linux.resources, freezing, signalling, statistics and removal.
+ *
+ * Both layouts are handled: cgroup v1 (one hierarchy per controller under a tmpfs, possibly
+ * "hybrid" with a cgroup2 mount at <root>/unified) and the unified cgroup v2 hierarchy.
+ * runc's behaviour is the reference, including its v1 -> v2 value conversions.
+ */
+#ifndef SEERUN_CGROUP_H
+#define SEERUN_CGROUP_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h" /* struct sr_resources */
+#include "error.h"
+
+struct sr_cgroup {
+  int version; /* 1: v1 controllers (possibly hybrid); 2: unified */
+  bool hybrid; /* v1 with cgroup2 mounted at <root>/unified (used for hugetlb etc. only where a
+                  controller lives only there, and for the unified process tracking) */
+  char *root;  /* "/sys/fs/cgroup", or a scratch tree in tests */
+  char *path;  /* "/a/b", below each hierarchy root; never ".." components */
+};
+
+/* Detects the layout under root by statfs: CGROUP2_SUPER_MAGIC at root -> 2; a tmpfs with v1
+ * hierarchies -> 1 (+hybrid when root/unified is cgroup2). */
+int sr_cgroup_layout(const char *root, int *version, bool *hybrid, sr_error_t *err);
+
+/* The cgroup path a container gets: linux.cgroupsPath when set (absolute: as is; relative:
+ * below the cgroup of the calling process, read from /proc/self/cgroup — the v2 "0::" line, or
+ * on v1 the name=systemd or pids line), else "/<id>" as runc does.  The result is cleaned
+ * ("//" and "." removed); ".." components and a path naming the root cgroup are refused with an
+ * error naming linux.cgroupsPath.  systemd=true ("slice:prefix:name") is an error: "systemd is
+ * not running" without /run/systemd/system, else "not supported yet". */
+int sr_cgroup_resolve_path(const char *cgroups_path, const char *id, bool systemd, char **out,
+                           sr_error_t *err);
+
+/* Detects the layout of root and allocates; path is validated as sr_cgroup_resolve_path's
+ * result is (absolute, no "..", not the root cgroup). */
+int sr_cgroup_new(const char *root, const char *path, struct sr_cgroup **out, sr_error_t *err);
+void sr_cgroup_free(struct sr_cgroup *cg);
+
+/* mkdir -p in every hierarchy (v1: every mounted hierarchy, including name=systemd, and the
+ * unified one when hybrid; cpuset: each level gets its parent's cpuset.cpus/cpuset.mems when
+ * empty, as v1 requires before any task can join).  v2 (and the unified mount when hybrid):
+ * each ancestor, the root included, gets "+<c>" in cgroup.subtree_control for every controller
+ * of its cgroup.controllers (best effort, as runc: a controller that cannot be enabled makes the
+ * resource that needs it fail later, naming the field); the container's own cgroup gets no
+ * subtree_control, so that processes may live in it.  *created = true when the leaf directory
+ * did not exist before in at least one hierarchy. */
+int sr_cgroup_create(struct sr_cgroup *cg, bool *created, sr_error_t *err);
+
+/* Writes pid to cgroup.procs in every hierarchy. */
+int sr_cgroup_attach(struct sr_cgroup *cg, pid_t pid, sr_error_t *err);
+
+/* v2 only: an O_PATH|O_DIRECTORY fd of the leaf for clone3(CLONE_INTO_CGROUP); v1 (hybrid
+ * included): *fd = -1 and 0 is returned. */
+int sr_cgroup_open_dir(struct sr_cgroup *cg, int *fd, sr_error_t *err);
+
+/* Writes linux.resources.  update=false (create): every field that is set, and the device rules
+ * always — the list is the whole truth, default deny, so the caller appends the spec's default
+ * devices (null, zero, full, random, urandom, tty, ptmx) — r=NULL meaning "no resources".
+ * update=true (the `update` command): only the fields that are set, device rules only when the
+ * list is present.  A value the host cannot honour is an error naming the field; the
+ * best-effort cases are runc's (v1 kernel memory without the kmem file, v2 kernel memory,
+ * memory.swap.max "max"/"0" without swap accounting).  unified is v2 only, written last. */
+int sr_cgroup_apply_resources(struct sr_cgroup *cg, const struct sr_resources *r, bool update,
+                              sr_error_t *err);
+
+/* All processes, recursively including child cgroups, in every hierarchy; sorted; no
+ * duplicates.  A hierarchy where the cgroup does not exist contributes none. */
+int sr_cgroup_pids(struct sr_cgroup *cg, pid_t **pids, size_t *n, sr_error_t *err);
+
+/* Sends sig to every process.  SIGKILL: cgroup.kill when present (v2, or the unified mount when
+ * hybrid), else freeze, kill every pid, thaw (so that forks cannot escape), looping until the
+ * cgroup is empty (bounded: 5 s, then an error).  Other signals: freeze, signal, restore the
+ * previous freezer state. */
+int sr_cgroup_signal_all(struct sr_cgroup *cg, int sig, sr_error_t *err);
+
+/* SIGKILLs everything, waits until no process is left (bounded, 5 s, then an error), then, with
+ * remove_dirs, removes the leaf (and the cgroups created below it, deepest first) in every
+ * hierarchy; ancestors are left alone.  A cgroup that does not exist is success (idempotent:
+ * delete --force calls it on half-created containers). */
+int sr_cgroup_destroy(struct sr_cgroup *cg, bool remove_dirs, sr_error_t *err);
+
+/* v1: freezer.state FROZEN/THAWED, waiting until it settles; v2 (or hybrid without a v1
+ * freezer): cgroup.freeze, waiting for "frozen 1"/"frozen 0" in cgroup.events.  Bounded (5 s):
+ * a freeze that does not settle is undone and reported. */
+int sr_cgroup_freeze(struct sr_cgroup *cg, bool frozen, sr_error_t *err);
+/* v1: freezer.state FROZEN and frozen by itself (freezer.self_freezing), as runc; v2:
+ * cgroup.freeze is 1.  A cgroup without a freezer file is not frozen. */
+int sr_cgroup_is_frozen(struct sr_cgroup *cg, bool *frozen, sr_error_t *err);
+
+struct sr_cgroup_stats { /* what runc's `events --stats` reports; fill what the layout offers */
+  uint64_t cpu_usage_total, cpu_usage_user, cpu_usage_kernel; /* ns */
+  uint64_t *cpu_percpu;
+  size_t n_percpu;
+  uint64_t cpu_throttling_periods, cpu_throttled_periods, cpu_throttled_time;
+  uint64_t memory_usage, memory_max_usage, memory_limit, memory_failcnt, memory_cache;
+  uint64_t swap_usage, swap_limit;
+  uint64_t pids_current, pids_limit; /* limit 0 = max */
+  /* memory.stat raw key/values */
+  char **memory_stat_keys;
+  uint64_t *memory_stat_values;
+  size_t n_memory_stat;
+  /* blkio io_service_bytes_recursive entries */
+  struct sr_blkio_entry {
+    uint64_t major, minor;
+    char op[16];
+    uint64_t value;
+  } * blkio_bytes;
+  size_t n_blkio_bytes;
+  struct sr_hugetlb_stat {
+    char page_size[16];
+    uint64_t usage, max_usage, failcnt;
+  } * hugetlb;
+  size_t n_hugetlb;
+  uint64_t oom_kill_count; /* v2 memory.events oom_kill; v1 memory.oom_control oom_kill */
+};
+/* Fills *st (which it clears first); a controller that is absent leaves its fields 0.  Limits
+ * that are "max" read as UINT64_MAX (pids_limit: 0).  v2 swap is reported as runc does, as
+ * memory+swap (usage and limit), to match v1's memsw. */
+int sr_cgroup_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err);
+void sr_cgroup_stats_clear(struct sr_cgroup_stats *st);
+
+/* Tests: a scratch tree that statfs cannot identify is given its layout. */
+int sr_cgroup_new_with_layout(const char *root, const char *path, int version, bool hybrid,
+                              struct sr_cgroup **out, sr_error_t *err);
+/* sr_cgroup_resolve_path without systemd, given the text of /proc/self/cgroup. */
+int sr_cgroup_resolve_path_in(const char *proc_self_cgroup, const char *cgroups_path,
+                              const char *id, char **out, sr_error_t *err);
+
+static inline void sr_cgroup_freep(struct sr_cgroup **cg)
+{
+  if (*cg)
+    sr_cgroup_free(*cg);
+}
+#define _cleanup_cgroup_ __attribute__((cleanup(sr_cgroup_freep)))
+
+/* ---- Shared by runtime/cgroup*.c only; not for other callers. ---- */
+
+/* How long a freeze, a kill or a removal may take before it is an error. */
+#define SR_CG_TIMEOUT_MS 5000
+
+/* An open cgroup directory and its path, for messages. */
+struct sr_cg_dir {
+  int fd;
+  char path[PATH_MAX];
+};
+/* Opens <root>[/<hier>]<path>; hier NULL or "" for the v2 root. */
+int sr_cg_dir_open(struct sr_cg_dir *d, const char *root, const char *hier, const char *path,
+                   sr_error_t *err);
+void sr_cg_dir_close(struct sr_cg_dir *d);
+#define _cleanup_cg_dir_ __attribute__((cleanup(sr_cg_dir_close)))
+
+/* "cgroup: write `file` = value in dir: reason"; never creates the file. */
+int sr_cg_write(const struct sr_cg_dir *d, const char *file, const char *value, sr_error_t *err);
+/* One open, one write(2) per line (files such as io.max parse one entry per write). */
+int sr_cg_write_lines(const struct sr_cg_dir *d, const char *file, char *const *lines, size_t n,
+                      sr_error_t *err);
+int sr_cg_read(const struct sr_cg_dir *d, const char *file, char *buf, size_t size,
+               sr_error_t *err);
+bool sr_cg_has(const struct sr_cg_dir *d, const char *file);
+/* A single number ("max" reads as UINT64_MAX). */
+int sr_cg_read_u64(const struct sr_cg_dir *d, const char *file, uint64_t *v, sr_error_t *err);
+/* The value of `key` in a "key value" per line file; 0 when the key is absent. */
+int sr_cg_read_keyed(const struct sr_cg_dir *d, const char *file, const char *key, uint64_t *v,
+                     sr_error_t *err);
+/* A decimal number, or "max" as UINT64_MAX. */
+bool sr_cg_parse_u64(const char *s, uint64_t *v);
+/* Milliseconds of CLOCK_MONOTONIC, for bounded waits. */
+int64_t sr_cg_now_ms(void);
+void sr_cg_pause(void);
+
+/* The v1 hierarchy directory names under root (symlinked aliases and "unified" excluded). */
+int sr_cg_v1_hierarchies(const struct sr_cgroup *cg, char ***names, size_t *n, sr_error_t *err);
+/* Opens the container's directory in the v1 hierarchy of controller: 1 found, 0 the
+ * controller is not mounted, -1 error (including a missing container directory). */
+int sr_cg_v1_controller(const struct sr_cgroup *cg, const char *controller, struct sr_cg_dir *d,
+                        sr_error_t *err);
+/* The container's directory in the unified hierarchy (v2, or <root>/unified when hybrid). */
+int sr_cg_unified_open(const struct sr_cgroup *cg, struct sr_cg_dir *d, sr_error_t *err);
+const char *sr_cg_unified_base(const struct sr_cgroup *cg, char *buf, size_t size);
+
+/* Statistics helpers: memory.stat into st (raw keys), one memory.stat value, appending a blkio
+ * or hugetlb entry (NULL/-1: out of memory), the page sizes of hugetlb.<size><suffix> files. */
+int sr_cg_stats_memory_stat(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr_error_t *err);
+uint64_t sr_cg_stats_lookup(const struct sr_cgroup_stats *st, const char *key);
+int sr_cg_stats_add_blkio(struct sr_cgroup_stats *st, uint64_t major, uint64_t minor,
+                          const char *op, uint64_t value);
+struct sr_hugetlb_stat *sr_cg_stats_add_hugetlb(struct sr_cgroup_stats *st, const char *size);
+int sr_cg_hugetlb_sizes(const struct sr_cg_dir *d, const char *suffix, char ***sizes, size_t *n,
+                        sr_error_t *err);
+
+int sr_cg_v1_create(struct sr_cgroup *cg, bool *created, sr_error_t *err);
+int sr_cg_v1_apply(struct sr_cgroup *cg, const struct sr_resources *r, bool update,
+                   sr_error_t *err);
+int sr_cg_v1_freeze(struct sr_cgroup *cg, bool frozen, sr_error_t *err);
+int sr_cg_v1_is_frozen(struct sr_cgroup *cg, bool *frozen, sr_error_t *err);
+int sr_cg_v1_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err);
+
+/* mkdir -p of path below base, enabling controllers in each ancestor. */
+int sr_cg_v2_create(const char *base, const char *path, bool *created, sr_error_t *err);
+int sr_cg_v2_apply(struct sr_cgroup *cg, const struct sr_resources *r, bool update,
+                   sr_error_t *err);
+/* hugetlb.<size>.max (and .rsvd.max when present) in d: v2, and the unified mount of hybrid. */
+int sr_cg_v2_hugetlb(const struct sr_cg_dir *d, const struct sr_resources *r, sr_error_t *err);
+int sr_cg_v2_freeze(const struct sr_cg_dir *d, bool frozen, sr_error_t *err);
+int sr_cg_v2_is_frozen(const struct sr_cg_dir *d, bool *frozen, sr_error_t *err);
+int sr_cg_v2_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err);
+/* hugetlb statistics of a v2 directory (also used for the unified mount of hybrid). */
+int sr_cg_v2_hugetlb_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr_error_t *err);
+
+/* Loads the device rules as a BPF_PROG_TYPE_CGROUP_DEVICE program and attaches it to d
+ * (BPF_F_ALLOW_MULTI), replacing the program seerun attached before, if any. */
+int sr_cg_bpf_devices_apply(const struct sr_cg_dir *d, const struct sr_device_rule *rules, size_t n,
+                            sr_error_t *err);
+
+#endif
