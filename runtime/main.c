@@ -1,2 +1,200 @@
+/* seerun: the command line.  Global options, then a command, as runc takes them. */
 #include "build.h"
-int main(void) { return 0; }
+
+#include "cli.h"
+
+#include "cleanup.h"
+#include "log.h"
+#include "opts.h"
+#include "state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+static const struct {
+  const char *name;
+  sr_command_fn fn;
+  const char *summary;
+} commands[] = {
+    {"create", sr_cmd_create, "create a container"},
+    {"delete", sr_cmd_delete, "delete any resources held by the container"},
+    {"kill", sr_cmd_kill, "send a signal to the container's init process"},
+    {"list", sr_cmd_list, "list containers started by seerun with the given root"},
+    {"run", sr_cmd_run, "create and run a container"},
+    {"spec", sr_cmd_spec, "create a new specification file"},
+    {"start", sr_cmd_start, "execute the user defined process in a created container"},
+    {"state", sr_cmd_state, "output the state of a container"},
+};
+
+static void usage(FILE *f)
+{
+  fprintf(f, "Usage: seerun [global options] command [command options] [arguments...]\n\n"
+             "seerun is a hardened OCI container runtime with runc's command line.\n\n"
+             "Commands:\n");
+  for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+    fprintf(f, "   %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf(f, "\nGlobal options:\n"
+             "   --root value          state directory (default: " "/run/seerun" ")\n"
+             "   --log value           log file (default: stderr)\n"
+             "   --log-format value    text or json (default: text)\n"
+             "   --debug               debug logging\n"
+             "   --systemd-cgroup      cgroupsPath is slice:prefix:name, managed by systemd\n"
+             "   --help, -h            show help\n"
+             "   --version, -v         print the version\n");
+}
+
+static void version(void)
+{
+  printf("seerun version %s\ncommit: %s\nspec: %s\n", PACKAGE_VERSION, SEERUN_COMMIT,
+         SR_OCI_VERSION);
+}
+
+int sr_cli_fail(struct sr_error_s **err)
+{
+  _cleanup_free_ char *text = sr_error_text(*err);
+  const char *t = text ? text : "out of memory";
+  if (sr_log_to_file())
+    sr_log(SR_LOG_ERROR, "%s", t);
+  fprintf(stderr, "seerun: %s\n", t);
+  sr_error_free(err);
+  return 1;
+}
+
+int sr_cli_usage_error(const char *cmd, const char *usage_line, const char *fmt, ...)
+{
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  if (sr_log_to_file())
+    sr_log(SR_LOG_ERROR, "%s: %s", cmd, msg);
+  fprintf(stderr, "seerun %s: %s\nUsage: seerun %s %s\n", cmd, msg, cmd, usage_line);
+  return 1;
+}
+
+int sr_cli_setup(const struct sr_global *g, int preserve_fds, bool close_others)
+{
+  /* The caller's descriptors never reach the container (or a hook): those passed on purpose
+   * with --preserve-fds excepted.  A leaked host directory descriptor is an escape
+   * (CVE-2024-21626). */
+  unsigned first = 3u + (unsigned)preserve_fds;
+  if (syscall(SYS_close_range, first, ~0U, close_others ? 0 : CLOSE_RANGE_CLOEXEC) < 0 &&
+      close_others)
+    for (int fd = (int)first; fd < 1024; fd++)
+      close(fd);
+  bool json = g->log_format && strcmp(g->log_format, "json") == 0;
+  if (sr_log_setup(g->log, json, g->debug) < 0) {
+    fprintf(stderr, "seerun: --log `%s`: %s\n", g->log, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+/* Descriptors 0-2 must exist, or our own descriptors would take their numbers and reach the
+ * container as its stdio. */
+static void ensure_stdio(void)
+{
+  for (int fd = 0; fd < 3; fd++)
+    if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+      int n = open("/dev/null", O_RDWR);
+      if (n >= 0 && n != fd) {
+        dup2(n, fd);
+        close(n);
+      }
+    }
+}
+
+int main(int argc, char **argv)
+{
+  static const struct option longopts[] = {
+      {"root", required_argument, NULL, 'r'},
+      {"log", required_argument, NULL, 'l'},
+      {"log-format", required_argument, NULL, 'f'},
+      {"debug", no_argument, NULL, 'd'},
+      {"systemd-cgroup", no_argument, NULL, 's'},
+      {"criu", required_argument, NULL, 'c'},
+      {"rootless", required_argument, NULL, 'R'},
+      {"help", no_argument, NULL, 'h'},
+      {"version", no_argument, NULL, 'v'},
+      {NULL, 0, NULL, 0},
+  };
+  ensure_stdio();
+  /* Writes to a closed pipe are errors we report, not a silent death. */
+  signal(SIGPIPE, SIG_IGN);
+  struct sr_global g = {.root = "/run/seerun", .log_format = "text"};
+  sr_opts_normalize(argc, argv, longopts, true);
+  int c;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, "+hv", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'r':
+      g.root = optarg;
+      break;
+    case 'l':
+      g.log = optarg;
+      break;
+    case 'f':
+      if (strcmp(optarg, "text") != 0 && strcmp(optarg, "json") != 0) {
+        fprintf(stderr, "seerun: --log-format: \"%s\" is not text or json\n", optarg);
+        return 1;
+      }
+      g.log_format = optarg;
+      break;
+    case 'd':
+      g.debug = true;
+      break;
+    case 's':
+      g.systemd_cgroup = true;
+      break;
+    case 'c':
+      break; /* --criu: checkpoint/restore is not supported yet; accepted for engines. */
+    case 'R':
+      if (strcmp(optarg, "true") == 0) {
+        fprintf(stderr, "seerun: --rootless=true: rootless mode is not supported yet\n");
+        return 1;
+      }
+      break;
+    case 'h':
+      usage(stdout);
+      return 0;
+    case 'v':
+      version();
+      return 0;
+    default:
+      fprintf(stderr, "seerun: unknown global option `%s`\n", argv[optind - 1]);
+      usage(stderr);
+      return 1;
+    }
+  }
+  if (optind >= argc) {
+    usage(stderr);
+    return 1;
+  }
+  const char *name = argv[optind];
+  if (strcmp(name, "help") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+    if (strcmp(commands[i].name, name) == 0) {
+      optind++;
+      /* The command parses from argv[optind - 1] as its argv[0]. */
+      return commands[i].fn(&g, argc - (optind - 1), argv + (optind - 1));
+    }
+  fprintf(stderr, "seerun: unknown command \"%s\"\n", name);
+  usage(stderr);
+  return 1;
+}

@@ -1,0 +1,40 @@
+/* The parsed command line: global options and the command entry points.  This is the only
+ * process-wide state seerun has. */
+#ifndef SEERUN_CLI_H
+#define SEERUN_CLI_H
+
+#include <stdbool.h>
+
+struct sr_global {
+  const char *root;
+  const char *log;
+  const char *log_format;
+  bool debug;
+  bool systemd_cgroup;
+};
+
+/* Each command parses its own options and returns the process exit status. */
+typedef int (*sr_command_fn)(const struct sr_global *g, int argc, char **argv);
+
+int sr_cmd_create(const struct sr_global *g, int argc, char **argv);
+int sr_cmd_start(const struct sr_global *g, int argc, char **argv);
+int sr_cmd_run(const struct sr_global *g, int argc, char **argv);
+int sr_cmd_state(const struct sr_global *g, int argc, char **argv);
+int sr_cmd_kill(const struct sr_global *g, int argc, char **argv);
+int sr_cmd_delete(const struct sr_global *g, int argc, char **argv);
+int sr_cmd_list(const struct sr_global *g, int argc, char **argv);
+int sr_cmd_spec(const struct sr_global *g, int argc, char **argv);
+
+/* Prints "seerun: <error>" on stderr (and to the log), frees it, returns 1. */
+struct sr_error_s;
+int sr_cli_fail(struct sr_error_s **err);
+
+/* Descriptor hygiene and the log, once a command knows how many descriptors it passes on:
+ * descriptors beyond 2 + preserve are closed (keep = false: only marked close-on-exec). */
+int sr_cli_setup(const struct sr_global *g, int preserve_fds, bool close_others);
+
+/* A usage error: prints it with the command's usage line, returns 1. */
+int sr_cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

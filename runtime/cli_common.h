@@ -1,0 +1,33 @@
+/* Helpers the commands share. */
+#ifndef SEERUN_CLI_COMMON_H
+#define SEERUN_CLI_COMMON_H
+
+#include "cli.h"
+#include "container.h"
+#include "error.h"
+#include "statedir.h"
+
+/* Opens the state root and loads a container (locked or not).  The container owns rootfd. */
+int sr_cli_open_container(const struct sr_global *g, const char *id, bool lock,
+                          struct sr_container **out, sr_error_t *err);
+void sr_cli_close_container(struct sr_container *c);
+static inline void sr_cli_close_containerp(struct sr_container **c)
+{
+  if (*c)
+    sr_cli_close_container(*c);
+}
+#define _cleanup_cli_container_ __attribute__((cleanup(sr_cli_close_containerp)))
+
+/* Reads and parses <bundle>/config.json; bundle becomes absolute. */
+int sr_cli_load_bundle(const char *bundle_arg, char **bundle, struct sr_create_ctx *ctx,
+                       sr_error_t *err);
+
+/* The options create and run share (--bundle, --pid-file, --console-socket, --no-pivot,
+ * --no-new-keyring, --preserve-fds); extra handles the others.  Returns 0, 1 (error printed)
+ * or 2 (help printed). */
+struct option;
+int sr_parse_create_options(const char *cmd, int argc, char **argv, const struct option *opts,
+                            const char *shortopts, struct sr_create_opts *o, const char **bundle,
+                            int (*extra)(int c, void *data), void *data);
+
+#endif

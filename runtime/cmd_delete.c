@@ -1,0 +1,55 @@
+/* seerun delete ID: removes a stopped container; --force kills it first.  delete --force of an
+ * id that does not exist succeeds (engines call it on every teardown). */
+#include "build.h"
+
+#include "cli_common.h"
+
+#include "cleanup.h"
+#include "lifecycle.h"
+#include "opts.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+
+#define USAGE "[command options] <container-id>"
+
+int sr_cmd_delete(const struct sr_global *g, int argc, char **argv)
+{
+  static const struct option longopts[] = {{"force", no_argument, NULL, 'f'},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
+  bool force = false;
+  sr_opts_normalize(argc, argv, longopts, false);
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, "fh", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'f':
+      force = true;
+      break;
+    case 'h':
+      printf("Usage: seerun delete %s\n", USAGE);
+      return 0;
+    default:
+      return sr_cli_usage_error("delete", USAGE, "unknown option `%s`", argv[optind - 1]);
+    }
+  }
+  if (optind != argc - 1)
+    return sr_cli_usage_error("delete", USAGE, "exactly one container id is required");
+  if (sr_cli_setup(g, 0, false) < 0)
+    return 1;
+  sr_error_t err = NULL;
+  _cleanup_cli_container_ struct sr_container *ct = NULL;
+  if (sr_cli_open_container(g, argv[optind], true, &ct, &err) < 0) {
+    if (force && err->status == ENOENT) {
+      sr_error_free(&err);
+      return 0;
+    }
+    return sr_cli_fail(&err);
+  }
+  if (sr_container_delete(ct, force, &err) < 0)
+    return sr_cli_fail(&err);
+  return 0;
+}

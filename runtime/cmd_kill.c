@@ -1,0 +1,53 @@
+/* seerun kill ID [SIGNAL]: SIGTERM by default; --all signals every process of the container. */
+#include "build.h"
+
+#include "cli_common.h"
+
+#include "cleanup.h"
+#include "lifecycle.h"
+#include "opts.h"
+#include "signals.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+
+#define USAGE "[command options] <container-id> [signal]"
+
+int sr_cmd_kill(const struct sr_global *g, int argc, char **argv)
+{
+  static const struct option longopts[] = {{"all", no_argument, NULL, 'a'},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
+  bool all = false;
+  sr_opts_normalize(argc, argv, longopts, false);
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, "ah", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'a':
+      all = true;
+      break;
+    case 'h':
+      printf("Usage: seerun kill %s\n", USAGE);
+      return 0;
+    default:
+      return sr_cli_usage_error("kill", USAGE, "unknown option `%s`", argv[optind - 1]);
+    }
+  }
+  int nargs = argc - optind;
+  if (nargs < 1 || nargs > 2)
+    return sr_cli_usage_error("kill", USAGE, "a container id and at most one signal are required");
+  int sig = SIGTERM;
+  if (nargs == 2 && (sig = sr_signal_parse(argv[optind + 1])) < 0)
+    return sr_cli_usage_error("kill", USAGE, "unknown signal \"%s\"", argv[optind + 1]);
+  if (sr_cli_setup(g, 0, false) < 0)
+    return 1;
+  sr_error_t err = NULL;
+  _cleanup_cli_container_ struct sr_container *ct = NULL;
+  if (sr_cli_open_container(g, argv[optind], true, &ct, &err) < 0 ||
+      sr_container_kill(ct, sig, all, &err) < 0)
+    return sr_cli_fail(&err);
+  return 0;
+}

@@ -1,0 +1,153 @@
+/* seerun run ID: create, start, and (unless --detach) wait, exiting with the container's
+ * status (128+N for a signal), then delete it (unless --keep). */
+#include "build.h"
+
+#include "cli_common.h"
+
+#include "cleanup.h"
+#include "lifecycle.h"
+#include "log.h"
+#include "opts.h"
+#include "terminal.h"
+#include "util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const struct option longopts[] = {
+    {"bundle", required_argument, NULL, 'b'},
+    {"pid-file", required_argument, NULL, 'p'},
+    {"console-socket", required_argument, NULL, 'c'},
+    {"no-pivot", no_argument, NULL, 'P'},
+    {"no-new-keyring", no_argument, NULL, 'k'},
+    {"preserve-fds", required_argument, NULL, 'f'},
+    {"detach", no_argument, NULL, 'd'},
+    {"keep", no_argument, NULL, 'K'},
+    {"no-subreaper", no_argument, NULL, 'S'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+struct run_flags {
+  bool detach, keep;
+};
+
+static int run_extra(int c, void *data)
+{
+  struct run_flags *f = data;
+  switch (c) {
+  case 'd':
+    f->detach = true;
+    return 0;
+  case 'K':
+    f->keep = true;
+    return 0;
+  case 'S':
+    return 0; /* seerun waits for its own child; there is nothing to reap besides */
+  }
+  return -1;
+}
+
+static int exit_code(int status)
+{
+  if (WIFEXITED(status))
+    return WEXITSTATUS(status);
+  if (WIFSIGNALED(status))
+    return 128 + WTERMSIG(status);
+  return 255;
+}
+
+/* After the container's exit: remove it, as runc does without --keep. */
+static void remove_container(const struct sr_global *g, const char *id)
+{
+  sr_error_t err = NULL;
+  _cleanup_cli_container_ struct sr_container *c = NULL;
+  if (sr_cli_open_container(g, id, true, &c, &err) < 0 || sr_container_delete(c, true, &err) < 0) {
+    _cleanup_free_ char *t = sr_error_text(err);
+    sr_warn("run: remove container \"%s\": %s", id, t ? t : "");
+    sr_error_free(&err);
+  }
+}
+
+int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
+{
+  struct sr_create_opts o = {0};
+  struct run_flags f = {0};
+  const char *bundle_arg = NULL;
+  int r = sr_parse_create_options("run", argc, argv, longopts, "b:dh", &o, &bundle_arg,
+                                  run_extra, &f);
+  if (r)
+    return r == 2 ? 0 : 1;
+  if (sr_cli_setup(g, o.preserve_fds, true) < 0)
+    return 1;
+  sr_error_t err = NULL;
+  _cleanup_free_ char *bundle = NULL;
+  _cleanup_close_ int console_parent = -1;
+  struct sr_create_ctx ctx = {.g = g, .o = &o, .sync = {-1, -1}, .fifo_fd = -1,
+                              .console_fd = -1, .notify_fd = -1, .cgroup_dir_fd = -1,
+                              .init_pidfd = -1};
+  if (sr_validate_id(o.id, &err) < 0 || sr_cli_load_bundle(bundle_arg, &bundle, &ctx, &err) < 0)
+    goto fail;
+  o.bundle = bundle;
+  bool terminal = ctx.config->process && ctx.config->process->terminal;
+  if (terminal && o.console_socket == NULL) {
+    if (f.detach) {
+      sr_error_make(&err, 0, "cannot allocate a terminal for a detached container without "
+                             "--console-socket");
+      goto fail;
+    }
+    /* In the foreground the pty master comes to us; we relay the caller's terminal. */
+    int sp[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
+      sr_error_sys(&err, "socketpair");
+      goto fail;
+    }
+    console_parent = sp[0];
+    ctx.console_fd = sp[1];
+  }
+  if (sr_container_create(&ctx, &err) < 0)
+    goto fail;
+  _cleanup_close_ int master = -1;
+  if (console_parent >= 0 && sr_terminal_recv_master(console_parent, &master, &err) < 0)
+    goto fail_created;
+  pid_t pid = ctx.init_pid;
+  int pidfd = ctx.init_pidfd;
+  ctx.init_pidfd = -1;
+  if (sr_container_start(ctx.container, ctx.config, &err) < 0) {
+    close(pidfd);
+    goto fail_created;
+  }
+  sr_create_ctx_release(&ctx); /* releases the lock: the container is running */
+  if (f.detach) {
+    close(pidfd);
+    return 0;
+  }
+  if (sr_foreground_wait(master, pidfd, pid, &err) < 0) {
+    close(pidfd);
+    return sr_cli_fail(&err);
+  }
+  close(pidfd);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  if (!f.keep)
+    remove_container(g, o.id);
+  return exit_code(status);
+
+fail_created: {
+  /* The container was created but could not run: it must not stay behind. */
+  sr_error_t e = NULL;
+  if (ctx.container && sr_container_delete(ctx.container, true, &e) < 0)
+    sr_error_free(&e);
+}
+fail:
+  sr_create_ctx_release(&ctx);
+  return sr_cli_fail(&err);
+}

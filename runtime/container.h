@@ -1,0 +1,67 @@
+/* Creating a container: what the runtime process (the parent) and the container's processes
+ * (an optional intermediate and the init) share.  clone copies it into the children. */
+#ifndef SEERUN_CONTAINER_H
+#define SEERUN_CONTAINER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+#include "cli.h"
+#include "config.h"
+#include "devices.h"
+#include "mount.h"
+#include "namespaces.h"
+#include "statedir.h"
+
+struct sr_create_opts {
+  const char *id;
+  const char *bundle; /* absolute */
+  const char *pid_file;
+  const char *console_socket;
+  bool no_pivot;
+  bool no_new_keyring;
+  int preserve_fds;
+};
+
+struct sr_create_ctx {
+  const struct sr_global *g;
+  const struct sr_create_opts *o;
+  struct sr_config *config;
+  char *config_text;
+  size_t config_len;
+  char *rootfs; /* absolute */
+  char created[64];
+  struct sr_ns_plan ns;
+  struct sr_bind_plan binds;
+  struct sr_dev_plan devs;
+  struct sr_cgroup *cgroup;
+  int cgroup_dir_fd; /* v2: for CLONE_INTO_CGROUP; -1 otherwise */
+  int sync[2];       /* [0]: the parent's end, [1]: the children's */
+  int fifo_fd;       /* O_PATH of exec.fifo */
+  int console_fd;    /* connected --console-socket, or -1 */
+  int notify_fd;     /* connected seccomp listenerPath socket, or -1 */
+  pid_t host_pid;    /* the init's pid on the host (known to the init from SYNC_INIT_INFO) */
+  struct sr_container *container; /* parent only */
+  pid_t child_pid;                /* parent: first child */
+  pid_t init_pid;                 /* parent: the init */
+  int init_pidfd;                 /* parent */
+};
+
+/* The create operation; on success the container is "created" and c->container holds it
+ * (locked).  On failure nothing is left: no state, cgroup, mount or process. */
+int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err);
+void sr_create_ctx_release(struct sr_create_ctx *ctx);
+
+/* Children (runtime/init.c).  They never return: they exec or _exit. */
+__attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool after_intermediate);
+__attribute__((noreturn)) void sr_intermediate_main(struct sr_create_ctx *ctx);
+
+/* The OCI state document of a container being created, for hooks (status: "creating"). */
+int sr_create_state_json(const struct sr_create_ctx *ctx, const char *status, pid_t pid,
+                         char **out, sr_error_t *err);
+
+/* The seccomp agent's "container process state" (config-linux.md), sent with the notify fd. */
+int sr_create_notify_state_json(const struct sr_create_ctx *ctx, char **out, sr_error_t *err);
+
+#endif

@@ -1,0 +1,449 @@
+/* The runtime's side of create: prepare on the host, record, clone, answer the container's
+ * requests (maps, hooks), and leave either a created container or nothing at all. */
+#include "build.h"
+
+#include "container.h"
+
+#include "cleanup.h"
+#include "hooks.h"
+#include "json.h"
+#include "log.h"
+#include "state.h"
+#include "sync.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <linux/sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int sr_create_state_json(const struct sr_create_ctx *ctx, const char *status, pid_t pid,
+                         char **out, sr_error_t *err)
+{
+  struct sr_oci_state s = {
+      .id = ctx->o->id,
+      .status = status,
+      .pid = pid,
+      .bundle = ctx->o->bundle,
+      .rootfs = ctx->rootfs,
+      .created = ctx->created,
+      .owner = "",
+      .annotation_keys = ctx->config->annotation_keys,
+      .annotation_values = ctx->config->annotation_values,
+      .n_annotations = ctx->config->n_annotations,
+  };
+  size_t len;
+  return sr_oci_state_json(&s, false, out, &len, err);
+}
+
+int sr_create_notify_state_json(const struct sr_create_ctx *ctx, char **out, sr_error_t *err)
+{
+  _cleanup_free_ char *state = NULL;
+  if (sr_create_state_json(ctx, "creating", ctx->host_pid, &state, err) < 0)
+    return -1;
+  _cleanup_gen_ yajl_gen g = NULL;
+  if (sr_json_gen_new(&g, false, err) < 0)
+    return -1;
+  const struct sr_seccomp *sc = ctx->config->linux_.seccomp;
+  yajl_gen_map_open(g);
+  sr_json_put_kv_string(g, "ociVersion", SR_OCI_VERSION);
+  sr_json_put_key(g, "fds");
+  yajl_gen_array_open(g);
+  sr_json_put_string(g, "seccompFd");
+  yajl_gen_array_close(g);
+  sr_json_put_kv_i64(g, "pid", ctx->host_pid);
+  sr_json_put_kv_string(g, "metadata", sc && sc->listener_metadata ? sc->listener_metadata : "");
+  sr_json_put_key(g, "state");
+  yajl_gen_number(g, state, strlen(state)); /* already JSON: inserted verbatim */
+  yajl_gen_map_close(g);
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen_get_buf(g, &buf, &len);
+  *out = strndup((const char *)buf, len);
+  return *out ? 0 : sr_error_make(err, ENOMEM, "seccomp state");
+}
+
+/* The path must be short enough for sockaddr_un; --console-socket paths usually are. */
+static int connect_unix(const char *path, const char *what, int *out, sr_error_t *err)
+{
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  if (strlen(path) >= sizeof(addr.sun_path))
+    return sr_error_make(err, ENAMETOOLONG, "%s `%s`", what, path);
+  strcpy(addr.sun_path, path);
+  _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return sr_error_sys(err, "%s: socket", what);
+  if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+    return sr_error_sys(err, "%s: connect `%s`", what, path);
+  *out = steal_fd(fd);
+  return 0;
+}
+
+/* runc's pid file: the decimal pid without a newline, replaced atomically. */
+static int write_pid_file(const char *path, pid_t pid, sr_error_t *err)
+{
+  char buf[32], tmp[PATH_MAX], dir[PATH_MAX];
+  int len = snprintf(buf, sizeof(buf), "%d", pid);
+  snprintf(dir, sizeof(dir), "%s", path);
+  char *slash = strrchr(dir, '/');
+  const char *name = slash ? slash + 1 : dir;
+  if (slash == dir)
+    strcpy(dir, "/");
+  else if (slash)
+    *slash = '\0';
+  else
+    strcpy(dir, ".");
+  if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.%d", dir, name, getpid()) >= sizeof(tmp))
+    return sr_error_make(err, ENAMETOOLONG, "--pid-file `%s`", path);
+  _cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0)
+    return sr_error_sys(err, "--pid-file: create `%s`", tmp);
+  if (sr_write_all(fd, buf, (size_t)len) < 0 || rename(tmp, path) < 0) {
+    int saved = errno;
+    unlink(tmp);
+    return sr_error_make(err, saved, "--pid-file: write `%s`", path);
+  }
+  return 0;
+}
+
+/* linux.resources.devices for the cgroup: the config's rules (usually "deny all" first), then
+ * the default nodes every container has, then every device the config creates: the last
+ * matching rule wins, as in runc. */
+static int device_rules(struct sr_create_ctx *ctx, struct sr_resources *out, sr_error_t *err)
+{
+  static const struct sr_device_rule defaults[] = {
+      {true, 'c', 1, 3, "rwm"},  {true, 'c', 1, 5, "rwm"},  {true, 'c', 1, 7, "rwm"},
+      {true, 'c', 1, 8, "rwm"},  {true, 'c', 1, 9, "rwm"},  {true, 'c', 5, 0, "rwm"},
+      {true, 'c', 5, 1, "rwm"},  {true, 'c', 5, 2, "rwm"},  {true, 'c', 136, -1, "rwm"},
+  };
+  const struct sr_config *c = ctx->config;
+  const struct sr_resources *r = c->linux_.resources;
+  size_t n_cfg = r ? r->n_devices : 0;
+  size_t n_def = sizeof(defaults) / sizeof(defaults[0]);
+  size_t total = n_def + n_cfg + c->linux_.n_devices;
+  struct sr_device_rule *rules =
+      sr_arena_array(&ctx->config->arena, total ? total : 1, sizeof(*rules));
+  if (rules == NULL)
+    return sr_error_make(err, ENOMEM, "device rules");
+  size_t n = 0;
+  for (size_t i = 0; i < n_cfg; i++)
+    rules[n++] = r->devices[i];
+  for (size_t i = 0; i < n_def; i++)
+    rules[n++] = defaults[i];
+  for (size_t i = 0; i < c->linux_.n_devices; i++) {
+    const struct sr_device *d = &c->linux_.devices[i];
+    if (d->type == 'p')
+      continue;
+    rules[n++] = (struct sr_device_rule){true, d->type == 'u' ? 'c' : d->type, d->major, d->minor,
+                                         "rwm"};
+  }
+  if (r)
+    *out = *r;
+  else
+    memset(out, 0, sizeof(*out));
+  out->devices = rules;
+  out->n_devices = n;
+  return 0;
+}
+
+static int setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
+{
+  struct sr_state_record *rec = ctx->container->rec;
+  /* Recorded as ours before it exists, so that a crash right after mkdir still removes it. */
+  rec->cgroup_created = true;
+  if (sr_container_save(ctx->container, err) < 0)
+    return -1;
+  bool created = false;
+  if (sr_cgroup_create(ctx->cgroup, &created, err) < 0)
+    return -1;
+  if (!created) {
+    rec->cgroup_created = false;
+    if (sr_container_save(ctx->container, err) < 0)
+      return -1;
+  }
+  struct sr_resources res;
+  if (device_rules(ctx, &res, err) < 0 ||
+      sr_cgroup_apply_resources(ctx->cgroup, &res, false, err) < 0)
+    return -1;
+  return sr_cgroup_open_dir(ctx->cgroup, &ctx->cgroup_dir_fd, err);
+}
+
+/* Kills what the create made and removes it: processes, cgroup, state. */
+static void create_abort(struct sr_create_ctx *ctx)
+{
+  sr_error_t e = NULL;
+  pid_t pids[2] = {ctx->init_pid, ctx->child_pid};
+  for (int i = 0; i < 2; i++)
+    if (pids[i] > 0)
+      kill(pids[i], SIGKILL);
+  for (int i = 0; i < 2; i++)
+    if (pids[i] > 0)
+      while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR)
+        ;
+  if (ctx->cgroup && ctx->container && ctx->container->rec->cgroup_created &&
+      sr_cgroup_destroy(ctx->cgroup, true, &e) < 0) {
+    _cleanup_free_ char *t = sr_error_text(e);
+    sr_warn("cleanup after a failed create: %s", t ? t : "");
+    sr_error_free(&e);
+  }
+  if (ctx->container && sr_container_remove_dir(ctx->container, &e) < 0) {
+    _cleanup_free_ char *t = sr_error_text(e);
+    sr_warn("cleanup after a failed create: %s", t ? t : "");
+    sr_error_free(&e);
+  }
+}
+
+static pid_t clone_child(struct sr_create_ctx *ctx, sr_error_t *err)
+{
+  int pidfd = -1;
+  struct clone_args args = {
+      .flags = (uint64_t)(ctx->ns.two_step ? 0 : ctx->ns.clone_flags) | CLONE_PIDFD,
+      .pidfd = (uint64_t)(uintptr_t)&pidfd,
+      .exit_signal = SIGCHLD,
+  };
+  if (ctx->cgroup_dir_fd >= 0) {
+    args.flags |= CLONE_INTO_CGROUP;
+    args.cgroup = (uint64_t)ctx->cgroup_dir_fd;
+  }
+  /* Buffered output must not be written twice, by us and by the child. */
+  fflush(NULL);
+  pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+  if (pid < 0)
+    return sr_error_sys(err, "clone the container process (namespaces %#llx)",
+                        (unsigned long long)args.flags);
+  if (pid == 0) {
+    if (ctx->ns.two_step)
+      sr_intermediate_main(ctx);
+    sr_init_main(ctx, false);
+  }
+  ctx->child_pid = pid;
+  if (!ctx->ns.two_step) {
+    ctx->init_pid = pid;
+    ctx->init_pidfd = pidfd;
+  } else
+    close(pidfd);
+  return pid;
+}
+
+static int map_userns(struct sr_create_ctx *ctx, pid_t pid, sr_error_t *err)
+{
+  if (sr_userns_write_maps(pid, &ctx->config->linux_, err) < 0)
+    return -1;
+  return sr_binds_idmap(&ctx->binds, ctx->config, pid, err);
+}
+
+static int run_runtime_hooks(struct sr_create_ctx *ctx, sr_error_t *err)
+{
+  const struct sr_hooks *h = &ctx->config->hooks;
+  if (h->n[SR_HOOK_PRESTART] == 0 && h->n[SR_HOOK_CREATE_RUNTIME] == 0)
+    return 0;
+  _cleanup_free_ char *state = NULL;
+  if (sr_create_state_json(ctx, "creating", ctx->init_pid, &state, err) < 0)
+    return -1;
+  if (sr_hooks_run(h, SR_HOOK_PRESTART, state, err) < 0 ||
+      sr_hooks_run(h, SR_HOOK_CREATE_RUNTIME, state, err) < 0)
+    return -1;
+  return 0;
+}
+
+/* Talks the container processes through their setup, up to "ready". */
+static int drive_children(struct sr_create_ctx *ctx, sr_error_t *err)
+{
+  int fd = ctx->sync[0];
+  pid_t child = ctx->child_pid;
+  if (ctx->cgroup_dir_fd < 0 && sr_cgroup_attach(ctx->cgroup, child, err) < 0)
+    return -1;
+  if (!ctx->ns.two_step && ctx->ns.new_userns && map_userns(ctx, child, err) < 0)
+    return -1;
+  if (sr_sync_send(fd, SYNC_GO, 0, err) < 0)
+    return -1;
+  if (ctx->ns.two_step) {
+    struct sr_sync_msg m;
+    for (;;) {
+      if (sr_sync_recv(fd, &m, err) < 0)
+        return -1;
+      if (m.type == SYNC_USERNS_READY) {
+        if (map_userns(ctx, child, err) < 0 || sr_sync_send(fd, SYNC_USERNS_DONE, 0, err) < 0)
+          return -1;
+      } else if (m.type == SYNC_INIT_PID) {
+        ctx->init_pid = m.value;
+        break;
+      } else
+        return sr_error_make(err, 0, "sync: unexpected message %u from the intermediate", m.type);
+    }
+    int status;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+      ;
+    ctx->child_pid = 0;
+    ctx->init_pidfd = sr_pidfd_open(ctx->init_pid);
+  }
+  struct sr_state_record *rec = ctx->container->rec;
+  rec->pid = ctx->init_pid;
+  if (sr_proc_stat(ctx->init_pid, &rec->pid_start, NULL) < 0)
+    return sr_error_sys(err, "read the start time of the container process %d", ctx->init_pid);
+  if (sr_container_save(ctx->container, err) < 0)
+    return -1;
+  if (sr_sync_send(fd, SYNC_INIT_INFO, ctx->init_pid, err) < 0 ||
+      sr_sync_expect(fd, SYNC_HOOKS, NULL, err) < 0)
+    return -1;
+  if (run_runtime_hooks(ctx, err) < 0)
+    return -1;
+  if (sr_sync_send(fd, SYNC_HOOKS_DONE, 0, err) < 0 || sr_sync_expect(fd, SYNC_READY, NULL, err) < 0)
+    return -1;
+  return 0;
+}
+
+static int prepare(struct sr_create_ctx *ctx, sr_error_t *err)
+{
+  const struct sr_config *c = ctx->config;
+  if (c->process == NULL)
+    return sr_error_make(err, 0, "config.json: process: required to create a container");
+  if (c->process->terminal && ctx->console_fd < 0 && ctx->o->console_socket == NULL)
+    return sr_error_make(err, 0, "cannot allocate a terminal without --console-socket "
+                                 "(process.terminal is true)");
+  if (c->root_path[0] == '/')
+    ctx->rootfs = strdup(c->root_path);
+  else if (asprintf(&ctx->rootfs, "%s/%s", ctx->o->bundle, c->root_path) < 0)
+    ctx->rootfs = NULL;
+  if (ctx->rootfs == NULL)
+    return sr_error_make(err, ENOMEM, "root.path");
+  struct stat st;
+  if (stat(ctx->rootfs, &st) < 0)
+    return sr_error_sys(err, "root.path `%s`", ctx->rootfs);
+  if (!S_ISDIR(st.st_mode))
+    return sr_error_make(err, ENOTDIR, "root.path `%s`", ctx->rootfs);
+  bool userns = c->linux_.namespaces[SR_NS_USER].present;
+  if (sr_ns_plan_make(&c->linux_, &ctx->ns, err) < 0 ||
+      sr_binds_prepare(c, ctx->o->bundle, &ctx->binds, err) < 0 ||
+      sr_devices_prepare(c, userns, &ctx->devs, err) < 0)
+    return -1;
+  _cleanup_free_ char *cgpath = NULL;
+  if (sr_cgroup_resolve_path(c->linux_.cgroups_path, ctx->o->id, ctx->g->systemd_cgroup, &cgpath,
+                             err) < 0 ||
+      sr_cgroup_new("/sys/fs/cgroup", cgpath, &ctx->cgroup, err) < 0)
+    return -1;
+  if (ctx->o->console_socket && ctx->console_fd < 0 &&
+      connect_unix(ctx->o->console_socket, "--console-socket", &ctx->console_fd, err) < 0)
+    return -1;
+  const struct sr_seccomp *sc = c->linux_.seccomp;
+  if (sc && sc->uses_notify &&
+      connect_unix(sc->listener_path, "linux.seccomp.listenerPath", &ctx->notify_fd, err) < 0)
+    return -1;
+  return 0;
+}
+
+static int record_begin(struct sr_create_ctx *ctx, int rootfd, sr_error_t *err)
+{
+  _cleanup_record_ struct sr_state_record *rec = sr_state_record_new();
+  if (rec == NULL)
+    return sr_error_make(err, ENOMEM, "state");
+  struct sr_arena *a = &rec->arena;
+  sr_now_rfc3339(ctx->created, sizeof(ctx->created));
+  rec->id = sr_arena_strdup(a, ctx->o->id);
+  rec->bundle = sr_arena_strdup(a, ctx->o->bundle);
+  rec->rootfs = sr_arena_strdup(a, ctx->rootfs);
+  rec->created = sr_arena_strdup(a, ctx->created);
+  rec->owner = "";
+  rec->phase = SR_PHASE_CREATING;
+  rec->creator_pid = getpid();
+  if (sr_proc_stat(rec->creator_pid, &rec->creator_start, NULL) < 0)
+    return sr_error_sys(err, "read own start time");
+  rec->cgroup_version = ctx->cgroup->version;
+  rec->cgroup_path = sr_arena_strdup(a, ctx->cgroup->path);
+  rec->systemd_cgroup = ctx->g->systemd_cgroup;
+  rec->annotation_keys = ctx->config->annotation_keys;
+  rec->annotation_values = ctx->config->annotation_values;
+  rec->n_annotations = ctx->config->n_annotations;
+  if (rec->id == NULL || rec->bundle == NULL || rec->rootfs == NULL || rec->created == NULL ||
+      rec->cgroup_path == NULL)
+    return sr_error_make(err, ENOMEM, "state");
+  if (sr_container_begin(rootfd, ctx->o->id, rec, ctx->config_text, ctx->config_len,
+                         &ctx->container, err) < 0)
+    return -1;
+  ctx->container->rec = steal_ptr(rec);
+  return 0;
+}
+
+int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
+{
+  int rootfd = ctx->container ? ctx->container->rootfd : -1;
+  if (prepare(ctx, err) < 0)
+    return -1;
+  if (sr_statedir_open_root(ctx->g->root, true, &rootfd, err) < 0)
+    return -1;
+  if (record_begin(ctx, rootfd, err) < 0) {
+    close(rootfd);
+    return -1;
+  }
+  /* From here on the container directory exists: any failure removes everything. */
+  int dirfd = ctx->container->dirfd;
+  if (mkfifoat(dirfd, "exec.fifo", 0600) < 0) {
+    sr_error_sys(err, "create exec.fifo");
+    goto fail;
+  }
+  ctx->fifo_fd = openat(dirfd, "exec.fifo", O_PATH | O_CLOEXEC);
+  if (ctx->fifo_fd < 0) {
+    sr_error_sys(err, "open exec.fifo");
+    goto fail;
+  }
+  if (setup_cgroup(ctx, err) < 0 || sr_sync_pair(ctx->sync, err) < 0)
+    goto fail;
+  if (clone_child(ctx, err) < 0)
+    goto fail;
+  close(ctx->sync[1]);
+  ctx->sync[1] = -1;
+  if (drive_children(ctx, err) < 0)
+    goto fail;
+  if (ctx->o->pid_file && write_pid_file(ctx->o->pid_file, ctx->init_pid, err) < 0)
+    goto fail;
+  ctx->container->rec->phase = SR_PHASE_CREATED;
+  ctx->container->rec->creator_pid = 0;
+  if (sr_container_save(ctx->container, err) < 0)
+    goto fail;
+  return 0;
+fail:
+  create_abort(ctx);
+  return -1;
+}
+
+void sr_create_ctx_release(struct sr_create_ctx *ctx)
+{
+  int *fds[] = {&ctx->sync[0], &ctx->sync[1], &ctx->fifo_fd, &ctx->console_fd, &ctx->notify_fd,
+                &ctx->cgroup_dir_fd, &ctx->init_pidfd};
+  for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+    if (*fds[i] >= 0) {
+      close(*fds[i]);
+      *fds[i] = -1;
+    }
+  sr_ns_plan_close(&ctx->ns);
+  sr_bind_plan_close(&ctx->binds);
+  sr_dev_plan_close(&ctx->devs);
+  if (ctx->cgroup)
+    sr_cgroup_free(ctx->cgroup);
+  ctx->cgroup = NULL;
+  if (ctx->container) {
+    int rootfd = ctx->container->rootfd;
+    sr_container_free(ctx->container);
+    if (rootfd >= 0)
+      close(rootfd);
+  }
+  ctx->container = NULL;
+  free(ctx->rootfs);
+  ctx->rootfs = NULL;
+  if (ctx->config)
+    sr_config_free(ctx->config);
+  ctx->config = NULL;
+  free(ctx->config_text);
+  ctx->config_text = NULL;
+}

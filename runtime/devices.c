@@ -1,0 +1,193 @@
+#include "build.h"
+
+#include "devices.h"
+
+#include "cleanup.h"
+#include "mountapi.h"
+#include "paths.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+static const struct sr_device default_devices[] = {
+    {'c', "/dev/null", 1, 3, true, 0666, true, true, 0, 0},
+    {'c', "/dev/zero", 1, 5, true, 0666, true, true, 0, 0},
+    {'c', "/dev/full", 1, 7, true, 0666, true, true, 0, 0},
+    {'c', "/dev/random", 1, 8, true, 0666, true, true, 0, 0},
+    {'c', "/dev/urandom", 1, 9, true, 0666, true, true, 0, 0},
+    {'c', "/dev/tty", 5, 0, true, 0666, true, true, 0, 0},
+};
+#define N_DEFAULT (sizeof(default_devices) / sizeof(default_devices[0]))
+
+static const struct {
+  const char *target, *link;
+} dev_symlinks[] = {
+    {"/proc/self/fd", "/dev/fd"},       {"/proc/self/fd/0", "/dev/stdin"},
+    {"/proc/self/fd/1", "/dev/stdout"}, {"/proc/self/fd/2", "/dev/stderr"},
+    {"/proc/kcore", "/dev/core"},       {"pts/ptmx", "/dev/ptmx"},
+};
+
+static mode_t type_bits(char t)
+{
+  switch (t) {
+  case 'b':
+    return S_IFBLK;
+  case 'p':
+    return S_IFIFO;
+  default:
+    return S_IFCHR;
+  }
+}
+
+void sr_dev_plan_close(struct sr_dev_plan *plan)
+{
+  if (plan->host_node_fd)
+    for (size_t i = 0; i < plan->n; i++)
+      if (plan->host_node_fd[i] >= 0)
+        close(plan->host_node_fd[i]);
+  free(plan->host_node_fd);
+  free(plan->devices);
+  memset(plan, 0, sizeof(*plan));
+}
+
+/* The host's node for a device, checked to be that very device: the path alone proves
+ * nothing. */
+static int open_host_node(const struct sr_device *d, size_t index, int *out, sr_error_t *err)
+{
+  _cleanup_close_ int fd = sr_open_tree(AT_FDCWD, d->path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  if (fd < 0)
+    return sr_error_sys(err,
+                        "linux.devices[%zu]: a user namespace cannot mknod, and the host "
+                        "node `%s` to bind-mount is not usable",
+                        index, d->path);
+  struct stat st;
+  if (fstat(fd, &st) < 0)
+    return sr_error_sys(err, "linux.devices[%zu]: stat `%s`", index, d->path);
+  if ((st.st_mode & S_IFMT) != type_bits(d->type) ||
+      (d->type != 'p' && st.st_rdev != makedev(d->major, d->minor)))
+    return sr_error_make(err, 0, "linux.devices[%zu]: host node `%s` is not device %c %lld:%lld",
+                         index, d->path, d->type, (long long)d->major, (long long)d->minor);
+  *out = steal_fd(fd);
+  return 0;
+}
+
+int sr_devices_prepare(const struct sr_config *c, bool userns, struct sr_dev_plan *plan,
+                       sr_error_t *err)
+{
+  memset(plan, 0, sizeof(*plan));
+  for (size_t i = 0; i < c->n_mounts; i++)
+    if (strcmp(c->mounts[i].destination, "/dev") == 0 &&
+        (c->mounts[i].opts.bind || c->mounts[i].opts.rbind))
+      plan->skip = true;
+  size_t total = N_DEFAULT + c->linux_.n_devices;
+  plan->devices = calloc(total, sizeof(struct sr_device));
+  plan->host_node_fd = malloc(total * sizeof(int));
+  if (plan->devices == NULL || plan->host_node_fd == NULL) {
+    sr_dev_plan_close(plan);
+    return sr_error_make(err, ENOMEM, "prepare devices");
+  }
+  for (size_t i = 0; i < total; i++)
+    plan->host_node_fd[i] = -1;
+  /* Config entries replace a default of the same path. */
+  for (size_t i = 0; i < N_DEFAULT; i++) {
+    bool overridden = false;
+    for (size_t j = 0; j < c->linux_.n_devices; j++)
+      if (strcmp(c->linux_.devices[j].path, default_devices[i].path) == 0)
+        overridden = true;
+    if (!overridden)
+      plan->devices[plan->n++] = default_devices[i];
+  }
+  size_t first_config = plan->n;
+  for (size_t j = 0; j < c->linux_.n_devices; j++)
+    plan->devices[plan->n++] = c->linux_.devices[j];
+  if (!userns || plan->skip)
+    return 0;
+  for (size_t i = 0; i < plan->n; i++) {
+    size_t index = i >= first_config ? i - first_config : i;
+    if (open_host_node(&plan->devices[i], index, &plan->host_node_fd[i], err) < 0) {
+      sr_dev_plan_close(plan);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int create_node(const struct sr_device *d, int host_fd, int root_fd, sr_error_t *err)
+{
+  char parent_path[4096];
+  snprintf(parent_path, sizeof(parent_path), "%s", d->path);
+  char *slash = strrchr(parent_path, '/');
+  const char *name = slash + 1;
+  *slash = '\0';
+  _cleanup_close_ int parent = -1;
+  if (sr_mkpath_in_root(root_fd, parent_path[0] ? parent_path : "/", SR_MKPATH_DIR, &parent, err) <
+      0)
+    return sr_error_wrap(err, "device `%s`", d->path);
+  /* parent is an O_PATH descriptor; the *at calls below need a real directory descriptor. */
+  _cleanup_close_ int dir = openat(parent, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0)
+    return sr_error_sys(err, "device `%s`: open parent", d->path);
+  if (host_fd >= 0) {
+    int f = openat(dir, name, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (f < 0 && errno != EEXIST)
+      return sr_error_sys(err, "device `%s`: create bind target", d->path);
+    if (f >= 0)
+      close(f);
+    _cleanup_close_ int target = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (target < 0)
+      return sr_error_sys(err, "device `%s`: open bind target", d->path);
+    if (sr_attach_mount(host_fd, target) < 0)
+      return sr_error_sys(err, "device `%s`: bind the host node", d->path);
+    return 0;
+  }
+  mode_t mode = type_bits(d->type) | (d->has_file_mode ? (d->file_mode & 07777) : 0666);
+  dev_t dev = d->type == 'p' ? 0 : makedev(d->major, d->minor);
+  if (mknodat(dir, name, mode, dev) < 0) {
+    if (errno != EEXIST)
+      return sr_error_sys(err, "device `%s`: mknod", d->path);
+    /* Whatever the image had there is replaced by the device asked for. */
+    if (unlinkat(dir, name, 0) < 0 || mknodat(dir, name, mode, dev) < 0)
+      return sr_error_sys(err, "device `%s`: replace existing file", d->path);
+  }
+  if (fchownat(dir, name, d->has_uid ? d->uid : 0, d->has_gid ? d->gid : 0, AT_SYMLINK_NOFOLLOW) <
+      0)
+    return sr_error_sys(err, "device `%s`: chown", d->path);
+  /* mknod applies the umask; the mode asked for is exact. */
+  if (fchmodat(dir, name, mode & 07777, 0) < 0)
+    return sr_error_sys(err, "device `%s`: chmod", d->path);
+  return 0;
+}
+
+int sr_devices_create(const struct sr_dev_plan *plan, int root_fd, sr_error_t *err)
+{
+  if (plan->skip)
+    return 0;
+  for (size_t i = 0; i < plan->n; i++)
+    if (create_node(&plan->devices[i], plan->host_node_fd[i], root_fd, err) < 0)
+      return -1;
+  _cleanup_close_ int dev = -1;
+  if (sr_mkpath_in_root(root_fd, "/dev", SR_MKPATH_DIR, &dev, err) < 0)
+    return -1;
+  _cleanup_close_ int devdir = openat(dev, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (devdir < 0)
+    return sr_error_sys(err, "open /dev in the container");
+  for (size_t i = 0; i < sizeof(dev_symlinks) / sizeof(dev_symlinks[0]); i++) {
+    const char *name = dev_symlinks[i].link + strlen("/dev/");
+    if (strcmp(name, "ptmx") == 0) {
+      /* /dev/ptmx must lead to this container's devpts instance, never the host's. */
+      struct stat st;
+      if (fstatat(devdir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(st.st_mode) &&
+          unlinkat(devdir, name, 0) < 0)
+        return sr_error_sys(err, "remove /dev/ptmx");
+    }
+    if (symlinkat(dev_symlinks[i].target, devdir, name) < 0 && errno != EEXIST)
+      return sr_error_sys(err, "symlink %s -> %s", dev_symlinks[i].link, dev_symlinks[i].target);
+  }
+  return 0;
+}

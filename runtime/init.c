@@ -1,0 +1,407 @@
+/* The container's side of create: the intermediate (two-step path only) and the init, which
+ * sets up the container from inside its namespaces, waits for start, and execs the process. */
+#include "build.h"
+
+#include "container.h"
+
+#include "caps.h"
+#include "cleanup.h"
+#include "hooks.h"
+#include "log.h"
+#include "lsm.h"
+#include "paths.h"
+#include "process_attrs.h"
+#include "seccomp_filter.h"
+#include "sync.h"
+#include "terminal.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/keyctl.h>
+#include <linux/magic.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+/* The child's last word: the error goes to the parent, then the child exits. */
+__attribute__((noreturn)) static void child_fail(int sync_fd, sr_error_t *err)
+{
+  sr_sync_send_error(sync_fd, *err);
+  _exit(1);
+}
+
+/* The parent's descriptors that the container's processes must not hold: the state directory
+ * (its flock would outlive the create, blocking every later command on the container). */
+static void close_parent_fds(struct sr_create_ctx *ctx)
+{
+  if (ctx->container) {
+    close(ctx->container->dirfd);
+    close(ctx->container->rootfd);
+  }
+  if (ctx->cgroup_dir_fd >= 0)
+    close(ctx->cgroup_dir_fd);
+}
+
+/* Dies with the parent while the parent is still creating us (cleared before "ready"). */
+static int die_with_parent(int sync_fd, sr_error_t *err)
+{
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+    return sr_error_sys(err, "prctl PR_SET_PDEATHSIG");
+  (void)sync_fd;
+  return 0;
+}
+
+__attribute__((noreturn)) void sr_intermediate_main(struct sr_create_ctx *ctx)
+{
+  sr_error_t err = NULL;
+  int fd = ctx->sync[1];
+  const struct sr_ns_plan *ns = &ctx->ns;
+  close(ctx->sync[0]);
+  close_parent_fds(ctx);
+  if (die_with_parent(fd, &err) < 0 || sr_sync_expect(fd, SYNC_GO, NULL, &err) < 0)
+    child_fail(fd, &err);
+  /* A joined user namespace first, then the other joined namespaces while we still hold the
+   * privileges they need, then the new user namespace that will own the new ones. */
+  if (sr_ns_join(ns, true, &err) < 0 || sr_ns_join(ns, false, &err) < 0)
+    child_fail(fd, &err);
+  if (ns->new_userns) {
+    if (unshare(CLONE_NEWUSER) < 0) {
+      sr_error_sys(&err, "unshare user namespace");
+      child_fail(fd, &err);
+    }
+    if (sr_sync_send(fd, SYNC_USERNS_READY, 0, &err) < 0 ||
+        sr_sync_expect(fd, SYNC_USERNS_DONE, NULL, &err) < 0)
+      child_fail(fd, &err);
+  }
+  int flags = ns->unshare_flags & ~CLONE_NEWUSER;
+  if (flags && unshare(flags) < 0) {
+    sr_error_sys(&err, "unshare namespaces (flags %#x)", flags);
+    child_fail(fd, &err);
+  }
+  if (ns->time_offsets && sr_ns_write_time_offsets(&ctx->config->linux_, &err) < 0)
+    child_fail(fd, &err);
+  /* CLONE_PARENT: the init is the runtime's child, as on the fast path. */
+  struct clone_args args = {.flags = CLONE_PARENT, .exit_signal = 0};
+  pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+  if (pid < 0) {
+    sr_error_sys(&err, "clone the container init");
+    child_fail(fd, &err);
+  }
+  if (pid == 0)
+    sr_init_main(ctx, true);
+  if (sr_sync_send(fd, SYNC_INIT_PID, pid, &err) < 0)
+    _exit(1);
+  _exit(0);
+}
+
+/* A procfs instance we can trust for writes under /proc, taken before the root filesystem
+ * (which the tenant controls) is in place: a tenant's /proc is never written through. */
+static int open_proc_handle(int *out, sr_error_t *err)
+{
+  int fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return sr_error_sys(err, "open /proc");
+  struct statfs sfs;
+  struct stat st;
+  if (fstatfs(fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC || fstat(fd, &st) < 0 ||
+      st.st_ino != 1) {
+    close(fd);
+    return sr_error_make(err, 0, "/proc is not the root of a procfs");
+  }
+  *out = fd;
+  return 0;
+}
+
+static const char *env_lookup(char **env, size_t n, const char *name)
+{
+  size_t l = strlen(name);
+  for (size_t i = 0; i < n; i++)
+    if (strncmp(env[i], name, l) == 0 && env[i][l] == '=')
+      return env[i] + l + 1;
+  return NULL;
+}
+
+static int check_executable(const char *path, const char *arg0, sr_error_t *err)
+{
+  struct stat st;
+  if (stat(path, &st) < 0)
+    return sr_error_sys(err, "exec: \"%s\": stat %s", arg0, path);
+  if (S_ISDIR(st.st_mode))
+    return sr_error_make(err, EACCES, "exec: \"%s\": is a directory", arg0);
+  if (faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) < 0)
+    return sr_error_sys(err, "exec: \"%s\"", arg0);
+  return 0;
+}
+
+/* Finds the executable now, inside the container, so that a missing one fails create (the
+ * wording is runc's: engines map it to exit codes 126 and 127). */
+static int find_executable(const struct sr_process *p, char **out, sr_error_t *err)
+{
+  const char *arg0 = p->args[0];
+  if (strchr(arg0, '/')) {
+    if (check_executable(arg0, arg0, err) < 0)
+      return -1;
+    *out = strdup(arg0);
+    return *out ? 0 : sr_error_make(err, ENOMEM, "exec");
+  }
+  const char *path = env_lookup(p->env, p->n_env, "PATH");
+  if (path == NULL)
+    path = DEFAULT_PATH;
+  _cleanup_free_ char *copy = strdup(path);
+  if (copy == NULL)
+    return sr_error_make(err, ENOMEM, "exec");
+  char *save = NULL;
+  for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+    char *candidate = NULL;
+    if (asprintf(&candidate, "%s/%s", dir[0] ? dir : ".", arg0) < 0)
+      return sr_error_make(err, ENOMEM, "exec");
+    struct stat st;
+    if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) &&
+        faccessat(AT_FDCWD, candidate, X_OK, AT_EACCESS) == 0) {
+      *out = candidate;
+      return 0;
+    }
+    free(candidate);
+  }
+  return sr_error_make(err, 0, "exec: \"%s\": executable file not found in $PATH", arg0);
+}
+
+/* Writes linux.sysctl through the trusted procfs handle; "a.b.c" is sys/a/b/c. */
+static int apply_sysctls(const struct sr_linux *l, int proc_fd, sr_error_t *err)
+{
+  for (size_t i = 0; i < l->n_sysctl; i++) {
+    char rel[512];
+    int n = snprintf(rel, sizeof(rel), "sys/%s", l->sysctl_keys[i]);
+    if (n < 0 || (size_t)n >= sizeof(rel))
+      return sr_error_make(err, ENAMETOOLONG, "linux.sysctl: %s", l->sysctl_keys[i]);
+    for (char *c = rel + 4; *c; c++)
+      if (*c == '.')
+        *c = '/';
+    if (sr_write_proc_file(proc_fd, rel, l->sysctl_values[i], err) < 0)
+      return sr_error_wrap(err, "linux.sysctl: %s", l->sysctl_keys[i]);
+  }
+  return 0;
+}
+
+static int set_names(const struct sr_config *c, sr_error_t *err)
+{
+  if (c->hostname && sethostname(c->hostname, strlen(c->hostname)) < 0)
+    return sr_error_sys(err, "hostname: sethostname \"%s\"", c->hostname);
+  if (c->domainname && setdomainname(c->domainname, strlen(c->domainname)) < 0)
+    return sr_error_sys(err, "domainname: setdomainname \"%s\"", c->domainname);
+  return 0;
+}
+
+/* The working directory, checked to really be inside the container after chdir: a cwd
+ * through an inherited descriptor (/proc/self/fd/N) would start the process in a host
+ * directory. */
+static int enter_cwd(const char *cwd, sr_error_t *err)
+{
+  if (chdir(cwd) < 0)
+    return sr_error_sys(err, "process.cwd: chdir `%s`", cwd);
+  char buf[4096];
+  if (getcwd(buf, sizeof(buf)) == NULL)
+    return sr_error_sys(err, "process.cwd: `%s` is not inside the container", cwd);
+  return 0;
+}
+
+/* In a user namespace, act as the container's root from here on, if it is mapped. */
+static int become_userns_root(const struct sr_config *c, sr_error_t *err)
+{
+  bool uid0 = false, gid0 = false;
+  for (size_t i = 0; i < c->linux_.n_uid_mappings; i++)
+    if (c->linux_.uid_mappings[i].container_id == 0)
+      uid0 = true;
+  for (size_t i = 0; i < c->linux_.n_gid_mappings; i++)
+    if (c->linux_.gid_mappings[i].container_id == 0)
+      gid0 = true;
+  if (c->linux_.namespaces[SR_NS_USER].path) {
+    uid0 = gid0 = true; /* a joined namespace: its owner decided its maps */
+  }
+  if (gid0 && setresgid(0, 0, 0) < 0)
+    return sr_error_sys(err, "setresgid 0 in the user namespace");
+  if (uid0 && setresuid(0, 0, 0) < 0)
+    return sr_error_sys(err, "setresuid 0 in the user namespace");
+  return 0;
+}
+
+static void reset_signals(void)
+{
+  sigset_t none;
+  sigemptyset(&none);
+  for (int s = 1; s < NSIG; s++)
+    if (s != SIGKILL && s != SIGSTOP)
+      signal(s, SIG_DFL);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/* Everything up to "ready": runs with the sync channel open, errors go to the parent. */
+static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *proc_fd,
+                      char **exec_path, sr_error_t *err)
+{
+  const struct sr_config *c = ctx->config;
+  int fd = ctx->sync[1];
+  int32_t host_pid;
+  _cleanup_close_ int root_fd = -1;
+
+  if (!after_intermediate && sr_sync_expect(fd, SYNC_GO, NULL, err) < 0)
+    return -1;
+  if (sr_sync_expect(fd, SYNC_INIT_INFO, &host_pid, err) < 0)
+    return -1;
+  ctx->host_pid = host_pid;
+  /* Keep the runtime's memory and descriptors from the container's other processes (exec)
+   * until our execve. */
+  if (prctl(PR_SET_DUMPABLE, 0) < 0)
+    return sr_error_sys(err, "prctl PR_SET_DUMPABLE");
+  if (!after_intermediate && sr_ns_join(&ctx->ns, false, err) < 0)
+    return -1;
+  if (ctx->ns.new_cgroupns && unshare(CLONE_NEWCGROUP) < 0)
+    return sr_error_sys(err, "unshare cgroup namespace");
+  if (setsid() < 0)
+    return sr_error_sys(err, "setsid");
+  if (!ctx->o->no_new_keyring) {
+    /* Containers must not share the host's session keyring. */
+    char name[64];
+    snprintf(name, sizeof(name), "_ses.%.50s", ctx->o->id);
+    if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, name) < 0 && errno != ENOSYS &&
+        errno != EPERM && errno != EACCES)
+      return sr_error_sys(err, "join a new session keyring");
+  }
+  if (open_proc_handle(proc_fd, err) < 0)
+    return -1;
+  if (sr_rootfs_attach(ctx->rootfs, &root_fd, err) < 0)
+    return -1;
+  bool in_userns = c->linux_.namespaces[SR_NS_USER].present;
+  if (in_userns && become_userns_root(c, err) < 0)
+    return -1;
+  if (sr_mounts_apply(c, &ctx->binds, root_fd, ctx->cgroup, err) < 0 ||
+      sr_devices_create(&ctx->devs, root_fd, err) < 0)
+    return -1;
+  if (set_names(c, err) < 0)
+    return -1;
+
+  /* prestart and createRuntime run in the parent, in the runtime's namespaces. */
+  if (sr_sync_send(fd, SYNC_HOOKS, 0, err) < 0 || sr_sync_expect(fd, SYNC_HOOKS_DONE, NULL, err) < 0)
+    return -1;
+  if (c->hooks.n[SR_HOOK_CREATE_CONTAINER]) {
+    _cleanup_free_ char *state = NULL;
+    if (sr_create_state_json(ctx, "creating", ctx->host_pid, &state, err) < 0 ||
+        sr_hooks_run(&c->hooks, SR_HOOK_CREATE_CONTAINER, state, err) < 0)
+      return -1;
+  }
+  if (sr_rootfs_pivot(root_fd, ctx->o->no_pivot, err) < 0 || sr_rootfs_finish(c, err) < 0)
+    return -1;
+  if (apply_sysctls(&c->linux_, *proc_fd, err) < 0)
+    return -1;
+
+  const struct sr_process *p = c->process;
+  if (p->terminal && sr_terminal_setup_init(ctx->console_fd, p, err) < 0)
+    return -1;
+  unsigned ignored = 0;
+  if (sr_process_apply_rlimits(p, err) < 0 || sr_process_apply_oom_score_adj(p, *proc_fd, err) < 0 ||
+      sr_process_apply_scheduler(p, err) < 0 || sr_process_apply_io_priority(p, err) < 0 ||
+      sr_process_apply_personality(&c->linux_, err) < 0 ||
+      sr_process_apply_cpu_affinity(p->cpu_affinity_final, "process.execCPUAffinity.final", err) <
+          0 ||
+      sr_lsm_prepare_exec(p, *proc_fd, &ignored, err) < 0)
+    return -1;
+  if (enter_cwd(p->cwd, err) < 0 || find_executable(p, exec_path, err) < 0)
+    return -1;
+  /* From here on the container outlives the runtime process. */
+  if (prctl(PR_SET_PDEATHSIG, 0) < 0)
+    return sr_error_sys(err, "prctl PR_SET_PDEATHSIG");
+  return 0;
+}
+
+static int install_seccomp(struct sr_create_ctx *ctx, sr_error_t *err)
+{
+  const struct sr_seccomp *sc = ctx->config->linux_.seccomp;
+  if (sc == NULL)
+    return 0;
+  _cleanup_close_ int notify = -1;
+  if (sr_seccomp_install(sc, &notify, err) < 0)
+    return -1;
+  if (notify < 0)
+    return 0;
+  _cleanup_free_ char *state = NULL;
+  if (sr_create_notify_state_json(ctx, &state, err) < 0 ||
+      sr_seccomp_send_notify_fd(ctx->notify_fd, notify, state, err) < 0)
+    return -1;
+  close(ctx->notify_fd);
+  ctx->notify_fd = -1;
+  return 0;
+}
+
+/* After start: report to `start` through the exec fifo; the write end closes at execve. */
+__attribute__((noreturn)) static void start_fail(int fifo, sr_error_t *err)
+{
+  _cleanup_free_ char *text = sr_error_text(*err);
+  if (fifo >= 0 && text)
+    sr_write_all(fifo, text, strlen(text));
+  if (text)
+    dprintf(2, "seerun: %s\n", text);
+  _exit(127);
+}
+
+__attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool after_intermediate)
+{
+  sr_error_t err = NULL;
+  int fd = ctx->sync[1];
+  int proc_fd = -1;
+  char *exec_path = NULL;
+  if (!after_intermediate) {
+    close(ctx->sync[0]);
+    close_parent_fds(ctx);
+  }
+  if (die_with_parent(fd, &err) < 0 || init_setup(ctx, after_intermediate, &proc_fd, &exec_path, &err) < 0)
+    child_fail(fd, &err);
+  if (sr_sync_send(fd, SYNC_READY, 0, &err) < 0)
+    _exit(1);
+  close(fd);
+
+  /* Wait for start: opening the fifo for writing blocks until `start` opens it. */
+  char rel[64];
+  snprintf(rel, sizeof(rel), "self/fd/%d", ctx->fifo_fd);
+  int fifo;
+  do
+    fifo = openat(proc_fd, rel, O_WRONLY | O_CLOEXEC);
+  while (fifo < 0 && errno == EINTR);
+  if (fifo < 0)
+    _exit(1);
+  close(ctx->fifo_fd);
+  if (sr_write_all(fifo, "0", 1) < 0)
+    _exit(1);
+
+  const struct sr_config *c = ctx->config;
+  const struct sr_process *p = c->process;
+  if (c->hooks.n[SR_HOOK_START_CONTAINER]) {
+    _cleanup_free_ char *state = NULL;
+    if (sr_create_state_json(ctx, "created", ctx->host_pid, &state, &err) < 0 ||
+        sr_hooks_run(&c->hooks, SR_HOOK_START_CONTAINER, state, &err) < 0)
+      start_fail(fifo, &err);
+  }
+  reset_signals();
+  close(proc_fd);
+  /* Without no_new_privileges, loading a filter needs CAP_SYS_ADMIN: load it while we still
+   * have it.  With it, the filter goes in last, after the identity change. */
+  if (!p->no_new_privileges && install_seccomp(ctx, &err) < 0)
+    start_fail(fifo, &err);
+  if (sr_identity_apply(&p->user, p->capabilities, &err) < 0)
+    start_fail(fifo, &err);
+  if (p->no_new_privileges && (sr_no_new_privs(&err) < 0 || install_seccomp(ctx, &err) < 0))
+    start_fail(fifo, &err);
+  execve(exec_path, p->args, p->env ? p->env : (char *[]){NULL});
+  sr_error_sys(&err, "exec: \"%s\"", p->args[0]);
+  start_fail(fifo, &err);
+}

@@ -1,0 +1,287 @@
+#include "build.h"
+
+#include "lifecycle.h"
+
+#include "cgroup.h"
+#include "cleanup.h"
+#include "hooks.h"
+#include "log.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CGROUP_ROOT "/sys/fs/cgroup"
+
+static const char *status_names[] = {[SR_STATUS_CREATING] = "creating",
+                                     [SR_STATUS_CREATED] = "created",
+                                     [SR_STATUS_RUNNING] = "running",
+                                     [SR_STATUS_PAUSED] = "paused",
+                                     [SR_STATUS_STOPPED] = "stopped"};
+
+const char *sr_status_name(enum sr_status s)
+{
+  return status_names[s];
+}
+
+static int open_cgroup(const struct sr_container *c, struct sr_cgroup **cg, sr_error_t *err)
+{
+  *cg = NULL;
+  if (c->rec->cgroup_version == 0)
+    return 0;
+  return sr_cgroup_new(CGROUP_ROOT, c->rec->cgroup_path, cg, err);
+}
+
+enum sr_status sr_container_status(const struct sr_container *c)
+{
+  const struct sr_state_record *r = c->rec;
+  if (r->phase == SR_PHASE_CREATING) {
+    /* A create still at work; if its process is gone, the container never came to be. */
+    if (r->creator_pid > 0 && sr_proc_is(r->creator_pid, r->creator_start))
+      return SR_STATUS_CREATING;
+    return SR_STATUS_STOPPED;
+  }
+  if (!sr_proc_is(r->pid, r->pid_start))
+    return SR_STATUS_STOPPED;
+  if (faccessat(c->dirfd, "exec.fifo", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+    return SR_STATUS_CREATED;
+  struct sr_cgroup *cg = NULL;
+  sr_error_t err = NULL;
+  bool frozen = false;
+  if (open_cgroup(c, &cg, &err) == 0 && cg)
+    sr_cgroup_is_frozen(cg, &frozen, &err);
+  sr_error_free(&err);
+  if (cg)
+    sr_cgroup_free(cg);
+  return frozen ? SR_STATUS_PAUSED : SR_STATUS_RUNNING;
+}
+
+pid_t sr_container_live_pid(const struct sr_container *c)
+{
+  const struct sr_state_record *r = c->rec;
+  if (r->phase != SR_PHASE_CREATED && r->pid <= 0)
+    return 0;
+  return sr_proc_is(r->pid, r->pid_start) ? r->pid : 0;
+}
+
+int sr_container_load_config(const struct sr_container *c, struct sr_config **out,
+                             sr_error_t *err)
+{
+  _cleanup_free_ char *buf = NULL;
+  size_t len;
+  if (sr_read_file_at(c->dirfd, "config.json", SR_MAX_CONFIG_SIZE, &buf, &len, err) < 0 ||
+      sr_config_parse(buf, len, "config.json", out, err) < 0)
+    return sr_error_wrap(err, "container \"%s\"", c->id);
+  return 0;
+}
+
+int sr_container_state_json(const struct sr_container *c, bool pretty, char **out,
+                            sr_error_t *err)
+{
+  const struct sr_state_record *r = c->rec;
+  struct sr_oci_state s = {
+      .id = r->id,
+      .status = sr_status_name(sr_container_status(c)),
+      .pid = sr_container_live_pid(c),
+      .bundle = r->bundle,
+      .rootfs = r->rootfs,
+      .created = r->created,
+      .owner = r->owner,
+      .annotation_keys = r->annotation_keys,
+      .annotation_values = r->annotation_values,
+      .n_annotations = r->n_annotations,
+  };
+  size_t len;
+  return sr_oci_state_json(&s, pretty, out, &len, err);
+}
+
+/* A pidfd of the init, taken only if the pid is still the container's: signals then reach
+ * the right process even if it exits and its pid is reused meanwhile. */
+static int open_init_pidfd(const struct sr_container *c, int *out, sr_error_t *err)
+{
+  const struct sr_state_record *r = c->rec;
+  int fd = r->pid > 0 ? sr_pidfd_open(r->pid) : -1;
+  if (fd < 0 || !sr_proc_is(r->pid, r->pid_start)) {
+    if (fd >= 0)
+      close(fd);
+    return sr_error_make(err, ESRCH, "container \"%s\" is not running", c->id);
+  }
+  *out = fd;
+  return 0;
+}
+
+static int run_hooks_with_state(const struct sr_container *c, const struct sr_config *config,
+                                enum sr_hook_kind kind, sr_error_t *err)
+{
+  if (config == NULL || config->hooks.n[kind] == 0)
+    return 0;
+  _cleanup_free_ char *state = NULL;
+  if (sr_container_state_json(c, false, &state, err) < 0)
+    return -1;
+  return sr_hooks_run(&config->hooks, kind, state, err);
+}
+
+int sr_container_start(struct sr_container *c, const struct sr_config *config, sr_error_t *err)
+{
+  enum sr_status st = sr_container_status(c);
+  if (st != SR_STATUS_CREATED)
+    return sr_error_make(err, 0, "cannot start container \"%s\": it is %s, not created", c->id,
+                         sr_status_name(st));
+  _cleanup_close_ int pidfd = -1;
+  if (open_init_pidfd(c, &pidfd, err) < 0)
+    return -1;
+  /* Non-blocking: a reader open never waits, and a dead init cannot hang us. */
+  _cleanup_close_ int fifo = openat(c->dirfd, "exec.fifo", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fifo < 0)
+    return sr_error_sys(err, "start container \"%s\": open exec.fifo", c->id);
+  char msg[4096];
+  size_t used = 0;
+  bool released = false, exited = false;
+  for (;;) {
+    struct pollfd p[2] = {{fifo, POLLIN, 0}, {pidfd, POLLIN, 0}};
+    if (poll(p, 2, -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      return sr_error_sys(err, "start container \"%s\": poll", c->id);
+    }
+    if (p[0].revents & (POLLIN | POLLHUP)) {
+      ssize_t n = read(fifo, msg + used, sizeof(msg) - 1 - used);
+      if (n > 0) {
+        if (!released) {
+          released = true;
+          unlinkat(c->dirfd, "exec.fifo", 0);
+        }
+        used += (size_t)n;
+        if (used < sizeof(msg) - 1)
+          continue;
+      }
+      if (n == 0 && released)
+        break; /* the init's end closed: it exec'd, or failed and said why */
+      if (n < 0 && errno != EAGAIN && errno != EINTR)
+        return sr_error_sys(err, "start container \"%s\": read exec.fifo", c->id);
+    }
+    if (p[1].revents & POLLIN) {
+      exited = true;
+      /* Collect whatever the init wrote before it died. */
+      ssize_t n;
+      while (used < sizeof(msg) - 1 && (n = read(fifo, msg + used, sizeof(msg) - 1 - used)) > 0)
+        used += (size_t)n;
+      if (used && !released) {
+        released = true;
+        unlinkat(c->dirfd, "exec.fifo", 0);
+      }
+      break;
+    }
+  }
+  msg[used] = '\0';
+  /* The init writes "0" when released, then its error text if it cannot exec. */
+  if (used > 1)
+    return sr_error_make(err, 0, "start container \"%s\": %s", c->id, msg + 1);
+  if (!released || (exited && used == 0))
+    return sr_error_make(err, 0, "start container \"%s\": the container process exited before "
+                                 "it was started", c->id);
+  if (run_hooks_with_state(c, config, SR_HOOK_POSTSTART, err) < 0) {
+    sr_error_t e = NULL;
+    sr_container_kill(c, SIGKILL, true, &e);
+    sr_error_free(&e);
+    return sr_error_wrap(err, "start container \"%s\"", c->id);
+  }
+  return 0;
+}
+
+int sr_container_kill(struct sr_container *c, int sig, bool all, sr_error_t *err)
+{
+  enum sr_status st = sr_container_status(c);
+  if (st == SR_STATUS_STOPPED || st == SR_STATUS_CREATING)
+    return sr_error_make(err, ESRCH, "container \"%s\" not running", c->id);
+  if (all) {
+    struct sr_cgroup *cg = NULL;
+    if (open_cgroup(c, &cg, err) < 0)
+      return -1;
+    if (cg) {
+      int r = sr_cgroup_signal_all(cg, sig, err);
+      sr_cgroup_free(cg);
+      return r;
+    }
+  }
+  _cleanup_close_ int pidfd = -1;
+  if (open_init_pidfd(c, &pidfd, err) < 0)
+    return -1;
+  if (sr_pidfd_send_signal(pidfd, sig) < 0)
+    return sr_error_sys(err, "kill container \"%s\" (signal %d)", c->id, sig);
+  /* A frozen process only dies once thawed. */
+  if (sig == SIGKILL && st == SR_STATUS_PAUSED) {
+    struct sr_cgroup *cg = NULL;
+    if (open_cgroup(c, &cg, err) == 0 && cg) {
+      sr_cgroup_freeze(cg, false, err);
+      sr_cgroup_free(cg);
+    }
+    sr_error_free(err);
+  }
+  return 0;
+}
+
+static void wait_gone(int pidfd)
+{
+  struct pollfd p = {pidfd, POLLIN, 0};
+  while (poll(&p, 1, 5000) < 0 && errno == EINTR)
+    ;
+}
+
+int sr_container_delete(struct sr_container *c, bool force, sr_error_t *err)
+{
+  enum sr_status st = sr_container_status(c);
+  if (st != SR_STATUS_STOPPED && !force)
+    return sr_error_make(err, 0, "cannot delete container \"%s\" that is not stopped: %s", c->id,
+                         sr_status_name(st));
+  /* The config is needed for poststop hooks; a corrupt or missing one must not block the
+   * cleanup. */
+  _cleanup_config_ struct sr_config *config = NULL;
+  sr_error_t cfg_err = NULL;
+  if (sr_container_load_config(c, &config, &cfg_err) < 0) {
+    _cleanup_free_ char *t = sr_error_text(cfg_err);
+    sr_warn("delete: %s (poststop hooks skipped)", t ? t : "");
+    sr_error_free(&cfg_err);
+  }
+  if (st != SR_STATUS_STOPPED || c->rec->pid > 0) {
+    int pidfd = -1;
+    sr_error_t e = NULL;
+    if (open_init_pidfd(c, &pidfd, &e) == 0) {
+      sr_pidfd_send_signal(pidfd, SIGKILL);
+      if (st == SR_STATUS_PAUSED) {
+        struct sr_cgroup *cg = NULL;
+        if (open_cgroup(c, &cg, &e) == 0 && cg) {
+          sr_cgroup_freeze(cg, false, &e);
+          sr_cgroup_free(cg);
+        }
+      }
+      wait_gone(pidfd);
+      close(pidfd);
+    }
+    sr_error_free(&e);
+  }
+  struct sr_cgroup *cg = NULL;
+  if (open_cgroup(c, &cg, err) < 0)
+    return -1;
+  if (cg) {
+    int r = sr_cgroup_destroy(cg, c->rec->cgroup_created, err);
+    sr_cgroup_free(cg);
+    if (r < 0)
+      return sr_error_wrap(err, "delete container \"%s\"", c->id);
+  }
+  if (config && config->hooks.n[SR_HOOK_POSTSTOP]) {
+    sr_error_t e = NULL;
+    if (run_hooks_with_state(c, config, SR_HOOK_POSTSTOP, &e) < 0) {
+      _cleanup_free_ char *t = sr_error_text(e);
+      sr_warn("poststop hook: %s", t ? t : "");
+      sr_error_free(&e);
+    }
+  }
+  return sr_container_remove_dir(c, err);
+}

@@ -1,0 +1,44 @@
+/* What start, kill and delete do to a container that exists on disk, and how its status is
+ * told: from the record, the liveness of its init (pid and start time, so a reused pid is not
+ * mistaken for it), the exec fifo (present until start) and the freezer. */
+#ifndef SEERUN_LIFECYCLE_H
+#define SEERUN_LIFECYCLE_H
+
+#include <stdbool.h>
+
+#include "config.h"
+#include "error.h"
+#include "statedir.h"
+
+enum sr_status {
+  SR_STATUS_CREATING,
+  SR_STATUS_CREATED,
+  SR_STATUS_RUNNING,
+  SR_STATUS_PAUSED,
+  SR_STATUS_STOPPED
+};
+
+const char *sr_status_name(enum sr_status s);
+enum sr_status sr_container_status(const struct sr_container *c);
+/* The init's pid while it lives, else 0 (what `state` reports). */
+pid_t sr_container_live_pid(const struct sr_container *c);
+
+/* The config the container was created from (kept in its state directory). */
+int sr_container_load_config(const struct sr_container *c, struct sr_config **out,
+                             sr_error_t *err);
+
+/* start: releases a created container's init and waits until it has exec'd the process (or
+ * failed to); then runs the poststart hooks.  *pidfd (optional) gets a pidfd of the init. */
+int sr_container_start(struct sr_container *c, const struct sr_config *config, sr_error_t *err);
+
+int sr_container_kill(struct sr_container *c, int sig, bool all, sr_error_t *err);
+
+/* delete: a stopped container, or with force any container (its processes are killed).
+ * Removes the cgroup seerun made and the state, then runs the poststop hooks. */
+int sr_container_delete(struct sr_container *c, bool force, sr_error_t *err);
+
+/* The OCI state document of a container on disk. */
+int sr_container_state_json(const struct sr_container *c, bool pretty, char **out,
+                            sr_error_t *err);
+
+#endif

@@ -1,0 +1,499 @@
+#include "build.h"
+
+#include "mount.h"
+
+#include "cleanup.h"
+#include "mount_cgroup.h"
+#include "mountapi.h"
+#include "namespaces.h"
+#include "paths.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef MS_NOSYMFOLLOW
+#define MS_NOSYMFOLLOW 256
+#endif
+
+uint64_t sr_mount_flags_to_attr(unsigned long flags)
+{
+  uint64_t a = 0;
+  if (flags & MS_RDONLY)
+    a |= MOUNT_ATTR_RDONLY;
+  if (flags & MS_NOSUID)
+    a |= MOUNT_ATTR_NOSUID;
+  if (flags & MS_NODEV)
+    a |= MOUNT_ATTR_NODEV;
+  if (flags & MS_NOEXEC)
+    a |= MOUNT_ATTR_NOEXEC;
+  if (flags & MS_NODIRATIME)
+    a |= MOUNT_ATTR_NODIRATIME;
+  if (flags & MS_NOSYMFOLLOW)
+    a |= MOUNT_ATTR_NOSYMFOLLOW;
+  if (flags & MS_NOATIME)
+    a |= MOUNT_ATTR_NOATIME;
+  else if (flags & MS_STRICTATIME)
+    a |= MOUNT_ATTR_STRICTATIME;
+  return a;
+}
+
+static bool has_atime(unsigned long flags)
+{
+  return (flags & (MS_NOATIME | MS_STRICTATIME | MS_RELATIME)) != 0;
+}
+
+/* The attribute change a bind mount's own flags ask for ("bind,ro,nosuid", "rw", ...). */
+static void bind_attr(const struct sr_mount_opts *o, struct sr_mount_attr *attr)
+{
+  attr->attr_set = sr_mount_flags_to_attr(o->flags) & ~MOUNT_ATTR__ATIME;
+  attr->attr_clr = sr_mount_flags_to_attr(o->clear) & ~MOUNT_ATTR__ATIME;
+  if (has_atime(o->flags)) {
+    attr->attr_clr |= MOUNT_ATTR__ATIME;
+    attr->attr_set |= sr_mount_flags_to_attr(o->flags) & MOUNT_ATTR__ATIME;
+  }
+}
+
+static int apply_recursive_attrs(int fd, const struct sr_mount_opts *o, const char *dest,
+                                 sr_error_t *err)
+{
+  struct sr_mount_attr attr = {.attr_set = o->rec_attr_set, .attr_clr = o->rec_attr_clr};
+  if (o->rec_atime_set) {
+    attr.attr_clr |= MOUNT_ATTR__ATIME;
+    attr.attr_set |= o->rec_atime;
+  }
+  if (attr.attr_set == 0 && attr.attr_clr == 0)
+    return 0;
+  if (sr_mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr) < 0)
+    return sr_error_sys(err, "mount `%s`: set recursive options", dest);
+  return 0;
+}
+
+void sr_bind_plan_close(struct sr_bind_plan *plan)
+{
+  for (size_t i = 0; i < plan->n; i++)
+    if (plan->tree_fd[i] >= 0)
+      close(plan->tree_fd[i]);
+  free(plan->tree_fd);
+  free(plan->is_dir);
+  plan->tree_fd = NULL;
+  plan->is_dir = NULL;
+  plan->n = 0;
+}
+
+static int prepare_bind(const struct sr_mount *m, const char *bundle, int *tree, bool *is_dir,
+                        size_t index, sr_error_t *err)
+{
+  char src[PATH_MAX];
+  if (m->source[0] == '/')
+    snprintf(src, sizeof(src), "%s", m->source);
+  else if ((size_t)snprintf(src, sizeof(src), "%s/%s", bundle, m->source) >= sizeof(src))
+    return sr_error_make(err, ENAMETOOLONG, "mounts[%zu].source", index);
+  unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->opts.rbind ? AT_RECURSIVE : 0);
+  _cleanup_close_ int fd = sr_open_tree(AT_FDCWD, src, flags);
+  if (fd < 0)
+    return sr_error_sys(err, "mounts[%zu]: bind source `%s`", index, src);
+  struct stat st;
+  if (fstat(fd, &st) < 0)
+    return sr_error_sys(err, "mounts[%zu]: stat `%s`", index, src);
+  *is_dir = S_ISDIR(st.st_mode);
+  /* A slave of the host's mount: host mounts still show up inside, but nothing the container
+   * mounts below it propagates back to the host. */
+  struct sr_mount_attr prop = {.propagation = MS_SLAVE};
+  if (sr_mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &prop) < 0)
+    return sr_error_sys(err, "mounts[%zu]: make `%s` a slave mount", index, src);
+  struct sr_mount_attr attr;
+  bind_attr(&m->opts, &attr);
+  if ((attr.attr_set || attr.attr_clr) && sr_mount_setattr(fd, "", AT_EMPTY_PATH, &attr) < 0)
+    return sr_error_sys(err, "mounts[%zu]: set options of `%s` on `%s`", index, src,
+                        m->destination);
+  if (apply_recursive_attrs(fd, &m->opts, m->destination, err) < 0)
+    return -1;
+  *tree = steal_fd(fd);
+  return 0;
+}
+
+int sr_binds_prepare(const struct sr_config *c, const char *bundle, struct sr_bind_plan *plan,
+                     sr_error_t *err)
+{
+  plan->n = c->n_mounts;
+  plan->tree_fd = malloc((c->n_mounts + 1) * sizeof(int));
+  plan->is_dir = calloc(c->n_mounts + 1, sizeof(bool));
+  if (plan->tree_fd == NULL || plan->is_dir == NULL) {
+    plan->n = 0;
+    return sr_error_make(err, ENOMEM, "prepare mounts");
+  }
+  for (size_t i = 0; i < c->n_mounts; i++)
+    plan->tree_fd[i] = -1;
+  for (size_t i = 0; i < c->n_mounts; i++) {
+    const struct sr_mount *m = &c->mounts[i];
+    if (!(m->opts.bind || m->opts.rbind))
+      continue;
+    if (prepare_bind(m, bundle, &plan->tree_fd[i], &plan->is_dir[i], i, err) < 0) {
+      sr_bind_plan_close(plan);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* A user namespace holding the given mappings, for an idmapped mount: a short-lived child
+ * unshares it, the parent writes the maps and keeps a descriptor of it. */
+static int userns_with_maps(const struct sr_mount *m, int *out, sr_error_t *err)
+{
+  int pipefd[2];
+  if (pipe2(pipefd, O_CLOEXEC) < 0)
+    return sr_error_sys(err, "pipe");
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(pipefd[0]);
+    close(pipefd[1]);
+    return sr_error_sys(err, "fork");
+  }
+  if (pid == 0) {
+    char c;
+    close(pipefd[1]);
+    if (unshare(CLONE_NEWUSER) < 0)
+      _exit(1);
+    /* Wait for the parent to finish with us. */
+    (void)!read(pipefd[0], &c, 1);
+    _exit(0);
+  }
+  close(pipefd[0]);
+  int ret = -1;
+  char path[64];
+  /* Let the child unshare before looking at its namespace. */
+  for (int tries = 0; tries < 1000; tries++) {
+    char self[64], child[64];
+    snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+    ssize_t a = readlink("/proc/self/ns/user", self, sizeof(self) - 1);
+    ssize_t b = readlink(path, child, sizeof(child) - 1);
+    if (a > 0 && b > 0 && (a != b || memcmp(self, child, (size_t)a) != 0))
+      break;
+    usleep(100);
+  }
+  struct sr_linux maps = {.uid_mappings = m->uid_mappings,
+                          .n_uid_mappings = m->n_uid_mappings,
+                          .gid_mappings = m->gid_mappings,
+                          .n_gid_mappings = m->n_gid_mappings};
+  if (sr_userns_write_maps(pid, &maps, err) == 0) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      sr_error_sys(err, "open `%s`", path);
+    else {
+      *out = fd;
+      ret = 0;
+    }
+  }
+  close(pipefd[1]);
+  waitpid(pid, NULL, 0);
+  return ret;
+}
+
+int sr_binds_idmap(struct sr_bind_plan *plan, const struct sr_config *c, pid_t userns_pid,
+                   sr_error_t *err)
+{
+  for (size_t i = 0; i < plan->n; i++) {
+    const struct sr_mount *m = &c->mounts[i];
+    if (plan->tree_fd[i] < 0 || !(m->opts.idmap || m->opts.ridmap))
+      continue;
+    _cleanup_close_ int userns = -1;
+    if (m->n_uid_mappings > 0) {
+      if (userns_with_maps(m, &userns, err) < 0)
+        return sr_error_wrap(err, "mounts[%zu]: idmap", i);
+    } else {
+      char path[64];
+      snprintf(path, sizeof(path), "/proc/%d/ns/user", userns_pid);
+      userns = open(path, O_RDONLY | O_CLOEXEC);
+      if (userns < 0)
+        return sr_error_sys(err, "mounts[%zu]: idmap: open `%s`", i, path);
+    }
+    struct sr_mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
+    unsigned flags = AT_EMPTY_PATH | (m->opts.ridmap ? AT_RECURSIVE : 0);
+    if (sr_mount_setattr(plan->tree_fd[i], "", flags, &attr) < 0)
+      return sr_error_sys(err, "mounts[%zu]: idmap `%s`", i, m->destination);
+  }
+  return 0;
+}
+
+int sr_rootfs_attach(const char *rootfs_path, int *root_fd, sr_error_t *err)
+{
+  /* Nothing the container mounts may propagate back into the host's namespace. */
+  if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+    return sr_error_sys(err, "make / a recursive slave mount");
+  _cleanup_close_ int target = open(rootfs_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (target < 0)
+    return sr_error_sys(err, "root.path `%s`", rootfs_path);
+  _cleanup_close_ int tree =
+      sr_open_tree(target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+  if (tree < 0)
+    return sr_error_sys(err, "bind root filesystem `%s`", rootfs_path);
+  /* pivot_root needs the new root to be a mount point in this namespace. */
+  if (sr_attach_mount(tree, target) < 0)
+    return sr_error_sys(err, "attach root filesystem `%s`", rootfs_path);
+  *root_fd = steal_fd(tree);
+  return 0;
+}
+
+/* Reads the kernel's messages about a failed fsconfig/fsmount, for the error text. */
+static void fs_log(int fsfd, char *buf, size_t size)
+{
+  buf[0] = '\0';
+  char line[512];
+  ssize_t n;
+  size_t used = 0;
+  while ((n = read(fsfd, line, sizeof(line) - 1)) > 0) {
+    line[n] = '\0';
+    if (line[n - 1] == '\n')
+      line[n - 1] = '\0';
+    int w = snprintf(buf + used, size - used, "%s%s", used ? "; " : "", line + 2);
+    if (w < 0 || (size_t)w >= size - used)
+      break;
+    used += (size_t)w;
+  }
+}
+
+static int fs_fail(int fsfd, sr_error_t *err, const char *what, const struct sr_mount *m)
+{
+  int saved = errno;
+  char log[512];
+  fs_log(fsfd, log, sizeof(log));
+  if (log[0])
+    return sr_error_make(err, saved, "mount %s `%s` on `%s`: %s (%s)", m->type,
+                         m->source ? m->source : "", m->destination, what, log);
+  return sr_error_make(err, saved, "mount %s `%s` on `%s`: %s", m->type, m->source ? m->source : "",
+                       m->destination, what);
+}
+
+/* A new filesystem instance from the mount's type, source and data options. */
+static int make_fs_mount(const struct sr_mount *m, const char *type, int *out, sr_error_t *err)
+{
+  _cleanup_close_ int fsfd = sr_fsopen(type, FSOPEN_CLOEXEC);
+  if (fsfd < 0)
+    return sr_error_sys(err, "mount `%s`: unknown or unavailable filesystem type \"%s\"",
+                        m->destination, type);
+  if (m->source && m->source[0] &&
+      sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "source", m->source, 0) < 0)
+    return fs_fail(fsfd, err, "source", m);
+  if (m->opts.data) {
+    _cleanup_free_ char *data = strdup(m->opts.data);
+    if (data == NULL)
+      return sr_error_make(err, ENOMEM, "mount `%s`", m->destination);
+    char *save = NULL;
+    for (char *opt = strtok_r(data, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
+      char *eq = strchr(opt, '=');
+      int r;
+      if (eq) {
+        *eq = '\0';
+        r = sr_fsconfig(fsfd, FSCONFIG_SET_STRING, opt, eq + 1, 0);
+      } else
+        r = sr_fsconfig(fsfd, FSCONFIG_SET_FLAG, opt, NULL, 0);
+      if (r < 0) {
+        char what[256];
+        snprintf(what, sizeof(what), "option \"%s%s%s\"", opt, eq ? "=" : "", eq ? eq + 1 : "");
+        return fs_fail(fsfd, err, what, m);
+      }
+    }
+  }
+  static const struct {
+    unsigned long flag;
+    const char *name;
+  } sb_flags[] = {{MS_SYNCHRONOUS, "sync"},
+                  {MS_DIRSYNC, "dirsync"},
+                  {MS_LAZYTIME, "lazytime"},
+                  {MS_MANDLOCK, "mand"}};
+  for (size_t i = 0; i < sizeof(sb_flags) / sizeof(sb_flags[0]); i++)
+    if ((m->opts.flags & sb_flags[i].flag) &&
+        sr_fsconfig(fsfd, FSCONFIG_SET_FLAG, sb_flags[i].name, NULL, 0) < 0)
+      return fs_fail(fsfd, err, sb_flags[i].name, m);
+  if (sr_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    return fs_fail(fsfd, err, "create", m);
+  int mfd = sr_fsmount(fsfd, FSMOUNT_CLOEXEC, (unsigned)sr_mount_flags_to_attr(m->opts.flags));
+  if (mfd < 0)
+    return fs_fail(fsfd, err, "fsmount", m);
+  *out = mfd;
+  return 0;
+}
+
+static int apply_propagation(int fd, unsigned long prop, const char *dest, sr_error_t *err)
+{
+  if (prop == 0)
+    return 0;
+  struct sr_mount_attr attr = {.propagation = prop & ~(unsigned long)MS_REC};
+  if (sr_mount_setattr(fd, "", AT_EMPTY_PATH | ((prop & MS_REC) ? AT_RECURSIVE : 0), &attr) < 0)
+    return sr_error_sys(err, "mount `%s`: set propagation", dest);
+  return 0;
+}
+
+/* "remount": new flags for what is already mounted at the destination. */
+static int remount(const struct sr_mount *m, int root_fd, sr_error_t *err)
+{
+  _cleanup_close_ int target = -1;
+  if (sr_open_in_root(root_fd, m->destination, O_PATH, &target, err) < 0)
+    return sr_error_wrap(err, "remount `%s`", m->destination);
+  struct sr_mount_attr attr;
+  bind_attr(&m->opts, &attr);
+  if (sr_mount_setattr(target, "", AT_EMPTY_PATH, &attr) < 0)
+    return sr_error_sys(err, "remount `%s`", m->destination);
+  return apply_recursive_attrs(target, &m->opts, m->destination, err);
+}
+
+static int apply_one(const struct sr_mount *m, int tree_fd, bool is_dir, int root_fd,
+                     const struct sr_cgroup *cg, bool cgroupns, sr_error_t *err)
+{
+  bool bind = m->opts.bind || m->opts.rbind;
+  if (!bind && (m->opts.flags & MS_REMOUNT))
+    return remount(m, root_fd, err);
+  if (!bind && (strcmp(m->type, "cgroup") == 0 || strcmp(m->type, "cgroup2") == 0))
+    return sr_mount_cgroup(m, cg, cgroupns, root_fd, err);
+
+  _cleanup_close_ int mfd = -1;
+  if (!bind) {
+    if (make_fs_mount(m, m->type, &mfd, err) < 0)
+      return -1;
+    if (apply_recursive_attrs(mfd, &m->opts, m->destination, err) < 0)
+      return -1;
+  }
+  _cleanup_close_ int target = -1;
+  if (sr_mkpath_in_root(root_fd, m->destination, (bind && !is_dir) ? SR_MKPATH_FILE : SR_MKPATH_DIR,
+                        &target, err) < 0)
+    return sr_error_wrap(err, "mount destination");
+  int src = bind ? tree_fd : mfd;
+  if (sr_attach_mount(src, target) < 0)
+    return sr_error_sys(err, "attach mount on `%s`", m->destination);
+  return apply_propagation(src, m->opts.propagation, m->destination, err);
+}
+
+int sr_mounts_apply(const struct sr_config *c, struct sr_bind_plan *plan, int root_fd,
+                    const struct sr_cgroup *cg, sr_error_t *err)
+{
+  for (size_t i = 0; i < c->n_mounts; i++) {
+    int tree = i < plan->n ? plan->tree_fd[i] : -1;
+    bool is_dir = i < plan->n ? plan->is_dir[i] : true;
+    bool cgroupns = c->linux_.namespaces[SR_NS_CGROUP].present;
+    if (apply_one(&c->mounts[i], tree, is_dir, root_fd, cg, cgroupns, err) < 0)
+      return sr_error_wrap(err, "mounts[%zu]", i);
+    if (tree >= 0) {
+      close(tree);
+      plan->tree_fd[i] = -1;
+    }
+  }
+  return 0;
+}
+
+int sr_rootfs_pivot(int root_fd, bool no_pivot, sr_error_t *err)
+{
+  if (fchdir(root_fd) < 0)
+    return sr_error_sys(err, "chdir to the root filesystem");
+  if (no_pivot) {
+    if (mount(".", "/", NULL, MS_MOVE, NULL) < 0)
+      return sr_error_sys(err, "move the root filesystem to / (--no-pivot)");
+    if (chroot(".") < 0)
+      return sr_error_sys(err, "chroot (--no-pivot)");
+  } else {
+    /* pivot_root(".", ".") stacks the old root under the new one; then detach it. */
+    if (syscall(SYS_pivot_root, ".", ".") < 0)
+      return sr_error_sys(err, "pivot_root");
+    /* The old root must not propagate its unmount to the host. */
+    if (mount(NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
+      return sr_error_sys(err, "make the old root a slave mount");
+    if (umount2(".", MNT_DETACH) < 0)
+      return sr_error_sys(err, "detach the old root");
+  }
+  if (chdir("/") < 0)
+    return sr_error_sys(err, "chdir /");
+  return 0;
+}
+
+/* The mask for a file is /dev/null, checked to be the real null device so that a tenant's
+ * /dev/null cannot turn a mask into an exposure. */
+static int mask_path(int root_fd, const char *path, sr_error_t *err)
+{
+  _cleanup_close_ int target =
+      sr_openat2(root_fd, path, O_PATH, 0, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+  if (target < 0) {
+    if (errno == ENOENT)
+      return 0;
+    return sr_error_sys(err, "linux.maskedPaths: `%s`", path);
+  }
+  struct stat st;
+  if (fstat(target, &st) < 0)
+    return sr_error_sys(err, "linux.maskedPaths: stat `%s`", path);
+  _cleanup_close_ int mask = -1;
+  if (S_ISDIR(st.st_mode)) {
+    _cleanup_close_ int fsfd = sr_fsopen("tmpfs", FSOPEN_CLOEXEC);
+    if (fsfd < 0 || sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "size", "0", 0) < 0 ||
+        sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "nr_inodes", "1", 0) < 0 ||
+        sr_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+      return sr_error_sys(err, "linux.maskedPaths: tmpfs for `%s`", path);
+    mask = sr_fsmount(fsfd, FSMOUNT_CLOEXEC,
+                      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+  } else {
+    _cleanup_close_ int null =
+        sr_openat2(root_fd, "/dev/null", O_PATH, 0,
+                   RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS);
+    struct stat ns;
+    if (null < 0 || fstat(null, &ns) < 0 || !S_ISCHR(ns.st_mode) || ns.st_rdev != makedev(1, 3))
+      return sr_error_make(err, 0,
+                           "linux.maskedPaths: `%s`: /dev/null in the container is not "
+                           "the null device",
+                           path);
+    mask = sr_open_tree(null, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+  }
+  if (mask < 0)
+    return sr_error_sys(err, "linux.maskedPaths: mask for `%s`", path);
+  if (sr_attach_mount(mask, target) < 0)
+    return sr_error_sys(err, "linux.maskedPaths: mask `%s`", path);
+  return 0;
+}
+
+static int readonly_path(int root_fd, const char *path, sr_error_t *err)
+{
+  _cleanup_close_ int target =
+      sr_openat2(root_fd, path, O_PATH, 0, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+  if (target < 0) {
+    if (errno == ENOENT)
+      return 0;
+    return sr_error_sys(err, "linux.readonlyPaths: `%s`", path);
+  }
+  _cleanup_close_ int tree =
+      sr_open_tree(target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+  if (tree < 0)
+    return sr_error_sys(err, "linux.readonlyPaths: bind `%s`", path);
+  struct sr_mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+  if (sr_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr) < 0)
+    return sr_error_sys(err, "linux.readonlyPaths: make `%s` read-only", path);
+  if (sr_attach_mount(tree, target) < 0)
+    return sr_error_sys(err, "linux.readonlyPaths: attach `%s`", path);
+  return 0;
+}
+
+int sr_rootfs_finish(const struct sr_config *c, sr_error_t *err)
+{
+  _cleanup_close_ int root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root_fd < 0)
+    return sr_error_sys(err, "open /");
+  for (size_t i = 0; i < c->linux_.n_readonly_paths; i++)
+    if (readonly_path(root_fd, c->linux_.readonly_paths[i], err) < 0)
+      return -1;
+  for (size_t i = 0; i < c->linux_.n_masked_paths; i++)
+    if (mask_path(root_fd, c->linux_.masked_paths[i], err) < 0)
+      return -1;
+  if (c->root_readonly) {
+    struct sr_mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+    if (sr_mount_setattr(root_fd, "", AT_EMPTY_PATH, &attr) < 0)
+      return sr_error_sys(err, "root.readonly: make / read-only");
+  }
+  if (apply_propagation(root_fd, c->linux_.rootfs_propagation, "/", err) < 0)
+    return sr_error_wrap(err, "linux.rootfsPropagation");
+  return 0;
+}

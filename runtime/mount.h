@@ -1,0 +1,47 @@
+/* The container's root filesystem and mounts.
+ *
+ * Bind sources are the engine's host paths: the parent resolves them as host root and turns
+ * each into a detached mount tree (open_tree) with its flags applied, before the container's
+ * namespaces exist.  Everything else (proc, tmpfs, devpts, ...) is created inside the
+ * container's namespaces with fsopen/fsmount.  Every target is resolved inside the root
+ * filesystem (RESOLVE_IN_ROOT) and the mount is attached to that descriptor with move_mount, so
+ * no path is looked up twice. */
+#ifndef SEERUN_MOUNT_H
+#define SEERUN_MOUNT_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "error.h"
+
+struct sr_bind_plan {
+  int *tree_fd; /* per config mount: the prepared bind tree, -1 for other types */
+  bool *is_dir;
+  size_t n;
+};
+
+/* Parent, before clone. */
+int sr_binds_prepare(const struct sr_config *c, const char *bundle, struct sr_bind_plan *plan,
+                     sr_error_t *err);
+/* Parent, once the container's user namespace exists: idmapped binds ("idmap", "ridmap"). */
+int sr_binds_idmap(struct sr_bind_plan *plan, const struct sr_config *c, pid_t userns_pid,
+                   sr_error_t *err);
+void sr_bind_plan_close(struct sr_bind_plan *plan);
+
+/* Init, in its mount namespace: makes every mount a slave (nothing propagates back to the
+ * host), clones the root filesystem onto itself, and returns its mount descriptor. */
+int sr_rootfs_attach(const char *rootfs_path, int *root_fd, sr_error_t *err);
+/* The config's mounts, in order. */
+struct sr_cgroup;
+int sr_mounts_apply(const struct sr_config *c, struct sr_bind_plan *plan, int root_fd,
+                    const struct sr_cgroup *cg, sr_error_t *err);
+/* Makes root_fd the root: pivot_root, or MS_MOVE + chroot with --no-pivot. */
+int sr_rootfs_pivot(int root_fd, bool no_pivot, sr_error_t *err);
+/* After pivot: maskedPaths, readonlyPaths, a read-only root, rootfsPropagation. */
+int sr_rootfs_finish(const struct sr_config *c, sr_error_t *err);
+
+/* MS_* mount flags to MOUNT_ATTR_* (the atime mode included). */
+uint64_t sr_mount_flags_to_attr(unsigned long flags);
+
+#endif

@@ -1,0 +1,149 @@
+/* The "cgroup" mount engines put in config.json: the container's own view of the cgroup
+ * hierarchy, whatever the host's layout.  On cgroup v2 it is a cgroup2 mount (inside a cgroup
+ * namespace) or a bind of the container's cgroup; on v1 (and hybrid) a tmpfs holding a bind of
+ * the container's cgroup from every hierarchy, as runc does. */
+#include "build.h"
+
+#include "mount_cgroup.h"
+
+#include "cleanup.h"
+#include "mount.h"
+#include "mountapi.h"
+#include "paths.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#define HOST_CGROUP "/sys/fs/cgroup"
+
+/* A bind of <hierarchy>/<container path>, or of the hierarchy root when the container has no
+ * cgroup there. */
+static int bind_hierarchy(const char *hierarchy, const char *path, int *out, sr_error_t *err)
+{
+  char src[PATH_MAX];
+  snprintf(src, sizeof(src), "%s%s", hierarchy, path);
+  int fd = sr_open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  if (fd < 0)
+    return sr_error_sys(err, "cgroup mount: bind `%s`", src);
+  *out = fd;
+  return 0;
+}
+
+static int v2_mount(const struct sr_mount *m, const struct sr_cgroup *cg, bool cgroupns, int target,
+                    sr_error_t *err)
+{
+  _cleanup_close_ int mfd = -1;
+  unsigned attr = (unsigned)sr_mount_flags_to_attr(m->opts.flags);
+  if (cgroupns) {
+    _cleanup_close_ int fsfd = sr_fsopen("cgroup2", FSOPEN_CLOEXEC);
+    if (fsfd < 0 || sr_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+      return sr_error_sys(err, "mount cgroup2 on `%s`", m->destination);
+    mfd = sr_fsmount(fsfd, FSMOUNT_CLOEXEC, attr);
+    if (mfd < 0)
+      return sr_error_sys(err, "mount cgroup2 on `%s`", m->destination);
+  } else {
+    if (bind_hierarchy(HOST_CGROUP, cg->path, &mfd, err) < 0)
+      return -1;
+    struct sr_mount_attr a = {.attr_set = attr};
+    if (attr && sr_mount_setattr(mfd, "", AT_EMPTY_PATH, &a) < 0)
+      return sr_error_sys(err, "cgroup mount on `%s`: set options", m->destination);
+  }
+  if (sr_attach_mount(mfd, target) < 0)
+    return sr_error_sys(err, "attach cgroup mount on `%s`", m->destination);
+  return 0;
+}
+
+static int v1_mount(const struct sr_mount *m, const struct sr_cgroup *cg, int target,
+                    sr_error_t *err)
+{
+  _cleanup_close_ int fsfd = sr_fsopen("tmpfs", FSOPEN_CLOEXEC);
+  if (fsfd < 0 || sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "mode", "755", 0) < 0 ||
+      sr_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    return sr_error_sys(err, "cgroup mount on `%s`: tmpfs", m->destination);
+  uint64_t attr = sr_mount_flags_to_attr(m->opts.flags);
+  /* Populated first, made read-only (if asked) last. */
+  _cleanup_close_ int tmp = sr_fsmount(fsfd, FSMOUNT_CLOEXEC, (unsigned)(attr & ~MOUNT_ATTR_RDONLY));
+  if (tmp < 0)
+    return sr_error_sys(err, "cgroup mount on `%s`: tmpfs", m->destination);
+  if (sr_attach_mount(tmp, target) < 0)
+    return sr_error_sys(err, "attach cgroup mount on `%s`", m->destination);
+  _cleanup_close_ int dir = openat(tmp, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int hostfd = open(HOST_CGROUP, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0 || hostfd < 0) {
+    if (hostfd >= 0)
+      close(hostfd);
+    return sr_error_sys(err, "cgroup mount on `%s`: open", m->destination);
+  }
+  _cleanup_dir_ DIR *d = fdopendir(hostfd);
+  if (d == NULL) {
+    close(hostfd);
+    return sr_error_sys(err, "read %s", HOST_CGROUP);
+  }
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (de->d_name[0] == '.')
+      continue;
+    if (de->d_type == DT_LNK) {
+      /* cpu -> cpu,cpuacct and the like. */
+      char link[PATH_MAX];
+      ssize_t n = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
+      if (n > 0) {
+        link[n] = '\0';
+        if (symlinkat(link, dir, de->d_name) < 0 && errno != EEXIST)
+          return sr_error_sys(err, "cgroup mount: symlink %s", de->d_name);
+      }
+      continue;
+    }
+    char hierarchy[PATH_MAX];
+    snprintf(hierarchy, sizeof(hierarchy), "%s/%s", HOST_CGROUP, de->d_name);
+    struct statfs sfs;
+    if (statfs(hierarchy, &sfs) < 0 ||
+        (sfs.f_type != CGROUP_SUPER_MAGIC && sfs.f_type != CGROUP2_SUPER_MAGIC))
+      continue;
+    if (mkdirat(dir, de->d_name, 0755) < 0 && errno != EEXIST)
+      return sr_error_sys(err, "cgroup mount: mkdir %s", de->d_name);
+    _cleanup_close_ int sub = openat(dir, de->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    _cleanup_close_ int bind = -1;
+    if (sub < 0)
+      return sr_error_sys(err, "cgroup mount: open %s", de->d_name);
+    char probe[PATH_MAX];
+    snprintf(probe, sizeof(probe), "%s%s", hierarchy, cg->path);
+    if (access(probe, F_OK) < 0)
+      continue; /* the container has no cgroup in this hierarchy */
+    if (bind_hierarchy(hierarchy, cg->path, &bind, err) < 0)
+      return -1;
+    struct sr_mount_attr a = {.attr_set = attr};
+    if (attr && sr_mount_setattr(bind, "", AT_EMPTY_PATH, &a) < 0)
+      return sr_error_sys(err, "cgroup mount: set options of %s", de->d_name);
+    if (sr_attach_mount(bind, sub) < 0)
+      return sr_error_sys(err, "cgroup mount: attach %s", de->d_name);
+  }
+  if (attr & MOUNT_ATTR_RDONLY) {
+    struct sr_mount_attr a = {.attr_set = MOUNT_ATTR_RDONLY};
+    if (sr_mount_setattr(tmp, "", AT_EMPTY_PATH, &a) < 0)
+      return sr_error_sys(err, "cgroup mount on `%s`: make read-only", m->destination);
+  }
+  return 0;
+}
+
+int sr_mount_cgroup(const struct sr_mount *m, const struct sr_cgroup *cg, bool cgroupns,
+                    int root_fd, sr_error_t *err)
+{
+  _cleanup_close_ int target = -1;
+  if (sr_mkpath_in_root(root_fd, m->destination, SR_MKPATH_DIR, &target, err) < 0)
+    return sr_error_wrap(err, "mount destination");
+  if (cg == NULL)
+    return sr_error_make(err, 0, "cgroup mount on `%s`: the container has no cgroup",
+                         m->destination);
+  if (cg->version == 2)
+    return v2_mount(m, cg, cgroupns, target, err);
+  return v1_mount(m, cg, target, err);
+}

@@ -1,0 +1,178 @@
+#include "build.h"
+
+#include "paths.h"
+
+#include "cleanup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int sr_openat2(int dirfd, const char *path, int flags, mode_t mode, unsigned long long resolve)
+{
+  struct open_how how = {.flags = (unsigned long long)flags | O_CLOEXEC, .resolve = resolve};
+  if (flags & (O_CREAT | O_TMPFILE))
+    how.mode = mode;
+  int fd;
+  do
+    fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+  while (fd < 0 && errno == EAGAIN);
+  return fd;
+}
+
+#define IN_ROOT (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
+
+void sr_clean_path(char *path)
+{
+  size_t len = strlen(path);
+  char *out = malloc(len + 2);
+  if (out == NULL)
+    return; /* left as is: lookups still resolve it, only less tidily */
+  size_t o = 0;
+  bool absolute = path[0] == '/';
+  const char *p = path;
+  while (*p) {
+    while (*p == '/')
+      p++;
+    if (*p == '\0')
+      break;
+    size_t n = strcspn(p, "/");
+    if (n == 1 && p[0] == '.') {
+      /* skip */
+    } else if (n == 2 && p[0] == '.' && p[1] == '.') {
+      /* Back up one component; never above the start. */
+      while (o > 0 && out[o - 1] != '/')
+        o--;
+      if (o > 0)
+        o--;
+    } else {
+      out[o++] = '/';
+      memcpy(out + o, p, n);
+      o += n;
+    }
+    p += n;
+  }
+  if (o == 0)
+    out[o++] = absolute ? '/' : '.';
+  out[o] = '\0';
+  /* Components were written with a leading '/': drop it for a relative path. */
+  const char *res = (!absolute && out[0] == '/') ? out + 1 : out;
+  memmove(path, res, strlen(res) + 1);
+  free(out);
+}
+
+void sr_fd_path(char *buf, size_t size, int fd)
+{
+  snprintf(buf, size, "/proc/self/fd/%d", fd);
+}
+
+int sr_open_in_root(int rootfd, const char *path, int flags, int *out, sr_error_t *err)
+{
+  int fd = sr_openat2(rootfd, path, flags, 0, IN_ROOT);
+  if (fd < 0)
+    return sr_error_sys(err, "open `%s` in the container", path);
+  *out = fd;
+  return 0;
+}
+
+static int check_kind(int fd, enum sr_mkpath_kind kind, const char *path, sr_error_t *err)
+{
+  struct stat st;
+  if (fstat(fd, &st) < 0)
+    return sr_error_sys(err, "stat `%s` in the container", path);
+  if (kind == SR_MKPATH_DIR && !S_ISDIR(st.st_mode))
+    return sr_error_make(err, ENOTDIR, "`%s` in the container", path);
+  if (kind == SR_MKPATH_FILE && S_ISDIR(st.st_mode))
+    return sr_error_make(err, EISDIR, "`%s` in the container", path);
+  return 0;
+}
+
+static int mkpath(int rootfd, char *path, enum sr_mkpath_kind kind, int depth, int *out,
+                  sr_error_t *err)
+{
+  if (depth > 255)
+    return sr_error_make(err, ELOOP, "`%s` in the container", path);
+  int fd = sr_openat2(rootfd, path, O_PATH, 0, IN_ROOT);
+  if (fd >= 0) {
+    if (check_kind(fd, kind, path, err) < 0) {
+      close(fd);
+      return -1;
+    }
+    *out = fd;
+    return 0;
+  }
+  if (errno != ENOENT)
+    return sr_error_sys(err, "resolve `%s` in the container", path);
+
+  char *slash = strrchr(path, '/');
+  char *name;
+  _cleanup_close_ int parent = -1;
+  if (slash == NULL || slash == path) {
+    parent = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+    if (parent < 0)
+      return sr_error_sys(err, "dup");
+    name = slash ? slash + 1 : path;
+  } else {
+    *slash = '\0';
+    int r = mkpath(rootfd, path, SR_MKPATH_DIR, depth + 1, &parent, err);
+    *slash = '/';
+    if (r < 0)
+      return -1;
+    name = slash + 1;
+  }
+  /* Created beneath a verified directory; a racing symlink swap makes these fail (EEXIST, or
+   * ELOOP on the open below), never escape. */
+  int r;
+  if (kind == SR_MKPATH_DIR)
+    r = mkdirat(parent, name, 0755);
+  else {
+    r = openat(parent, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (r >= 0)
+      close(r);
+  }
+  if (r < 0 && errno != EEXIST)
+    return sr_error_sys(err, "create `%s` in the container", path);
+  fd = sr_openat2(parent, name, O_PATH | O_NOFOLLOW, 0, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+  if (fd < 0) {
+    if (errno == ELOOP)
+      return sr_error_make(err, 0, "`%s` in the container is a dangling symlink", path);
+    return sr_error_sys(err, "open `%s` in the container", path);
+  }
+  if (check_kind(fd, kind, path, err) < 0) {
+    close(fd);
+    return -1;
+  }
+  *out = fd;
+  return 0;
+}
+
+int sr_mkpath_in_root(int rootfd, const char *path, enum sr_mkpath_kind kind, int *out,
+                      sr_error_t *err)
+{
+  char buf[PATH_MAX];
+  if (strlen(path) >= sizeof(buf))
+    return sr_error_make(err, ENAMETOOLONG, "`%s`", path);
+  strcpy(buf, path);
+  sr_clean_path(buf);
+  /* Relative to root from here on: "/a/b" -> "a/b"; "/" is the root itself. */
+  char *rel = buf;
+  while (*rel == '/')
+    rel++;
+  if (*rel == '\0') {
+    if (kind != SR_MKPATH_DIR)
+      return sr_error_make(err, EISDIR, "`%s` in the container", path);
+    int fd = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0)
+      return sr_error_sys(err, "dup");
+    *out = fd;
+    return 0;
+  }
+  return mkpath(rootfd, rel, kind, 0, out, err);
+}

@@ -1,0 +1,257 @@
+#include "build.h"
+
+#include "statedir.h"
+
+#include "cleanup.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TMP_PREFIX ".new-"
+
+int sr_validate_id(const char *id, sr_error_t *err)
+{
+  size_t len = id ? strlen(id) : 0;
+  if (len == 0)
+    return sr_error_make(err, 0, "container id cannot be empty");
+  if (len > SR_ID_MAX)
+    return sr_error_make(err, 0, "invalid container id: longer than %d bytes", SR_ID_MAX);
+  if (strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
+    return sr_error_make(err, 0, "invalid container id \"%s\"", id);
+  for (const char *p = id; *p; p++) {
+    char c = *p;
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '+' || c == '-' || c == '.';
+    if (!ok)
+      return sr_error_make(err, 0,
+                           "invalid container id \"%s\": only letters, digits and _ + - . "
+                           "are allowed",
+                           id);
+  }
+  return 0;
+}
+
+int sr_statedir_open_root(const char *root, bool create, int *rootfd, sr_error_t *err)
+{
+  if (create && sr_mkdir_p(root, 0700, err) < 0)
+    return sr_error_wrap(err, "state directory");
+  int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return sr_error_sys(err, "open state directory `%s`", root);
+  *rootfd = fd;
+  return 0;
+}
+
+void sr_container_free(struct sr_container *c)
+{
+  if (c->dirfd >= 0)
+    close(c->dirfd);
+  if (c->rec)
+    sr_state_record_free(c->rec);
+  free(c->id);
+  free(c);
+}
+
+static struct sr_container *container_new(int rootfd, const char *id)
+{
+  struct sr_container *c = calloc(1, sizeof(*c));
+  if (c == NULL)
+    return NULL;
+  c->rootfd = rootfd;
+  c->dirfd = -1;
+  c->id = strdup(id);
+  if (c->id == NULL) {
+    free(c);
+    return NULL;
+  }
+  return c;
+}
+
+static int write_record(int dirfd, const struct sr_state_record *rec, sr_error_t *err)
+{
+  _cleanup_free_ char *buf = NULL;
+  size_t len;
+  if (sr_state_record_serialize(rec, &buf, &len, err) < 0)
+    return -1;
+  return sr_write_file_atomic(dirfd, "state.json", buf, len, 0600, err);
+}
+
+static int remove_dir_contents(int dirfd)
+{
+  int fd = dup(dirfd);
+  if (fd < 0)
+    return -1;
+  lseek(fd, 0, SEEK_SET);
+  _cleanup_dir_ DIR *d = fdopendir(fd);
+  if (d == NULL) {
+    close(fd);
+    return -1;
+  }
+  struct dirent *de;
+  int ret = 0;
+  while ((de = readdir(d)) != NULL) {
+    if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+      continue;
+    if (unlinkat(dirfd, de->d_name, 0) < 0 && errno != ENOENT) {
+      if (errno == EISDIR && unlinkat(dirfd, de->d_name, AT_REMOVEDIR) == 0)
+        continue;
+      ret = -1;
+    }
+  }
+  return ret;
+}
+
+int sr_container_begin(int rootfd, const char *id, struct sr_state_record *rec, const char *config,
+                       size_t config_len, struct sr_container **out, sr_error_t *err)
+{
+  char tmp[64];
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  snprintf(tmp, sizeof(tmp), TMP_PREFIX "%d-%lx", getpid(), (unsigned long)ts.tv_nsec);
+  if (mkdirat(rootfd, tmp, 0700) < 0)
+    return sr_error_sys(err, "create state directory");
+  _cleanup_close_ int dirfd = openat(rootfd, tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0 || flock(dirfd, LOCK_EX) < 0) {
+    int saved = errno;
+    unlinkat(rootfd, tmp, AT_REMOVEDIR);
+    return sr_error_make(err, saved, "lock state directory");
+  }
+  if (write_record(dirfd, rec, err) < 0 ||
+      (config && sr_write_file_atomic(dirfd, "config.json", config, config_len, 0600, err) < 0))
+    goto fail;
+  if (renameat2(rootfd, tmp, rootfd, id, RENAME_NOREPLACE) < 0) {
+    if (errno == EEXIST)
+      sr_error_make(err, 0, "container with id \"%s\" already exists", id);
+    else
+      sr_error_sys(err, "publish state directory of \"%s\"", id);
+    goto fail;
+  }
+  struct sr_container *c = container_new(rootfd, id);
+  if (c == NULL) {
+    /* Published but unusable: undo, so that the id is free again. */
+    remove_dir_contents(dirfd);
+    unlinkat(rootfd, id, AT_REMOVEDIR);
+    return sr_error_make(err, ENOMEM, "create container");
+  }
+  c->dirfd = steal_fd(dirfd);
+  *out = c;
+  return 0;
+fail:
+  remove_dir_contents(dirfd);
+  unlinkat(rootfd, tmp, AT_REMOVEDIR);
+  return -1;
+}
+
+int sr_container_load(int rootfd, const char *id, bool lock, struct sr_container **out,
+                      sr_error_t *err)
+{
+  if (sr_validate_id(id, err) < 0)
+    return -1;
+  _cleanup_container_ struct sr_container *c = container_new(rootfd, id);
+  if (c == NULL)
+    return sr_error_make(err, ENOMEM, "load container");
+  c->dirfd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (c->dirfd < 0) {
+    if (errno == ENOENT)
+      return sr_error_make(err, ENOENT, "container \"%s\" does not exist", id);
+    return sr_error_sys(err, "open state of container \"%s\"", id);
+  }
+  if (lock) {
+    while (flock(c->dirfd, LOCK_EX) < 0)
+      if (errno != EINTR)
+        return sr_error_sys(err, "lock container \"%s\"", id);
+    /* It was deleted while we waited for the lock. */
+    struct stat st;
+    if (fstat(c->dirfd, &st) < 0 || st.st_nlink == 0)
+      return sr_error_make(err, ENOENT, "container \"%s\" does not exist", id);
+  }
+  _cleanup_free_ char *buf = NULL;
+  size_t len;
+  if (sr_read_file_at(c->dirfd, "state.json", 1 << 20, &buf, &len, err) < 0 ||
+      sr_state_record_parse(buf, len, &c->rec, err) < 0)
+    return sr_error_wrap(err, "container \"%s\"", id);
+  *out = steal_ptr(c);
+  return 0;
+}
+
+int sr_container_save(struct sr_container *c, sr_error_t *err)
+{
+  if (write_record(c->dirfd, c->rec, err) < 0)
+    return sr_error_wrap(err, "save state of container \"%s\"", c->id);
+  return 0;
+}
+
+int sr_container_remove_dir(struct sr_container *c, sr_error_t *err)
+{
+  if (remove_dir_contents(c->dirfd) < 0)
+    return sr_error_sys(err, "remove state of container \"%s\"", c->id);
+  if (unlinkat(c->rootfd, c->id, AT_REMOVEDIR) < 0 && errno != ENOENT)
+    return sr_error_sys(err, "remove state directory of container \"%s\"", c->id);
+  return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A temporary directory whose creator died before publishing it holds nothing else (the
+ * cgroup and processes come after publishing), so it can go once its lock is free. */
+static void reap_stale_tmp(int rootfd, const char *name)
+{
+  _cleanup_close_ int fd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
+    return;
+  remove_dir_contents(fd);
+  unlinkat(rootfd, name, AT_REMOVEDIR);
+}
+
+int sr_statedir_list(int rootfd, char ***ids, size_t *n, sr_error_t *err)
+{
+  int fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return sr_error_sys(err, "open state directory");
+  _cleanup_dir_ DIR *d = fdopendir(fd);
+  if (d == NULL) {
+    close(fd);
+    return sr_error_sys(err, "read state directory");
+  }
+  size_t cap = 16, len = 0;
+  _cleanup_strv_ char **v = calloc(cap + 1, sizeof(char *));
+  if (v == NULL)
+    return sr_error_make(err, ENOMEM, "list containers");
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (de->d_name[0] == '.') {
+      if (strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) == 0)
+        reap_stale_tmp(rootfd, de->d_name);
+      continue;
+    }
+    if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+      continue;
+    if (len == cap) {
+      char **nv = realloc(v, (cap * 2 + 1) * sizeof(char *));
+      if (nv == NULL)
+        return sr_error_make(err, ENOMEM, "list containers");
+      v = nv;
+      cap *= 2;
+    }
+    v[len] = strdup(de->d_name);
+    if (v[len] == NULL)
+      return sr_error_make(err, ENOMEM, "list containers");
+    v[++len] = NULL;
+  }
+  qsort(v, len, sizeof(char *), cmp_str);
+  *ids = steal_ptr(v);
+  *n = len;
+  return 0;
+}

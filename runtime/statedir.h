@@ -1,0 +1,60 @@
+/* The state directory (`--root`, default /run/seerun): one directory per container holding
+ * state.json (the versioned record), config.json (the config it was created from) and
+ * exec.fifo (present from create until start).
+ *
+ * A container directory appears atomically: it is made under a temporary name, locked and given
+ * its first record, then renamed into place with RENAME_NOREPLACE, which is also what makes two
+ * creates of one id exclusive.  Commands that change a container hold an exclusive flock on its
+ * directory; readers (state, list) need none because every file is replaced atomically. */
+#ifndef SEERUN_STATEDIR_H
+#define SEERUN_STATEDIR_H
+
+#include <stdbool.h>
+
+#include "error.h"
+#include "state.h"
+
+#define SR_DEFAULT_ROOT "/run/seerun"
+#define SR_ID_MAX 1024
+
+struct sr_container {
+  char *id;
+  int rootfd; /* not owned */
+  int dirfd;  /* holds the lock when locked */
+  struct sr_state_record *rec;
+};
+
+/* Ids: [A-Za-z0-9_.+-], not "." or "..", at most SR_ID_MAX bytes (what runc accepts). */
+int sr_validate_id(const char *id, sr_error_t *err);
+
+/* Opens (and with create, makes, mode 0700) the state root. */
+int sr_statedir_open_root(const char *root, bool create, int *rootfd, sr_error_t *err);
+
+/* Publishes a new container directory holding rec as state.json and the config text as
+ * config.json, locked.  Fails with "already exists" when the id is taken. */
+int sr_container_begin(int rootfd, const char *id, struct sr_state_record *rec, const char *config,
+                       size_t config_len, struct sr_container **out, sr_error_t *err);
+
+/* Loads a container; with lock, waits for the exclusive lock first.  A missing id is an error
+ * with status ENOENT and runc's words "container ID does not exist". */
+int sr_container_load(int rootfd, const char *id, bool lock, struct sr_container **out,
+                      sr_error_t *err);
+
+int sr_container_save(struct sr_container *c, sr_error_t *err);
+
+/* Removes the directory and what is in it (the caller has stopped everything else). */
+int sr_container_remove_dir(struct sr_container *c, sr_error_t *err);
+
+void sr_container_free(struct sr_container *c);
+static inline void sr_container_freep(struct sr_container **c)
+{
+  if (*c)
+    sr_container_free(*c);
+}
+#define _cleanup_container_ __attribute__((cleanup(sr_container_freep)))
+
+/* Names of the container directories, sorted; also removes temporary directories left by a
+ * create that was killed before publishing. */
+int sr_statedir_list(int rootfd, char ***ids, size_t *n, sr_error_t *err);
+
+#endif

@@ -1,0 +1,90 @@
+#include "build.h"
+
+#include "sync.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static const char *type_names[] = {
+    [SYNC_GO] = "go",
+    [SYNC_USERNS_READY] = "user namespace ready",
+    [SYNC_USERNS_DONE] = "user namespace mapped",
+    [SYNC_INIT_PID] = "init pid",
+    [SYNC_INIT_INFO] = "init info",
+    [SYNC_HOOKS] = "run hooks",
+    [SYNC_HOOKS_DONE] = "hooks done",
+    [SYNC_READY] = "ready",
+    [SYNC_ERROR] = "error",
+};
+
+int sr_sync_pair(int fds[2], sr_error_t *err)
+{
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) < 0)
+    return sr_error_sys(err, "socketpair");
+  return 0;
+}
+
+static int send_msg(int fd, const struct sr_sync_msg *m, size_t len)
+{
+  for (;;) {
+    ssize_t w = send(fd, m, len, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR)
+      continue;
+    return w == (ssize_t)len ? 0 : -1;
+  }
+}
+
+int sr_sync_send(int fd, enum sr_sync_type type, int32_t value, sr_error_t *err)
+{
+  struct sr_sync_msg m = {.type = type, .value = value};
+  if (send_msg(fd, &m, offsetof(struct sr_sync_msg, text) + 1) < 0)
+    return sr_error_sys(err, "sync: send \"%s\"", type_names[type]);
+  return 0;
+}
+
+void sr_sync_send_error(int fd, sr_error_t e)
+{
+  struct sr_sync_msg m = {.type = SYNC_ERROR, .value = e ? e->status : 0};
+  const char *msg = (e && e->msg) ? e->msg : "unknown error";
+  size_t l = strlen(msg);
+  if (l >= sizeof(m.text))
+    l = sizeof(m.text) - 1;
+  memcpy(m.text, msg, l);
+  m.text[l] = '\0';
+  send_msg(fd, &m, offsetof(struct sr_sync_msg, text) + l + 1);
+}
+
+int sr_sync_recv(int fd, struct sr_sync_msg *m, sr_error_t *err)
+{
+  ssize_t r;
+  do
+    r = recv(fd, m, sizeof(*m), 0);
+  while (r < 0 && errno == EINTR);
+  if (r < 0)
+    return sr_error_sys(err, "sync: receive");
+  if (r == 0)
+    return sr_error_make(err, 0, "the container process exited during setup");
+  if ((size_t)r < offsetof(struct sr_sync_msg, text) + 1 || m->type < SYNC_GO ||
+      m->type > SYNC_ERROR)
+    return sr_error_make(err, 0, "sync: malformed message");
+  m->text[sizeof(m->text) - 1] = '\0';
+  if (m->type == SYNC_ERROR)
+    return sr_error_make(err, m->value, "%s", m->text);
+  return 0;
+}
+
+int sr_sync_expect(int fd, enum sr_sync_type type, int32_t *value, sr_error_t *err)
+{
+  struct sr_sync_msg m;
+  if (sr_sync_recv(fd, &m, err) < 0)
+    return -1;
+  if (m.type != type)
+    return sr_error_make(err, 0, "sync: expected \"%s\", got \"%s\"", type_names[type],
+                         type_names[m.type]);
+  if (value)
+    *value = m.value;
+  return 0;
+}

@@ -1,0 +1,39 @@
+/* The channel between the create process and the container's processes: one SOCK_SEQPACKET
+ * socketpair, small typed messages.  A child reports a failure as SYNC_ERROR carrying its
+ * error, so the parent prints the real cause ("mount `proc` on `/proc`: ..."). */
+#ifndef SEERUN_SYNC_H
+#define SEERUN_SYNC_H
+
+#include <stdint.h>
+
+#include "error.h"
+
+enum sr_sync_type {
+  SYNC_GO = 1,       /* parent -> first child: placed in the cgroup (and mapped), go on */
+  SYNC_USERNS_READY, /* intermediate -> parent: unshared the user namespace, write my maps */
+  SYNC_USERNS_DONE,  /* parent -> intermediate */
+  SYNC_INIT_PID,     /* intermediate -> parent: value = host pid of the init */
+  SYNC_INIT_INFO,    /* parent -> init: value = the init's host pid */
+  SYNC_HOOKS,        /* init -> parent: mounts done, run prestart and createRuntime hooks */
+  SYNC_HOOKS_DONE,   /* parent -> init */
+  SYNC_READY,        /* init -> parent: set up, waiting for start */
+  SYNC_ERROR,        /* either way: value = errno, text = message */
+};
+
+struct sr_sync_msg {
+  uint32_t type;
+  int32_t value;
+  char text[4000];
+};
+
+int sr_sync_pair(int fds[2], sr_error_t *err);
+int sr_sync_send(int fd, enum sr_sync_type type, int32_t value, sr_error_t *err);
+/* Sends err (or a generic text) as SYNC_ERROR; best effort, for the child's last word. */
+void sr_sync_send_error(int fd, sr_error_t e);
+/* Receives the next message; SYNC_ERROR becomes an error carrying the peer's message.  The peer
+ * exiting is the error "`what` exited before ..." (EOF). */
+int sr_sync_recv(int fd, struct sr_sync_msg *m, sr_error_t *err);
+/* Receives one message, which must be of the given type. */
+int sr_sync_expect(int fd, enum sr_sync_type type, int32_t *value, sr_error_t *err);
+
+#endif

@@ -1,0 +1,194 @@
+#include "build.h"
+
+#include "terminal.h"
+
+#include "cleanup.h"
+#include "mountapi.h"
+#include "paths.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/statfs.h>
+#include <termios.h>
+#include <unistd.h>
+
+static int send_master(int sock, int master, const char *name, sr_error_t *err)
+{
+  char control[CMSG_SPACE(sizeof(int))];
+  memset(control, 0, sizeof(control));
+  struct iovec iov = {.iov_base = (void *)name, .iov_len = strlen(name)};
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
+                       .msg_controllen = sizeof(control)};
+  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(c), &master, sizeof(int));
+  ssize_t r;
+  do
+    r = sendmsg(sock, &msg, MSG_NOSIGNAL);
+  while (r < 0 && errno == EINTR);
+  if (r < 0)
+    return sr_error_sys(err, "--console-socket: send the pty master");
+  return 0;
+}
+
+int sr_terminal_setup_init(int console_fd, const struct sr_process *p, sr_error_t *err)
+{
+  _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0)
+    return sr_error_sys(err, "terminal: open /");
+  _cleanup_close_ int master = sr_openat2(root, "/dev/ptmx", O_RDWR | O_NOCTTY, 0,
+                                          RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+  if (master < 0)
+    return sr_error_sys(err, "terminal: open /dev/ptmx in the container");
+  /* The pty must come from the container's own devpts, not a node the image planted. */
+  struct statfs sfs;
+  if (fstatfs(master, &sfs) < 0 || sfs.f_type != DEVPTS_SUPER_MAGIC)
+    return sr_error_make(err, 0, "terminal: /dev/ptmx in the container is not a devpts ptmx "
+                                 "(is /dev/pts mounted?)");
+  if (unlockpt(master) < 0)
+    return sr_error_sys(err, "terminal: unlockpt");
+  /* The slave from the master itself: no path lookup that could be raced. */
+  _cleanup_close_ int slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (slave < 0)
+    return sr_error_sys(err, "terminal: TIOCGPTPEER");
+  char name[64] = "/dev/ptmx";
+  ptsname_r(master, name, sizeof(name));
+  if (p->has_console_size) {
+    struct winsize ws = {.ws_row = (unsigned short)p->console_height,
+                         .ws_col = (unsigned short)p->console_width};
+    if (ioctl(slave, TIOCSWINSZ, &ws) < 0)
+      return sr_error_sys(err, "terminal: set console size");
+  }
+  if (send_master(console_fd, master, name, err) < 0)
+    return -1;
+  if (ioctl(slave, TIOCSCTTY, 0) < 0)
+    return sr_error_sys(err, "terminal: make it the controlling terminal");
+  for (int i = 0; i < 3; i++)
+    if (dup3(slave, i, 0) < 0)
+      return sr_error_sys(err, "terminal: dup to fd %d", i);
+  /* /dev/console is the pty, bound from the descriptor we hold. */
+  _cleanup_close_ int target = -1;
+  if (sr_mkpath_in_root(root, "/dev/console", SR_MKPATH_FILE, &target, err) < 0)
+    return sr_error_wrap(err, "terminal: /dev/console");
+  _cleanup_close_ int tree = sr_open_tree(slave, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+                                                         AT_EMPTY_PATH);
+  if (tree < 0 || sr_attach_mount(tree, target) < 0)
+    return sr_error_sys(err, "terminal: bind the pty on /dev/console");
+  return 0;
+}
+
+int sr_terminal_recv_master(int sock, int *master, sr_error_t *err)
+{
+  char name[256];
+  char control[CMSG_SPACE(sizeof(int))];
+  struct iovec iov = {.iov_base = name, .iov_len = sizeof(name)};
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
+                       .msg_controllen = sizeof(control)};
+  ssize_t r;
+  do
+    r = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+  while (r < 0 && errno == EINTR);
+  if (r < 0)
+    return sr_error_sys(err, "terminal: receive the pty master");
+  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  if (c == NULL || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
+    return sr_error_make(err, 0, "terminal: no pty master received");
+  memcpy(master, CMSG_DATA(c), sizeof(int));
+  return 0;
+}
+
+static void copy_winsize(int from, int to)
+{
+  struct winsize ws;
+  if (ioctl(from, TIOCGWINSZ, &ws) == 0)
+    ioctl(to, TIOCSWINSZ, &ws);
+}
+
+/* Moves what is readable from one descriptor to another; false at end of input. */
+static bool pump(int from, int to)
+{
+  char buf[8192];
+  ssize_t n = read(from, buf, sizeof(buf));
+  if (n < 0 && (errno == EINTR || errno == EAGAIN))
+    return true;
+  if (n <= 0)
+    return false;
+  return sr_write_all(to, buf, (size_t)n) == 0;
+}
+
+int sr_foreground_wait(int master, int pidfd, pid_t pid, sr_error_t *err)
+{
+  struct termios saved;
+  bool raw = master >= 0 && isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
+  if (raw) {
+    struct termios t = saved;
+    cfmakeraw(&t);
+    tcsetattr(STDIN_FILENO, TCSANOW, &t);
+    copy_winsize(STDIN_FILENO, master);
+  }
+  /* Every signal we could receive goes to the container process instead. */
+  sigset_t all, old;
+  sigfillset(&all);
+  sigdelset(&all, SIGCHLD);
+  sigdelset(&all, SIGSEGV);
+  sigdelset(&all, SIGBUS);
+  sigdelset(&all, SIGFPE);
+  sigdelset(&all, SIGILL);
+  sigprocmask(SIG_BLOCK, &all, &old);
+  _cleanup_close_ int sfd = signalfd(-1, &all, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd < 0) {
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return sr_error_sys(err, "signalfd");
+  }
+  bool in_open = master >= 0;
+  for (;;) {
+    struct pollfd p[4] = {{pidfd, POLLIN, 0}, {sfd, POLLIN, 0}, {master, POLLIN, 0},
+                          {in_open ? STDIN_FILENO : -1, POLLIN, 0}};
+    if (poll(p, 4, -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      break;
+    }
+    if (p[1].revents & POLLIN) {
+      struct signalfd_siginfo si;
+      while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+        if (si.ssi_signo == SIGWINCH && master >= 0)
+          copy_winsize(STDIN_FILENO, master);
+        else if (si.ssi_signo != SIGURG)
+          sr_pidfd_send_signal(pidfd, (int)si.ssi_signo);
+      }
+    }
+    if (master >= 0 && (p[2].revents & (POLLIN | POLLHUP | POLLERR)))
+      pump(master, STDOUT_FILENO);
+    if (in_open && (p[3].revents & (POLLIN | POLLHUP)))
+      in_open = pump(STDIN_FILENO, master);
+    if (p[0].revents & POLLIN) {
+      if (master >= 0) {
+        /* What the process wrote just before it exited. */
+        fcntl(master, F_SETFL, O_NONBLOCK);
+        char buf[8192];
+        ssize_t n;
+        while ((n = read(master, buf, sizeof(buf))) > 0)
+          sr_write_all(STDOUT_FILENO, buf, (size_t)n);
+      }
+      break;
+    }
+  }
+  if (raw)
+    tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  (void)pid;
+  return 0;
+}

@@ -1,0 +1,24 @@
+/* Terminals: the init allocates a pty from the container's own devpts and hands the master to
+ * the engine over --console-socket (one message: the pty name as data, the master fd as
+ * SCM_RIGHTS, no reply: what conmon and containerd implement).  `run` in the foreground keeps
+ * the master itself and relays the caller's terminal. */
+#ifndef SEERUN_TERMINAL_H
+#define SEERUN_TERMINAL_H
+
+#include <sys/types.h>
+
+#include "config.h"
+#include "error.h"
+
+/* Init, after pivot_root: the pty becomes the controlling terminal, stdio and /dev/console. */
+int sr_terminal_setup_init(int console_fd, const struct sr_process *p, sr_error_t *err);
+
+/* Receives the master sent over a console socket. */
+int sr_terminal_recv_master(int sock, int *master, sr_error_t *err);
+
+/* `run` in the foreground, until pidfd reports the container process's exit: signals sent to
+ * the runtime are forwarded to pid; with a master (terminal), stdin/stdout and the window size
+ * are relayed between the caller's terminal (in raw mode meanwhile) and the pty. */
+int sr_foreground_wait(int master, int pidfd, pid_t pid, sr_error_t *err);
+
+#endif
