@@ -1,0 +1,192 @@
+"""Fixtures shared by the integration tests.
+
+Every test reaches seerun through the `seerun` fixture, which sets the global flags (its own
+--root, and later the policy), so the same tests can run under different profiles.  Each test
+gets its own state directory and bundle; after it, everything it made is force-deleted and the
+host is checked for leaks (state entries, cgroups, mounts, processes): a leak fails the test.
+"""
+import ctypes
+import json
+import os
+import subprocess
+import tempfile
+import uuid
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+SEERUN = os.environ.get("SEERUN_BINARY", os.path.join(TOP, "build", "seerun"))
+CGROUP_ROOT = "/sys/fs/cgroup"
+
+
+def pytest_configure(config):
+    # Like an engine's shim, the test run is the subreaper of the containers it starts, so
+    # their processes are reaped here rather than left as zombies of the host's init.
+    libc = ctypes.CDLL(None, use_errno=True)
+    PR_SET_CHILD_SUBREAPER = 36
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    if os.geteuid() != 0:
+        raise pytest.UsageError("the integration tests run as root")
+    if not os.access(SEERUN, os.X_OK):
+        raise pytest.UsageError(f"no seerun binary at {SEERUN} (set SEERUN_BINARY)")
+
+
+@pytest.fixture(scope="session")
+def busybox_rootfs(tmp_path_factory):
+    """A minimal root filesystem from busybox-static, shared by the tests (read-only to them)."""
+    root = tmp_path_factory.mktemp("rootfs") / "rootfs"
+    subprocess.run([os.path.join(TOP, "contrib", "make-busybox-rootfs.sh"), str(root)],
+                   check=True, capture_output=True)
+    (root / "home" / "user").mkdir(parents=True)
+    return root
+
+
+class Seerun:
+    """The seerun command line with this test's global flags."""
+
+    def __init__(self, state_dir, prefix):
+        self.root = str(state_dir)
+        self.prefix = prefix
+        self.global_args = ["--root", self.root]
+        self.created = set()
+
+    def id(self, name="c"):
+        cid = f"{self.prefix}-{name}"
+        self.created.add(cid)
+        return cid
+
+    def cmd(self, *args, check=False, timeout=60, **kw):
+        """Runs seerun; stdout and stderr are collected through files, not pipes, because a
+        created or detached container keeps the runtime's stdio open."""
+        with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+            kw.setdefault("stdin", subprocess.DEVNULL)
+            p = subprocess.run([SEERUN, *self.global_args, *args], timeout=timeout,
+                               stdout=out, stderr=err, text=True, **kw)
+            out.seek(0)
+            err.seek(0)
+            r = subprocess.CompletedProcess(p.args, p.returncode, out.read(), err.read())
+        if check and r.returncode != 0:
+            raise AssertionError(f"seerun {' '.join(args)} failed ({r.returncode}): "
+                                 f"{r.stderr}{r.stdout}")
+        return r
+
+    def state(self, cid):
+        r = self.cmd("state", cid, check=True)
+        return json.loads(r.stdout)
+
+    def list_ids(self):
+        r = self.cmd("list", "--quiet", check=True)
+        return r.stdout.split()
+
+    def cleanup(self):
+        for cid in sorted(self.created):
+            self.cmd("delete", "--force", cid)
+        if os.path.isdir(self.root):
+            for cid in os.listdir(self.root):
+                if not cid.startswith("."):
+                    self.cmd("delete", "--force", cid)
+
+
+class Bundle:
+    """An OCI bundle: config.json (runc's default from `seerun spec`, made non-interactive)
+    over the shared busybox root filesystem."""
+
+    def __init__(self, path, rootfs, seerun):
+        self.path = path
+        seerun.cmd("spec", "--bundle", str(path), check=True)
+        with open(path / "config.json") as f:
+            self.config = json.load(f)
+        self.config["root"]["path"] = str(rootfs)
+        self.config["process"]["terminal"] = False
+        self.config["process"]["args"] = ["true"]
+
+    @property
+    def process(self):
+        return self.config["process"]
+
+    @property
+    def linux(self):
+        return self.config["linux"]
+
+    def args(self, *argv):
+        self.config["process"]["args"] = list(argv)
+        return self
+
+    def shell(self, script):
+        return self.args("sh", "-c", script)
+
+    def write(self):
+        with open(self.path / "config.json", "w") as f:
+            json.dump(self.config, f, indent=2)
+        return str(self.path)
+
+
+@pytest.fixture
+def seerun(tmp_path):
+    prefix = "srt" + uuid.uuid4().hex[:8]
+    s = Seerun(tmp_path / "state", prefix)
+    yield s
+    s.cleanup()
+    check_no_leaks(s, tmp_path)
+
+
+@pytest.fixture
+def bundle(tmp_path, busybox_rootfs, seerun):
+    path = tmp_path / "bundle"
+    path.mkdir()
+    return Bundle(path, busybox_rootfs, seerun)
+
+
+def cgroup_leaks(prefix):
+    found = []
+    for base, dirs, _ in os.walk(CGROUP_ROOT):
+        for d in dirs:
+            if d.startswith(prefix):
+                found.append(os.path.join(base, d))
+        # Containers' cgroups sit near the top; do not crawl the whole tree.
+        if base.count("/") > 5:
+            dirs[:] = []
+    return found
+
+
+def mount_leaks(tmp_path):
+    with open("/proc/self/mountinfo") as f:
+        return [line for line in f if str(tmp_path) in line]
+
+
+def process_leaks(prefix):
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cgroup") as f:
+                if prefix in f.read():
+                    found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
+def reap_children():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def check_no_leaks(seerun, tmp_path):
+    reap_children()
+    leaks = []
+    if os.path.isdir(seerun.root):
+        left = [e for e in os.listdir(seerun.root)]
+        if left:
+            leaks.append(f"state entries: {left}")
+    leaks += [f"cgroup: {c}" for c in cgroup_leaks(seerun.prefix)]
+    leaks += [f"mount: {m.strip()}" for m in mount_leaks(tmp_path)]
+    leaks += [f"process: {p}" for p in process_leaks(seerun.prefix)]
+    assert not leaks, "leaked after the test:\n" + "\n".join(leaks)
