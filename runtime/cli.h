@@ -21,6 +21,7 @@ int sr_cmd_start(const struct sr_global *g, int argc, char **argv);
 int sr_cmd_run(const struct sr_global *g, int argc, char **argv);
 int sr_cmd_state(const struct sr_global *g, int argc, char **argv);
 int sr_cmd_kill(const struct sr_global *g, int argc, char **argv);
+int sr_cmd_exec(const struct sr_global *g, int argc, char **argv);
 int sr_cmd_delete(const struct sr_global *g, int argc, char **argv);
 int sr_cmd_list(const struct sr_global *g, int argc, char **argv);
 int sr_cmd_spec(const struct sr_global *g, int argc, char **argv);

@@ -11,7 +11,7 @@
 #include "lsm.h"
 #include "paths.h"
 #include "process_attrs.h"
-#include "seccomp_filter.h"
+#include "process_exec.h"
 #include "sync.h"
 #include "terminal.h"
 #include "util.h"
@@ -31,8 +31,6 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 /* The child's last word: the error goes to the parent, then the child exits. */
 __attribute__((noreturn)) static void child_fail(int sync_fd, sr_error_t *err)
@@ -123,60 +121,6 @@ static int open_proc_handle(int *out, sr_error_t *err)
   return 0;
 }
 
-static const char *env_lookup(char **env, size_t n, const char *name)
-{
-  size_t l = strlen(name);
-  for (size_t i = 0; i < n; i++)
-    if (strncmp(env[i], name, l) == 0 && env[i][l] == '=')
-      return env[i] + l + 1;
-  return NULL;
-}
-
-static int check_executable(const char *path, const char *arg0, sr_error_t *err)
-{
-  struct stat st;
-  if (stat(path, &st) < 0)
-    return sr_error_sys(err, "exec: \"%s\": stat %s", arg0, path);
-  if (S_ISDIR(st.st_mode))
-    return sr_error_make(err, EACCES, "exec: \"%s\": is a directory", arg0);
-  if (faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) < 0)
-    return sr_error_sys(err, "exec: \"%s\"", arg0);
-  return 0;
-}
-
-/* Finds the executable now, inside the container, so that a missing one fails create (the
- * wording is runc's: engines map it to exit codes 126 and 127). */
-static int find_executable(const struct sr_process *p, char **out, sr_error_t *err)
-{
-  const char *arg0 = p->args[0];
-  if (strchr(arg0, '/')) {
-    if (check_executable(arg0, arg0, err) < 0)
-      return -1;
-    *out = strdup(arg0);
-    return *out ? 0 : sr_error_make(err, ENOMEM, "exec");
-  }
-  const char *path = env_lookup(p->env, p->n_env, "PATH");
-  if (path == NULL)
-    path = DEFAULT_PATH;
-  _cleanup_free_ char *copy = strdup(path);
-  if (copy == NULL)
-    return sr_error_make(err, ENOMEM, "exec");
-  char *save = NULL;
-  for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-    char *candidate = NULL;
-    if (asprintf(&candidate, "%s/%s", dir[0] ? dir : ".", arg0) < 0)
-      return sr_error_make(err, ENOMEM, "exec");
-    struct stat st;
-    if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) &&
-        faccessat(AT_FDCWD, candidate, X_OK, AT_EACCESS) == 0) {
-      *out = candidate;
-      return 0;
-    }
-    free(candidate);
-  }
-  return sr_error_make(err, 0, "exec: \"%s\": executable file not found in $PATH", arg0);
-}
-
 /* Writes linux.sysctl through the trusted procfs handle; "a.b.c" is sys/a/b/c. */
 static int apply_sysctls(const struct sr_linux *l, int proc_fd, sr_error_t *err)
 {
@@ -236,19 +180,9 @@ static int become_userns_root(const struct sr_config *c, sr_error_t *err)
   return 0;
 }
 
-static void reset_signals(void)
-{
-  sigset_t none;
-  sigemptyset(&none);
-  for (int s = 1; s < NSIG; s++)
-    if (s != SIGKILL && s != SIGSTOP)
-      signal(s, SIG_DFL);
-  sigprocmask(SIG_SETMASK, &none, NULL);
-}
-
 /* Everything up to "ready": runs with the sync channel open, errors go to the parent. */
 static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *proc_fd,
-                      char **exec_path, sr_error_t *err)
+                      char **exec_path, struct stat *runtime_exe, sr_error_t *err)
 {
   const struct sr_config *c = ctx->config;
   int fd = ctx->sync[1];
@@ -278,7 +212,7 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
         errno != EPERM && errno != EACCES)
       return sr_error_sys(err, "join a new session keyring");
   }
-  if (open_proc_handle(proc_fd, err) < 0)
+  if (open_proc_handle(proc_fd, err) < 0 || sr_runtime_exe_identity(runtime_exe, err) < 0)
     return -1;
   if (sr_rootfs_attach(ctx->rootfs, &root_fd, err) < 0)
     return -1;
@@ -316,30 +250,11 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
           0 ||
       sr_lsm_prepare_exec(p, *proc_fd, &ignored, err) < 0)
     return -1;
-  if (enter_cwd(p->cwd, err) < 0 || find_executable(p, exec_path, err) < 0)
+  if (enter_cwd(p->cwd, err) < 0 || sr_find_executable(p, exec_path, err) < 0)
     return -1;
   /* From here on the container outlives the runtime process. */
   if (prctl(PR_SET_PDEATHSIG, 0) < 0)
     return sr_error_sys(err, "prctl PR_SET_PDEATHSIG");
-  return 0;
-}
-
-static int install_seccomp(struct sr_create_ctx *ctx, sr_error_t *err)
-{
-  const struct sr_seccomp *sc = ctx->config->linux_.seccomp;
-  if (sc == NULL)
-    return 0;
-  _cleanup_close_ int notify = -1;
-  if (sr_seccomp_install(sc, &notify, err) < 0)
-    return -1;
-  if (notify < 0)
-    return 0;
-  _cleanup_free_ char *state = NULL;
-  if (sr_create_notify_state_json(ctx, &state, err) < 0 ||
-      sr_seccomp_send_notify_fd(ctx->notify_fd, notify, state, err) < 0)
-    return -1;
-  close(ctx->notify_fd);
-  ctx->notify_fd = -1;
   return 0;
 }
 
@@ -360,11 +275,13 @@ __attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool afte
   int fd = ctx->sync[1];
   int proc_fd = -1;
   char *exec_path = NULL;
+  struct sr_exec_target target = {.notify_sock = -1};
   if (!after_intermediate) {
     close(ctx->sync[0]);
     close_parent_fds(ctx);
   }
-  if (die_with_parent(fd, &err) < 0 || init_setup(ctx, after_intermediate, &proc_fd, &exec_path, &err) < 0)
+  if (die_with_parent(fd, &err) < 0 ||
+      init_setup(ctx, after_intermediate, &proc_fd, &exec_path, &target.runtime_exe, &err) < 0)
     child_fail(fd, &err);
   if (sr_sync_send(fd, SYNC_READY, 0, &err) < 0)
     _exit(1);
@@ -380,28 +297,26 @@ __attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool afte
   if (fifo < 0)
     _exit(1);
   close(ctx->fifo_fd);
+  close(proc_fd);
   if (sr_write_all(fifo, "0", 1) < 0)
     _exit(1);
 
   const struct sr_config *c = ctx->config;
-  const struct sr_process *p = c->process;
   if (c->hooks.n[SR_HOOK_START_CONTAINER]) {
     _cleanup_free_ char *state = NULL;
     if (sr_create_state_json(ctx, "created", ctx->host_pid, &state, &err) < 0 ||
         sr_hooks_run(&c->hooks, SR_HOOK_START_CONTAINER, state, &err) < 0)
       start_fail(fifo, &err);
   }
-  reset_signals();
-  close(proc_fd);
-  /* Without no_new_privileges, loading a filter needs CAP_SYS_ADMIN: load it while we still
-   * have it.  With it, the filter goes in last, after the identity change. */
-  if (!p->no_new_privileges && install_seccomp(ctx, &err) < 0)
+  _cleanup_free_ char *notify_state = NULL;
+  if (ctx->notify_fd >= 0 && sr_create_notify_state_json(ctx, &notify_state, &err) < 0)
     start_fail(fifo, &err);
-  if (sr_identity_apply(&p->user, p->capabilities, &err) < 0)
-    start_fail(fifo, &err);
-  if (p->no_new_privileges && (sr_no_new_privs(&err) < 0 || install_seccomp(ctx, &err) < 0))
-    start_fail(fifo, &err);
-  execve(exec_path, p->args, p->env ? p->env : (char *[]){NULL});
-  sr_error_sys(&err, "exec: \"%s\"", p->args[0]);
+  target.process = c->process;
+  target.seccomp = c->linux_.seccomp;
+  target.notify_sock = ctx->notify_fd;
+  target.notify_state = notify_state;
+  target.exec_path = exec_path;
+  target.preserve_fds = ctx->o->preserve_fds;
+  sr_process_exec(&target, &err);
   start_fail(fifo, &err);
 }

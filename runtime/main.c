@@ -30,6 +30,7 @@ static const struct {
 } commands[] = {
     {"create", sr_cmd_create, "create a container"},
     {"delete", sr_cmd_delete, "delete any resources held by the container"},
+    {"exec", sr_cmd_exec, "execute new process inside the container"},
     {"kill", sr_cmd_kill, "send a signal to the container's init process"},
     {"list", sr_cmd_list, "list containers started by seerun with the given root"},
     {"run", sr_cmd_run, "create and run a container"},

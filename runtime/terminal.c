@@ -45,6 +45,12 @@ static int send_master(int sock, int master, const char *name, sr_error_t *err)
 
 int sr_terminal_setup_init(int console_fd, const struct sr_process *p, sr_error_t *err)
 {
+  return sr_terminal_setup(console_fd, p, true, err);
+}
+
+int sr_terminal_setup(int console_fd, const struct sr_process *p, bool bind_console,
+                      sr_error_t *err)
+{
   _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (root < 0)
     return sr_error_sys(err, "terminal: open /");
@@ -78,6 +84,8 @@ int sr_terminal_setup_init(int console_fd, const struct sr_process *p, sr_error_
   for (int i = 0; i < 3; i++)
     if (dup3(slave, i, 0) < 0)
       return sr_error_sys(err, "terminal: dup to fd %d", i);
+  if (!bind_console)
+    return 0;
   /* /dev/console is the pty, bound from the descriptor we hold. */
   _cleanup_close_ int target = -1;
   if (sr_mkpath_in_root(root, "/dev/console", SR_MKPATH_FILE, &target, err) < 0)

@@ -5,6 +5,7 @@
 #ifndef SEERUN_TERMINAL_H
 #define SEERUN_TERMINAL_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "config.h"
@@ -12,6 +13,10 @@
 
 /* Init, after pivot_root: the pty becomes the controlling terminal, stdio and /dev/console. */
 int sr_terminal_setup_init(int console_fd, const struct sr_process *p, sr_error_t *err);
+/* The same for any process; bind_console: also make the pty the container's /dev/console
+ * (the init only: an exec'd process must not change what the container sees). */
+int sr_terminal_setup(int console_fd, const struct sr_process *p, bool bind_console,
+                      sr_error_t *err);
 
 /* Receives the master sent over a console socket. */
 int sr_terminal_recv_master(int sock, int *master, sr_error_t *err);

@@ -156,14 +156,21 @@ def mount_leaks(tmp_path):
 
 
 def process_leaks(prefix):
+    """Live processes still in a cgroup of this test's containers.  Zombies are dead: when a
+    container's pid namespace dies, its leftover zombies go to the host's init, which on this
+    machine (a VM whose pid 1 is not a full init) does not always reap them."""
     found = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
         try:
             with open(f"/proc/{pid}/cgroup") as f:
-                if prefix in f.read():
-                    found.append(pid)
+                if prefix not in f.read():
+                    continue
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            if state not in ("Z", "X"):
+                found.append(pid)
         except OSError:
             pass
     return found

@@ -1,0 +1,349 @@
+/* seerun exec ID CMD [ARGS...] | --process FILE: a new process in a running container.  In
+ * the foreground, exits with the process's status; seerun's own failures exit with 255, as
+ * runc's do. */
+#include "build.h"
+
+#include "cli_common.h"
+
+#include "cleanup.h"
+#include "exec.h"
+#include "lifecycle.h"
+#include "names.h"
+#include "opts.h"
+#include "terminal.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define USAGE "[command options] <container-id> <command> [command options]  ||  --process FILE <container-id>"
+#define EXEC_FAILED 255
+
+struct exec_args {
+  const char *process_file, *cwd, *user, *process_label, *apparmor;
+  bool tty, no_new_privs;
+  char **env;
+  size_t n_env;
+  char **caps;
+  size_t n_caps;
+  char **gids;
+  size_t n_gids;
+};
+
+static int push(char ***v, size_t *n, const char *s)
+{
+  char **nv = realloc(*v, (*n + 2) * sizeof(char *));
+  if (nv == NULL)
+    return -1;
+  nv[(*n)++] = (char *)s;
+  nv[*n] = NULL;
+  *v = nv;
+  return 0;
+}
+
+/* "uid[:gid]" as runc takes it. */
+static int parse_user(const char *s, struct sr_user *u, sr_error_t *err)
+{
+  unsigned long long uid, gid;
+  const char *colon = strchr(s, ':');
+  char ubuf[32];
+  size_t len = colon ? (size_t)(colon - s) : strlen(s);
+  if (len == 0 || len >= sizeof(ubuf))
+    return sr_error_make(err, 0, "--user: \"%s\" is not uid[:gid]", s);
+  memcpy(ubuf, s, len);
+  ubuf[len] = '\0';
+  if (!sr_parse_uint(ubuf, UINT32_MAX, &uid) ||
+      (colon && !sr_parse_uint(colon + 1, UINT32_MAX, &gid)))
+    return sr_error_make(err, 0, "--user: \"%s\" is not uid[:gid] (numbers)", s);
+  u->uid = (uint32_t)uid;
+  if (colon)
+    u->gid = (uint32_t)gid;
+  return 0;
+}
+
+/* The env of the template with NAME=VALUE entries replaced or added. */
+static int merge_env(struct sr_arena *a, struct sr_process *p, char **add, size_t n_add,
+                     sr_error_t *err)
+{
+  char **env = sr_arena_array(a, p->n_env + n_add + 1, sizeof(char *));
+  if (env == NULL)
+    return sr_error_make(err, ENOMEM, "--env");
+  size_t n = 0;
+  for (size_t i = 0; i < p->n_env; i++)
+    env[n++] = p->env[i];
+  for (size_t j = 0; j < n_add; j++) {
+    const char *eq = strchr(add[j], '=');
+    if (eq == NULL || eq == add[j])
+      return sr_error_make(err, 0, "--env: \"%s\" is not NAME=VALUE", add[j]);
+    size_t klen = (size_t)(eq - add[j]) + 1;
+    size_t i;
+    for (i = 0; i < n; i++)
+      if (strncmp(env[i], add[j], klen) == 0)
+        break;
+    env[i] = add[j];
+    if (i == n)
+      n++;
+  }
+  env[n] = NULL;
+  p->env = env;
+  p->n_env = n;
+  return 0;
+}
+
+/* The process to run: --process FILE, or the container's own process with the command line's
+ * arguments and overrides. */
+static int build_process(const struct exec_args *ea, char **args, int nargs,
+                         struct sr_config *config, struct sr_process **out, sr_error_t *err)
+{
+  struct sr_arena *a = &config->arena;
+  if (ea->process_file) {
+    _cleanup_free_ char *buf = NULL;
+    size_t len;
+    if (sr_read_file_at(AT_FDCWD, ea->process_file, SR_MAX_CONFIG_SIZE, &buf, &len, err) < 0 ||
+        sr_process_parse(buf, len, "--process", a, out, err) < 0)
+      return -1;
+    return 0;
+  }
+  if (nargs == 0)
+    return sr_error_make(err, 0, "exec: a command is required (or --process)");
+  if (config->process == NULL)
+    return sr_error_make(err, 0, "config.json: process: required for exec");
+  struct sr_process *p = sr_arena_alloc(a, sizeof(*p));
+  if (p == NULL)
+    return sr_error_make(err, ENOMEM, "exec");
+  *p = *config->process;
+  p->args = sr_arena_array(a, (size_t)nargs + 1, sizeof(char *));
+  if (p->args == NULL)
+    return sr_error_make(err, ENOMEM, "exec");
+  for (int i = 0; i < nargs; i++)
+    p->args[i] = args[i];
+  p->n_args = (size_t)nargs;
+  p->terminal = ea->tty;
+  p->has_console_size = false;
+  if (ea->cwd)
+    p->cwd = (char *)ea->cwd;
+  if (ea->user && parse_user(ea->user, &p->user, err) < 0)
+    return -1;
+  if (ea->n_gids) {
+    p->user.additional_gids = sr_arena_array(a, ea->n_gids, sizeof(uint32_t));
+    if (p->user.additional_gids == NULL)
+      return sr_error_make(err, ENOMEM, "exec");
+    for (size_t i = 0; i < ea->n_gids; i++) {
+      unsigned long long g;
+      if (!sr_parse_uint(ea->gids[i], UINT32_MAX, &g))
+        return sr_error_make(err, 0, "--additional-gids: \"%s\" is not a gid", ea->gids[i]);
+      p->user.additional_gids[i] = (uint32_t)g;
+    }
+    p->user.n_additional_gids = ea->n_gids;
+  }
+  if (ea->no_new_privs)
+    p->no_new_privileges = true;
+  if (ea->process_label)
+    p->selinux_label = (char *)ea->process_label;
+  if (ea->apparmor)
+    p->apparmor_profile = (char *)ea->apparmor;
+  if (ea->n_caps) {
+    struct sr_capabilities *caps = sr_arena_alloc(a, sizeof(*caps));
+    if (caps == NULL)
+      return sr_error_make(err, ENOMEM, "exec");
+    if (p->capabilities)
+      *caps = *p->capabilities;
+    for (size_t i = 0; i < ea->n_caps; i++) {
+      int64_t cap;
+      if (!sr_name_lookup(SR_NAMES(sr_capability_names), ea->caps[i], &cap))
+        return sr_error_make(err, 0, "--cap: unknown capability \"%s\"", ea->caps[i]);
+      /* Never the inheritable set: that would pass the capability on across execs. */
+      uint64_t bit = UINT64_C(1) << cap;
+      caps->sets[SR_CAP_BOUNDING] |= bit;
+      caps->sets[SR_CAP_EFFECTIVE] |= bit;
+      caps->sets[SR_CAP_PERMITTED] |= bit;
+    }
+    p->capabilities = caps;
+  }
+  if (ea->n_env && merge_env(a, p, ea->env, ea->n_env, err) < 0)
+    return -1;
+  *out = p;
+  return 0;
+}
+
+static int exit_code(int status)
+{
+  if (WIFEXITED(status))
+    return WEXITSTATUS(status);
+  if (WIFSIGNALED(status))
+    return 128 + WTERMSIG(status);
+  return EXEC_FAILED;
+}
+
+/* Everything after the command line: open, build, exec, wait. */
+static int exec_run(const struct sr_global *g, const struct exec_args *ea, struct sr_exec_opts *o,
+                    const char *id, char **args, int nargs)
+{
+  sr_error_t err = NULL;
+  _cleanup_cli_container_ struct sr_container *ct = NULL;
+  _cleanup_config_ struct sr_config *config = NULL;
+  _cleanup_close_ int console_parent = -1;
+  _cleanup_close_ int master = -1;
+  struct sr_process *p = NULL;
+  struct sr_exec_result res = {.pid = 0, .pidfd = -1};
+  if (sr_cli_open_container(g, id, true, &ct, &err) < 0 ||
+      sr_container_load_config(ct, &config, &err) < 0 ||
+      build_process(ea, args, nargs, config, &p, &err) < 0)
+    goto fail;
+  if (p->terminal && o->console_socket == NULL) {
+    if (o->detach) {
+      sr_error_make(&err, 0, "cannot allocate a terminal for a detached exec without "
+                             "--console-socket");
+      goto fail;
+    }
+    int sp[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
+      sr_error_sys(&err, "socketpair");
+      goto fail;
+    }
+    console_parent = sp[0];
+    o->console_fd = sp[1];
+  }
+  int r = sr_container_exec(ct, config, p, o, &res, &err);
+  if (o->console_fd >= 0)
+    close(o->console_fd);
+  if (r < 0)
+    goto fail;
+  /* The process runs: the container is no longer ours to hold. */
+  sr_cli_close_container(ct);
+  ct = NULL;
+  if (o->detach) {
+    close(res.pidfd);
+    return 0;
+  }
+  if (console_parent >= 0 && sr_terminal_recv_master(console_parent, &master, &err) < 0) {
+    close(res.pidfd);
+    goto fail;
+  }
+  sr_foreground_wait(master, res.pidfd, res.pid, &err);
+  sr_error_free(&err);
+  close(res.pidfd);
+  int status = 0;
+  while (waitpid(res.pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  return exit_code(status);
+fail:
+  sr_cli_fail(&err);
+  return EXEC_FAILED;
+}
+
+int sr_cmd_exec(const struct sr_global *g, int argc, char **argv)
+{
+  static const struct option longopts[] = {
+      {"console-socket", required_argument, NULL, 'C'},
+      {"cwd", required_argument, NULL, 'w'},
+      {"env", required_argument, NULL, 'e'},
+      {"tty", no_argument, NULL, 't'},
+      {"user", required_argument, NULL, 'u'},
+      {"additional-gids", required_argument, NULL, 'g'},
+      {"process", required_argument, NULL, 'p'},
+      {"detach", no_argument, NULL, 'd'},
+      {"pid-file", required_argument, NULL, 'P'},
+      {"process-label", required_argument, NULL, 'l'},
+      {"apparmor", required_argument, NULL, 'a'},
+      {"no-new-privs", no_argument, NULL, 'n'},
+      {"cap", required_argument, NULL, 'c'},
+      {"preserve-fds", required_argument, NULL, 'f'},
+      {"ignore-paused", no_argument, NULL, 'i'},
+      {"cgroup", required_argument, NULL, 'G'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  struct exec_args ea = {0};
+  struct sr_exec_opts o = {.console_fd = -1};
+  sr_opts_normalize(argc, argv, longopts, true);
+  optind = 1;
+  opterr = 0;
+  int c, ret = EXEC_FAILED;
+  while ((c = getopt_long(argc, argv, "+e:tu:g:p:dc:h", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'C':
+      o.console_socket = optarg;
+      break;
+    case 'w':
+      ea.cwd = optarg;
+      break;
+    case 'e':
+      if (push(&ea.env, &ea.n_env, optarg) < 0)
+        goto oom;
+      break;
+    case 't':
+      ea.tty = true;
+      break;
+    case 'u':
+      ea.user = optarg;
+      break;
+    case 'g':
+      if (push(&ea.gids, &ea.n_gids, optarg) < 0)
+        goto oom;
+      break;
+    case 'p':
+      ea.process_file = optarg;
+      break;
+    case 'd':
+      o.detach = true;
+      break;
+    case 'P':
+      o.pid_file = optarg;
+      break;
+    case 'l':
+      ea.process_label = optarg;
+      break;
+    case 'a':
+      ea.apparmor = optarg;
+      break;
+    case 'n':
+      ea.no_new_privs = true;
+      break;
+    case 'c':
+      if (push(&ea.caps, &ea.n_caps, optarg) < 0)
+        goto oom;
+      break;
+    case 'f':
+      if (!sr_opts_int(optarg, 4096, &o.preserve_fds)) {
+        sr_cli_usage_error("exec", USAGE, "--preserve-fds: \"%s\" is not a number", optarg);
+        goto out;
+      }
+      break;
+    case 'i':
+      o.ignore_paused = true;
+      break;
+    case 'G':
+      break; /* a sub-cgroup of the container: the container's own cgroup is used */
+    case 'h':
+      printf("Usage: seerun exec %s\n", USAGE);
+      ret = 0;
+      goto out;
+    default:
+      sr_cli_usage_error("exec", USAGE, "unknown option `%s`", argv[optind - 1]);
+      goto out;
+    }
+  }
+  if (optind >= argc) {
+    sr_cli_usage_error("exec", USAGE, "a container id is required");
+    goto out;
+  }
+  if (sr_cli_setup(g, o.preserve_fds, true) < 0)
+    goto out;
+  ret = exec_run(g, &ea, &o, argv[optind], argv + optind + 1, argc - optind - 1);
+  goto out;
+oom:
+  fprintf(stderr, "seerun: out of memory\n");
+out:
+  free(ea.env);
+  free(ea.caps);
+  free(ea.gids);
+  return ret;
+}

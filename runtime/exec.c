@@ -1,0 +1,331 @@
+#include "build.h"
+
+#include "exec.h"
+
+#include "cgroup.h"
+#include "cleanup.h"
+#include "lifecycle.h"
+#include "process_attrs.h"
+#include "process_exec.h"
+#include "lsm.h"
+#include "state.h"
+#include "sync.h"
+#include "terminal.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+struct exec_ctx {
+  struct sr_container *c;
+  const struct sr_config *config;
+  const struct sr_process *p;
+  const struct sr_exec_opts *o;
+  int init_pidfd;
+  int ns_flags;
+  int sync[2];
+  int proc_fd; /* the host's procfs, opened before entering the container */
+  int console_fd;
+  int notify_fd;
+  int cgroup_fd;
+  struct sr_cgroup *cg;
+  pid_t child, pid;
+};
+
+__attribute__((noreturn)) static void child_fail(int fd, sr_error_t *err)
+{
+  sr_sync_send_error(fd, *err);
+  _exit(1);
+}
+
+/* The process itself, inside the container, after the intermediate joined its namespaces. */
+__attribute__((noreturn)) static void exec_child(struct exec_ctx *x)
+{
+  sr_error_t err = NULL;
+  int fd = x->sync[1];
+  const struct sr_process *p = x->p;
+  int32_t host_pid;
+  _cleanup_free_ char *exec_path = NULL;
+  _cleanup_free_ char *notify_state = NULL;
+  struct sr_exec_target t = {.process = p, .notify_sock = x->notify_fd,
+                             .preserve_fds = x->o->preserve_fds};
+  unsigned ignored = 0;
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || sr_sync_expect(fd, SYNC_INIT_INFO, &host_pid, &err) < 0)
+    child_fail(fd, &err);
+  if (setsid() < 0) {
+    sr_error_sys(&err, "setsid");
+    child_fail(fd, &err);
+  }
+  if (p->terminal && sr_terminal_setup(x->console_fd, p, false, &err) < 0)
+    child_fail(fd, &err);
+  if (sr_process_apply_rlimits(p, &err) < 0 || sr_process_apply_oom_score_adj(p, x->proc_fd, &err) < 0 ||
+      sr_process_apply_scheduler(p, &err) < 0 || sr_process_apply_io_priority(p, &err) < 0 ||
+      sr_process_apply_cpu_affinity(p->cpu_affinity_final, "process.execCPUAffinity.final", &err) < 0 ||
+      sr_lsm_prepare_exec(p, x->proc_fd, &ignored, &err) < 0)
+    child_fail(fd, &err);
+  if (chdir(p->cwd) < 0) {
+    sr_error_sys(&err, "process.cwd: chdir `%s`", p->cwd);
+    child_fail(fd, &err);
+  }
+  char cwd[PATH_MAX];
+  if (getcwd(cwd, sizeof(cwd)) == NULL) {
+    sr_error_sys(&err, "process.cwd: `%s` is not inside the container", p->cwd);
+    child_fail(fd, &err);
+  }
+  if (sr_find_executable(p, &exec_path, &err) < 0)
+    child_fail(fd, &err);
+  if (x->notify_fd >= 0) {
+    struct sr_oci_state s = {.id = x->c->id, .status = "running", .pid = host_pid,
+                             .bundle = x->c->rec->bundle, .rootfs = x->c->rec->rootfs,
+                             .created = x->c->rec->created, .owner = ""};
+    size_t len;
+    if (sr_oci_state_json(&s, false, &notify_state, &len, &err) < 0)
+      child_fail(fd, &err);
+  }
+  close(x->proc_fd);
+  t.seccomp = x->config->linux_.seccomp;
+  t.notify_state = notify_state;
+  t.exec_path = exec_path;
+  if (sr_runtime_exe_identity(&t.runtime_exe, &err) < 0)
+    child_fail(fd, &err);
+  /* From here on the process outlives `seerun exec --detach`. */
+  if (prctl(PR_SET_PDEATHSIG, 0) < 0) {
+    sr_error_sys(&err, "prctl PR_SET_PDEATHSIG");
+    child_fail(fd, &err);
+  }
+  /* The sync socket closes at execve (close-on-exec): that is the parent's signal of success. */
+  sr_process_exec(&t, &err);
+  child_fail(fd, &err);
+}
+
+/* Joins every namespace of the container's init at once through its pidfd, then forks the
+ * process (a pid namespace only applies to children) as the runtime's own child. */
+__attribute__((noreturn)) static void exec_intermediate(struct exec_ctx *x)
+{
+  sr_error_t err = NULL;
+  int fd = x->sync[1];
+  close(x->sync[0]);
+  close(x->c->dirfd);
+  if (x->cgroup_fd >= 0)
+    close(x->cgroup_fd);
+  /* Nothing in the container may read our memory or open /proc/<pid>/exe while we run the
+   * runtime's code inside it. */
+  if (prctl(PR_SET_DUMPABLE, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) {
+    sr_error_sys(&err, "prctl");
+    child_fail(fd, &err);
+  }
+  if (sr_sync_expect(fd, SYNC_GO, NULL, &err) < 0)
+    child_fail(fd, &err);
+  if (x->ns_flags && setns(x->init_pidfd, x->ns_flags) < 0) {
+    sr_error_sys(&err, "join the namespaces of the container (setns flags %#x)", x->ns_flags);
+    child_fail(fd, &err);
+  }
+  close(x->init_pidfd);
+  struct clone_args args = {.flags = CLONE_PARENT};
+  pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+  if (pid < 0) {
+    sr_error_sys(&err, "clone the exec process");
+    child_fail(fd, &err);
+  }
+  if (pid == 0)
+    exec_child(x);
+  sr_sync_send(fd, SYNC_INIT_PID, pid, &err);
+  _exit(0);
+}
+
+static int connect_listener(const char *path, int *out, sr_error_t *err)
+{
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  if (strlen(path) >= sizeof(addr.sun_path))
+    return sr_error_make(err, ENAMETOOLONG, "`%s`", path);
+  strcpy(addr.sun_path, path);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return sr_error_sys(err, "socket");
+  if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+    sr_error_sys(err, "connect `%s`", path);
+    close(fd);
+    return -1;
+  }
+  *out = fd;
+  return 0;
+}
+
+static int write_pid_file(const char *path, pid_t pid, sr_error_t *err)
+{
+  char buf[32], tmp[PATH_MAX];
+  int len = snprintf(buf, sizeof(buf), "%d", pid);
+  if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, getpid()) >= sizeof(tmp))
+    return sr_error_make(err, ENAMETOOLONG, "--pid-file `%s`", path);
+  _cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0)
+    return sr_error_sys(err, "--pid-file: create `%s`", tmp);
+  if (sr_write_all(fd, buf, (size_t)len) < 0 || rename(tmp, path) < 0) {
+    int saved = errno;
+    unlink(tmp);
+    return sr_error_make(err, saved, "--pid-file: write `%s`", path);
+  }
+  return 0;
+}
+
+static int prepare(struct exec_ctx *x, sr_error_t *err)
+{
+  const struct sr_state_record *r = x->c->rec;
+  enum sr_status st = sr_container_status(x->c);
+  if (st == SR_STATUS_PAUSED && !x->o->ignore_paused)
+    return sr_error_make(err, 0, "cannot exec in a paused container \"%s\" (use --ignore-paused)",
+                         x->c->id);
+  if (st != SR_STATUS_RUNNING && st != SR_STATUS_CREATED && st != SR_STATUS_PAUSED)
+    return sr_error_make(err, 0, "cannot exec in a %s container \"%s\"", sr_status_name(st),
+                         x->c->id);
+  x->init_pidfd = sr_pidfd_open(r->pid);
+  if (x->init_pidfd < 0 || !sr_proc_is(r->pid, r->pid_start))
+    return sr_error_make(err, ESRCH, "container \"%s\" not running", x->c->id);
+  for (int k = 0; k < SR_NS_COUNT; k++)
+    if (x->config->linux_.namespaces[k].present)
+      x->ns_flags |= sr_ns_clone_flag(k);
+  if (x->p->terminal && x->console_fd < 0) {
+    if (x->o->console_socket == NULL)
+      return sr_error_make(err, 0, "cannot allocate a terminal without --console-socket "
+                                   "(--tty)");
+    if (connect_listener(x->o->console_socket, &x->console_fd, err) < 0)
+      return sr_error_wrap(err, "--console-socket");
+  }
+  const struct sr_seccomp *sc = x->config->linux_.seccomp;
+  if (sc && sc->uses_notify &&
+      connect_listener(sc->listener_path, &x->notify_fd, err) < 0)
+    return sr_error_wrap(err, "linux.seccomp.listenerPath");
+  x->proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  struct statfs sfs;
+  if (x->proc_fd < 0 || fstatfs(x->proc_fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
+    return sr_error_make(err, 0, "/proc is not a procfs");
+  if (r->cgroup_version) {
+    if (sr_cgroup_new("/sys/fs/cgroup", r->cgroup_path, &x->cg, err) < 0 ||
+        sr_cgroup_open_dir(x->cg, &x->cgroup_fd, err) < 0)
+      return -1;
+  }
+  return sr_sync_pair(x->sync, err);
+}
+
+/* End of file on the sync socket: the process exec'd (the socket was close-on-exec).  A message:
+ * its error. */
+static int wait_exec(int fd, sr_error_t *err)
+{
+  struct sr_sync_msg m;
+  ssize_t r;
+  do
+    r = recv(fd, &m, sizeof(m), 0);
+  while (r < 0 && errno == EINTR);
+  if (r == 0)
+    return 0;
+  if (r < 0)
+    return sr_error_sys(err, "sync: receive");
+  m.text[sizeof(m.text) - 1] = '\0';
+  if (m.type == SYNC_ERROR)
+    return sr_error_make(err, m.value, "%s", m.text);
+  return sr_error_make(err, 0, "sync: unexpected message %u from the exec process", m.type);
+}
+
+static void abort_exec(struct exec_ctx *x)
+{
+  pid_t pids[2] = {x->pid, x->child};
+  for (int i = 0; i < 2; i++)
+    if (pids[i] > 0) {
+      kill(pids[i], SIGKILL);
+      while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR)
+        ;
+    }
+}
+
+static void release(struct exec_ctx *x)
+{
+  int *fds[] = {&x->init_pidfd, &x->sync[0], &x->sync[1], &x->proc_fd,
+                &x->notify_fd,  &x->cgroup_fd};
+  for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+    if (*fds[i] >= 0) {
+      close(*fds[i]);
+      *fds[i] = -1;
+    }
+  if (x->console_fd >= 0 && x->console_fd != x->o->console_fd)
+    close(x->console_fd);
+  if (x->cg)
+    sr_cgroup_free(x->cg);
+}
+
+int sr_container_exec(struct sr_container *c, const struct sr_config *config,
+                      const struct sr_process *p, const struct sr_exec_opts *o,
+                      struct sr_exec_result *res, sr_error_t *err)
+{
+  struct exec_ctx x = {.c = c, .config = config, .p = p, .o = o, .init_pidfd = -1,
+                       .sync = {-1, -1}, .proc_fd = -1, .console_fd = o->console_fd,
+                       .notify_fd = -1, .cgroup_fd = -1};
+  int ret = -1;
+  if (prepare(&x, err) < 0)
+    goto out;
+  struct clone_args args = {.exit_signal = SIGCHLD};
+  if (x.cgroup_fd >= 0) {
+    args.flags |= CLONE_INTO_CGROUP;
+    args.cgroup = (uint64_t)x.cgroup_fd;
+  }
+  fflush(NULL);
+  x.child = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+  if (x.child < 0) {
+    sr_error_sys(err, "clone");
+    goto out;
+  }
+  if (x.child == 0)
+    exec_intermediate(&x);
+  close(x.sync[1]);
+  x.sync[1] = -1;
+  int32_t pid;
+  if ((x.cgroup_fd < 0 && x.cg && sr_cgroup_attach(x.cg, x.child, err) < 0) ||
+      sr_sync_send(x.sync[0], SYNC_GO, 0, err) < 0 ||
+      sr_sync_expect(x.sync[0], SYNC_INIT_PID, &pid, err) < 0)
+    goto fail;
+  x.pid = pid;
+  while (waitpid(x.child, NULL, 0) < 0 && errno == EINTR)
+    ;
+  x.child = 0;
+  res->pidfd = sr_pidfd_open(x.pid);
+  if (res->pidfd < 0) {
+    sr_error_sys(err, "pidfd_open %d", x.pid);
+    goto fail;
+  }
+  if (sr_sync_send(x.sync[0], SYNC_INIT_INFO, x.pid, err) < 0)
+    goto fail_pidfd;
+  if (wait_exec(x.sync[0], err) < 0)
+    goto fail_pidfd;
+  if (o->pid_file && write_pid_file(o->pid_file, x.pid, err) < 0)
+    goto fail_pidfd;
+  res->pid = x.pid;
+  ret = 0;
+  goto out;
+fail_pidfd:
+  close(res->pidfd);
+  res->pidfd = -1;
+fail:
+  abort_exec(&x);
+out:
+  release(&x);
+  return ret;
+}

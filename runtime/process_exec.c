@@ -1,0 +1,186 @@
+#include "build.h"
+
+#include "process_exec.h"
+
+#include "caps.h"
+#include "cleanup.h"
+#include "seccomp_filter.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define MAX_INTERPRETER_DEPTH 4 /* the kernel's BINPRM recursion limit */
+
+int sr_runtime_exe_identity(struct stat *st, sr_error_t *err)
+{
+  if (stat("/proc/self/exe", st) < 0)
+    return sr_error_sys(err, "stat /proc/self/exe");
+  return 0;
+}
+
+static const char *env_lookup(char **env, size_t n, const char *name)
+{
+  size_t l = strlen(name);
+  for (size_t i = 0; i < n; i++)
+    if (strncmp(env[i], name, l) == 0 && env[i][l] == '=')
+      return env[i] + l + 1;
+  return NULL;
+}
+
+static int check_executable(const char *path, const char *arg0, sr_error_t *err)
+{
+  struct stat st;
+  if (stat(path, &st) < 0)
+    return sr_error_sys(err, "exec: \"%s\": stat %s", arg0, path);
+  if (S_ISDIR(st.st_mode))
+    return sr_error_make(err, EACCES, "exec: \"%s\": is a directory", arg0);
+  if (faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) < 0)
+    return sr_error_sys(err, "exec: \"%s\"", arg0);
+  return 0;
+}
+
+int sr_find_executable(const struct sr_process *p, char **out, sr_error_t *err)
+{
+  const char *arg0 = p->args[0];
+  if (strchr(arg0, '/')) {
+    if (check_executable(arg0, arg0, err) < 0)
+      return -1;
+    *out = strdup(arg0);
+    return *out ? 0 : sr_error_make(err, ENOMEM, "exec");
+  }
+  const char *path = env_lookup(p->env, p->n_env, "PATH");
+  if (path == NULL)
+    path = DEFAULT_PATH;
+  _cleanup_free_ char *copy = strdup(path);
+  if (copy == NULL)
+    return sr_error_make(err, ENOMEM, "exec");
+  char *save = NULL;
+  for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+    char *candidate = NULL;
+    if (asprintf(&candidate, "%s/%s", dir[0] ? dir : ".", arg0) < 0)
+      return sr_error_make(err, ENOMEM, "exec");
+    struct stat st;
+    if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) &&
+        faccessat(AT_FDCWD, candidate, X_OK, AT_EACCESS) == 0) {
+      *out = candidate;
+      return 0;
+    }
+    free(candidate);
+  }
+  return sr_error_make(err, 0, "exec: \"%s\": executable file not found in $PATH", arg0);
+}
+
+/* The interpreter a file names: "#!path" or an ELF PT_INTERP; *out empty when none. */
+static int interpreter_of(int fd, char *out, size_t size)
+{
+  out[0] = '\0';
+  unsigned char head[256];
+  ssize_t n = pread(fd, head, sizeof(head) - 1, 0);
+  if (n < 2)
+    return 0;
+  head[n] = '\0';
+  if (head[0] == '#' && head[1] == '!') {
+    char *p = (char *)head + 2;
+    while (*p == ' ' || *p == '\t')
+      p++;
+    size_t len = strcspn(p, " \t\n");
+    if (len >= size)
+      len = size - 1;
+    memcpy(out, p, len);
+    out[len] = '\0';
+    return 0;
+  }
+  Elf64_Ehdr eh;
+  if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr))
+    return 0; /* 32-bit or unusual binaries: the direct dev/ino check still applies */
+  for (unsigned i = 0; i < eh.e_phnum && i < 64; i++) {
+    Elf64_Phdr ph;
+    if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) != (ssize_t)sizeof(ph))
+      return 0;
+    if (ph.p_type == PT_INTERP && ph.p_filesz > 1 && ph.p_filesz < size) {
+      if (pread(fd, out, ph.p_filesz, (off_t)ph.p_offset) != (ssize_t)ph.p_filesz)
+        out[0] = '\0';
+      else
+        out[ph.p_filesz - 1] = '\0';
+      return 0;
+    }
+  }
+  return 0;
+}
+
+int sr_exec_guard(const char *path, const struct stat *runtime_exe, sr_error_t *err)
+{
+  char current[4096];
+  snprintf(current, sizeof(current), "%s", path);
+  for (int depth = 0; depth <= MAX_INTERPRETER_DEPTH && current[0]; depth++) {
+    _cleanup_close_ int fd = open(current, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+      return 0; /* execve reports what is wrong with it */
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+      return sr_error_sys(err, "exec: stat `%s`", current);
+    if (st.st_dev == runtime_exe->st_dev && st.st_ino == runtime_exe->st_ino)
+      return sr_error_make(err, EPERM, "exec: \"%s\": refusing to run the runtime binary inside "
+                                       "the container", path);
+    char next[4096];
+    interpreter_of(fd, next, sizeof(next));
+    memcpy(current, next, sizeof(next));
+  }
+  return 0;
+}
+
+static void reset_signals(void)
+{
+  sigset_t none;
+  sigemptyset(&none);
+  for (int s = 1; s < NSIG; s++)
+    if (s != SIGKILL && s != SIGSTOP)
+      signal(s, SIG_DFL);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+static int install_seccomp(const struct sr_exec_target *t, sr_error_t *err)
+{
+  if (t->seccomp == NULL)
+    return 0;
+  _cleanup_close_ int notify = -1;
+  if (sr_seccomp_install(t->seccomp, &notify, err) < 0)
+    return -1;
+  if (notify < 0)
+    return 0;
+  if (t->notify_sock < 0)
+    return sr_error_make(err, 0, "linux.seccomp.listenerPath: no connection to the agent");
+  return sr_seccomp_send_notify_fd(t->notify_sock, notify, t->notify_state ? t->notify_state : "",
+                                   err);
+}
+
+int sr_process_exec(const struct sr_exec_target *t, sr_error_t *err)
+{
+  const struct sr_process *p = t->process;
+  if (sr_exec_guard(t->exec_path, &t->runtime_exe, err) < 0)
+    return -1;
+  reset_signals();
+  /* --preserve-fds: passed on as they are, whatever their close-on-exec flag. */
+  for (int fd = 3; fd < 3 + t->preserve_fds; fd++)
+    fcntl(fd, F_SETFD, 0);
+  /* Without no_new_privileges, loading a filter needs CAP_SYS_ADMIN: load it while we still
+   * have it.  With it, the filter goes in last, after the identity change. */
+  if (!p->no_new_privileges && install_seccomp(t, err) < 0)
+    return -1;
+  if (sr_identity_apply(&p->user, p->capabilities, err) < 0)
+    return -1;
+  if (p->no_new_privileges && (sr_no_new_privs(err) < 0 || install_seccomp(t, err) < 0))
+    return -1;
+  if (t->notify_sock >= 0)
+    close(t->notify_sock);
+  execve(t->exec_path, p->args, p->env ? p->env : (char *[]){NULL});
+  return sr_error_sys(err, "exec: \"%s\"", p->args[0]);
+}
