@@ -11,6 +11,7 @@ struct sr_global {
   const char *log_format;
   bool debug;
   bool systemd_cgroup;
+  char **argv; /* the whole command line, for a sealed re-exec (runtime/sealed.h) */
 };
 
 /* Each command parses its own options and returns the process exit status. */

@@ -5,6 +5,7 @@
 
 #include "cleanup.h"
 #include "opts.h"
+#include "sealed.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -84,7 +85,8 @@ int sr_cmd_create(const struct sr_global *g, int argc, char **argv)
   struct sr_create_ctx ctx = {.g = g, .o = &o, .sync = {-1, -1}, .fifo_fd = -1,
                               .console_fd = -1, .notify_fd = -1, .cgroup_dir_fd = -1,
                               .init_pidfd = -1};
-  if (sr_validate_id(o.id, &err) < 0 || sr_cli_load_bundle(bundle_arg, &bundle, &ctx, &err) < 0) {
+  if (sr_validate_id(o.id, &err) < 0 || sr_cli_load_bundle(bundle_arg, &bundle, &ctx, &err) < 0 ||
+      sr_seal_if_needed(ctx.config, g->argv, &err) < 0) {
     sr_create_ctx_release(&ctx);
     return sr_cli_fail(&err);
   }

@@ -10,6 +10,7 @@
 #include "lifecycle.h"
 #include "names.h"
 #include "opts.h"
+#include "sealed.h"
 #include "terminal.h"
 #include "util.h"
 
@@ -197,6 +198,13 @@ static int exec_run(const struct sr_global *g, const struct exec_args *ea, struc
       sr_container_load_config(ct, &config, &err) < 0 ||
       build_process(ea, args, nargs, config, &p, &err) < 0)
     goto fail;
+  if (sr_config_needs_sealed_exe(config) && !sr_exe_is_sealed()) {
+    /* Re-executed from the sealed binary, we come back here and take the lock again. */
+    sr_cli_close_container(ct);
+    ct = NULL;
+    sr_sealed_reexec(g->argv, &err);
+    goto fail;
+  }
   if (p->terminal && o->console_socket == NULL) {
     if (o->detach) {
       sr_error_make(&err, 0, "cannot allocate a terminal for a detached exec without "

@@ -8,6 +8,7 @@
 #include "lifecycle.h"
 #include "log.h"
 #include "opts.h"
+#include "sealed.h"
 #include "terminal.h"
 #include "util.h"
 
@@ -93,7 +94,8 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
   struct sr_create_ctx ctx = {.g = g, .o = &o, .sync = {-1, -1}, .fifo_fd = -1,
                               .console_fd = -1, .notify_fd = -1, .cgroup_dir_fd = -1,
                               .init_pidfd = -1};
-  if (sr_validate_id(o.id, &err) < 0 || sr_cli_load_bundle(bundle_arg, &bundle, &ctx, &err) < 0)
+  if (sr_validate_id(o.id, &err) < 0 || sr_cli_load_bundle(bundle_arg, &bundle, &ctx, &err) < 0 ||
+      sr_seal_if_needed(ctx.config, g->argv, &err) < 0)
     goto fail;
   o.bundle = bundle;
   bool terminal = ctx.config->process && ctx.config->process->terminal;

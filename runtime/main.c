@@ -135,7 +135,7 @@ int main(int argc, char **argv)
   ensure_stdio();
   /* Writes to a closed pipe are errors we report, not a silent death. */
   signal(SIGPIPE, SIG_IGN);
-  struct sr_global g = {.root = "/run/seerun", .log_format = "text"};
+  struct sr_global g = {.root = "/run/seerun", .log_format = "text", .argv = argv};
   sr_opts_normalize(argc, argv, longopts, true);
   int c;
   opterr = 0;
