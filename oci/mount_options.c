@@ -99,6 +99,11 @@ static const struct opt *lookup(const char *name)
   return NULL;
 }
 
+const char *sr_mount_option_name(size_t i)
+{
+  return i < sizeof(options) / sizeof(options[0]) ? options[i].name : NULL;
+}
+
 long sr_propagation_from_name(const char *name)
 {
   const struct opt *o = lookup(name);

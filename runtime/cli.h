@@ -26,6 +26,14 @@ int sr_cmd_exec(const struct sr_global *g, int argc, char **argv);
 int sr_cmd_delete(const struct sr_global *g, int argc, char **argv);
 int sr_cmd_list(const struct sr_global *g, int argc, char **argv);
 int sr_cmd_spec(const struct sr_global *g, int argc, char **argv);
+int sr_cmd_pause(const struct sr_global *g, int argc, char **argv);
+int sr_cmd_resume(const struct sr_global *g, int argc, char **argv);
+int sr_cmd_ps(const struct sr_global *g, int argc, char **argv);
+int sr_cmd_events(const struct sr_global *g, int argc, char **argv);
+int sr_cmd_update(const struct sr_global *g, int argc, char **argv);
+int sr_cmd_features(const struct sr_global *g, int argc, char **argv);
+int sr_cmd_checkpoint(const struct sr_global *g, int argc, char **argv);
+int sr_cmd_restore(const struct sr_global *g, int argc, char **argv);
 
 /* Prints "seerun: <error>" on stderr (and to the log), frees it, returns 1. */
 struct sr_error_s;

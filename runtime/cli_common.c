@@ -6,6 +6,9 @@
 #include "util.h"
 
 #include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include "opts.h"
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -58,4 +61,24 @@ int sr_cli_load_bundle(const char *bundle_arg, char **bundle, struct sr_create_c
                       &ctx->config_len, err) < 0)
     return sr_error_wrap(err, "bundle `%s`", abs);
   return sr_config_parse(ctx->config_text, ctx->config_len, "config.json", &ctx->config, err);
+}
+
+int sr_cli_parse_id_only(const char *cmd, int argc, char **argv, const char **id)
+{
+  static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+  sr_opts_normalize(argc, argv, longopts, false);
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    if (c == 'h') {
+      printf("Usage: seerun %s <container-id>\n", cmd);
+      return 2;
+    }
+    return sr_cli_usage_error(cmd, "<container-id>", "unknown option `%s`", argv[optind - 1]);
+  }
+  if (optind != argc - 1)
+    return sr_cli_usage_error(cmd, "<container-id>", "exactly one container id is required");
+  *id = argv[optind];
+  return 0;
 }

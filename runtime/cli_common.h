@@ -22,6 +22,10 @@ static inline void sr_cli_close_containerp(struct sr_container **c)
 int sr_cli_load_bundle(const char *bundle_arg, char **bundle, struct sr_create_ctx *ctx,
                        sr_error_t *err);
 
+/* Commands that take only a container id (start, state, pause, resume): 0 with *id set, 1 on
+ * a usage error (printed), 2 after --help. */
+int sr_cli_parse_id_only(const char *cmd, int argc, char **argv, const char **id);
+
 /* The options create and run share (--bundle, --pid-file, --console-socket, --no-pivot,
  * --no-new-keyring, --preserve-fds); extra handles the others.  Returns 0, 1 (error printed)
  * or 2 (help printed). */

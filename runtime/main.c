@@ -28,15 +28,23 @@ static const struct {
   sr_command_fn fn;
   const char *summary;
 } commands[] = {
+    {"checkpoint", sr_cmd_checkpoint, "checkpoint a running container (not supported yet)"},
     {"create", sr_cmd_create, "create a container"},
     {"delete", sr_cmd_delete, "delete any resources held by the container"},
+    {"events", sr_cmd_events, "display container events such as OOM notifications and stats"},
     {"exec", sr_cmd_exec, "execute new process inside the container"},
+    {"features", sr_cmd_features, "show the enabled features"},
     {"kill", sr_cmd_kill, "send a signal to the container's init process"},
     {"list", sr_cmd_list, "list containers started by seerun with the given root"},
+    {"pause", sr_cmd_pause, "pause all processes inside the container"},
+    {"ps", sr_cmd_ps, "ps displays the processes running inside a container"},
+    {"restore", sr_cmd_restore, "restore a container from a checkpoint (not supported yet)"},
+    {"resume", sr_cmd_resume, "resume all processes that have been previously paused"},
     {"run", sr_cmd_run, "create and run a container"},
     {"spec", sr_cmd_spec, "create a new specification file"},
     {"start", sr_cmd_start, "execute the user defined process in a created container"},
     {"state", sr_cmd_state, "output the state of a container"},
+    {"update", sr_cmd_update, "update container resource constraints"},
 };
 
 static void usage(FILE *f)

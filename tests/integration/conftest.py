@@ -60,7 +60,10 @@ class Seerun:
         """Runs seerun; stdout and stderr are collected through files, not pipes, because a
         created or detached container keeps the runtime's stdio open."""
         with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-            kw.setdefault("stdin", subprocess.DEVNULL)
+            if "input" not in kw:
+                kw.setdefault("stdin", subprocess.DEVNULL)
+            elif kw.get("stdin", 0) is None:
+                del kw["stdin"]
             p = subprocess.run([SEERUN, *self.global_args, *args], timeout=timeout,
                                stdout=out, stderr=err, text=True, **kw)
             out.seek(0)

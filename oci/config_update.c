@@ -1,0 +1,22 @@
+#include "build.h"
+
+#include "config.h"
+#include "config_parse.h"
+
+#include <errno.h>
+
+/* The linux.resources document `update --resources FILE|-` takes. */
+int sr_resources_parse(const char *buf, size_t len, const char *what, struct sr_arena *a,
+                       struct sr_resources **out, sr_error_t *err)
+{
+  _cleanup_yajl_ yajl_val root = NULL;
+  if (sr_json_parse(buf, len, &root, err) < 0 || sr_json_want_object(root, "", err) < 0)
+    return sr_error_wrap(err, "%s", what);
+  struct sr_resources *r = sr_arena_alloc(a, sizeof(*r));
+  if (r == NULL)
+    return sr_error_make(err, ENOMEM, "%s", what);
+  if (sr_parse_resources(a, root, "", r, err) < 0)
+    return sr_error_wrap(err, "%s", what);
+  *out = r;
+  return 0;
+}

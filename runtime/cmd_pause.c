@@ -1,0 +1,52 @@
+/* seerun pause ID / resume ID: freeze and thaw every process of the container (v1 freezer,
+ * v2 cgroup.freeze); `state` reports "paused" meanwhile. */
+#include "build.h"
+
+#include "cli_common.h"
+
+#include "cgroup.h"
+#include "cleanup.h"
+#include "lifecycle.h"
+
+static int freeze(const struct sr_global *g, const char *cmd, bool frozen, int argc, char **argv)
+{
+  const char *id;
+  int r = sr_cli_parse_id_only(cmd, argc, argv, &id);
+  if (r)
+    return r == 2 ? 0 : 1;
+  if (sr_cli_setup(g, 0, false) < 0)
+    return 1;
+  sr_error_t err = NULL;
+  _cleanup_cli_container_ struct sr_container *ct = NULL;
+  if (sr_cli_open_container(g, id, true, &ct, &err) < 0)
+    return sr_cli_fail(&err);
+  enum sr_status st = sr_container_status(ct);
+  if (frozen && st != SR_STATUS_RUNNING) {
+    sr_error_make(&err, 0, "container \"%s\" not running (it is %s)", id, sr_status_name(st));
+    return sr_cli_fail(&err);
+  }
+  if (!frozen && st != SR_STATUS_PAUSED) {
+    sr_error_make(&err, 0, "container \"%s\" not paused (it is %s)", id, sr_status_name(st));
+    return sr_cli_fail(&err);
+  }
+  struct sr_cgroup *cg = NULL;
+  if (ct->rec->cgroup_version == 0) {
+    sr_error_make(&err, 0, "container \"%s\" has no cgroup to freeze", id);
+    return sr_cli_fail(&err);
+  }
+  if (sr_cgroup_new("/sys/fs/cgroup", ct->rec->cgroup_path, &cg, &err) < 0)
+    return sr_cli_fail(&err);
+  r = sr_cgroup_freeze(cg, frozen, &err);
+  sr_cgroup_free(cg);
+  return r < 0 ? sr_cli_fail(&err) : 0;
+}
+
+int sr_cmd_pause(const struct sr_global *g, int argc, char **argv)
+{
+  return freeze(g, "pause", true, argc, argv);
+}
+
+int sr_cmd_resume(const struct sr_global *g, int argc, char **argv)
+{
+  return freeze(g, "resume", false, argc, argv);
+}
