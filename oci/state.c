@@ -82,6 +82,26 @@ int sr_state_record_parse(const char *buf, size_t len, struct sr_state_record **
   if (sr_json_get_string_map(a, root, "", "annotations", &r->annotation_keys,
                              &r->annotation_values, &r->n_annotations, err) < 0)
     return sr_error_wrap(err, "state.json");
+  yajl_val dec;
+  if (sr_json_get_object(root, "", "decided", false, &dec, err) < 0)
+    return sr_error_wrap(err, "state.json");
+  if (dec) {
+    yajl_val caps;
+    if (sr_json_get_string(a, dec, "decided", "profile", false, &r->profile, err) < 0 ||
+        sr_json_get_bool(dec, "decided", "networkGranted", &r->network_granted, NULL, err) < 0 ||
+        sr_json_get_bool(dec, "decided", "builtinSeccomp", &r->builtin_seccomp, NULL, err) < 0 ||
+        sr_json_get_array(dec, "decided", "capabilities", false, &caps, err) < 0)
+      return sr_error_wrap(err, "state.json");
+    if (caps) {
+      if (caps->u.array.len != 5)
+        return sr_error_make(err, 0, "state.json: decided.capabilities: must have 5 sets");
+      for (size_t i = 0; i < 5; i++)
+        if (sr_json_as_u64(caps->u.array.values[i], "decided.capabilities", UINT64_MAX,
+                           &r->decided_caps[i], err) < 0)
+          return sr_error_wrap(err, "state.json");
+      r->has_decided_caps = true;
+    }
+  }
   *out = steal_ptr(r);
   return 0;
 }
@@ -144,6 +164,21 @@ int sr_state_record_serialize(const struct sr_state_record *r, char **out, size_
     yajl_gen_map_close(g);
   }
   gen_annotations(g, r->annotation_keys, r->annotation_values, r->n_annotations);
+  if (r->profile) {
+    sr_json_put_key(g, "decided");
+    yajl_gen_map_open(g);
+    sr_json_put_kv_string(g, "profile", r->profile);
+    sr_json_put_kv_bool(g, "networkGranted", r->network_granted);
+    sr_json_put_kv_bool(g, "builtinSeccomp", r->builtin_seccomp);
+    if (r->has_decided_caps) {
+      sr_json_put_key(g, "capabilities");
+      yajl_gen_array_open(g);
+      for (int i = 0; i < 5; i++)
+        sr_json_put_u64(g, r->decided_caps[i]);
+      yajl_gen_array_close(g);
+    }
+    yajl_gen_map_close(g);
+  }
   yajl_gen_map_close(g);
   return gen_finish(g, out, len, err);
 }

@@ -37,6 +37,12 @@ struct sr_state_record {
   bool systemd_cgroup;
   char **annotation_keys, **annotation_values;
   size_t n_annotations;
+  /* What the policy decided at create, for exec and update to be judged against. */
+  char *profile;            /* NULL: created before policies existed */
+  bool network_granted;     /* may see more than loopback */
+  bool builtin_seccomp;     /* the built-in filter is installed */
+  bool has_decided_caps;
+  uint64_t decided_caps[5]; /* the container process's capability sets, as applied */
 };
 
 int sr_state_record_parse(const char *buf, size_t len, struct sr_state_record **out,

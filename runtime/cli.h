@@ -11,6 +11,8 @@ struct sr_global {
   const char *log_format;
   bool debug;
   bool systemd_cgroup;
+  const char *policy;  /* --policy FILE (default /etc/seerun/policy.json, else built in) */
+  const char *profile; /* --profile NAME, as the engine's runtime entry binds it */
   char **argv; /* the whole command line, for a sealed re-exec (runtime/sealed.h) */
 };
 

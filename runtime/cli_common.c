@@ -3,12 +3,15 @@
 #include "cli_common.h"
 
 #include "cleanup.h"
+#include "policy_run.h"
+#include "sealed.h"
 #include "util.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include "opts.h"
+#include <fcntl.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -81,4 +84,50 @@ int sr_cli_parse_id_only(const char *cmd, int argc, char **argv, const char **id
     return sr_cli_usage_error(cmd, "<container-id>", "exactly one container id is required");
   *id = argv[optind];
   return 0;
+}
+
+int sr_cli_prepare_create(const struct sr_global *g, struct sr_create_ctx *ctx,
+                          struct sr_policy_ctx *pc, sr_error_t *err)
+{
+  struct sr_config *c = ctx->config;
+  char rootfs[PATH_MAX];
+  if (c->root_path[0] == '/')
+    snprintf(rootfs, sizeof(rootfs), "%s", c->root_path);
+  else
+    snprintf(rootfs, sizeof(rootfs), "%s/%s", ctx->o->bundle, c->root_path);
+  if (sr_policy_load(g, pc, err) < 0)
+    return -1;
+  pc->audit.id = ctx->o->id;
+  pc->audit.bundle = ctx->o->bundle;
+  int rootfd = open(g->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  struct sr_facts_input in = {.bundle = ctx->o->bundle, .rootfs = rootfs, .state_rootfd = rootfd,
+                              .state_root = g->root};
+  struct sr_decisions d = {0};
+  int r = sr_policy_enforce_create(pc, c, &in, &d, err);
+  if (rootfd >= 0)
+    close(rootfd);
+  if (r < 0)
+    return -1;
+  ctx->profile = pc->profile->name;
+  ctx->network_granted = sr_policy_network_granted(&d);
+  ctx->builtin_seccomp = sr_policy_builtin_seccomp(pc->profile);
+  if (sr_audit_event(&pc->audit, "create", NULL, err) < 0)
+    return -1;
+  return sr_seal_if_needed(c, g->argv, err);
+}
+
+int sr_cli_audit(const struct sr_global *g, const struct sr_container *c, const char *event,
+                 const char *const *fields, sr_error_t *err)
+{
+  struct sr_policy_ctx pc;
+  if (sr_policy_load(g, &pc, err) < 0)
+    return -1;
+  /* The event is recorded under the profile of the create, even if the policy has changed. */
+  pc.audit.id = c->id;
+  pc.audit.bundle = c->rec->bundle;
+  if (c->rec->profile)
+    pc.audit.profile = c->rec->profile;
+  int r = sr_audit_event(&pc.audit, event, fields, err);
+  sr_policy_ctx_release(&pc);
+  return r;
 }

@@ -22,6 +22,18 @@ static inline void sr_cli_close_containerp(struct sr_container **c)
 int sr_cli_load_bundle(const char *bundle_arg, char **bundle, struct sr_create_ctx *ctx,
                        sr_error_t *err);
 
+struct sr_policy_ctx;
+/* create and run, after the bundle is loaded: the policy (applied to ctx->config, decisions
+ * audited, what was decided kept in ctx), the "create" audit event, and the sealed re-exec the
+ * resulting config may need.  pc stays loaded for later events. */
+int sr_cli_prepare_create(const struct sr_global *g, struct sr_create_ctx *ctx,
+                          struct sr_policy_ctx *pc, sr_error_t *err);
+
+/* An audit event about an existing container, before the action (kill, delete, ...), under
+ * the profile recorded at its create. */
+int sr_cli_audit(const struct sr_global *g, const struct sr_container *c, const char *event,
+                 const char *const *fields, sr_error_t *err);
+
 /* Commands that take only a container id (start, state, pause, resume): 0 with *id set, 1 on
  * a usage error (printed), 2 after --help. */
 int sr_cli_parse_id_only(const char *cmd, int argc, char **argv, const char **id);

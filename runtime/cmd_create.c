@@ -5,7 +5,7 @@
 
 #include "cleanup.h"
 #include "opts.h"
-#include "sealed.h"
+#include "policy_run.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -85,13 +85,15 @@ int sr_cmd_create(const struct sr_global *g, int argc, char **argv)
   struct sr_create_ctx ctx = {.g = g, .o = &o, .sync = {-1, -1}, .fifo_fd = -1,
                               .console_fd = -1, .notify_fd = -1, .cgroup_dir_fd = -1,
                               .init_pidfd = -1};
+  struct sr_policy_ctx pc = {0};
   if (sr_validate_id(o.id, &err) < 0 || sr_cli_load_bundle(bundle_arg, &bundle, &ctx, &err) < 0 ||
-      sr_seal_if_needed(ctx.config, g->argv, &err) < 0) {
+      (o.bundle = bundle, sr_cli_prepare_create(g, &ctx, &pc, &err)) < 0) {
     sr_create_ctx_release(&ctx);
+    sr_policy_ctx_release(&pc);
     return sr_cli_fail(&err);
   }
-  o.bundle = bundle;
   r = sr_container_create(&ctx, &err);
   sr_create_ctx_release(&ctx);
+  sr_policy_ctx_release(&pc);
   return r < 0 ? sr_cli_fail(&err) : 0;
 }

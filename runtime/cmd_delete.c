@@ -49,7 +49,8 @@ int sr_cmd_delete(const struct sr_global *g, int argc, char **argv)
     }
     return sr_cli_fail(&err);
   }
-  if (sr_container_delete(ct, force, &err) < 0)
+  const char *fields[] = {"force", force ? "true" : "false", NULL};
+  if (sr_cli_audit(g, ct, "delete", fields, &err) < 0 || sr_container_delete(ct, force, &err) < 0)
     return sr_cli_fail(&err);
   return 0;
 }

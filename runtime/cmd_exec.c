@@ -10,6 +10,7 @@
 #include "lifecycle.h"
 #include "names.h"
 #include "opts.h"
+#include "policy_run.h"
 #include "sealed.h"
 #include "terminal.h"
 #include "util.h"
@@ -183,6 +184,42 @@ static int exit_code(int status)
   return EXEC_FAILED;
 }
 
+/* The exec is judged against what was decided at create: no capability beyond the container's
+ * bounding set, always no_new_privileges, the create's LSM labels; and it is audited. */
+static int exec_policy(const struct sr_global *g, const struct sr_container *ct,
+                       struct sr_config *config, struct sr_process *p, sr_error_t *err)
+{
+  struct sr_policy_ctx pc;
+  if (sr_policy_load_for(g, ct, &pc, err) < 0)
+    return -1;
+  int ret = -1;
+  if (pc.profile && config->process) {
+    struct sr_process created = *config->process;
+    struct sr_capabilities caps;
+    if (ct->rec->has_decided_caps) {
+      for (int i = 0; i < SR_CAP_SET_COUNT; i++)
+        caps.sets[i] = ct->rec->decided_caps[i];
+      created.capabilities = &caps;
+    }
+    struct sr_decisions d = {0};
+    sr_error_t refusal = NULL;
+    int r = sr_policy_apply_exec(pc.profile, &config->arena, &created, p, &d, &refusal);
+    if (sr_audit_decisions(&pc.audit, &d, err) < 0) {
+      sr_error_free(&refusal);
+      goto out;
+    }
+    if (r < 0) {
+      *err = refusal;
+      goto out;
+    }
+  }
+  const char *fields[] = {"command", p->args[0], NULL};
+  ret = sr_audit_event(&pc.audit, "exec", fields, err);
+out:
+  sr_policy_ctx_release(&pc);
+  return ret;
+}
+
 /* Everything after the command line: open, build, exec, wait. */
 static int exec_run(const struct sr_global *g, const struct exec_args *ea, struct sr_exec_opts *o,
                     const char *id, char **args, int nargs)
@@ -197,6 +234,8 @@ static int exec_run(const struct sr_global *g, const struct exec_args *ea, struc
   if (sr_cli_open_container(g, id, true, &ct, &err) < 0 ||
       sr_container_load_config(ct, &config, &err) < 0 ||
       build_process(ea, args, nargs, config, &p, &err) < 0)
+    goto fail;
+  if (exec_policy(g, ct, config, p, &err) < 0)
     goto fail;
   if (sr_config_needs_sealed_exe(config) && !sr_exe_is_sealed()) {
     /* Re-executed from the sealed binary, we come back here and take the lock again. */

@@ -8,7 +8,7 @@
 #include "lifecycle.h"
 #include "log.h"
 #include "opts.h"
-#include "sealed.h"
+#include "policy_run.h"
 #include "terminal.h"
 #include "util.h"
 
@@ -91,13 +91,15 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
   sr_error_t err = NULL;
   _cleanup_free_ char *bundle = NULL;
   _cleanup_close_ int console_parent = -1;
+  struct sr_policy_ctx pc = {0};
   struct sr_create_ctx ctx = {.g = g, .o = &o, .sync = {-1, -1}, .fifo_fd = -1,
                               .console_fd = -1, .notify_fd = -1, .cgroup_dir_fd = -1,
                               .init_pidfd = -1};
-  if (sr_validate_id(o.id, &err) < 0 || sr_cli_load_bundle(bundle_arg, &bundle, &ctx, &err) < 0 ||
-      sr_seal_if_needed(ctx.config, g->argv, &err) < 0)
+  if (sr_validate_id(o.id, &err) < 0 || sr_cli_load_bundle(bundle_arg, &bundle, &ctx, &err) < 0)
     goto fail;
   o.bundle = bundle;
+  if (sr_cli_prepare_create(g, &ctx, &pc, &err) < 0)
+    goto fail;
   bool terminal = ctx.config->process && ctx.config->process->terminal;
   if (terminal && o.console_socket == NULL) {
     if (f.detach) {
@@ -122,13 +124,15 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
   pid_t pid = ctx.init_pid;
   int pidfd = ctx.init_pidfd;
   ctx.init_pidfd = -1;
-  if (sr_container_start(ctx.container, ctx.config, &err) < 0) {
+  if (sr_audit_event(&pc.audit, "start", NULL, &err) < 0 ||
+      sr_container_start(ctx.container, ctx.config, &err) < 0) {
     close(pidfd);
     goto fail_created;
   }
   sr_create_ctx_release(&ctx); /* releases the lock: the container is running */
   if (f.detach) {
     close(pidfd);
+    sr_policy_ctx_release(&pc);
     return 0;
   }
   if (sr_foreground_wait(master, pidfd, pid, &err) < 0) {
@@ -139,6 +143,9 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
     ;
+  sr_audit_event_int(&pc.audit, "exit", "status", exit_code(status), &err);
+  sr_error_free(&err);
+  sr_policy_ctx_release(&pc);
   if (!f.keep)
     remove_container(g, o.id);
   return exit_code(status);
@@ -151,5 +158,6 @@ fail_created: {
 }
 fail:
   sr_create_ctx_release(&ctx);
+  sr_policy_ctx_release(&pc);
   return sr_cli_fail(&err);
 }

@@ -34,7 +34,8 @@ int sr_cmd_start(const struct sr_global *g, int argc, char **argv)
   _cleanup_cli_container_ struct sr_container *ct = NULL;
   _cleanup_config_ struct sr_config *config = NULL;
   if (sr_cli_open_container(g, argv[optind], true, &ct, &err) < 0 ||
-      sr_container_load_config(ct, &config, &err) < 0 || sr_container_start(ct, config, &err) < 0)
+      sr_container_load_config(ct, &config, &err) < 0 ||
+      sr_cli_audit(g, ct, "start", NULL, &err) < 0 || sr_container_start(ct, config, &err) < 0)
     return sr_cli_fail(&err);
   return 0;
 }

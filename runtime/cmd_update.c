@@ -8,6 +8,7 @@
 #include "cleanup.h"
 #include "lifecycle.h"
 #include "opts.h"
+#include "policy_run.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -275,11 +276,31 @@ int sr_cmd_update(const struct sr_global *g, int argc, char **argv)
     sr_error_make(&err, 0, "container \"%s\" has no cgroup", id);
     goto fail;
   }
+  /* The new limits must stay within the profile the container was created under. */
+  struct sr_policy_ctx pc;
+  if (sr_policy_load_for(g, ct, &pc, &err) < 0)
+    goto fail;
+  struct sr_resources applied;
+  struct sr_decisions d = {0};
+  sr_error_t refusal = NULL;
+  int pr = pc.profile ? sr_policy_check_update(pc.profile, &arena, r, &applied, &d, &refusal) : 0;
+  if (!pc.profile)
+    applied = *r;
+  if (sr_audit_decisions(&pc.audit, &d, &err) < 0 ||
+      (pr == 0 && sr_audit_event(&pc.audit, "update", NULL, &err) < 0)) {
+    sr_error_free(&refusal);
+    sr_policy_ctx_release(&pc);
+    goto fail;
+  }
+  sr_policy_ctx_release(&pc);
+  if (pr < 0) {
+    err = refusal;
+    goto fail;
+  }
   struct sr_cgroup *cg = NULL;
   if (sr_cgroup_new("/sys/fs/cgroup", ct->rec->cgroup_path, &cg, &err) < 0)
     goto fail;
-  /* Device rules are not an update field: keep the container's. */
-  int rr = sr_cgroup_apply_resources(cg, r, true, &err);
+  int rr = sr_cgroup_apply_resources(cg, &applied, true, &err);
   sr_cgroup_free(cg);
   if (rr < 0)
     goto fail;

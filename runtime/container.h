@@ -42,6 +42,10 @@ struct sr_create_ctx {
   int console_fd;    /* connected --console-socket, or -1 */
   int notify_fd;     /* connected seccomp listenerPath socket, or -1 */
   pid_t host_pid;    /* the init's pid on the host (known to the init from SYNC_INIT_INFO) */
+  /* What the policy decided (recorded in the state for exec and update). */
+  const char *profile;
+  bool network_granted;
+  bool builtin_seccomp;
   struct sr_container *container; /* parent only */
   pid_t child_pid;                /* parent: first child */
   pid_t init_pid;                 /* parent: the init */

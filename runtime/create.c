@@ -13,6 +13,8 @@
 #include "util.h"
 
 #include <errno.h>
+#include <net/if.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
@@ -257,6 +259,52 @@ static int run_runtime_hooks(struct sr_create_ctx *ctx, sr_error_t *err)
   return 0;
 }
 
+/* A container without a network grant must still have only loopback after the hooks ran
+ * (Docker, CNI and others connect networks from hooks): a child enters its network namespace
+ * and lists the interfaces. */
+static int check_loopback_only(struct sr_create_ctx *ctx, sr_error_t *err)
+{
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) < 0)
+    return sr_error_sys(err, "pipe");
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return sr_error_sys(err, "fork");
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    if (setns(ctx->init_pidfd, CLONE_NEWNET) < 0)
+      _exit(2);
+    struct if_nameindex *ifs = if_nameindex();
+    if (ifs == NULL)
+      _exit(2);
+    int others = 0;
+    for (struct if_nameindex *i = ifs; i->if_index; i++)
+      if (strcmp(i->if_name, "lo") != 0) {
+        dprintf(fds[1], "%s%s", others ? ", " : "", i->if_name);
+        others++;
+      }
+    _exit(others ? 1 : 0);
+  }
+  close(fds[1]);
+  char names[512] = "";
+  ssize_t n = read(fds[0], names, sizeof(names) - 1);
+  names[n > 0 ? n : 0] = '\0';
+  close(fds[0]);
+  int status;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    return 0;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 1)
+    return sr_error_make(err, 0, "policy \"%s\": the container has no network grant, but after "
+                                 "the hooks its network namespace has interfaces besides lo: %s",
+                         ctx->profile, names);
+  return sr_error_make(err, 0, "check the container's network interfaces: failed");
+}
+
 /* Talks the container processes through their setup, up to "ready". */
 static int drive_children(struct sr_create_ctx *ctx, sr_error_t *err)
 {
@@ -298,6 +346,12 @@ static int drive_children(struct sr_create_ctx *ctx, sr_error_t *err)
       sr_sync_expect(fd, SYNC_HOOKS, NULL, err) < 0)
     return -1;
   if (run_runtime_hooks(ctx, err) < 0)
+    return -1;
+  const struct sr_hooks *h = &ctx->config->hooks;
+  const struct sr_namespace *net = &ctx->config->linux_.namespaces[SR_NS_NET];
+  bool may_have_changed = h->n[SR_HOOK_PRESTART] || h->n[SR_HOOK_CREATE_RUNTIME] || net->path;
+  if (ctx->profile && !ctx->network_granted && net->present && may_have_changed &&
+      check_loopback_only(ctx, err) < 0)
     return -1;
   if (sr_sync_send(fd, SYNC_HOOKS_DONE, 0, err) < 0 || sr_sync_expect(fd, SYNC_READY, NULL, err) < 0)
     return -1;
@@ -362,6 +416,15 @@ static int record_begin(struct sr_create_ctx *ctx, int rootfd, sr_error_t *err)
   rec->cgroup_version = ctx->cgroup->version;
   rec->cgroup_path = sr_arena_strdup(a, ctx->cgroup->path);
   rec->systemd_cgroup = ctx->g->systemd_cgroup;
+  if (ctx->profile) {
+    rec->profile = sr_arena_strdup(a, ctx->profile);
+    rec->network_granted = ctx->network_granted;
+    rec->builtin_seccomp = ctx->builtin_seccomp;
+    const struct sr_capabilities *caps = ctx->config->process->capabilities;
+    rec->has_decided_caps = true;
+    for (int i = 0; i < SR_CAP_SET_COUNT; i++)
+      rec->decided_caps[i] = caps ? caps->sets[i] : 0;
+  }
   rec->annotation_keys = ctx->config->annotation_keys;
   rec->annotation_values = ctx->config->annotation_values;
   rec->n_annotations = ctx->config->n_annotations;

@@ -60,6 +60,9 @@ static void usage(FILE *f)
              "   --log-format value    text or json (default: text)\n"
              "   --debug               debug logging\n"
              "   --systemd-cgroup      cgroupsPath is slice:prefix:name, managed by systemd\n"
+             "   --policy value        the operator's policy (default: /etc/seerun/policy.json,\n"
+             "                         else the built-in one)\n"
+             "   --profile value       the policy profile this engine entry is bound to\n"
              "   --help, -h            show help\n"
              "   --version, -v         print the version\n");
 }
@@ -136,6 +139,8 @@ int main(int argc, char **argv)
       {"systemd-cgroup", no_argument, NULL, 's'},
       {"criu", required_argument, NULL, 'c'},
       {"rootless", required_argument, NULL, 'R'},
+      {"policy", required_argument, NULL, 'P'},
+      {"profile", required_argument, NULL, 'p'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'v'},
       {NULL, 0, NULL, 0},
@@ -167,6 +172,12 @@ int main(int argc, char **argv)
       break;
     case 's':
       g.systemd_cgroup = true;
+      break;
+    case 'P':
+      g.policy = optarg;
+      break;
+    case 'p':
+      g.profile = optarg;
       break;
     case 'c':
       break; /* --criu: checkpoint/restore is not supported yet; accepted for engines. */

@@ -42,14 +42,41 @@ def busybox_rootfs(tmp_path_factory):
     return root
 
 
-class Seerun:
-    """The seerun command line with this test's global flags."""
+def write_policy(directory):
+    """The shipped default policy (the built-in one), plus the documented permissive profile,
+    with the audit log in the test's own directory."""
+    with open(os.path.join(TOP, "contrib", "policy", "default.json")) as f:
+        policy = json.load(f)
+    with open(os.path.join(TOP, "contrib", "policy", "risk-classes.json")) as f:
+        policy["profiles"]["permissive"] = json.load(f)["profiles"]["permissive"]
+    policy["auditLog"] = str(directory / "audit.jsonl")
+    path = directory / "policy.json"
+    path.write_text(json.dumps(policy, indent=2))
+    os.chmod(path, 0o644)
+    return path
 
-    def __init__(self, state_dir, prefix):
+
+class Seerun:
+    """The seerun command line with this test's global flags: its own state root, the shipped
+    policy (audit log in the test's directory) and a profile.  Spec-conformance tests run under
+    the permissive profile (nothing enforced, everything audited); hardening and engine tests
+    under the default one."""
+
+    def __init__(self, state_dir, prefix, policy, profile):
         self.root = str(state_dir)
         self.prefix = prefix
-        self.global_args = ["--root", self.root]
+        self.policy = str(policy)
+        self.profile = profile
+        self.audit_log = os.path.join(os.path.dirname(self.policy), "audit.jsonl")
+        self.global_args = ["--root", self.root, "--policy", self.policy, "--profile", profile]
         self.created = set()
+
+    def audit(self):
+        """The audit log's lines, parsed."""
+        if not os.path.exists(self.audit_log):
+            return []
+        with open(self.audit_log) as f:
+            return [json.loads(line) for line in f]
 
     def id(self, name="c"):
         cid = f"{self.prefix}-{name}"
@@ -125,10 +152,23 @@ class Bundle:
         return str(self.path)
 
 
+def make_seerun(tmp_path, profile):
+    prefix = "srt" + uuid.uuid4().hex[:8]
+    return Seerun(tmp_path / "state", prefix, write_policy(tmp_path), profile)
+
+
 @pytest.fixture
 def seerun(tmp_path):
-    prefix = "srt" + uuid.uuid4().hex[:8]
-    s = Seerun(tmp_path / "state", prefix)
+    s = make_seerun(tmp_path, "permissive")
+    yield s
+    s.cleanup()
+    check_no_leaks(s, tmp_path)
+
+
+@pytest.fixture
+def hardened(tmp_path):
+    """seerun as users run it: the default profile of the shipped policy."""
+    s = make_seerun(tmp_path, "default")
     yield s
     s.cleanup()
     check_no_leaks(s, tmp_path)

@@ -1,0 +1,235 @@
+#include "build.h"
+
+#include "policy_facts.h"
+
+#include "cleanup.h"
+#include "lifecycle.h"
+#include "statedir.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Host paths no bind mount may expose, nor any directory above them.  The state directories
+ * are added at run time. */
+static const char *const denied_paths[] = {
+    "/",           "/proc",        "/sys",          "/dev",           "/boot",
+    "/etc",        "/root",        "/etc/shadow",   "/etc/gshadow",   "/etc/sudoers",
+    "/etc/ssh",    "/var/run/docker.sock",          "/run/docker.sock",
+    "/run/containerd/containerd.sock",              "/run/podman/podman.sock",
+    "/run/crio/crio.sock",         "/var/lib/seerun", "/etc/seerun",
+};
+
+struct protected_inode {
+  dev_t dev;
+  ino_t ino;
+  const char *denied; /* the denied path this inode is, or is above */
+};
+
+struct protected_set {
+  struct protected_inode *v;
+  size_t n, cap;
+};
+
+static int add_inode(struct protected_set *s, const struct stat *st, const char *denied)
+{
+  for (size_t i = 0; i < s->n; i++)
+    if (s->v[i].dev == st->st_dev && s->v[i].ino == st->st_ino)
+      return 0;
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 64;
+    struct protected_inode *nv = realloc(s->v, cap * sizeof(*nv));
+    if (nv == NULL)
+      return -1;
+    s->v = nv;
+    s->cap = cap;
+  }
+  s->v[s->n++] = (struct protected_inode){st->st_dev, st->st_ino, denied};
+  return 0;
+}
+
+/* A denied path and every directory above it: a bind of any of them exposes the path. */
+static int protect(struct protected_set *s, const char *path)
+{
+  int fd = open(path, O_PATH | O_CLOEXEC);
+  if (fd < 0)
+    return 0; /* absent on this host: nothing to protect */
+  for (int depth = 0; depth < 64; depth++) {
+    struct stat st;
+    if (fstat(fd, &st) < 0 || add_inode(s, &st, path) < 0)
+      break;
+    int parent = openat(fd, "..", O_PATH | O_CLOEXEC);
+    struct stat pst;
+    if (parent < 0 || fstat(parent, &pst) < 0 ||
+        (pst.st_dev == st.st_dev && pst.st_ino == st.st_ino)) {
+      if (parent >= 0)
+        close(parent);
+      break; /* the root */
+    }
+    close(fd);
+    fd = parent;
+  }
+  close(fd);
+  return 0;
+}
+
+static const char *protected_match(const struct protected_set *s, const struct stat *st)
+{
+  for (size_t i = 0; i < s->n; i++)
+    if (s->v[i].dev == st->st_dev && s->v[i].ino == st->st_ino)
+      return s->v[i].denied;
+  return NULL;
+}
+
+static bool under(const char *path, const char *dir)
+{
+  size_t l = strlen(dir);
+  return strncmp(path, dir, l) == 0 && (path[l] == '/' || path[l] == '\0');
+}
+
+static int mount_facts(const struct sr_config *c, const struct sr_facts_input *in,
+                       struct sr_policy_facts *f, sr_error_t *err)
+{
+  struct protected_set set = {0};
+  for (size_t i = 0; i < sizeof(denied_paths) / sizeof(denied_paths[0]); i++)
+    protect(&set, denied_paths[i]);
+  if (in->state_root)
+    protect(&set, in->state_root);
+  protect(&set, SR_DEFAULT_ROOT);
+  f->mounts = sr_arena_array((struct sr_arena *)&c->arena, c->n_mounts + 1, sizeof(*f->mounts));
+  if (f->mounts == NULL) {
+    free(set.v);
+    return sr_error_make(err, ENOMEM, "policy facts");
+  }
+  for (size_t i = 0; i < c->n_mounts; i++) {
+    const struct sr_mount *m = &c->mounts[i];
+    if (!(m->opts.bind || m->opts.rbind) || m->source == NULL)
+      continue;
+    char src[PATH_MAX];
+    if (m->source[0] == '/')
+      snprintf(src, sizeof(src), "%s", m->source);
+    else
+      snprintf(src, sizeof(src), "%s/%s", in->bundle, m->source);
+    _cleanup_close_ int fd = open(src, O_PATH | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0)
+      continue; /* the mount itself reports a missing source */
+    const char *match = protected_match(&set, &st);
+    if (match) {
+      f->mounts[i].source_denied = true;
+      f->mounts[i].denied_path = sr_arena_strdup((struct sr_arena *)&c->arena, match);
+    }
+    /* A relative source must stay in the bundle. */
+    if (m->source[0] != '/') {
+      char real[PATH_MAX];
+      if (realpath(src, real) != NULL && !under(real, in->bundle))
+        f->mounts[i].source_is_symlink_out = true;
+    }
+  }
+  free(set.v);
+  return 0;
+}
+
+static ino_t ns_ino(const char *path)
+{
+  struct stat st;
+  return stat(path, &st) == 0 ? st.st_ino : 0;
+}
+
+static void ns_facts(const struct sr_config *c, const struct sr_facts_input *in,
+                     struct sr_policy_facts *f)
+{
+  for (int k = 0; k < SR_NS_COUNT; k++) {
+    const char *path = c->linux_.namespaces[k].path;
+    if (path == NULL)
+      continue;
+    ino_t ino = ns_ino(path);
+    if (ino == 0)
+      continue;
+    char host[64], self[64];
+    snprintf(host, sizeof(host), "/proc/1/ns/%s", sr_ns_proc_name(k));
+    snprintf(self, sizeof(self), "/proc/self/ns/%s", sr_ns_proc_name(k));
+    f->ns[k].is_host = ino == ns_ino(host) || ino == ns_ino(self);
+    if (in->state_rootfd < 0)
+      continue;
+    /* Another live seerun container in the same state root? */
+    _cleanup_strv_ char **ids = NULL;
+    size_t n = 0;
+    sr_error_t e = NULL;
+    if (sr_statedir_list(in->state_rootfd, &ids, &n, &e) < 0) {
+      sr_error_free(&e);
+      continue;
+    }
+    for (size_t i = 0; i < n && !f->ns[k].is_seerun_container; i++) {
+      _cleanup_container_ struct sr_container *ct = NULL;
+      if (sr_container_load(in->state_rootfd, ids[i], false, &ct, &e) < 0) {
+        sr_error_free(&e);
+        continue;
+      }
+      pid_t pid = sr_container_live_pid(ct);
+      if (pid <= 0)
+        continue;
+      char p[64];
+      snprintf(p, sizeof(p), "/proc/%d/ns/%s", pid, sr_ns_proc_name(k));
+      if (ns_ino(p) == ino) {
+        f->ns[k].is_seerun_container = true;
+        f->ns[k].container_has_network = ct->rec->network_granted;
+      }
+    }
+  }
+}
+
+/* Root-owned, not writable by group or others, all the way up; outside the bundle and root
+ * filesystem (whose contents the tenant controls). */
+static bool trusted_path(const char *path, const struct sr_facts_input *in)
+{
+  char real[PATH_MAX];
+  if (realpath(path, real) == NULL)
+    return false;
+  if (under(real, in->bundle) || under(real, in->rootfs))
+    return false;
+  char cur[PATH_MAX];
+  snprintf(cur, sizeof(cur), "%s", real);
+  for (;;) {
+    struct stat st;
+    if (lstat(cur, &st) < 0 || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+      return false;
+    char *slash = strrchr(cur, '/');
+    if (slash == NULL || cur[0] == '\0' || strcmp(cur, "/") == 0)
+      return true;
+    if (slash == cur)
+      slash[1] = '\0';
+    else
+      *slash = '\0';
+  }
+}
+
+static int hook_facts(const struct sr_config *c, const struct sr_facts_input *in,
+                      struct sr_policy_facts *f, sr_error_t *err)
+{
+  for (int k = 0; k < SR_HOOK_COUNT; k++) {
+    size_t n = c->hooks.n[k];
+    f->hooks[k] = sr_arena_array((struct sr_arena *)&c->arena, n + 1, sizeof(*f->hooks[k]));
+    if (f->hooks[k] == NULL)
+      return sr_error_make(err, ENOMEM, "policy facts");
+    for (size_t i = 0; i < n; i++)
+      f->hooks[k][i].trusted_path = trusted_path(c->hooks.list[k][i].path, in);
+  }
+  return 0;
+}
+
+int sr_policy_facts_compute(const struct sr_config *c, const struct sr_facts_input *in,
+                            struct sr_policy_facts *facts, sr_error_t *err)
+{
+  memset(facts, 0, sizeof(*facts));
+  if (mount_facts(c, in, facts, err) < 0 || hook_facts(c, in, facts, err) < 0)
+    return -1;
+  ns_facts(c, in, facts);
+  return 0;
+}

@@ -1,0 +1,23 @@
+/* What the policy needs to know about the host, found out before it runs (the policy itself
+ * does no I/O): whether bind sources are or contain denied host paths, compared by device and
+ * inode from O_PATH descriptors (never by string prefix); whether namespace paths are the
+ * host's or another seerun container's; whether hooks live on trusted paths. */
+#ifndef SEERUN_POLICY_FACTS_H
+#define SEERUN_POLICY_FACTS_H
+
+#include "config.h"
+#include "error.h"
+#include "policy_apply.h"
+
+struct sr_facts_input {
+  const char *bundle;    /* absolute */
+  const char *rootfs;    /* absolute */
+  int state_rootfd;      /* --root, to recognise other seerun containers; -1: none */
+  const char *state_root;
+};
+
+/* Fills facts, allocating in c->arena. */
+int sr_policy_facts_compute(const struct sr_config *c, const struct sr_facts_input *in,
+                            struct sr_policy_facts *facts, sr_error_t *err);
+
+#endif

@@ -1,0 +1,140 @@
+#include "build.h"
+
+#include "policy_run.h"
+
+#include "cleanup.h"
+#include "log.h"
+#include "statedir.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A policy someone other than root could have written is no policy. */
+static int check_owner(int fd, const char *what, const char *path, sr_error_t *err)
+{
+  struct stat st;
+  if (fstat(fd, &st) < 0)
+    return sr_error_sys(err, "%s `%s`", what, path);
+  if (st.st_uid != 0)
+    return sr_error_make(err, 0, "%s `%s`: must be owned by root (owner uid %u)", what, path,
+                         st.st_uid);
+  if (st.st_mode & (S_IWGRP | S_IWOTH))
+    return sr_error_make(err, 0, "%s `%s`: must not be writable by group or others (mode %04o)",
+                         what, path, st.st_mode & 07777);
+  return 0;
+}
+
+static int read_policy_file(const char *path, struct sr_policy **out, bool *found,
+                            sr_error_t *err)
+{
+  *found = false;
+  _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ENOENT)
+      return 0;
+    return sr_error_sys(err, "policy `%s`", path);
+  }
+  *found = true;
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof(dir), "%s", path);
+  _cleanup_close_ int dirfd = open(dirname(dir), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0)
+    return sr_error_sys(err, "policy directory of `%s`", path);
+  if (check_owner(fd, "policy", path, err) < 0 ||
+      check_owner(dirfd, "policy directory", dir, err) < 0)
+    return -1;
+  _cleanup_free_ char *buf = NULL;
+  size_t len;
+  char fdpath[64];
+  snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+  if (sr_read_file_at(AT_FDCWD, fdpath, SR_MAX_CONFIG_SIZE, &buf, &len, err) < 0)
+    return sr_error_wrap(err, "policy `%s`", path);
+  const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+  return sr_policy_parse(buf, len, name, out, err);
+}
+
+int sr_policy_load(const struct sr_global *g, struct sr_policy_ctx *pc, sr_error_t *err)
+{
+  memset(pc, 0, sizeof(*pc));
+  const char *path = g->policy ? g->policy : SR_POLICY_DEFAULT_PATH;
+  bool found;
+  if (read_policy_file(path, &pc->policy, &found, err) < 0)
+    return -1;
+  if (!found) {
+    if (g->policy)
+      return sr_error_make(err, ENOENT, "--policy `%s` does not exist", g->policy);
+    if (sr_policy_parse_default(&pc->policy, err) < 0)
+      return -1;
+  }
+  const char *argv0 = g->argv && g->argv[0] ? g->argv[0] : "seerun";
+  const char *base = strrchr(argv0, '/') ? strrchr(argv0, '/') + 1 : argv0;
+  char root[PATH_MAX];
+  const char *root_dir = realpath(g->root, root) ? root : g->root;
+  if (sr_policy_select(pc->policy, g->profile, base, root_dir, &pc->profile, err) < 0)
+    return -1;
+  pc->audit.path = pc->policy->audit_log;
+  pc->audit.profile = pc->profile->name;
+  if (pc->audit.path) {
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s", pc->audit.path);
+    if (sr_mkdir_p(dirname(dir), 0700, err) < 0)
+      return sr_error_wrap(err, "audit log");
+  }
+  return 0;
+}
+
+void sr_policy_ctx_release(struct sr_policy_ctx *pc)
+{
+  if (pc->policy)
+    sr_policy_free(pc->policy);
+  memset(pc, 0, sizeof(*pc));
+}
+
+int sr_policy_enforce_create(struct sr_policy_ctx *pc, struct sr_config *c,
+                             const struct sr_facts_input *in, struct sr_decisions *d,
+                             sr_error_t *err)
+{
+  struct sr_policy_facts facts;
+  if (sr_policy_facts_compute(c, in, &facts, err) < 0)
+    return -1;
+  sr_error_t refusal = NULL;
+  int r = sr_policy_apply(pc->profile, &facts, c, d, &refusal);
+  /* The decisions, the refusal included, are on record before anything happens. */
+  if (sr_audit_decisions(&pc->audit, d, err) < 0) {
+    sr_error_free(&refusal);
+    return -1;
+  }
+  if (r < 0) {
+    *err = refusal;
+    return sr_error_wrap(err, "policy \"%s\"", pc->profile->name);
+  }
+  return 0;
+}
+
+int sr_policy_load_for(const struct sr_global *g, const struct sr_container *c,
+                       struct sr_policy_ctx *pc, sr_error_t *err)
+{
+  if (sr_policy_load(g, pc, err) < 0)
+    return -1;
+  pc->audit.id = c->id;
+  pc->audit.bundle = c->rec->bundle;
+  if (c->rec->profile) {
+    const struct sr_policy_profile *p = sr_policy_profile(pc->policy, c->rec->profile);
+    if (p == NULL) {
+      sr_policy_ctx_release(pc);
+      return sr_error_make(err, 0, "container \"%s\" was created under profile \"%s\", which "
+                                   "the policy no longer has", c->id, c->rec->profile);
+    }
+    pc->profile = p;
+    pc->audit.profile = p->name;
+  }
+  return 0;
+}

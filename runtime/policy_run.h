@@ -1,0 +1,36 @@
+/* The operator's policy in the runtime: loading it (the file must be root-owned and writable
+ * by root only), selecting the profile the engine entry is bound to, applying it to a config
+ * with the host's facts, and recording every decision in the audit log before acting. */
+#ifndef SEERUN_POLICY_RUN_H
+#define SEERUN_POLICY_RUN_H
+
+#include "audit.h"
+#include "cli.h"
+#include "config.h"
+#include "error.h"
+#include "policy.h"
+#include "policy_apply.h"
+#include "policy_facts.h"
+
+struct sr_policy_ctx {
+  struct sr_policy *policy;
+  const struct sr_policy_profile *profile;
+  struct sr_audit audit;
+};
+
+int sr_policy_load(const struct sr_global *g, struct sr_policy_ctx *pc, sr_error_t *err);
+void sr_policy_ctx_release(struct sr_policy_ctx *pc);
+
+/* create/run: applies the profile to c (in place) and audits the decisions.  A refusal is
+ * audited, then returned as the error. */
+int sr_policy_enforce_create(struct sr_policy_ctx *pc, struct sr_config *c,
+                             const struct sr_facts_input *in, struct sr_decisions *d,
+                             sr_error_t *err);
+
+/* For a command on an existing container: the policy, with the profile recorded at its create
+ * (an error if the policy no longer has it), and the audit set up for this container. */
+struct sr_container;
+int sr_policy_load_for(const struct sr_global *g, const struct sr_container *c,
+                       struct sr_policy_ctx *pc, sr_error_t *err);
+
+#endif
