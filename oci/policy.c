@@ -670,10 +670,62 @@ static int parse_bindings(struct sr_arena *a, yajl_val root, struct sr_policy *p
   return 0;
 }
 
+static int parse_userns(struct sr_arena *a, yajl_val root, struct sr_policy *pol, sr_error_t *err)
+{
+  static const char *const keys[] = {"registry", "first", "size", "count", "graceSeconds", NULL};
+  struct sr_userns_pool *u = &pol->userns;
+  const char *path = "userNamespaces";
+  yajl_val v;
+  u->registry = SR_USERNS_DEFAULT_REGISTRY;
+  u->first = UINT64_C(1) << 30;
+  u->size = 65536;
+  u->count = 16384;
+  u->grace_seconds = 86400;
+  if (sr_json_get_object(root, "", path, false, &v, err) < 0 || check_keys(v, path, keys, err) < 0)
+    return -1;
+  if (v == NULL)
+    return 0;
+  char *registry = NULL;
+  bool has;
+  uint64_t n;
+  if (sr_json_get_string(a, v, path, "registry", false, &registry, err) < 0)
+    return -1;
+  if (registry) {
+    if (registry[0] != '/')
+      return sr_error_make(err, 0, "userNamespaces.registry: must be an absolute path");
+    u->registry = registry;
+  }
+  if (sr_json_get_u64(v, path, "first", UINT32_MAX - 1, false, &n, &has, err) < 0)
+    return -1;
+  if (has)
+    u->first = n;
+  if (sr_json_get_u64(v, path, "size", UINT32_MAX, false, &n, &has, err) < 0)
+    return -1;
+  if (has)
+    u->size = n;
+  if (sr_json_get_u64(v, path, "count", UINT32_MAX, false, &n, &has, err) < 0)
+    return -1;
+  if (has)
+    u->count = n;
+  if (sr_json_get_i64(v, path, "graceSeconds", 0, INT64_MAX, false, &u->grace_seconds, NULL,
+                      err) < 0)
+    return -1;
+  /* Host uid 0 is what the ranges keep containers away from; 65535 and below are the host's
+   * own users. */
+  if (u->size < 1 || u->count < 1)
+    return sr_error_make(err, 0, "userNamespaces: size and count must be at least 1");
+  if (u->first <= 65535)
+    return sr_error_make(err, 0, "userNamespaces.first: %" PRIu64 " overlaps the host's ordinary "
+                                 "ids (it must be above 65535)", u->first);
+  if (u->first + u->size * u->count > UINT32_MAX)
+    return sr_error_make(err, 0, "userNamespaces: first + size * count goes past 4294967295");
+  return 0;
+}
+
 static int parse_policy(struct sr_policy *pol, yajl_val root, sr_error_t *err)
 {
   static const char *const top[] = {"version",  "defaultProfile", "auditLog",
-                                    "bindings", "profiles",       NULL};
+                                    "bindings", "profiles",       "userNamespaces", NULL};
   struct sr_arena *a = &pol->arena;
   _cleanup_yajl_ yajl_val baseline = NULL;
   yajl_val profiles;
@@ -700,7 +752,7 @@ static int parse_policy(struct sr_policy *pol, yajl_val root, sr_error_t *err)
     pol->audit_log = SR_POLICY_DEFAULT_AUDIT_LOG;
   if (pol->audit_log[0] != '/')
     return sr_error_make(err, 0, "auditLog: must be an absolute path, got \"%s\"", pol->audit_log);
-  if (parse_bindings(a, root, pol, profiles, err) < 0)
+  if (parse_bindings(a, root, pol, profiles, err) < 0 || parse_userns(a, root, pol, err) < 0)
     return -1;
 
   if (sr_json_parse(baseline_json, strlen(baseline_json), &baseline, &berr) < 0) {
@@ -972,6 +1024,14 @@ int sr_policy_to_json(const struct sr_policy *p, yajl_gen g)
   sr_json_put_kv_i64(g, "version", p->version);
   sr_json_put_kv_string(g, "defaultProfile", p->default_profile);
   sr_json_put_kv_string(g, "auditLog", p->audit_log);
+  sr_json_put_key(g, "userNamespaces");
+  yajl_gen_map_open(g);
+  sr_json_put_kv_string(g, "registry", p->userns.registry);
+  sr_json_put_kv_u64(g, "first", p->userns.first);
+  sr_json_put_kv_u64(g, "size", p->userns.size);
+  sr_json_put_kv_u64(g, "count", p->userns.count);
+  sr_json_put_kv_i64(g, "graceSeconds", p->userns.grace_seconds);
+  yajl_gen_map_close(g);
   sr_json_put_key(g, "bindings");
   yajl_gen_map_open(g);
   put_map(g, "binaries", p->binary_keys, p->binary_values, p->n_binaries);

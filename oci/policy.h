@@ -89,11 +89,24 @@ struct sr_policy_profile {
   size_t n_hook_paths;
 };
 
+/* Where every container's user namespace maps its ids on the host: ranges of `size` ids from a
+ * pool of `count` ranges starting at host id `first`, recorded in one root-owned registry. */
+struct sr_userns_pool {
+  char *registry;
+  uint64_t first;
+  uint64_t size;
+  uint64_t count;
+  int64_t grace_seconds; /* a deleted container's range is kept this long for its id */
+};
+
+#define SR_USERNS_DEFAULT_REGISTRY "/var/lib/seerun/userns.json"
+
 struct sr_policy {
   struct sr_arena arena;
   int64_t version;
   char *default_profile;
   char *audit_log;
+  struct sr_userns_pool userns;
   /* bindings.binaries: argv[0] basename -> profile; bindings.roots: --root -> profile */
   char **binary_keys, **binary_values;
   size_t n_binaries;

@@ -52,6 +52,7 @@ struct sr_policy_ns_fact {
   bool is_host;               /* same inode as /proc/1/ns/<type> */
   bool is_seerun_container;   /* belongs to another live seerun container */
   bool container_has_network; /* that container was granted network */
+  int container_pid;           /* that container's init (the runtime uses it for pods) */
 };
 
 struct sr_policy_hook_fact {

@@ -5,6 +5,8 @@
 #include "cleanup.h"
 #include "policy_run.h"
 #include "sealed.h"
+#include "userns_registry.h"
+#include "log.h"
 #include "util.h"
 
 #include <errno.h>
@@ -99,9 +101,12 @@ int sr_cli_prepare_create(const struct sr_global *g, struct sr_create_ctx *ctx,
     return -1;
   pc->audit.id = ctx->o->id;
   pc->audit.bundle = ctx->o->bundle;
-  int rootfd = open(g->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  /* The state root exists before anything is keyed by its real path. */
+  int rootfd = -1;
+  if (sr_statedir_open_root(g->root, true, &rootfd, err) < 0)
+    return -1;
   struct sr_facts_input in = {.bundle = ctx->o->bundle, .rootfs = rootfs, .state_rootfd = rootfd,
-                              .state_root = g->root};
+                              .state_root = g->root, .id = ctx->o->id};
   struct sr_decisions d = {0};
   int r = sr_policy_enforce_create(pc, c, &in, &d, err);
   if (rootfd >= 0)
@@ -109,6 +114,7 @@ int sr_cli_prepare_create(const struct sr_global *g, struct sr_create_ctx *ctx,
   if (r < 0)
     return -1;
   ctx->profile = pc->profile->name;
+  ctx->audit = &pc->audit;
   ctx->network_granted = sr_policy_network_granted(&d);
   ctx->builtin_seccomp = sr_policy_builtin_seccomp(pc->profile);
   if (sr_audit_event(&pc->audit, "create", NULL, err) < 0)
@@ -130,4 +136,21 @@ int sr_cli_audit(const struct sr_global *g, const struct sr_container *c, const 
   int r = sr_audit_event(&pc.audit, event, fields, err);
   sr_policy_ctx_release(&pc);
   return r;
+}
+
+void sr_cli_release_userns(const struct sr_global *g, const char *id)
+{
+  struct sr_policy_ctx pc;
+  sr_error_t err = NULL;
+  _cleanup_free_ char *key = sr_userns_key(g->root, id);
+  if (key == NULL || sr_policy_load(g, &pc, &err) < 0) {
+    sr_error_free(&err);
+    return;
+  }
+  if (sr_userns_release(&pc.policy->userns, key, &err) < 0) {
+    _cleanup_free_ char *t = sr_error_text(err);
+    sr_warn("release the user namespace range of \"%s\": %s", id, t ? t : "");
+    sr_error_free(&err);
+  }
+  sr_policy_ctx_release(&pc);
 }

@@ -34,6 +34,10 @@ int sr_cli_prepare_create(const struct sr_global *g, struct sr_create_ctx *ctx,
 int sr_cli_audit(const struct sr_global *g, const struct sr_container *c, const char *event,
                  const char *const *fields, sr_error_t *err);
 
+/* After delete: the container's user namespace range waits for its id in the registry (the
+ * policy's grace period).  Failures are warnings: the container is gone either way. */
+void sr_cli_release_userns(const struct sr_global *g, const char *id);
+
 /* Commands that take only a container id (start, state, pause, resume): 0 with *id set, 1 on
  * a usage error (printed), 2 after --help. */
 int sr_cli_parse_id_only(const char *cmd, int argc, char **argv, const char **id);

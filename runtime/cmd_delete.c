@@ -52,5 +52,6 @@ int sr_cmd_delete(const struct sr_global *g, int argc, char **argv)
   const char *fields[] = {"force", force ? "true" : "false", NULL};
   if (sr_cli_audit(g, ct, "delete", fields, &err) < 0 || sr_container_delete(ct, force, &err) < 0)
     return sr_cli_fail(&err);
+  sr_cli_release_userns(g, argv[optind]);
   return 0;
 }

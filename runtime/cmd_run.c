@@ -74,7 +74,9 @@ static void remove_container(const struct sr_global *g, const char *id)
     _cleanup_free_ char *t = sr_error_text(err);
     sr_warn("run: remove container \"%s\": %s", id, t ? t : "");
     sr_error_free(&err);
+    return;
   }
+  sr_cli_release_userns(g, id);
 }
 
 int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
@@ -94,7 +96,7 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
   struct sr_policy_ctx pc = {0};
   struct sr_create_ctx ctx = {.g = g, .o = &o, .sync = {-1, -1}, .fifo_fd = -1,
                               .console_fd = -1, .notify_fd = -1, .cgroup_dir_fd = -1,
-                              .init_pidfd = -1};
+                              .init_pidfd = -1, .rootfs_tree_fd = -1};
   if (sr_validate_id(o.id, &err) < 0 || sr_cli_load_bundle(bundle_arg, &bundle, &ctx, &err) < 0)
     goto fail;
   o.bundle = bundle;

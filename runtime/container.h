@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "audit.h"
 #include "cgroup.h"
 #include "cli.h"
 #include "config.h"
@@ -37,6 +38,7 @@ struct sr_create_ctx {
   struct sr_dev_plan devs;
   struct sr_cgroup *cgroup;
   int cgroup_dir_fd; /* v2: for CLONE_INTO_CGROUP; -1 otherwise */
+  int rootfs_tree_fd; /* the idmapped root filesystem the parent prepared; -1: none */
   int sync[2];       /* [0]: the parent's end, [1]: the children's */
   int fifo_fd;       /* O_PATH of exec.fifo */
   int console_fd;    /* connected --console-socket, or -1 */
@@ -44,6 +46,7 @@ struct sr_create_ctx {
   pid_t host_pid;    /* the init's pid on the host (known to the init from SYNC_INIT_INFO) */
   /* What the policy decided (recorded in the state for exec and update). */
   const char *profile;
+  const struct sr_audit *audit; /* decisions taken during create (the idmap) go here */
   bool network_granted;
   bool builtin_seccomp;
   struct sr_container *container; /* parent only */

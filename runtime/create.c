@@ -24,7 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -159,6 +161,25 @@ static int device_rules(struct sr_create_ctx *ctx, struct sr_resources *out, sr_
   return 0;
 }
 
+/* The host ids of the container's root, when a new user namespace maps them elsewhere. */
+static bool container_root_on_host(const struct sr_linux *l, uid_t *uid, gid_t *gid)
+{
+  if (!l->namespaces[SR_NS_USER].present || l->namespaces[SR_NS_USER].path)
+    return false;
+  bool u = false, g = false;
+  for (size_t i = 0; i < l->n_uid_mappings; i++)
+    if (l->uid_mappings[i].container_id == 0) {
+      *uid = l->uid_mappings[i].host_id;
+      u = true;
+    }
+  for (size_t i = 0; i < l->n_gid_mappings; i++)
+    if (l->gid_mappings[i].container_id == 0) {
+      *gid = l->gid_mappings[i].host_id;
+      g = true;
+    }
+  return u && g;
+}
+
 static int setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
 {
   struct sr_state_record *rec = ctx->container->rec;
@@ -238,9 +259,30 @@ static pid_t clone_child(struct sr_create_ctx *ctx, sr_error_t *err)
   return pid;
 }
 
+/* The image's files keep their owners inside where the root filesystem can be idmapped; where
+ * it cannot, host-owned files appear as nobody, which is recorded. */
+static int idmap_rootfs(struct sr_create_ctx *ctx, pid_t pid, sr_error_t *err)
+{
+  if (ctx->rootfs_tree_fd < 0)
+    return 0;
+  sr_error_t e = NULL;
+  if (sr_rootfs_idmap(ctx->rootfs_tree_fd, pid, &e) == 0) {
+    const char *fields[] = {"field", "root.path", "applied", "idmapped to the container's user "
+                            "namespace", NULL};
+    return sr_audit_event(ctx->audit, "rootfs-idmap", fields, err);
+  }
+  _cleanup_free_ char *why = sr_error_text(e);
+  sr_error_free(&e);
+  close(ctx->rootfs_tree_fd);
+  ctx->rootfs_tree_fd = -1;
+  const char *fields[] = {"field", "root.path", "applied", "unmapped: host-owned files appear as "
+                          "nobody", "reason", why ? why : "", NULL};
+  return sr_audit_event(ctx->audit, "rootfs-unmapped", fields, err);
+}
+
 static int map_userns(struct sr_create_ctx *ctx, pid_t pid, sr_error_t *err)
 {
-  if (sr_userns_write_maps(pid, &ctx->config->linux_, err) < 0)
+  if (sr_userns_write_maps(pid, &ctx->config->linux_, err) < 0 || idmap_rootfs(ctx, pid, err) < 0)
     return -1;
   return sr_binds_idmap(&ctx->binds, ctx->config, pid, err);
 }
@@ -390,6 +432,18 @@ static int prepare(struct sr_create_ctx *ctx, sr_error_t *err)
   if (ctx->o->console_socket && ctx->console_fd < 0 &&
       connect_unix(ctx->o->console_socket, "--console-socket", &ctx->console_fd, err) < 0)
     return -1;
+  /* Idmapping needs a filesystem that supports it: overlayfs (engines' image layers) does not. */
+  struct statfs sfs;
+  if (ctx->ns.new_userns && statfs(ctx->rootfs, &sfs) == 0 &&
+      sfs.f_type != OVERLAYFS_SUPER_MAGIC &&
+      sr_rootfs_prepare_idmapped(ctx->rootfs, &ctx->rootfs_tree_fd, err) < 0)
+    return -1;
+  if (ctx->ns.new_userns && ctx->rootfs_tree_fd < 0) {
+    const char *fields[] = {"field", "root.path", "applied", "unmapped: host-owned files appear "
+                            "as nobody", "reason", "overlayfs cannot be idmapped", NULL};
+    if (sr_audit_event(ctx->audit, "rootfs-unmapped", fields, err) < 0)
+      return -1;
+  }
   const struct sr_seccomp *sc = c->linux_.seccomp;
   if (sc && sc->uses_notify &&
       connect_unix(sc->listener_path, "linux.seccomp.listenerPath", &ctx->notify_fd, err) < 0)
@@ -460,6 +514,14 @@ int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
     sr_error_sys(err, "open exec.fifo");
     goto fail;
   }
+  /* In a user namespace the init opens the fifo as the container's root. */
+  uid_t fifo_uid = 0;
+  gid_t fifo_gid = 0;
+  if (container_root_on_host(&ctx->config->linux_, &fifo_uid, &fifo_gid) &&
+      fchownat(dirfd, "exec.fifo", fifo_uid, fifo_gid, AT_SYMLINK_NOFOLLOW) < 0) {
+    sr_error_sys(err, "chown exec.fifo");
+    goto fail;
+  }
   if (setup_cgroup(ctx, err) < 0 || sr_sync_pair(ctx->sync, err) < 0)
     goto fail;
   if (clone_child(ctx, err) < 0)
@@ -482,8 +544,9 @@ fail:
 
 void sr_create_ctx_release(struct sr_create_ctx *ctx)
 {
-  int *fds[] = {&ctx->sync[0], &ctx->sync[1], &ctx->fifo_fd, &ctx->console_fd, &ctx->notify_fd,
-                &ctx->cgroup_dir_fd, &ctx->init_pidfd};
+  int *fds[] = {&ctx->sync[0],    &ctx->sync[1],         &ctx->fifo_fd,
+                &ctx->console_fd, &ctx->notify_fd,       &ctx->cgroup_dir_fd,
+                &ctx->init_pidfd, &ctx->rootfs_tree_fd};
   for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
     if (*fds[i] >= 0) {
       close(*fds[i]);

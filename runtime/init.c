@@ -214,7 +214,7 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
   }
   if (open_proc_handle(proc_fd, err) < 0 || sr_runtime_exe_identity(runtime_exe, err) < 0)
     return -1;
-  if (sr_rootfs_attach(ctx->rootfs, &root_fd, err) < 0)
+  if (sr_rootfs_attach(ctx->rootfs, ctx->rootfs_tree_fd, &root_fd, err) < 0)
     return -1;
   bool in_userns = c->linux_.namespaces[SR_NS_USER].present;
   if (in_userns && become_userns_root(c, err) < 0)

@@ -55,6 +55,8 @@ static bool has_atime(unsigned long flags)
 /* The attribute change a bind mount's own flags ask for ("bind,ro,nosuid", "rw", ...). */
 static void bind_attr(const struct sr_mount_opts *o, struct sr_mount_attr *attr)
 {
+  /* All of it: a stray propagation or userns_fd is EINVAL, or worse, a propagation change. */
+  memset(attr, 0, sizeof(*attr));
   attr->attr_set = sr_mount_flags_to_attr(o->flags) & ~MOUNT_ATTR__ATIME;
   attr->attr_clr = sr_mount_flags_to_attr(o->clear) & ~MOUNT_ATTR__ATIME;
   if (has_atime(o->flags)) {
@@ -225,7 +227,34 @@ int sr_binds_idmap(struct sr_bind_plan *plan, const struct sr_config *c, pid_t u
   return 0;
 }
 
-int sr_rootfs_attach(const char *rootfs_path, int *root_fd, sr_error_t *err)
+int sr_rootfs_prepare_idmapped(const char *rootfs_path, int *tree_fd, sr_error_t *err)
+{
+  _cleanup_close_ int tree = sr_open_tree(AT_FDCWD, rootfs_path,
+                                          OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+  if (tree < 0)
+    return sr_error_sys(err, "bind root filesystem `%s`", rootfs_path);
+  /* Host mounts still show up inside; nothing inside propagates to the host. */
+  struct sr_mount_attr prop = {.propagation = MS_SLAVE};
+  if (sr_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &prop) < 0)
+    return sr_error_sys(err, "root filesystem `%s`: make it a slave mount", rootfs_path);
+  *tree_fd = steal_fd(tree);
+  return 0;
+}
+
+int sr_rootfs_idmap(int tree_fd, pid_t userns_pid, sr_error_t *err)
+{
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/ns/user", userns_pid);
+  _cleanup_close_ int userns = open(path, O_RDONLY | O_CLOEXEC);
+  if (userns < 0)
+    return sr_error_sys(err, "open `%s`", path);
+  struct sr_mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
+  if (sr_mount_setattr(tree_fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr) < 0)
+    return sr_error_sys(err, "idmap the root filesystem");
+  return 0;
+}
+
+int sr_rootfs_attach(const char *rootfs_path, int prepared_tree, int *root_fd, sr_error_t *err)
 {
   /* Nothing the container mounts may propagate back into the host's namespace. */
   if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
@@ -234,7 +263,10 @@ int sr_rootfs_attach(const char *rootfs_path, int *root_fd, sr_error_t *err)
   if (target < 0)
     return sr_error_sys(err, "root.path `%s`", rootfs_path);
   _cleanup_close_ int tree =
-      sr_open_tree(target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+      prepared_tree >= 0
+          ? prepared_tree
+          : sr_open_tree(target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+                                         AT_EMPTY_PATH);
   if (tree < 0)
     return sr_error_sys(err, "bind root filesystem `%s`", rootfs_path);
   /* pivot_root needs the new root to be a mount point in this namespace. */
@@ -274,6 +306,32 @@ static int fs_fail(int fsfd, sr_error_t *err, const char *what, const struct sr_
                        m->destination, what);
 }
 
+/* The filesystem-specific options ("size=64m,mode=755", "newinstance"), one fsconfig each. */
+static int set_data_options(int fsfd, const struct sr_mount *m, sr_error_t *err)
+{
+  if (m->opts.data == NULL)
+    return 0;
+  _cleanup_free_ char *data = strdup(m->opts.data);
+  if (data == NULL)
+    return sr_error_make(err, ENOMEM, "mount `%s`", m->destination);
+  char *save = NULL;
+  for (char *opt = strtok_r(data, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(opt, '=');
+    int r;
+    if (eq) {
+      *eq = '\0';
+      r = sr_fsconfig(fsfd, FSCONFIG_SET_STRING, opt, eq + 1, 0);
+    } else
+      r = sr_fsconfig(fsfd, FSCONFIG_SET_FLAG, opt, NULL, 0);
+    if (r < 0) {
+      char what[256];
+      snprintf(what, sizeof(what), "option \"%s%s%s\"", opt, eq ? "=" : "", eq ? eq + 1 : "");
+      return fs_fail(fsfd, err, what, m);
+    }
+  }
+  return 0;
+}
+
 /* A new filesystem instance from the mount's type, source and data options. */
 static int make_fs_mount(const struct sr_mount *m, const char *type, int *out, sr_error_t *err)
 {
@@ -284,26 +342,8 @@ static int make_fs_mount(const struct sr_mount *m, const char *type, int *out, s
   if (m->source && m->source[0] &&
       sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "source", m->source, 0) < 0)
     return fs_fail(fsfd, err, "source", m);
-  if (m->opts.data) {
-    _cleanup_free_ char *data = strdup(m->opts.data);
-    if (data == NULL)
-      return sr_error_make(err, ENOMEM, "mount `%s`", m->destination);
-    char *save = NULL;
-    for (char *opt = strtok_r(data, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
-      char *eq = strchr(opt, '=');
-      int r;
-      if (eq) {
-        *eq = '\0';
-        r = sr_fsconfig(fsfd, FSCONFIG_SET_STRING, opt, eq + 1, 0);
-      } else
-        r = sr_fsconfig(fsfd, FSCONFIG_SET_FLAG, opt, NULL, 0);
-      if (r < 0) {
-        char what[256];
-        snprintf(what, sizeof(what), "option \"%s%s%s\"", opt, eq ? "=" : "", eq ? eq + 1 : "");
-        return fs_fail(fsfd, err, what, m);
-      }
-    }
-  }
+  if (set_data_options(fsfd, m, err) < 0)
+    return -1;
   static const struct {
     unsigned long flag;
     const char *name;
@@ -334,17 +374,29 @@ static int apply_propagation(int fd, unsigned long prop, const char *dest, sr_er
   return 0;
 }
 
-/* "remount": new flags for what is already mounted at the destination. */
+/* "remount": new flags for what is already mounted at the destination, and new filesystem
+ * options ("size=") for its superblock, as mount(MS_REMOUNT) with data does. */
 static int remount(const struct sr_mount *m, int root_fd, sr_error_t *err)
 {
   _cleanup_close_ int target = -1;
   if (sr_open_in_root(root_fd, m->destination, O_PATH, &target, err) < 0)
     return sr_error_wrap(err, "remount `%s`", m->destination);
+  if (m->opts.data) {
+    _cleanup_close_ int fsfd = sr_fspick(target, "", FSPICK_EMPTY_PATH | FSPICK_CLOEXEC);
+    if (fsfd < 0)
+      return sr_error_sys(err, "remount `%s`: pick its filesystem", m->destination);
+    if (set_data_options(fsfd, m, err) < 0)
+      return -1;
+    if (sr_fsconfig(fsfd, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0)
+      return fs_fail(fsfd, err, "reconfigure", m);
+  }
   struct sr_mount_attr attr;
   bind_attr(&m->opts, &attr);
-  if (sr_mount_setattr(target, "", AT_EMPTY_PATH, &attr) < 0)
+  if ((attr.attr_set || attr.attr_clr) && sr_mount_setattr(target, "", AT_EMPTY_PATH, &attr) < 0)
     return sr_error_sys(err, "remount `%s`", m->destination);
-  return apply_recursive_attrs(target, &m->opts, m->destination, err);
+  if (apply_recursive_attrs(target, &m->opts, m->destination, err) < 0)
+    return -1;
+  return apply_propagation(target, m->opts.propagation, m->destination, err);
 }
 
 static int apply_one(const struct sr_mount *m, int tree_fd, bool is_dir, int root_fd,
@@ -392,6 +444,9 @@ int sr_mounts_apply(const struct sr_config *c, struct sr_bind_plan *plan, int ro
 
 int sr_rootfs_pivot(int root_fd, bool no_pivot, sr_error_t *err)
 {
+  _cleanup_close_ int old_root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (old_root < 0)
+    return sr_error_sys(err, "open the old root");
   if (fchdir(root_fd) < 0)
     return sr_error_sys(err, "chdir to the root filesystem");
   if (no_pivot) {
@@ -400,9 +455,14 @@ int sr_rootfs_pivot(int root_fd, bool no_pivot, sr_error_t *err)
     if (chroot(".") < 0)
       return sr_error_sys(err, "chroot (--no-pivot)");
   } else {
-    /* pivot_root(".", ".") stacks the old root under the new one; then detach it. */
+    /* pivot_root(".", ".") stacks the old root on top of the new one; then detach it. */
     if (syscall(SYS_pivot_root, ".", ".") < 0)
       return sr_error_sys(err, "pivot_root");
+    /* "." is still the new root (a lookup of "." does not cross the mount stacked on it): work
+     * on the old root through its own descriptor, or the slave change below would hit the
+     * container's whole tree and undo the propagation its mounts asked for. */
+    if (fchdir(old_root) < 0)
+      return sr_error_sys(err, "chdir to the old root");
     /* The old root must not propagate its unmount to the host. */
     if (mount(NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
       return sr_error_sys(err, "make the old root a slave mount");
@@ -415,7 +475,8 @@ int sr_rootfs_pivot(int root_fd, bool no_pivot, sr_error_t *err)
 }
 
 /* The mask for a file is /dev/null, checked to be the real null device so that a tenant's
- * /dev/null cannot turn a mask into an exposure. */
+ * /dev/null cannot turn a mask into an exposure.  It is looked up inside the root like any
+ * other path (an image's /dev may be a symlink within it): the check is on what it is. */
 static int mask_path(int root_fd, const char *path, sr_error_t *err)
 {
   _cleanup_close_ int target =
@@ -439,8 +500,7 @@ static int mask_path(int root_fd, const char *path, sr_error_t *err)
                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
   } else {
     _cleanup_close_ int null =
-        sr_openat2(root_fd, "/dev/null", O_PATH, 0,
-                   RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS);
+        sr_openat2(root_fd, "/dev/null", O_PATH, 0, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
     struct stat ns;
     if (null < 0 || fstat(null, &ns) < 0 || !S_ISCHR(ns.st_mode) || ns.st_rdev != makedev(1, 3))
       return sr_error_make(err, 0,

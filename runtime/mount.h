@@ -31,7 +31,12 @@ void sr_bind_plan_close(struct sr_bind_plan *plan);
 
 /* Init, in its mount namespace: makes every mount a slave (nothing propagates back to the
  * host), clones the root filesystem onto itself, and returns its mount descriptor. */
-int sr_rootfs_attach(const char *rootfs_path, int *root_fd, sr_error_t *err);
+int sr_rootfs_attach(const char *rootfs_path, int prepared_tree, int *root_fd, sr_error_t *err);
+/* Parent: a detached clone of the root filesystem, to be idmapped once the container's user
+ * namespace exists, so that the image's files keep the owners they have inside (files owned by
+ * host root are the container's root's).  The init attaches it instead of its own clone. */
+int sr_rootfs_prepare_idmapped(const char *rootfs_path, int *tree_fd, sr_error_t *err);
+int sr_rootfs_idmap(int tree_fd, pid_t userns_pid, sr_error_t *err);
 /* The config's mounts, in order. */
 struct sr_cgroup;
 int sr_mounts_apply(const struct sr_config *c, struct sr_bind_plan *plan, int root_fd,

@@ -180,6 +180,7 @@ static void ns_facts(const struct sr_config *c, const struct sr_facts_input *in,
       if (ns_ino(p) == ino) {
         f->ns[k].is_seerun_container = true;
         f->ns[k].container_has_network = ct->rec->network_granted;
+        f->ns[k].container_pid = pid;
       }
     }
   }

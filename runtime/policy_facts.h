@@ -14,6 +14,7 @@ struct sr_facts_input {
   const char *rootfs;    /* absolute */
   int state_rootfd;      /* --root, to recognise other seerun containers; -1: none */
   const char *state_root;
+  const char *id;        /* the container's id (its user namespace registry key) */
 };
 
 /* Fills facts, allocating in c->arena. */

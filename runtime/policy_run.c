@@ -5,6 +5,8 @@
 #include "cleanup.h"
 #include "log.h"
 #include "statedir.h"
+#include "userns_registry.h"
+#include "userns_remap.h"
 #include "util.h"
 
 #include <errno.h>
@@ -107,6 +109,15 @@ int sr_policy_enforce_create(struct sr_policy_ctx *pc, struct sr_config *c,
     return -1;
   sr_error_t refusal = NULL;
   int r = sr_policy_apply(pc->profile, &facts, c, d, &refusal);
+  if (r == 0) {
+    _cleanup_free_ char *key = sr_userns_key(in->state_root, in->id);
+    struct sr_remap_input ri = {.pool = &pc->policy->userns, .key = key,
+                                .enforce = pc->profile->enforce, .profile = pc->profile->name};
+    if (key == NULL)
+      r = sr_error_make(&refusal, ENOMEM, "user namespace");
+    else
+      r = sr_userns_remap(c, &facts, &ri, d, &refusal);
+  }
   /* The decisions, the refusal included, are on record before anything happens. */
   if (sr_audit_decisions(&pc->audit, d, err) < 0) {
     sr_error_free(&refusal);
