@@ -1,0 +1,358 @@
+/* The policy's mounts (sections 8 and 12), the read-only root and its tmpfs (section 1), and
+ * the masked and read-only paths (section 6): everything that names a path. */
+#include "build.h"
+
+#include "policy_apply_internal.h"
+
+#include "mount_options.h"
+
+#include <inttypes.h>
+#include <linux/mount.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/mount.h>
+
+/* ---- Paths ------------------------------------------------------------------------------- */
+
+/* A lexically clean absolute path ("/a//b/./c/../d/" -> "/a/b/d"); ".." stops at "/".  Only
+ * for comparing what config.json names; the runtime resolves the real thing in the rootfs. */
+static char *clean_path(struct sr_arena *a, const char *p)
+{
+  size_t len = strlen(p);
+  char *out = sr_arena_alloc(a, len + 2);
+  if (out == NULL)
+    return NULL;
+  size_t o = 0;
+  const char *s = p;
+  while (*s) {
+    while (*s == '/')
+      s++;
+    const char *e = s;
+    while (*e && *e != '/')
+      e++;
+    size_t n = (size_t)(e - s);
+    if (n == 0 || (n == 1 && s[0] == '.')) {
+      /* nothing */
+    } else if (n == 2 && s[0] == '.' && s[1] == '.') {
+      while (o > 0 && out[o - 1] != '/')
+        o--;
+      if (o > 0)
+        o--;
+    } else {
+      out[o++] = '/';
+      memcpy(out + o, s, n);
+      o += n;
+    }
+    s = e;
+  }
+  if (o == 0)
+    out[o++] = '/';
+  out[o] = '\0';
+  return out;
+}
+
+/* path is dir or below it (both clean). */
+static bool path_under(const char *path, const char *dir)
+{
+  size_t n = strlen(dir);
+  if (strcmp(dir, "/") == 0)
+    return true;
+  return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* Paths through which a process reaches descriptors or other processes' roots: a working
+ * directory or bind source there can be a host directory (CVE-2024-21626: runc started a
+ * container in a leaked /proc/self/fd/N). */
+static bool through_proc(const char *clean)
+{
+  return path_under(clean, "/proc") || path_under(clean, "/dev/fd") ||
+         strcmp(clean, "/dev/stdin") == 0 || strcmp(clean, "/dev/stdout") == 0 ||
+         strcmp(clean, "/dev/stderr") == 0;
+}
+
+static bool has_dotdot(const char *p)
+{
+  for (const char *s = p; (s = strstr(s, "..")) != NULL; s += 2)
+    if ((s == p || s[-1] == '/') && (s[2] == '\0' || s[2] == '/'))
+      return true;
+  return false;
+}
+
+/* ---- 8, 12. Mounts, cwd ------------------------------------------------------------------ */
+
+/* The options of a bind, with nosuid and nodev (and their recursive forms for rbind). */
+static int add_nosuid_nodev(struct sr_pa_ctx *x, struct sr_mount *m, char ***out, size_t *n)
+{
+  static const char *const drop[] = {"suid", "dev", "rsuid", "rdev"};
+  static const char *const add_plain[] = {"nosuid", "nodev"};
+  static const char *const add_rec[] = {"rnosuid", "rnodev"};
+  char **v = sr_arena_array(x->a, m->n_options + 5, sizeof(char *));
+  size_t k = 0;
+  if (v == NULL)
+    return sr_pa_oom(x);
+  for (size_t j = 0; j < m->n_options; j++) {
+    bool skip = false;
+    for (size_t d = 0; d < sizeof(drop) / sizeof(drop[0]); d++)
+      skip = skip || strcmp(m->options[j], drop[d]) == 0;
+    if (!skip)
+      v[k++] = m->options[j];
+  }
+  for (size_t d = 0; d < 2; d++)
+    if (!sr_pa_in_list(v, k, add_plain[d]))
+      v[k++] = (char *)add_plain[d];
+  if (m->opts.rbind)
+    for (size_t d = 0; d < 2; d++)
+      if (!sr_pa_in_list(v, k, add_rec[d]))
+        v[k++] = (char *)add_rec[d];
+  v[k] = NULL;
+  *out = v;
+  *n = k;
+  return 0;
+}
+
+int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
+                       struct sr_config *c)
+{
+  const char *name = x->name;
+  for (size_t i = 0; i < c->n_mounts; i++) {
+    struct sr_mount *m = &c->mounts[i];
+    if (!(m->opts.bind || m->opts.rbind)) {
+      /* A remount creates no filesystem; any other type is a new one the runtime mounts as
+       * root: a disk ("ext4" of /dev/sda1) or an overlay of host directories would bypass
+       * every check on bind sources. */
+      if ((m->opts.flags & MS_REMOUNT) ||
+          sr_pa_in_list(x->p->mount_types, x->p->n_mount_types, m->type))
+        continue;
+      TRY(sr_pa_refuse(x, P("mounts[%zu].type", i), sr_pa_text_str(x->a, m->type),
+                       "mounts[%zu].type: filesystem type \"%s\" is not allowed by profile \"%s\" "
+                       "(profiles.%s.mounts.allowedTypes)",
+                       i, m->type, name, name));
+      continue;
+    }
+    char *field = P("mounts[%zu].source", i);
+    char *asked = sr_pa_text_str(x->a, m->source);
+    const struct sr_policy_mount_fact *mf = facts && facts->mounts ? &facts->mounts[i] : NULL;
+    char *cl = m->source[0] == '/' ? clean_path(x->a, m->source) : NULL;
+    if (m->source[0] == '/' && cl == NULL)
+      return sr_pa_oom(x);
+    if (cl && through_proc(cl))
+      TRY(sr_pa_refuse(
+          x, field, asked,
+          "mounts[%zu].source: \"%s\" is under /proc (or /dev/fd): a /proc/self/fd or "
+          "/proc/<pid>/root path can reach the host's filesystem (CVE-2024-21626 class)",
+          i, m->source));
+    else if (cl == NULL && has_dotdot(m->source))
+      TRY(sr_pa_refuse(
+          x, field, asked,
+          "mounts[%zu].source: \"%s\": a source relative to the bundle must not contain "
+          "\"..\"",
+          i, m->source));
+    else if (mf == NULL)
+      TRY(sr_pa_refuse(x, field, asked,
+                       "mounts[%zu].source: \"%s\": no host facts were computed for this bind "
+                       "(runtime error)",
+                       i, m->source));
+    else if (mf->source_denied)
+      TRY(sr_pa_refuse(x, field, asked,
+                       "mounts[%zu].source: \"%s\" is or contains the denied host "
+                       "path \"%s\"",
+                       i, m->source, mf->denied_path ? mf->denied_path : m->source));
+    else if (mf->source_is_symlink_out)
+      TRY(sr_pa_refuse(x, field, asked,
+                       "mounts[%zu].source: \"%s\" resolves through a symbolic link that leads out "
+                       "of the directory it names",
+                       i, m->source));
+    else
+      TRY(sr_pa_allow(x, field, asked, "not a denied host path"));
+
+    /* A setuid binary or a device node on the host must not work inside. */
+    const unsigned long need = MS_NOSUID | MS_NODEV;
+    const uint64_t rneed = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    bool ok = (m->opts.flags & need) == need &&
+              (!m->opts.rbind || (m->opts.rec_attr_set & rneed) == rneed);
+    if (ok)
+      continue;
+    char **opts = NULL;
+    size_t n = 0;
+    TRY(add_nosuid_nodev(x, m, &opts, &n));
+    char *ofield = P("mounts[%zu].options", i);
+    int r = sr_pa_change(x, ofield, sr_pa_text_strv(x->a, m->options, m->n_options),
+                         sr_pa_text_strv(x->a, opts, n),
+                         "bind mounts get nosuid,nodev: a setuid binary or a device node from the "
+                         "host must not work inside");
+    TRY(r);
+    if (r) {
+      struct sr_mount_opts mo;
+      if (ofield == NULL)
+        return sr_pa_oom(x);
+      if (sr_mount_options_parse(x->a, opts, n, ofield, &mo, x->err) < 0)
+        return -1;
+      m->options = opts;
+      m->n_options = n;
+      m->opts = mo;
+    }
+  }
+  return 0;
+}
+
+int sr_pa_check_cwd(struct sr_pa_ctx *x, const struct sr_process *proc)
+{
+  if (proc == NULL || proc->cwd == NULL)
+    return 0;
+  char *cl = clean_path(x->a, proc->cwd);
+  if (cl == NULL)
+    return sr_pa_oom(x);
+  if (through_proc(cl))
+    return sr_pa_refuse(x, "process.cwd", sr_pa_text_str(x->a, proc->cwd),
+                        "process.cwd: \"%s\" is under /proc (or /dev/fd): a descriptor the runtime "
+                        "leaked there is a host directory (CVE-2024-21626)",
+                        proc->cwd);
+  return 0;
+}
+
+/* ---- 1. Read-only root and tmpfs --------------------------------------------------------- */
+
+int sr_pa_apply_rootfs(struct sr_pa_ctx *x, struct sr_config *c, const struct requests *rq)
+{
+  const struct sr_policy_profile *p = x->p;
+  const char *name = x->name;
+  if (p->rootfs.readonly && !c->root_readonly) {
+    int r = sr_pa_change(x, "root.readonly", "false", "true",
+                         P("the root filesystem is read-only (profiles.%s.rootfs.readonly)", name));
+    TRY(r);
+    if (r)
+      c->root_readonly = true;
+  } else
+    TRY(sr_pa_allow(x, "root.readonly", c->root_readonly ? "true" : "false",
+                    c->root_readonly ? "read-only, as asked"
+                                     : P("profiles.%s.rootfs.readonly is false", name)));
+
+  size_t tmp_index = p->rootfs.n_tmpfs;
+  for (size_t t = 0; t < p->rootfs.n_tmpfs; t++)
+    if (strcmp(p->rootfs.tmpfs[t].path, "/tmp") == 0)
+      tmp_index = t;
+  const char *afield = "annotations." SR_ANNOTATION_TMP_SIZE;
+  if (rq->has_tmp_size) {
+    char *asked = sr_pa_text_str(x->a, rq->tmp_size_text);
+    if (!p->rootfs.readonly || tmp_index == p->rootfs.n_tmpfs)
+      TRY(sr_pa_refuse(
+          x, afield, asked,
+          "annotation %s=%s: profile \"%s\" adds no tmpfs at /tmp (profiles.%s.rootfs)",
+          SR_ANNOTATION_TMP_SIZE, rq->tmp_size_text, name, name));
+    else if (rq->tmp_size > p->rootfs.tmpfs[tmp_index].max_size)
+      TRY(sr_pa_refuse(x, afield, asked,
+                       "annotation %s=%s: not allowed by profile \"%s\" "
+                       "(profiles.%s.rootfs.tmpfs[%zu].maxSize is %" PRIu64 ")",
+                       SR_ANNOTATION_TMP_SIZE, rq->tmp_size_text, name, name, tmp_index,
+                       p->rootfs.tmpfs[tmp_index].max_size));
+    else
+      TRY(sr_pa_allow(x, afield, asked,
+                      P("within profiles.%s.rootfs.tmpfs[%zu].maxSize", name, tmp_index)));
+  }
+  if (!p->rootfs.readonly || p->rootfs.n_tmpfs == 0)
+    return 0;
+
+  /* A writable tmpfs where config.json mounts nothing at, under or above the path: podman's
+   * /run/.containerenv keeps /run as the image has it.  The added mounts come first, so that
+   * what config.json mounts through a symlink into them (/var/run/secrets into /run) lands
+   * on top, not below. */
+  struct sr_mount *added = sr_arena_array(x->a, p->rootfs.n_tmpfs, sizeof(*added));
+  size_t n_added = 0;
+  if (added == NULL)
+    return sr_pa_oom(x);
+  for (size_t t = 0; t < p->rootfs.n_tmpfs; t++) {
+    const struct sr_policy_tmpfs *tf = &p->rootfs.tmpfs[t];
+    char *field = P("mounts[destination=%s]", tf->path);
+    size_t conflict = c->n_mounts;
+    for (size_t i = 0; i < c->n_mounts && conflict == c->n_mounts; i++) {
+      char *d = clean_path(x->a, c->mounts[i].destination);
+      if (d == NULL)
+        return sr_pa_oom(x);
+      if (path_under(d, tf->path) || (strcmp(d, "/") != 0 && path_under(tf->path, d)))
+        conflict = i;
+    }
+    if (conflict < c->n_mounts) {
+      TRY(sr_pa_allow(x, field, sr_pa_text_str(x->a, c->mounts[conflict].destination),
+                      P("config.json mounts[%zu] at \"%s\": no tmpfs added at %s", conflict,
+                        c->mounts[conflict].destination, tf->path)));
+      continue;
+    }
+    uint64_t size = (t == tmp_index && rq->has_tmp_size) ? rq->tmp_size : tf->size;
+    struct sr_mount *m = &added[n_added];
+    char **opts = sr_arena_array(x->a, 6, sizeof(char *));
+    size_t n = 0;
+    if (opts == NULL)
+      return sr_pa_oom(x);
+    opts[n++] = "nosuid";
+    opts[n++] = "nodev";
+    if (tf->noexec)
+      opts[n++] = "noexec";
+    opts[n++] = P("mode=%o", (unsigned)tf->mode);
+    opts[n++] = P("size=%" PRIu64, size);
+    if (opts[n - 1] == NULL || opts[n - 2] == NULL)
+      return sr_pa_oom(x);
+    m->destination = tf->path;
+    m->type = "tmpfs";
+    m->source = "tmpfs";
+    m->options = opts;
+    m->n_options = n;
+    if (field == NULL)
+      return sr_pa_oom(x);
+    if (sr_mount_options_parse(x->a, opts, n, field, &m->opts, x->err) < 0)
+      return -1;
+    int r = sr_pa_change(x, field, "null", sr_pa_text_mount(x->a, m),
+                         P("read-only root: a writable tmpfs where config.json mounts nothing "
+                           "(profiles.%s.rootfs.tmpfs[%zu])",
+                           name, t));
+    TRY(r);
+    if (r)
+      n_added++;
+  }
+  if (n_added == 0)
+    return 0;
+  struct sr_mount *all = sr_arena_array(x->a, n_added + c->n_mounts, sizeof(*all));
+  if (all == NULL)
+    return sr_pa_oom(x);
+  memcpy(all, added, n_added * sizeof(*all));
+  if (c->n_mounts)
+    memcpy(all + n_added, c->mounts, c->n_mounts * sizeof(*all));
+  c->mounts = all;
+  c->n_mounts += n_added;
+  return 0;
+}
+
+/* ---- 6. Masked and read-only paths ------------------------------------------------------- */
+
+int sr_pa_union_paths(struct sr_pa_ctx *x, const char *field, const char *knob, char ***v,
+                      size_t *n, char **add, size_t n_add)
+{
+  char **out = sr_arena_array(x->a, *n + n_add + 1, sizeof(char *));
+  char **clean = sr_arena_array(x->a, *n + n_add + 1, sizeof(char *));
+  size_t k = 0;
+  if (out == NULL || clean == NULL)
+    return sr_pa_oom(x);
+  for (size_t i = 0; i < *n; i++) {
+    out[k] = (*v)[i];
+    if ((clean[k++] = clean_path(x->a, (*v)[i])) == NULL)
+      return sr_pa_oom(x);
+  }
+  size_t before = k;
+  for (size_t i = 0; i < n_add; i++)
+    if (!sr_pa_in_list(clean, k, add[i])) {
+      out[k] = add[i];
+      clean[k++] = add[i];
+    }
+  out[k] = NULL;
+  char *asked = sr_pa_text_strv(x->a, *v, *n);
+  if (k == before)
+    return sr_pa_allow(x, field, asked,
+                       P("already lists every path of profiles.%s.%s", x->name, knob));
+  int r = sr_pa_change(x, field, asked, sr_pa_text_strv(x->a, out, k),
+                       P("the paths of profiles.%s.%s are always added", x->name, knob));
+  TRY(r);
+  if (r) {
+    *v = out;
+    *n = k;
+  }
+  return 0;
+}
