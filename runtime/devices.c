@@ -104,6 +104,7 @@ int sr_devices_prepare(const struct sr_config *c, bool userns, struct sr_dev_pla
       plan->devices[plan->n++] = default_devices[i];
   }
   size_t first_config = plan->n;
+  plan->first_config = first_config;
   for (size_t j = 0; j < c->linux_.n_devices; j++)
     plan->devices[plan->n++] = c->linux_.devices[j];
   if (!userns || plan->skip)
@@ -118,7 +119,23 @@ int sr_devices_prepare(const struct sr_config *c, bool userns, struct sr_dev_pla
   return 0;
 }
 
-static int create_node(const struct sr_device *d, int host_fd, int root_fd, sr_error_t *err)
+/* What the path names: "linux.devices[N]" for a config entry, "device" for a default. */
+static void device_what(const struct sr_dev_plan *plan, size_t i, char *buf, size_t size)
+{
+  if (i >= plan->first_config)
+    snprintf(buf, size, "linux.devices[%zu]", i - plan->first_config);
+  else
+    snprintf(buf, size, "device");
+}
+
+static bool is_device(const struct stat *st, const struct sr_device *d)
+{
+  return (st->st_mode & S_IFMT) == type_bits(d->type) &&
+         (d->type == 'p' || st->st_rdev == makedev(d->major, d->minor));
+}
+
+static int create_node(const struct sr_device *d, const char *what, bool replace, int host_fd,
+                       int root_fd, sr_error_t *err)
 {
   char parent_path[4096];
   snprintf(parent_path, sizeof(parent_path), "%s", d->path);
@@ -128,39 +145,63 @@ static int create_node(const struct sr_device *d, int host_fd, int root_fd, sr_e
   _cleanup_close_ int parent = -1;
   if (sr_mkpath_in_root(root_fd, parent_path[0] ? parent_path : "/", SR_MKPATH_DIR, &parent, err) <
       0)
-    return sr_error_wrap(err, "device `%s`", d->path);
+    return sr_error_wrap(err, "%s `%s`", what, d->path);
   /* parent is an O_PATH descriptor; the *at calls below need a real directory descriptor. */
   _cleanup_close_ int dir = openat(parent, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir < 0)
-    return sr_error_sys(err, "device `%s`: open parent", d->path);
-  if (host_fd >= 0) {
-    int f = openat(dir, name, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (f < 0 && errno != EEXIST)
-      return sr_error_sys(err, "device `%s`: create bind target", d->path);
-    if (f >= 0)
-      close(f);
-    _cleanup_close_ int target = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    if (target < 0)
-      return sr_error_sys(err, "device `%s`: open bind target", d->path);
-    if (sr_attach_mount(host_fd, target) < 0)
-      return sr_error_sys(err, "device `%s`: bind the host node", d->path);
-    return 0;
-  }
+    return sr_error_sys(err, "%s `%s`: open parent", what, d->path);
   mode_t mode = type_bits(d->type) | (d->has_file_mode ? (d->file_mode & 07777) : 0666);
   dev_t dev = d->type == 'p' ? 0 : makedev(d->major, d->minor);
-  if (mknodat(dir, name, mode, dev) < 0) {
+  /* In a user namespace the host's node is bound onto an empty file. */
+  bool bind = host_fd >= 0;
+  int r;
+  if (bind) {
+    /* O_EXCL: an existing node of the image is never opened (a fifo would block us, a device
+     * could act on open). */
+    r = openat(dir, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (r >= 0)
+      close(r);
+  } else
+    r = mknodat(dir, name, mode, dev);
+  if (r < 0) {
     if (errno != EEXIST)
-      return sr_error_sys(err, "device `%s`: mknod", d->path);
-    /* Whatever the image had there is replaced by the device asked for. */
-    if (unlinkat(dir, name, 0) < 0 || mknodat(dir, name, mode, dev) < 0)
-      return sr_error_sys(err, "device `%s`: replace existing file", d->path);
+      return sr_error_sys(err, "%s `%s`: %s", what, d->path, bind ? "create bind target" : "mknod");
+    struct stat st;
+    if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+      return sr_error_sys(err, "%s `%s`: stat", what, d->path);
+    if (!is_device(&st, d) && !(bind && S_ISREG(st.st_mode))) {
+      if (!replace)
+        return sr_error_make(err, EEXIST, "%s `%s`: exists and is not device %c %lld:%lld", what,
+                             d->path, d->type, (long long)d->major, (long long)d->minor);
+      /* The image's file (a symlink, say, to point /dev/null elsewhere) gives way. */
+      if (unlinkat(dir, name, 0) < 0)
+        return sr_error_sys(err, "%s `%s`: replace existing file", what, d->path);
+      if (bind) {
+        r = openat(dir, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (r >= 0)
+          close(r);
+      } else
+        r = mknodat(dir, name, mode, dev);
+      if (r < 0)
+        return sr_error_sys(err, "%s `%s`: replace existing file", what, d->path);
+    }
   }
+  if (bind) {
+    _cleanup_close_ int target = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (target < 0)
+      return sr_error_sys(err, "%s `%s`: open bind target", what, d->path);
+    /* The host node's owner and mode are the host's business: nothing is changed on it. */
+    if (sr_attach_mount(host_fd, target) < 0)
+      return sr_error_sys(err, "%s `%s`: bind the host node", what, d->path);
+    return 0;
+  }
+  /* Neither call follows a symlink: what is changed is the node made or checked above. */
   if (fchownat(dir, name, d->has_uid ? d->uid : 0, d->has_gid ? d->gid : 0, AT_SYMLINK_NOFOLLOW) <
       0)
-    return sr_error_sys(err, "device `%s`: chown", d->path);
+    return sr_error_sys(err, "%s `%s`: chown", what, d->path);
   /* mknod applies the umask; the mode asked for is exact. */
-  if (fchmodat(dir, name, mode & 07777, 0) < 0)
-    return sr_error_sys(err, "device `%s`: chmod", d->path);
+  if (fchmodat(dir, name, mode & 07777, AT_SYMLINK_NOFOLLOW) < 0)
+    return sr_error_sys(err, "%s `%s`: chmod", what, d->path);
   return 0;
 }
 
@@ -168,9 +209,13 @@ int sr_devices_create(const struct sr_dev_plan *plan, int root_fd, sr_error_t *e
 {
   if (plan->skip)
     return 0;
-  for (size_t i = 0; i < plan->n; i++)
-    if (create_node(&plan->devices[i], plan->host_node_fd[i], root_fd, err) < 0)
+  for (size_t i = 0; i < plan->n; i++) {
+    char what[64];
+    device_what(plan, i, what, sizeof(what));
+    if (create_node(&plan->devices[i], what, i < plan->first_config, plan->host_node_fd[i], root_fd,
+                    err) < 0)
       return -1;
+  }
   _cleanup_close_ int dev = -1;
   if (sr_mkpath_in_root(root_fd, "/dev", SR_MKPATH_DIR, &dev, err) < 0)
     return -1;
@@ -179,11 +224,17 @@ int sr_devices_create(const struct sr_dev_plan *plan, int root_fd, sr_error_t *e
     return sr_error_sys(err, "open /dev in the container");
   for (size_t i = 0; i < sizeof(dev_symlinks) / sizeof(dev_symlinks[0]); i++) {
     const char *name = dev_symlinks[i].link + strlen("/dev/");
+    /* As runc: /dev/core only where the kernel has a /proc/kcore (CONFIG_PROC_KCORE); this is
+     * still the host's /proc, and the container's kernel is the same. */
+    if (strcmp(name, "core") == 0 && access("/proc/kcore", F_OK) < 0)
+      continue;
     if (strcmp(name, "ptmx") == 0) {
-      /* /dev/ptmx must lead to this container's devpts instance, never the host's. */
-      struct stat st;
-      if (fstatat(devdir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(st.st_mode) &&
-          unlinkat(devdir, name, 0) < 0)
+      /* /dev/ptmx must lead to this container's devpts instance: whatever the image has there
+       * (a node, a symlink elsewhere) gives way to the link to pts/ptmx. */
+      char link[16];
+      ssize_t n = readlinkat(devdir, name, link, sizeof(link));
+      bool ours = n == (ssize_t)strlen("pts/ptmx") && memcmp(link, "pts/ptmx", (size_t)n) == 0;
+      if (!ours && unlinkat(devdir, name, 0) < 0 && errno != ENOENT)
         return sr_error_sys(err, "remove /dev/ptmx");
     }
     if (symlinkat(dev_symlinks[i].target, devdir, name) < 0 && errno != EEXIST)

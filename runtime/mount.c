@@ -229,8 +229,8 @@ int sr_binds_idmap(struct sr_bind_plan *plan, const struct sr_config *c, pid_t u
 
 int sr_rootfs_prepare_idmapped(const char *rootfs_path, int *tree_fd, sr_error_t *err)
 {
-  _cleanup_close_ int tree = sr_open_tree(AT_FDCWD, rootfs_path,
-                                          OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+  _cleanup_close_ int tree =
+      sr_open_tree(AT_FDCWD, rootfs_path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
   if (tree < 0)
     return sr_error_sys(err, "bind root filesystem `%s`", rootfs_path);
   /* Host mounts still show up inside; nothing inside propagates to the host. */
@@ -265,8 +265,8 @@ int sr_rootfs_attach(const char *rootfs_path, int prepared_tree, int *root_fd, s
   _cleanup_close_ int tree =
       prepared_tree >= 0
           ? prepared_tree
-          : sr_open_tree(target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
-                                         AT_EMPTY_PATH);
+          : sr_open_tree(target, "",
+                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
   if (tree < 0)
     return sr_error_sys(err, "bind root filesystem `%s`", rootfs_path);
   /* pivot_root needs the new root to be a mount point in this namespace. */
@@ -336,9 +336,10 @@ static int set_data_options(int fsfd, const struct sr_mount *m, sr_error_t *err)
 static int make_fs_mount(const struct sr_mount *m, const char *type, int *out, sr_error_t *err)
 {
   _cleanup_close_ int fsfd = sr_fsopen(type, FSOPEN_CLOEXEC);
+  if (fsfd < 0 && errno == ENODEV)
+    return sr_error_sys(err, "mount `%s`: unknown filesystem type \"%s\"", m->destination, type);
   if (fsfd < 0)
-    return sr_error_sys(err, "mount `%s`: unknown or unavailable filesystem type \"%s\"",
-                        m->destination, type);
+    return sr_error_sys(err, "mount %s on `%s`", type, m->destination);
   if (m->source && m->source[0] &&
       sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "source", m->source, 0) < 0)
     return fs_fail(fsfd, err, "source", m);
@@ -399,8 +400,29 @@ static int remount(const struct sr_mount *m, int root_fd, sr_error_t *err)
   return apply_propagation(target, m->opts.propagation, m->destination, err);
 }
 
+/* sysfs can only be mounted by a user namespace that owns the network namespace: a container
+ * in its own user namespace that joined another network namespace (the host's, another
+ * container's) gets the runtime's /sys instead, as runc does.  The mount's flags go on every
+ * submount (a read-only /sys must not leave a writable one below it); the atime mode is left
+ * alone, since the kernel locks it on mounts that come from a more privileged namespace. */
+static int bind_runtime_sysfs(const struct sr_mount *m, int *out, sr_error_t *err)
+{
+  _cleanup_close_ int fd =
+      sr_open_tree(AT_FDCWD, "/sys", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+  if (fd < 0)
+    return sr_error_sys(err, "mount sysfs on `%s`: bind the runtime's /sys instead",
+                        m->destination);
+  struct sr_mount_attr attr = {.attr_set =
+                                   sr_mount_flags_to_attr(m->opts.flags) & ~MOUNT_ATTR__ATIME};
+  if (attr.attr_set && sr_mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr) < 0)
+    return sr_error_sys(err, "mount sysfs on `%s`: set options of the runtime's /sys",
+                        m->destination);
+  *out = steal_fd(fd);
+  return 0;
+}
+
 static int apply_one(const struct sr_mount *m, int tree_fd, bool is_dir, int root_fd,
-                     const struct sr_cgroup *cg, bool cgroupns, sr_error_t *err)
+                     const struct sr_cgroup *cg, bool cgroupns, bool userns, sr_error_t *err)
 {
   bool bind = m->opts.bind || m->opts.rbind;
   if (!bind && (m->opts.flags & MS_REMOUNT))
@@ -410,8 +432,13 @@ static int apply_one(const struct sr_mount *m, int tree_fd, bool is_dir, int roo
 
   _cleanup_close_ int mfd = -1;
   if (!bind) {
-    if (make_fs_mount(m, m->type, &mfd, err) < 0)
-      return -1;
+    if (make_fs_mount(m, m->type, &mfd, err) < 0) {
+      if (!userns || strcmp(m->type, "sysfs") != 0 || (*err)->status != EPERM)
+        return -1;
+      sr_error_free(err);
+      if (bind_runtime_sysfs(m, &mfd, err) < 0)
+        return -1;
+    }
     if (apply_recursive_attrs(mfd, &m->opts, m->destination, err) < 0)
       return -1;
   }
@@ -432,7 +459,8 @@ int sr_mounts_apply(const struct sr_config *c, struct sr_bind_plan *plan, int ro
     int tree = i < plan->n ? plan->tree_fd[i] : -1;
     bool is_dir = i < plan->n ? plan->is_dir[i] : true;
     bool cgroupns = c->linux_.namespaces[SR_NS_CGROUP].present;
-    if (apply_one(&c->mounts[i], tree, is_dir, root_fd, cg, cgroupns, err) < 0)
+    bool userns = c->linux_.namespaces[SR_NS_USER].present;
+    if (apply_one(&c->mounts[i], tree, is_dir, root_fd, cg, cgroupns, userns, err) < 0)
       return sr_error_wrap(err, "mounts[%zu]", i);
     if (tree >= 0) {
       close(tree);

@@ -1,7 +1,8 @@
 /* The "cgroup" mount engines put in config.json: the container's own view of the cgroup
  * hierarchy, whatever the host's layout.  On cgroup v2 it is a cgroup2 mount (inside a cgroup
  * namespace) or a bind of the container's cgroup; on v1 (and hybrid) a tmpfs holding a bind of
- * the container's cgroup from every hierarchy, as runc does. */
+ * the container's cgroup from every hierarchy, as runc does.  A "cgroup2" mount is the unified
+ * hierarchy on any layout (on hybrid, the one at <root>/unified). */
 #include "build.h"
 
 #include "mount_cgroup.h"
@@ -37,20 +38,33 @@ static int bind_hierarchy(const char *hierarchy, const char *path, int *out, sr_
   return 0;
 }
 
-static int v2_mount(const struct sr_mount *m, const struct sr_cgroup *cg, bool cgroupns, int target,
-                    sr_error_t *err)
+/* The unified hierarchy: a new cgroup2 instance inside a cgroup namespace (whose root is the
+ * container's cgroup), else a bind of the container's cgroup from the host's unified mount
+ * (unified: HOST_CGROUP on v2, its "unified" mount on hybrid, NULL when there is none). */
+static int v2_mount(const struct sr_mount *m, const char *unified, const struct sr_cgroup *cg,
+                    bool cgroupns, int target, sr_error_t *err)
 {
   _cleanup_close_ int mfd = -1;
   unsigned attr = (unsigned)sr_mount_flags_to_attr(m->opts.flags);
   if (cgroupns) {
     _cleanup_close_ int fsfd = sr_fsopen("cgroup2", FSOPEN_CLOEXEC);
-    if (fsfd < 0 || sr_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    if (fsfd < 0 ||
+        sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "source",
+                    m->source && m->source[0] ? m->source : "cgroup2", 0) < 0 ||
+        sr_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
       return sr_error_sys(err, "mount cgroup2 on `%s`", m->destination);
     mfd = sr_fsmount(fsfd, FSMOUNT_CLOEXEC, attr);
     if (mfd < 0)
       return sr_error_sys(err, "mount cgroup2 on `%s`", m->destination);
   } else {
-    if (bind_hierarchy(HOST_CGROUP, cg->path, &mfd, err) < 0)
+    /* A new instance outside a cgroup namespace would show the host's whole hierarchy. */
+    if (unified == NULL)
+      return sr_error_make(err, 0,
+                           "mount cgroup2 on `%s`: the host has no cgroup2 hierarchy to bind "
+                           "the container's cgroup from, and the container has no cgroup "
+                           "namespace",
+                           m->destination);
+    if (bind_hierarchy(unified, cg->path, &mfd, err) < 0)
       return -1;
     struct sr_mount_attr a = {.attr_set = attr};
     if (attr && sr_mount_setattr(mfd, "", AT_EMPTY_PATH, &a) < 0)
@@ -65,12 +79,14 @@ static int v1_mount(const struct sr_mount *m, const struct sr_cgroup *cg, int ta
                     sr_error_t *err)
 {
   _cleanup_close_ int fsfd = sr_fsopen("tmpfs", FSOPEN_CLOEXEC);
-  if (fsfd < 0 || sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "mode", "755", 0) < 0 ||
+  if (fsfd < 0 || sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "source", "tmpfs", 0) < 0 ||
+      sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "mode", "755", 0) < 0 ||
       sr_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
     return sr_error_sys(err, "cgroup mount on `%s`: tmpfs", m->destination);
   uint64_t attr = sr_mount_flags_to_attr(m->opts.flags);
   /* Populated first, made read-only (if asked) last. */
-  _cleanup_close_ int tmp = sr_fsmount(fsfd, FSMOUNT_CLOEXEC, (unsigned)(attr & ~MOUNT_ATTR_RDONLY));
+  _cleanup_close_ int tmp =
+      sr_fsmount(fsfd, FSMOUNT_CLOEXEC, (unsigned)(attr & ~MOUNT_ATTR_RDONLY));
   if (tmp < 0)
     return sr_error_sys(err, "cgroup mount on `%s`: tmpfs", m->destination);
   if (sr_attach_mount(tmp, target) < 0)
@@ -110,7 +126,8 @@ static int v1_mount(const struct sr_mount *m, const struct sr_cgroup *cg, int ta
       continue;
     if (mkdirat(dir, de->d_name, 0755) < 0 && errno != EEXIST)
       return sr_error_sys(err, "cgroup mount: mkdir %s", de->d_name);
-    _cleanup_close_ int sub = openat(dir, de->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    _cleanup_close_ int sub =
+        openat(dir, de->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     _cleanup_close_ int bind = -1;
     if (sub < 0)
       return sr_error_sys(err, "cgroup mount: open %s", de->d_name);
@@ -143,7 +160,11 @@ int sr_mount_cgroup(const struct sr_mount *m, const struct sr_cgroup *cg, bool c
   if (cg == NULL)
     return sr_error_make(err, 0, "cgroup mount on `%s`: the container has no cgroup",
                          m->destination);
+  /* "cgroup2" asks for the unified hierarchy whatever the host's layout (on hybrid, the one
+   * mounted at <root>/unified); "cgroup" for the host's layout. */
   if (cg->version == 2)
-    return v2_mount(m, cg, cgroupns, target, err);
+    return v2_mount(m, HOST_CGROUP, cg, cgroupns, target, err);
+  if (strcmp(m->type, "cgroup2") == 0)
+    return v2_mount(m, cg->hybrid ? HOST_CGROUP "/unified" : NULL, cg, cgroupns, target, err);
   return v1_mount(m, cg, target, err);
 }

@@ -1,5 +1,5 @@
-/* The new mount API (fsopen, fsmount, open_tree, move_mount, mount_setattr) as thin wrappers:
- * glibc 2.36 declares some of them, not all, and not on every distribution. */
+/* The new mount API (fsopen, fsmount, fspick, open_tree, move_mount, mount_setattr) as thin
+ * wrappers: glibc 2.36 declares some of them, not all, and not on every distribution. */
 #ifndef SEERUN_MOUNTAPI_H
 #define SEERUN_MOUNTAPI_H
 
@@ -36,6 +36,10 @@ static inline int sr_fsconfig(int fd, unsigned cmd, const char *key, const void 
 static inline int sr_fsmount(int fd, unsigned flags, unsigned attr_flags)
 {
   return (int)syscall(SYS_fsmount, fd, flags, attr_flags);
+}
+static inline int sr_fspick(int dfd, const char *path, unsigned flags)
+{
+  return (int)syscall(SYS_fspick, dfd, path, flags);
 }
 static inline int sr_open_tree(int dfd, const char *path, unsigned flags)
 {

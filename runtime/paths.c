@@ -86,11 +86,11 @@ static int check_kind(int fd, enum sr_mkpath_kind kind, const char *path, sr_err
 {
   struct stat st;
   if (fstat(fd, &st) < 0)
-    return sr_error_sys(err, "stat `%s` in the container", path);
+    return sr_error_sys(err, "stat `/%s` in the container", path);
   if (kind == SR_MKPATH_DIR && !S_ISDIR(st.st_mode))
-    return sr_error_make(err, ENOTDIR, "`%s` in the container", path);
+    return sr_error_make(err, ENOTDIR, "`/%s` in the container", path);
   if (kind == SR_MKPATH_FILE && S_ISDIR(st.st_mode))
-    return sr_error_make(err, EISDIR, "`%s` in the container", path);
+    return sr_error_make(err, EISDIR, "`/%s` in the container", path);
   return 0;
 }
 
@@ -98,7 +98,7 @@ static int mkpath(int rootfd, char *path, enum sr_mkpath_kind kind, int depth, i
                   sr_error_t *err)
 {
   if (depth > 255)
-    return sr_error_make(err, ELOOP, "`%s` in the container", path);
+    return sr_error_make(err, ELOOP, "`/%s` in the container", path);
   int fd = sr_openat2(rootfd, path, O_PATH, 0, IN_ROOT);
   if (fd >= 0) {
     if (check_kind(fd, kind, path, err) < 0) {
@@ -109,7 +109,7 @@ static int mkpath(int rootfd, char *path, enum sr_mkpath_kind kind, int depth, i
     return 0;
   }
   if (errno != ENOENT)
-    return sr_error_sys(err, "resolve `%s` in the container", path);
+    return sr_error_sys(err, "resolve `/%s` in the container", path);
 
   char *slash = strrchr(path, '/');
   char *name;
@@ -138,12 +138,15 @@ static int mkpath(int rootfd, char *path, enum sr_mkpath_kind kind, int depth, i
       close(r);
   }
   if (r < 0 && errno != EEXIST)
-    return sr_error_sys(err, "create `%s` in the container", path);
-  fd = sr_openat2(parent, name, O_PATH | O_NOFOLLOW, 0, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+    return sr_error_sys(err, "create `/%s` in the container", path);
+  /* No O_NOFOLLOW: with O_PATH it would open a symlink itself (and report it as "not a
+   * directory"); RESOLVE_NO_SYMLINKS refuses it with ELOOP instead, which is what is left when
+   * the name is a symlink that did not resolve above, a dangling one. */
+  fd = sr_openat2(parent, name, O_PATH, 0, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
   if (fd < 0) {
     if (errno == ELOOP)
-      return sr_error_make(err, 0, "`%s` in the container is a dangling symlink", path);
-    return sr_error_sys(err, "open `%s` in the container", path);
+      return sr_error_make(err, 0, "`/%s` in the container is a dangling symlink", path);
+    return sr_error_sys(err, "open `/%s` in the container", path);
   }
   if (check_kind(fd, kind, path, err) < 0) {
     close(fd);
