@@ -8,6 +8,7 @@
 #include "hooks.h"
 #include "json.h"
 #include "log.h"
+#include "paths.h"
 #include "state.h"
 #include "sync.h"
 #include "util.h"
@@ -159,25 +160,6 @@ static int device_rules(struct sr_create_ctx *ctx, struct sr_resources *out, sr_
   out->devices = rules;
   out->n_devices = n;
   return 0;
-}
-
-/* The host ids of the container's root, when a new user namespace maps them elsewhere. */
-static bool container_root_on_host(const struct sr_linux *l, uid_t *uid, gid_t *gid)
-{
-  if (!l->namespaces[SR_NS_USER].present || l->namespaces[SR_NS_USER].path)
-    return false;
-  bool u = false, g = false;
-  for (size_t i = 0; i < l->n_uid_mappings; i++)
-    if (l->uid_mappings[i].container_id == 0) {
-      *uid = l->uid_mappings[i].host_id;
-      u = true;
-    }
-  for (size_t i = 0; i < l->n_gid_mappings; i++)
-    if (l->gid_mappings[i].container_id == 0) {
-      *gid = l->gid_mappings[i].host_id;
-      g = true;
-    }
-  return u && g;
 }
 
 static int setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
@@ -384,6 +366,10 @@ static int drive_children(struct sr_create_ctx *ctx, sr_error_t *err)
     return sr_error_sys(err, "read the start time of the container process %d", ctx->init_pid);
   if (sr_container_save(ctx->container, err) < 0)
     return -1;
+  /* In a user namespace (new or joined) the init opens the fifo as the container's root. */
+  if (ctx->config->linux_.namespaces[SR_NS_USER].present &&
+      sr_userns_chown_to_root(ctx->init_pid, ctx->container->dirfd, "exec.fifo", err) < 0)
+    return -1;
   if (sr_sync_send(fd, SYNC_INIT_INFO, ctx->init_pid, err) < 0 ||
       sr_sync_expect(fd, SYNC_HOOKS, NULL, err) < 0)
     return -1;
@@ -397,6 +383,40 @@ static int drive_children(struct sr_create_ctx *ctx, sr_error_t *err)
     return -1;
   if (sr_sync_send(fd, SYNC_HOOKS_DONE, 0, err) < 0 || sr_sync_expect(fd, SYNC_READY, NULL, err) < 0)
     return -1;
+  return 0;
+}
+
+static bool under_dir(const char *path, const char *dir)
+{
+  size_t l = strlen(dir);
+  while (l > 1 && dir[l - 1] == '/')
+    l--;
+  return strcmp(dir, "/") == 0 ||
+         (strncmp(path, dir, l) == 0 && (path[l] == '/' || path[l] == '\0'));
+}
+
+/* A root filesystem that cannot be idmapped keeps its host owners, which the container's root
+ * cannot write: the mount points it lacks are made now, as host root, inside it (resolved in
+ * the root: never outside).  Those below another mount of the config are that mount's. */
+static int precreate_mountpoints(struct sr_create_ctx *ctx, sr_error_t *err)
+{
+  const struct sr_config *c = ctx->config;
+  _cleanup_close_ int root = open(ctx->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0)
+    return sr_error_sys(err, "root.path `%s`", ctx->rootfs);
+  for (size_t i = 0; i < c->n_mounts; i++) {
+    const struct sr_mount *m = &c->mounts[i];
+    bool below_earlier = false;
+    for (size_t j = 0; j < i && !below_earlier; j++)
+      below_earlier = under_dir(m->destination, c->mounts[j].destination);
+    if (below_earlier)
+      continue;
+    bool file = (m->opts.bind || m->opts.rbind) && i < ctx->binds.n && !ctx->binds.is_dir[i];
+    _cleanup_close_ int fd = -1;
+    if (sr_mkpath_in_root(root, m->destination, file ? SR_MKPATH_FILE : SR_MKPATH_DIR, &fd,
+                          err) < 0)
+      return sr_error_wrap(err, "mounts[%zu]: mount point", i);
+  }
   return 0;
 }
 
@@ -441,7 +461,8 @@ static int prepare(struct sr_create_ctx *ctx, sr_error_t *err)
   if (ctx->ns.new_userns && ctx->rootfs_tree_fd < 0) {
     const char *fields[] = {"field", "root.path", "applied", "unmapped: host-owned files appear "
                             "as nobody", "reason", "overlayfs cannot be idmapped", NULL};
-    if (sr_audit_event(ctx->audit, "rootfs-unmapped", fields, err) < 0)
+    if (sr_audit_event(ctx->audit, "rootfs-unmapped", fields, err) < 0 ||
+        precreate_mountpoints(ctx, err) < 0)
       return -1;
   }
   const struct sr_seccomp *sc = c->linux_.seccomp;
@@ -514,14 +535,7 @@ int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
     sr_error_sys(err, "open exec.fifo");
     goto fail;
   }
-  /* In a user namespace the init opens the fifo as the container's root. */
-  uid_t fifo_uid = 0;
-  gid_t fifo_gid = 0;
-  if (container_root_on_host(&ctx->config->linux_, &fifo_uid, &fifo_gid) &&
-      fchownat(dirfd, "exec.fifo", fifo_uid, fifo_gid, AT_SYMLINK_NOFOLLOW) < 0) {
-    sr_error_sys(err, "chown exec.fifo");
-    goto fail;
-  }
+
   if (setup_cgroup(ctx, err) < 0 || sr_sync_pair(ctx->sync, err) < 0)
     goto fail;
   if (clone_child(ctx, err) < 0)
