@@ -520,6 +520,16 @@ int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
     return -1;
   if (sr_statedir_open_root(ctx->g->root, true, &rootfd, err) < 0)
     return -1;
+  /* The config's seccomp filter, compiled here (or read from the cache under the state root):
+   * the container process only loads it, with no libseccomp and no directory of ours. */
+  int cache = ctx->config->linux_.seccomp ? sr_seccomp_cache_open(rootfd) : -1;
+  int sr = sr_seccomp_prepare(ctx->config->linux_.seccomp, cache, &ctx->seccomp_prog, err);
+  if (cache >= 0)
+    close(cache);
+  if (sr < 0) {
+    close(rootfd);
+    return -1;
+  }
   if (record_begin(ctx, rootfd, err) < 0) {
     close(rootfd);
     return -1;
@@ -579,6 +589,7 @@ void sr_create_ctx_release(struct sr_create_ctx *ctx)
       close(rootfd);
   }
   ctx->container = NULL;
+  sr_seccomp_prog_release(&ctx->seccomp_prog);
   free(ctx->rootfs);
   ctx->rootfs = NULL;
   if (ctx->config)

@@ -49,6 +49,7 @@ struct exec_ctx {
   int notify_fd;
   int cgroup_fd;
   struct sr_cgroup *cg;
+  struct sr_seccomp_prog seccomp_prog;
   pid_t child, pid;
 };
 
@@ -104,6 +105,8 @@ __attribute__((noreturn)) static void exec_child(struct exec_ctx *x)
   }
   close(x->proc_fd);
   t.seccomp = x->config->linux_.seccomp;
+  t.seccomp_prog = &x->seccomp_prog;
+  t.builtin_seccomp = x->c->rec->builtin_seccomp;
   t.notify_state = notify_state;
   t.exec_path = exec_path;
   if (sr_runtime_exe_identity(&t.runtime_exe, &err) < 0)
@@ -215,6 +218,12 @@ static int prepare(struct exec_ctx *x, sr_error_t *err)
   if (sc && sc->uses_notify &&
       connect_listener(sc->listener_path, &x->notify_fd, err) < 0)
     return sr_error_wrap(err, "linux.seccomp.listenerPath");
+  int cache = sc ? sr_seccomp_cache_open(x->c->rootfd) : -1;
+  int prepared = sr_seccomp_prepare(sc, cache, &x->seccomp_prog, err);
+  if (cache >= 0)
+    close(cache);
+  if (prepared < 0)
+    return -1;
   x->proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
   struct statfs sfs;
   if (x->proc_fd < 0 || fstatfs(x->proc_fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
@@ -270,6 +279,7 @@ static void release(struct exec_ctx *x)
     close(x->console_fd);
   if (x->cg)
     sr_cgroup_free(x->cg);
+  sr_seccomp_prog_release(&x->seccomp_prog);
 }
 
 int sr_container_exec(struct sr_container *c, const struct sr_config *config,

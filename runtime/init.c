@@ -313,6 +313,8 @@ __attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool afte
     start_fail(fifo, &err);
   target.process = c->process;
   target.seccomp = c->linux_.seccomp;
+  target.seccomp_prog = &ctx->seccomp_prog;
+  target.builtin_seccomp = ctx->builtin_seccomp;
   target.notify_sock = ctx->notify_fd;
   target.notify_state = notify_state;
   target.exec_path = exec_path;

@@ -4,6 +4,7 @@
 
 #include "caps.h"
 #include "cleanup.h"
+#include "seccomp_default.h"
 #include "seccomp_filter.h"
 
 #include <elf.h>
@@ -147,12 +148,17 @@ static void reset_signals(void)
   sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
+/* The default filter first, then the config's (which can only narrow it): when both return
+ * an errno, the newest filter's wins, so the config's errno is the one the process sees. */
 static int install_seccomp(const struct sr_exec_target *t, sr_error_t *err)
 {
+  if (t->builtin_seccomp && sr_seccomp_default_install(err) < 0)
+    return -1;
   if (t->seccomp == NULL)
     return 0;
   _cleanup_close_ int notify = -1;
-  if (sr_seccomp_install(t->seccomp, &notify, err) < 0)
+  if (t->seccomp_prog ? sr_seccomp_prog_load(t->seccomp_prog, &notify, err) < 0
+                      : sr_seccomp_install(t->seccomp, &notify, err) < 0)
     return -1;
   if (notify < 0)
     return 0;

@@ -7,11 +7,14 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "seccomp_cache.h"
 #include "error.h"
 
 struct sr_exec_target {
   const struct sr_process *process;
   const struct sr_seccomp *seccomp; /* NULL: none */
+  const struct sr_seccomp_prog *seccomp_prog; /* the config's filter, compiled by the parent */
+  bool builtin_seccomp;             /* the mandatory default filter goes first */
   int notify_sock;                  /* connected listenerPath socket, or -1 */
   const char *notify_state;         /* the container process state, sent with the notify fd */
   const char *exec_path;            /* resolved inside the container */

@@ -13,8 +13,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
@@ -250,18 +252,17 @@ static int set_flags(scmp_filter_ctx ctx, unsigned int flags, sr_error_t *err)
   return 0;
 }
 
-int sr_seccomp_install(const struct sr_seccomp *s, int *notify_fd, sr_error_t *err)
+/* Builds the libseccomp filter described by `s` into *out (owned by the caller).
+ * *notify_used tells whether a SCMP_ACT_NOTIFY action made it into the filter. */
+static int build_filter(const struct sr_seccomp *s, scmp_filter_ctx *out, bool *notify_used,
+                        sr_error_t *err)
 {
   _cleanup_filter_ scmp_filter_ctx ctx = NULL;
-  bool notify_used;
   size_t n_names = 0;
   char buf[48];
   int rc;
 
-  *notify_fd = -1;
-  if (s == NULL)
-    return 0;
-  notify_used = s->default_action == SCMP_ACT_NOTIFY;
+  *notify_used = s->default_action == SCMP_ACT_NOTIFY;
 
   ctx = seccomp_init(s->default_action);
   if (ctx == NULL)
@@ -294,9 +295,25 @@ int sr_seccomp_install(const struct sr_seccomp *s, int *notify_fd, sr_error_t *e
     /* libseccomp refuses a rule that repeats the default action (EACCES); it is a no-op. */
     if (s->rules[i].action == s->default_action)
       continue;
-    if (add_rules(ctx, s, &s->rules[i], &notify_used, err) < 0)
+    if (add_rules(ctx, s, &s->rules[i], notify_used, err) < 0)
       return -1;
   }
+  *out = ctx;
+  ctx = NULL;
+  return 0;
+}
+
+int sr_seccomp_install(const struct sr_seccomp *s, int *notify_fd, sr_error_t *err)
+{
+  _cleanup_filter_ scmp_filter_ctx ctx = NULL;
+  bool notify_used;
+  int rc;
+
+  *notify_fd = -1;
+  if (s == NULL)
+    return 0;
+  if (build_filter(s, &ctx, &notify_used, err) < 0)
+    return -1;
 
   rc = seccomp_load(ctx);
   if (rc < 0) {
@@ -317,6 +334,45 @@ int sr_seccomp_install(const struct sr_seccomp *s, int *notify_fd, sr_error_t *e
       return sr_error_make(err, -fd, "seccomp: get the notify listener fd");
     *notify_fd = fd;
   }
+  return 0;
+}
+
+int sr_seccomp_compile(const struct sr_seccomp *s, struct sock_filter **insns, size_t *len,
+                       sr_error_t *err)
+{
+  _cleanup_filter_ scmp_filter_ctx ctx = NULL;
+  _cleanup_close_ int fd = -1;
+  _cleanup_free_ struct sock_filter *prog = NULL;
+  bool notify_used;
+  off_t size;
+  size_t got = 0;
+  int rc;
+
+  if (build_filter(s, &ctx, &notify_used, err) < 0)
+    return -1;
+  /* libseccomp 2.5 exports to a file descriptor only. */
+  fd = memfd_create("seerun-seccomp", MFD_CLOEXEC);
+  if (fd < 0)
+    return sr_error_sys(err, "seccomp: export the filter: memfd_create");
+  rc = seccomp_export_bpf(ctx, fd);
+  if (rc < 0)
+    return sr_error_make(err, -rc, "seccomp: export the filter");
+  size = lseek(fd, 0, SEEK_END);
+  if (size <= 0 || size % (off_t)sizeof(struct sock_filter) != 0)
+    return sr_error_make(err, EIO, "seccomp: export the filter: %lld bytes", (long long)size);
+  prog = malloc((size_t)size);
+  if (prog == NULL)
+    return sr_error_make(err, ENOMEM, "seccomp: export the filter");
+  while (got < (size_t)size) {
+    ssize_t n = pread(fd, (char *)prog + got, (size_t)size - got, (off_t)got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return sr_error_make(err, n < 0 ? errno : EIO, "seccomp: export the filter: read");
+    got += (size_t)n;
+  }
+  *insns = steal_ptr(prog);
+  *len = (size_t)size / sizeof(struct sock_filter);
   return 0;
 }
 

@@ -5,6 +5,9 @@
 #ifndef SEERUN_SECCOMP_FILTER_H
 #define SEERUN_SECCOMP_FILTER_H
 
+#include <linux/filter.h>
+#include <stddef.h>
+
 #include "config.h"
 #include "error.h"
 
@@ -16,6 +19,13 @@
  * *notify_fd is set to the listener fd (O_CLOEXEC, owned by the caller) when the loaded
  * filter has a SCMP_ACT_NOTIFY action, else to -1.  s == NULL loads nothing and returns 0. */
 int sr_seccomp_install(const struct sr_seccomp *s, int *notify_fd, sr_error_t *err);
+
+/* Builds the filter described by `s` as sr_seccomp_install does (same checks, same errors)
+ * and exports its BPF program instead of loading it: *insns (malloc'd, owned by the caller),
+ * *len instructions.  What the kernel would refuse at load (a program over BPF_MAXINSNS, an
+ * unsupported flag) is not checked here.  Used by the filter cache (seccomp_cache.h). */
+int sr_seccomp_compile(const struct sr_seccomp *s, struct sock_filter **insns, size_t *len,
+                       sr_error_t *err);
 
 /* Sends the container process state (JSON text, composed by the caller, its "fds" naming
  * "seccompFd") over a connected AF_UNIX stream socket: one message whose first sendmsg carries
