@@ -15,6 +15,7 @@ struct sr_facts_input {
   int state_rootfd;      /* --root, to recognise other seerun containers; -1: none */
   const char *state_root;
   const char *id;        /* the container's id (its user namespace registry key) */
+  bool dry_run;          /* policy check: no registry range is taken */
 };
 
 /* Fills facts, allocating in c->arena. */

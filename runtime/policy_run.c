@@ -112,7 +112,8 @@ int sr_policy_enforce_create(struct sr_policy_ctx *pc, struct sr_config *c,
   if (r == 0) {
     _cleanup_free_ char *key = sr_userns_key(in->state_root, in->id);
     struct sr_remap_input ri = {.pool = &pc->policy->userns, .key = key,
-                                .enforce = pc->profile->enforce, .profile = pc->profile->name};
+                                .enforce = pc->profile->enforce, .dry_run = in->dry_run,
+                                .profile = pc->profile->name};
     if (key == NULL)
       r = sr_error_make(&refusal, ENOMEM, "user namespace");
     else

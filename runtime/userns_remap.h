@@ -16,6 +16,7 @@ struct sr_remap_input {
   const struct sr_userns_pool *pool;
   const char *key;      /* the registry key of this container */
   bool enforce;         /* false: permissive, only record what would happen */
+  bool dry_run;         /* policy check: decide, but take no range from the registry */
   const char *profile;  /* for messages */
 };
 

@@ -140,3 +140,33 @@ def test_features_describes_this_build_truthfully(seerun):
 def test_checkpoint_and_restore_say_they_are_not_supported(seerun, cmd):
     r = seerun.cmd(cmd, "x")
     assert r.returncode == 1 and "not supported" in r.stderr
+
+
+def test_policy_show_prints_the_bound_profile(hardened):
+    out = json.loads(hardened.cmd("policy", "show", check=True).stdout)
+    assert out["profile"] == "default"
+    assert out["settings"]["enforce"] is True
+    assert out["settings"]["rootfs"]["readonly"] is True
+
+
+def test_policy_check_prints_the_decisions_without_running_anything(hardened, bundle):
+    bundle.process["capabilities"]["bounding"].append("CAP_SYS_ADMIN")
+    r = hardened.cmd("policy", "check", "--bundle", bundle.write(), check=True)
+    out = json.loads(r.stdout)
+    assert out["allowed"] is True
+    fields = {d["field"]: d for d in out["decisions"]}
+    assert fields["process.capabilities.bounding"]["kind"] == "enforced"
+    assert "CAP_SYS_ADMIN" not in fields["process.capabilities.bounding"]["applied"]
+    assert fields["linux.namespaces.user"]["kind"] == "enforced"
+    assert hardened.list_ids() == [] and hardened.audit() == []
+    # A refusal: exit status 1, the decisions still printed.
+    bundle.config["mounts"].append({"destination": "/host", "type": "none", "source": "/",
+                                    "options": ["rbind", "ro"]})
+    r = hardened.cmd("policy", "check", "--bundle", bundle.write())
+    assert r.returncode == 1 and "mounts[" in r.stderr and "denied" in r.stderr
+    assert json.loads(r.stdout)["allowed"] is False
+
+
+def test_gc_releases_the_ranges_of_deleted_containers(hardened, bundle, tmp_path):
+    r = hardened.cmd("gc", "--all", check=True)
+    assert r.stdout.startswith("released ")

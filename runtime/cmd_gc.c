@@ -1,0 +1,46 @@
+/* seerun gc [--all]: forgets the user namespace ranges of deleted containers whose grace period
+ * has passed (all released ranges with --all), so that other containers can use them. */
+#include "build.h"
+
+#include "cli_common.h"
+
+#include "opts.h"
+#include "policy_run.h"
+#include "userns_registry.h"
+
+#include <getopt.h>
+#include <stdio.h>
+
+int sr_cmd_gc(const struct sr_global *g, int argc, char **argv)
+{
+  static const struct option longopts[] = {{"all", no_argument, NULL, 'a'},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
+  bool all = false;
+  sr_opts_normalize(argc, argv, longopts, false);
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, "ah", longopts, NULL)) != -1) {
+    if (c == 'a')
+      all = true;
+    else if (c == 'h') {
+      printf("Usage: seerun gc [--all]\n");
+      return 0;
+    } else
+      return sr_cli_usage_error("gc", "[--all]", "unknown option `%s`", argv[optind - 1]);
+  }
+  if (sr_cli_setup(g, 0, false) < 0)
+    return 1;
+  sr_error_t err = NULL;
+  struct sr_policy_ctx pc;
+  size_t freed = 0;
+  if (sr_policy_load(g, &pc, &err) < 0)
+    return sr_cli_fail(&err);
+  int r = sr_userns_gc(&pc.policy->userns, all, &freed, &err);
+  sr_policy_ctx_release(&pc);
+  if (r < 0)
+    return sr_cli_fail(&err);
+  printf("released %zu user namespace range%s\n", freed, freed == 1 ? "" : "s");
+  return 0;
+}

@@ -1,0 +1,127 @@
+/* seerun policy show | check --bundle DIR: the effective profile this engine entry is bound
+ * to, and the decisions the policy would take for a bundle, without running anything. */
+#include "build.h"
+
+#include "cli_common.h"
+
+#include "cleanup.h"
+#include "json.h"
+#include "opts.h"
+#include "policy_run.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#define USAGE "show | check --bundle DIR"
+
+static void print_gen(yajl_gen g)
+{
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen_get_buf(g, &buf, &len);
+  printf("%.*s\n", (int)len, buf);
+}
+
+static int show(const struct sr_global *g)
+{
+  sr_error_t err = NULL;
+  struct sr_policy_ctx pc;
+  if (sr_policy_load(g, &pc, &err) < 0)
+    return sr_cli_fail(&err);
+  _cleanup_gen_ yajl_gen gen = NULL;
+  if (sr_json_gen_new(&gen, true, &err) < 0) {
+    sr_policy_ctx_release(&pc);
+    return sr_cli_fail(&err);
+  }
+  yajl_gen_map_open(gen);
+  sr_json_put_kv_string(gen, "profile", pc.profile->name);
+  sr_json_put_kv_string(gen, "auditLog", pc.policy->audit_log);
+  sr_json_put_key(gen, "settings");
+  sr_policy_profile_to_json(pc.profile, gen);
+  yajl_gen_map_close(gen);
+  print_gen(gen);
+  sr_policy_ctx_release(&pc);
+  return 0;
+}
+
+static int check(const struct sr_global *g, const char *bundle_arg)
+{
+  sr_error_t err = NULL;
+  _cleanup_free_ char *bundle = NULL;
+  struct sr_create_opts o = {.id = "policy-check"};
+  struct sr_create_ctx ctx = {.g = g, .o = &o, .sync = {-1, -1}, .fifo_fd = -1, .console_fd = -1,
+                              .notify_fd = -1, .cgroup_dir_fd = -1, .init_pidfd = -1,
+                              .rootfs_tree_fd = -1};
+  struct sr_policy_ctx pc = {0};
+  int ret = 1;
+  if (sr_cli_load_bundle(bundle_arg, &bundle, &ctx, &err) < 0 || sr_policy_load(g, &pc, &err) < 0)
+    goto fail;
+  o.bundle = bundle;
+  /* Only looked at: no audit line, no registry range, nothing created. */
+  pc.audit.path = NULL;
+  char rootfs[PATH_MAX];
+  snprintf(rootfs, sizeof(rootfs), "%s%s%s", ctx.config->root_path[0] == '/' ? "" : bundle,
+           ctx.config->root_path[0] == '/' ? "" : "/", ctx.config->root_path);
+  struct sr_facts_input in = {.bundle = bundle, .rootfs = rootfs, .state_rootfd = -1,
+                              .state_root = g->root, .id = o.id, .dry_run = true};
+  struct sr_decisions d = {0};
+  int r = sr_policy_enforce_create(&pc, ctx.config, &in, &d, &err);
+  _cleanup_gen_ yajl_gen gen = NULL;
+  sr_error_t gerr = NULL;
+  if (sr_json_gen_new(&gen, true, &gerr) == 0) {
+    yajl_gen_map_open(gen);
+    sr_json_put_kv_string(gen, "profile", pc.profile->name);
+    sr_json_put_kv_bool(gen, "allowed", r == 0);
+    sr_json_put_key(gen, "decisions");
+    sr_decisions_to_json(&d, gen);
+    yajl_gen_map_close(gen);
+    print_gen(gen);
+  }
+  sr_error_free(&gerr);
+  if (r < 0)
+    goto fail;
+  ret = 0;
+  goto out;
+fail:
+  sr_cli_fail(&err);
+out:
+  sr_policy_ctx_release(&pc);
+  sr_create_ctx_release(&ctx);
+  return ret;
+}
+
+int sr_cmd_policy(const struct sr_global *g, int argc, char **argv)
+{
+  static const struct option longopts[] = {{"bundle", required_argument, NULL, 'b'},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
+  const char *bundle = ".";
+  if (argc < 2)
+    return sr_cli_usage_error("policy", USAGE, "show or check is required");
+  const char *sub = argv[1];
+  sr_opts_normalize(argc - 1, argv + 1, longopts, false);
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc - 1, argv + 1, "b:h", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'b':
+      bundle = optarg;
+      break;
+    case 'h':
+      printf("Usage: seerun policy %s\n", USAGE);
+      return 0;
+    default:
+      return sr_cli_usage_error("policy", USAGE, "unknown option `%s`", argv[optind]);
+    }
+  }
+  if (sr_cli_setup(g, 0, false) < 0)
+    return 1;
+  if (strcmp(sub, "show") == 0)
+    return show(g);
+  if (strcmp(sub, "check") == 0)
+    return check(g, bundle);
+  return sr_cli_usage_error("policy", USAGE, "unknown subcommand \"%s\"", sub);
+}
