@@ -2,6 +2,7 @@
 
 #include "caps.h"
 #include "cleanup.h"
+#include "log.h"
 #include "names.h"
 
 #include <errno.h>
@@ -81,6 +82,25 @@ char *sr_caps_mask_names(uint64_t mask)
     return NULL;
   }
   return buf;
+}
+
+void sr_caps_warn_ungrantable(const struct sr_process *p)
+{
+  const struct sr_capabilities *caps = p->capabilities;
+  uint64_t unknown = sr_caps_unknown_to_kernel(caps);
+  /* Root's execve makes every permitted capability effective anyway: its ambient set changes
+   * nothing (runc's default spec lists ambient capabilities that are not inheritable). */
+  uint64_t ambient = p->user.uid == 0 ? 0 : sr_caps_ambient_unraisable(caps) & ~unknown;
+  if (unknown) {
+    _cleanup_free_ char *names = sr_caps_mask_names(unknown);
+    sr_warn("process.capabilities: not known to this kernel, not granted: %s",
+            names ? names : "(out of memory)");
+  }
+  if (ambient) {
+    _cleanup_free_ char *names = sr_caps_mask_names(ambient);
+    sr_warn("process.capabilities.ambient: not both permitted and inheritable, not raised: %s",
+            names ? names : "(out of memory)");
+  }
 }
 
 /* Builds an error whose message ends with the names of `mask`. */

@@ -32,6 +32,12 @@ uint64_t sr_caps_unknown_to_kernel(const struct sr_capabilities *caps);
 /* The ambient capabilities of `caps` that sr_identity_apply will not raise because they are not
  * both permitted and inheritable; 0 for NULL. */
 uint64_t sr_caps_ambient_unraisable(const struct sr_capabilities *caps);
+/* Logs the warnings the spec asks for (config.md, Linux Process: a capability that cannot be
+ * granted MUST be logged as a warning): the capabilities of p unknown to the kernel, and, for a
+ * user other than root (whose execve grants its permitted set whatever the ambient one), the
+ * ambient ones that will not be raised.  For the runtime side of create and exec, whose log is
+ * the engine's, not the container's stderr. */
+void sr_caps_warn_ungrantable(const struct sr_process *p);
 /* "CAP_KILL, CAP_NET_BIND_SERVICE" ("" for 0); NULL when out of memory.  Owned by the caller. */
 char *sr_caps_mask_names(uint64_t mask);
 

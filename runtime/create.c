@@ -4,10 +4,12 @@
 
 #include "container.h"
 
+#include "caps.h"
 #include "cleanup.h"
 #include "hooks.h"
 #include "json.h"
 #include "log.h"
+#include "lsm.h"
 #include "paths.h"
 #include "state.h"
 #include "sync.h"
@@ -425,6 +427,10 @@ static int prepare(struct sr_create_ctx *ctx, sr_error_t *err)
   const struct sr_config *c = ctx->config;
   if (c->process == NULL)
     return sr_error_make(err, 0, "config.json: process: required to create a container");
+  /* Here, not in the init: the runtime's log is the engine's, the init's stderr the
+   * container's. */
+  sr_caps_warn_ungrantable(c->process);
+  sr_lsm_log_ignored(c->process);
   if (c->process->terminal && ctx->console_fd < 0 && ctx->o->console_socket == NULL)
     return sr_error_make(err, 0, "cannot allocate a terminal without --console-socket "
                                  "(process.terminal is true)");

@@ -28,8 +28,30 @@ static int64_t now_ms(void)
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int run_hook(const struct sr_hook *h, const char *name, size_t index,
-                    const char *state_json, sr_error_t *err)
+/* The hook's side of the fork: stdin the state, stdout and stderr the capture pipe, and the
+ * signal state of a fresh process. */
+__attribute__((noreturn)) static void hook_child(const struct sr_hook *h, int in, int out)
+{
+  /* Its own process group, so that a timeout kills what the hook started as well. */
+  setpgid(0, 0);
+  if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
+    _exit(127);
+  /* Ignored signals stay ignored across execve: the runtime ignores SIGPIPE, which would
+   * otherwise reach every pipeline of the hook as EPIPE instead of a clean exit. */
+  for (int s = 1; s < NSIG; s++)
+    if (s != SIGKILL && s != SIGSTOP)
+      signal(s, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  char *const default_argv[] = {h->path, NULL};
+  execve(h->path, h->n_args ? h->args : default_argv, h->n_env ? h->env : empty_env);
+  dprintf(2, "exec %s: %s", h->path, strerror(errno));
+  _exit(127);
+}
+
+static int run_hook(const struct sr_hook *h, const char *name, size_t index, const char *state_json,
+                    sr_error_t *err)
 {
   int in[2], out[2];
   if (pipe2(in, O_CLOEXEC) < 0)
@@ -49,54 +71,53 @@ static int run_hook(const struct sr_hook *h, const char *name, size_t index,
     close(out[1]);
     return sr_error_make(err, saved, "hook %s[%zu]: fork", name, index);
   }
-  if (pid == 0) {
-    /* stdin: the state; stdout and stderr: captured for the error message. */
-    if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(out[1], 2) < 0)
-      _exit(127);
-    sigset_t all;
-    sigemptyset(&all);
-    sigprocmask(SIG_SETMASK, &all, NULL);
-    char *const default_argv[] = {h->path, NULL};
-    execve(h->path, h->n_args ? h->args : default_argv, h->n_env ? h->env : empty_env);
-    dprintf(2, "exec %s: %s", h->path, strerror(errno));
-    _exit(127);
-  }
+  if (pid == 0)
+    hook_child(h, in[0], out[1]);
+  setpgid(pid, pid); /* also here: the timeout must not find the child not yet moved */
   close(in[0]);
   close(out[1]);
   _cleanup_close_ int to_hook = in[1];
   _cleanup_close_ int from_hook = out[0];
   _cleanup_close_ int pidfd = sr_pidfd_open(pid);
 
-  /* A hook that does not read its stdin must not block us: write what fits, then close
-   * (SIGPIPE is ignored by main). */
+  /* The state goes in as the hook reads it: a state larger than the pipe must arrive whole,
+   * and a hook that does not read its stdin must not block us (SIGPIPE is ignored by main). */
   fcntl(to_hook, F_SETFL, O_NONBLOCK);
-  size_t len = strlen(state_json);
-  ssize_t w = write(to_hook, state_json, len);
-  (void)w;
-  close(to_hook);
-  to_hook = -1;
+  fcntl(from_hook, F_SETFL, O_NONBLOCK);
+  size_t len = strlen(state_json), written = 0;
 
   char output[HOOK_OUTPUT_MAX + 1];
   size_t used = 0;
   int64_t deadline = h->timeout > 0 ? now_ms() + h->timeout * 1000 : -1;
   bool timed_out = false, output_open = true;
   int status = 0;
-  fcntl(from_hook, F_SETFL, O_NONBLOCK);
   /* Wait for the hook's exit, not for its stdout to close: a hook that leaves a daemon
    * holding the pipe must not hang the runtime. */
   while (pidfd >= 0) {
-    struct pollfd p[2] = {{pidfd, POLLIN, 0}, {from_hook, POLLIN, 0}};
+    if (to_hook >= 0 && written == len) {
+      close(to_hook);
+      to_hook = -1;
+    }
+    struct pollfd p[3] = {
+        {pidfd, POLLIN, 0}, {output_open ? from_hook : -1, POLLIN, 0}, {to_hook, POLLOUT, 0}};
     int timeout = -1;
     if (deadline >= 0) {
       int64_t left = deadline - now_ms();
       timeout = left > 0 ? (int)left : 0;
     }
-    int r = poll(p, output_open ? 2 : 1, timeout);
+    int r = poll(p, 3, timeout);
     if (r < 0 && errno == EINTR)
       continue;
     if (r == 0) {
       timed_out = true;
       break;
+    }
+    if (to_hook >= 0 && p[2].revents) {
+      ssize_t n = write(to_hook, state_json + written, len - written);
+      if (n > 0)
+        written += (size_t)n;
+      else if (n < 0 && errno != EAGAIN && errno != EINTR)
+        written = len; /* the hook closed its stdin: it has read all it wants */
     }
     if (output_open && (p[1].revents || p[0].revents)) {
       char buf[512];
@@ -112,16 +133,18 @@ static int run_hook(const struct sr_hook *h, const char *name, size_t index,
     if (p[0].revents & POLLIN)
       break;
   }
-  if (timed_out)
+  if (timed_out) {
+    kill(-pid, SIGKILL);
     kill(pid, SIGKILL);
+  }
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
     ;
   output[used] = '\0';
   while (used > 0 && (output[used - 1] == '\n' || output[used - 1] == ' '))
     output[--used] = '\0';
   if (timed_out)
-    return sr_error_make(err, 0, "hook %s[%zu] `%s`: timed out after %lld s", name, index,
-                         h->path, (long long)h->timeout);
+    return sr_error_make(err, 0, "hook %s[%zu] `%s`: timed out after %lld s%s%s", name, index,
+                         h->path, (long long)h->timeout, used ? ": " : "", output);
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     if (used)
       sr_debug("hook %s[%zu] `%s`: %s", name, index, h->path, output);
@@ -139,8 +162,28 @@ static int run_hook(const struct sr_hook *h, const char *name, size_t index,
 int sr_hooks_run(const struct sr_hooks *hooks, enum sr_hook_kind kind, const char *state_json,
                  sr_error_t *err)
 {
-  for (size_t i = 0; i < hooks->n[kind]; i++)
-    if (run_hook(&hooks->list[kind][i], sr_hook_name(kind), i, state_json, err) < 0)
+  /* The spec: a failing poststop hook is a warning, and the remaining hooks still run. */
+  bool keep_going = kind == SR_HOOK_POSTSTOP;
+  _cleanup_free_ char *failures = NULL;
+  for (size_t i = 0; i < hooks->n[kind]; i++) {
+    sr_error_t e = NULL;
+    if (run_hook(&hooks->list[kind][i], sr_hook_name(kind), i, state_json, &e) == 0)
+      continue;
+    if (!keep_going) {
+      *err = e;
       return -1;
+    }
+    _cleanup_free_ char *text = sr_error_text(e);
+    char *joined = NULL;
+    if (asprintf(&joined, "%s%s%s", failures ? failures : "", failures ? "; " : "",
+                 text ? text : "out of memory") >= 0) {
+      free(failures);
+      failures = joined;
+    }
+    sr_error_free(&e);
+  }
+  /* Each text already ends with its strerror. */
+  if (failures)
+    return sr_error_make(err, 0, "%s", failures);
   return 0;
 }

@@ -228,9 +228,10 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
   /* prestart and createRuntime run in the parent, in the runtime's namespaces. */
   if (sr_sync_send(fd, SYNC_HOOKS, 0, err) < 0 || sr_sync_expect(fd, SYNC_HOOKS_DONE, NULL, err) < 0)
     return -1;
+  /* runtime.md: a hook in the container's namespaces gets the pid the container sees. */
   if (c->hooks.n[SR_HOOK_CREATE_CONTAINER]) {
     _cleanup_free_ char *state = NULL;
-    if (sr_create_state_json(ctx, "creating", ctx->host_pid, &state, err) < 0 ||
+    if (sr_create_state_json(ctx, "creating", getpid(), &state, err) < 0 ||
         sr_hooks_run(&c->hooks, SR_HOOK_CREATE_CONTAINER, state, err) < 0)
       return -1;
   }
@@ -304,7 +305,7 @@ __attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool afte
   const struct sr_config *c = ctx->config;
   if (c->hooks.n[SR_HOOK_START_CONTAINER]) {
     _cleanup_free_ char *state = NULL;
-    if (sr_create_state_json(ctx, "created", ctx->host_pid, &state, &err) < 0 ||
+    if (sr_create_state_json(ctx, "created", getpid(), &state, &err) < 0 ||
         sr_hooks_run(&c->hooks, SR_HOOK_START_CONTAINER, state, &err) < 0)
       start_fail(fifo, &err);
   }

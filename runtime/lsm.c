@@ -2,6 +2,7 @@
 
 #include "lsm.h"
 #include "cleanup.h"
+#include "log.h"
 #include "process_attrs.h"
 
 #include <errno.h>
@@ -108,6 +109,24 @@ int sr_lsm_prepare_exec(const struct sr_process *p, int proc_fd, unsigned *ignor
       return -1;
   }
   return 0;
+}
+
+void sr_lsm_log_ignored(const struct sr_process *p)
+{
+  if (p->selinux_label != NULL && p->selinux_label[0] != '\0' && !sr_selinux_enabled())
+    sr_debug("process.selinuxLabel \"%s\": SELinux is not enabled, the label is ignored",
+             p->selinux_label);
+  if (p->apparmor_profile == NULL || p->apparmor_profile[0] == '\0')
+    return;
+  _cleanup_close_ int proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  _cleanup_error_ sr_error_t e = NULL;
+  bool enabled = true;
+  /* Undecided (no /proc here): say nothing; the init decides with its own procfs. */
+  if (proc_fd < 0 || sr_apparmor_enabled(proc_fd, &enabled, &e) < 0)
+    return;
+  if (!enabled)
+    sr_debug("process.apparmorProfile \"%s\": AppArmor is not enabled, the profile is ignored",
+             p->apparmor_profile);
 }
 
 int sr_selinux_mount_label_data(const char *mount_label, const char *data, char **out,

@@ -24,6 +24,11 @@
 int sr_lsm_prepare_exec(const struct sr_process *p, int proc_fd, unsigned *ignored,
                         sr_error_t *err);
 
+/* Logs, at debug level, each label of p that sr_lsm_prepare_exec will skip on this host because
+ * its module is not enabled.  For the runtime side of create and exec (their log is the
+ * engine's; the init's stderr is the container's). */
+void sr_lsm_log_ignored(const struct sr_process *p);
+
 /* AppArmor is enabled: /sys/module/apparmor/parameters/enabled, which must be on sysfs, reads
  * "Y".  When that file does not exist, procfs decides: thread-self/attr/apparmor/current is
  * readable only when AppArmor is active (so a container without /sys cannot hide it). */

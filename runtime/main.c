@@ -105,6 +105,13 @@ int sr_cli_setup(const struct sr_global *g, int preserve_fds, bool close_others)
    * with --preserve-fds excepted.  A leaked host directory descriptor is an escape
    * (CVE-2024-21626). */
   unsigned first = 3u + (unsigned)preserve_fds;
+  /* --preserve-fds N promises descriptors 3 to 3+N-1: one that is not open would be taken by
+   * one of the runtime's own (the exec fifo, the log) and passed to the container. */
+  for (int fd = 3; fd < (int)first; fd++)
+    if (fcntl(fd, F_GETFD) < 0) {
+      fprintf(stderr, "seerun: --preserve-fds %d: descriptor %d is not open\n", preserve_fds, fd);
+      return -1;
+    }
   if (syscall(SYS_close_range, first, ~0U, close_others ? 0 : CLOSE_RANGE_CLOEXEC) < 0 &&
       close_others)
     for (int fd = (int)first; fd < 1024; fd++)

@@ -167,8 +167,12 @@ int sr_process_apply_oom_score_adj(const struct sr_process *p, int proc_fd, sr_e
     return 0; /* the spec: not set, not changed */
   char buf[16];
   snprintf(buf, sizeof(buf), "%d", p->oom_score_adj);
-  if (sr_write_proc_file(proc_fd, "self/oom_score_adj", buf, err) < 0)
+  if (sr_write_proc_file(proc_fd, "self/oom_score_adj", buf, err) < 0) {
+    if ((*err)->status == EACCES)
+      return sr_error_wrap(err, "process.oomScoreAdj: lowering it to %d needs CAP_SYS_RESOURCE",
+                           p->oom_score_adj);
     return sr_error_wrap(err, "process.oomScoreAdj");
+  }
   return 0;
 }
 

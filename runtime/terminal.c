@@ -79,6 +79,10 @@ int sr_terminal_setup(int console_fd, const struct sr_process *p, bool bind_cons
   }
   if (send_master(console_fd, master, name, err) < 0)
     return -1;
+  /* One message and nothing more: the engine's listener sees the end of the stream now, not
+   * when this process execs (the descriptor is shared with the parent, so it is not closed). */
+  if (shutdown(console_fd, SHUT_WR) < 0 && errno != ENOTCONN)
+    return sr_error_sys(err, "--console-socket: shutdown");
   if (ioctl(slave, TIOCSCTTY, 0) < 0)
     return sr_error_sys(err, "terminal: make it the controlling terminal");
   for (int i = 0; i < 3; i++)
@@ -124,7 +128,9 @@ static void copy_winsize(int from, int to)
     ioctl(to, TIOCSWINSZ, &ws);
 }
 
-/* Moves what is readable from one descriptor to another; false at end of input. */
+/* Moves what is readable from one descriptor to another; false at end of input (or hang-up).
+ * What cannot be written is dropped: a reader that went away must not stop the draining, or
+ * the writer on the other side would block on a full buffer. */
 static bool pump(int from, int to)
 {
   char buf[8192];
@@ -133,7 +139,8 @@ static bool pump(int from, int to)
     return true;
   if (n <= 0)
     return false;
-  return sr_write_all(to, buf, (size_t)n) == 0;
+  (void)sr_write_all(to, buf, (size_t)n);
+  return true;
 }
 
 int sr_foreground_wait(int master, int pidfd, pid_t pid, sr_error_t *err)
@@ -161,8 +168,13 @@ int sr_foreground_wait(int master, int pidfd, pid_t pid, sr_error_t *err)
     return sr_error_sys(err, "signalfd");
   }
   bool in_open = master >= 0;
+  /* Until the pty hangs up: once the process has closed every descriptor of it, the master
+   * reports POLLHUP at each poll, which would make this loop spin until the exit. */
+  bool out_open = master >= 0;
   for (;;) {
-    struct pollfd p[4] = {{pidfd, POLLIN, 0}, {sfd, POLLIN, 0}, {master, POLLIN, 0},
+    struct pollfd p[4] = {{pidfd, POLLIN, 0},
+                          {sfd, POLLIN, 0},
+                          {out_open ? master : -1, POLLIN, 0},
                           {in_open ? STDIN_FILENO : -1, POLLIN, 0}};
     if (poll(p, 4, -1) < 0) {
       if (errno == EINTR)
@@ -178,8 +190,8 @@ int sr_foreground_wait(int master, int pidfd, pid_t pid, sr_error_t *err)
           sr_pidfd_send_signal(pidfd, (int)si.ssi_signo);
       }
     }
-    if (master >= 0 && (p[2].revents & (POLLIN | POLLHUP | POLLERR)))
-      pump(master, STDOUT_FILENO);
+    if (out_open && (p[2].revents & (POLLIN | POLLHUP | POLLERR)))
+      out_open = pump(master, STDOUT_FILENO);
     if (in_open && (p[3].revents & (POLLIN | POLLHUP)))
       in_open = pump(STDIN_FILENO, master);
     if (p[0].revents & POLLIN) {
