@@ -222,6 +222,52 @@ static int parse_mounts(struct sr_arena *a, yajl_val root, struct sr_config *c, 
   return 0;
 }
 
+int sr_sysctl_namespace(const char *key)
+{
+  /* The kernel's namespaced sysctls, as runc lists them. */
+  static const char *ipc[] = {"kernel.msgmax", "kernel.msgmnb",         "kernel.msgmni",
+                              "kernel.sem",    "kernel.shmall",         "kernel.shmmax",
+                              "kernel.shmmni", "kernel.shm_rmid_forced"};
+  char k[256];
+  size_t len = strlen(key);
+  if (len >= sizeof(k))
+    return -1;
+  /* "net/ipv4/ip_forward" is the same key as "net.ipv4.ip_forward". */
+  for (size_t i = 0; i <= len; i++)
+    k[i] = key[i] == '/' ? '.' : key[i];
+  for (size_t i = 0; i < sizeof(ipc) / sizeof(ipc[0]); i++)
+    if (strcmp(k, ipc[i]) == 0)
+      return SR_NS_IPC;
+  if (strncmp(k, "fs.mqueue.", 10) == 0)
+    return SR_NS_IPC;
+  if (strcmp(k, "kernel.hostname") == 0 || strcmp(k, "kernel.domainname") == 0)
+    return SR_NS_UTS;
+  if (strncmp(k, "net.", 4) == 0)
+    return SR_NS_NET;
+  return -1;
+}
+
+/* linux.sysctl is written through the runtime's own procfs: a key that is not namespaced, or
+ * whose namespace the container shares with the runtime, would change the host's kernel. */
+static int check_sysctls(const struct sr_linux *l, sr_error_t *err)
+{
+  for (size_t i = 0; i < l->n_sysctl; i++) {
+    const char *key = l->sysctl_keys[i];
+    int k = sr_sysctl_namespace(key);
+    if (k < 0)
+      return sr_error_make(err, 0,
+                           "linux.sysctl: \"%s\" is not namespaced: setting it would "
+                           "change the host",
+                           key);
+    if (!l->namespaces[k].present)
+      return sr_error_make(err, 0,
+                           "linux.sysctl: \"%s\" needs %s %s namespace of the container "
+                           "(linux.namespaces has none)",
+                           key, k == SR_NS_IPC ? "an" : "a", sr_ns_name(k));
+  }
+  return 0;
+}
+
 /* Cross-field rules of the spec that no single section can check. */
 static int validate(struct sr_config *c, sr_error_t *err)
 {
@@ -240,6 +286,8 @@ static int validate(struct sr_config *c, sr_error_t *err)
     return sr_error_make(err, 0, "linux.timeOffsets: needs a new time namespace");
   if (!l->namespaces[SR_NS_MOUNT].present)
     return sr_error_make(err, 0, "linux.namespaces: a mount namespace is required");
+  if (check_sysctls(l, err) < 0)
+    return -1;
   for (size_t i = 0; i < c->n_mounts; i++) {
     const struct sr_mount *m = &c->mounts[i];
     if ((m->opts.idmap || m->opts.ridmap) && m->n_uid_mappings == 0 &&

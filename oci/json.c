@@ -43,6 +43,53 @@ static int check_text(const char *buf, size_t len, sr_error_t *err)
   return 0;
 }
 
+static int cmp_key(const void *a, const void *b)
+{
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A key given twice is refused: which of the two counts is up to the reader (yajl's tree and
+ * our lookup take the first, Go's encoding/json the last), so a config checked by one tool
+ * could run as another.  path names where, for the message ("" at the top). */
+static int check_unique_keys(yajl_val v, char *path, size_t size, sr_error_t *err)
+{
+  size_t plen = strlen(path);
+  if (YAJL_IS_ARRAY(v)) {
+    for (size_t i = 0; i < v->u.array.len; i++) {
+      snprintf(path + plen, size - plen, "[%zu]", i);
+      if (check_unique_keys(v->u.array.values[i], path, size, err) < 0)
+        return -1;
+    }
+    path[plen] = '\0';
+    return 0;
+  }
+  if (!YAJL_IS_OBJECT(v))
+    return 0;
+  size_t n = v->u.object.len;
+  if (n > 1) {
+    const char **keys = malloc(n * sizeof(*keys));
+    if (keys == NULL)
+      return sr_error_make(err, ENOMEM, "parse JSON");
+    memcpy(keys, v->u.object.keys, n * sizeof(*keys));
+    qsort(keys, n, sizeof(*keys), cmp_key);
+    for (size_t i = 1; i < n; i++)
+      if (strcmp(keys[i - 1], keys[i]) == 0) {
+        int r = sr_error_make(err, 0, "invalid JSON: %s%sduplicate key \"%s\"", path,
+                              plen ? ": " : "", keys[i]);
+        free(keys);
+        return r;
+      }
+    free(keys);
+  }
+  for (size_t i = 0; i < n; i++) {
+    snprintf(path + plen, size - plen, "%s%s", plen ? "." : "", v->u.object.keys[i]);
+    if (check_unique_keys(v->u.object.values[i], path, size, err) < 0)
+      return -1;
+  }
+  path[plen] = '\0';
+  return 0;
+}
+
 int sr_json_parse(const char *buf, size_t len, yajl_val *out, sr_error_t *err)
 {
   if (memchr(buf, '\0', len) != NULL)
@@ -61,6 +108,12 @@ int sr_json_parse(const char *buf, size_t len, yajl_val *out, sr_error_t *err)
     if (nl)
       *nl = '\0';
     return sr_error_make(err, 0, "invalid JSON: %s", errbuf[0] ? errbuf : "parse error");
+  }
+  char path[256] = "";
+  if (check_unique_keys(*out, path, sizeof(path), err) < 0) {
+    yajl_tree_free(*out);
+    *out = NULL;
+    return -1;
   }
   return 0;
 }

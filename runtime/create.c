@@ -422,6 +422,19 @@ static int precreate_mountpoints(struct sr_create_ctx *ctx, sr_error_t *err)
   return 0;
 }
 
+/* A container process that died without a word was killed or exited: say how, and name the
+ * memory limit, the usual reason for a SIGKILL (the OOM killer). */
+static void explain_setup_death(struct sr_create_ctx *ctx, sr_error_t *err)
+{
+  const struct sr_resources *r = ctx->config->linux_.resources;
+  char hint[128] = "";
+  if (r && r->memory.limit.set && r->memory.limit.v > 0)
+    snprintf(hint, sizeof(hint), "out of memory? (linux.resources.memory.limit is %lld bytes)",
+             (long long)r->memory.limit.v);
+  sr_sync_explain_exit(err, ctx->child_pid > 0 ? ctx->child_pid : ctx->init_pid,
+                       hint[0] ? hint : NULL);
+}
+
 static int prepare(struct sr_create_ctx *ctx, sr_error_t *err)
 {
   const struct sr_config *c = ctx->config;
@@ -446,7 +459,7 @@ static int prepare(struct sr_create_ctx *ctx, sr_error_t *err)
   if (!S_ISDIR(st.st_mode))
     return sr_error_make(err, ENOTDIR, "root.path `%s`", ctx->rootfs);
   bool userns = c->linux_.namespaces[SR_NS_USER].present;
-  if (sr_ns_plan_make(&c->linux_, &ctx->ns, err) < 0 ||
+  if (sr_ns_plan_make(&c->linux_, &ctx->ns, err) < 0 || sr_ns_check_names(c, &ctx->ns, err) < 0 ||
       sr_binds_prepare(c, ctx->o->bundle, &ctx->binds, err) < 0 ||
       sr_devices_prepare(c, userns, &ctx->devs, err) < 0)
     return -1;
@@ -558,8 +571,10 @@ int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
     goto fail;
   close(ctx->sync[1]);
   ctx->sync[1] = -1;
-  if (drive_children(ctx, err) < 0)
+  if (drive_children(ctx, err) < 0) {
+    explain_setup_death(ctx, err);
     goto fail;
+  }
   if (ctx->o->pid_file && write_pid_file(ctx->o->pid_file, ctx->init_pid, err) < 0)
     goto fail;
   ctx->container->rec->phase = SR_PHASE_CREATED;

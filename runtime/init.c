@@ -129,9 +129,12 @@ static int apply_sysctls(const struct sr_linux *l, int proc_fd, sr_error_t *err)
     int n = snprintf(rel, sizeof(rel), "sys/%s", l->sysctl_keys[i]);
     if (n < 0 || (size_t)n >= sizeof(rel))
       return sr_error_make(err, ENAMETOOLONG, "linux.sysctl: %s", l->sysctl_keys[i]);
-    for (char *c = rel + 4; *c; c++)
-      if (*c == '.')
-        *c = '/';
+    /* "net.ipv4.conf.eth0.100.rp_filter" cannot say which dot is a name's: a key that already
+     * uses "/" (as runc allows) is taken as it is. */
+    if (strchr(l->sysctl_keys[i], '/') == NULL)
+      for (char *c = rel + 4; *c; c++)
+        if (*c == '.')
+          *c = '/';
     if (sr_write_proc_file(proc_fd, rel, l->sysctl_values[i], err) < 0)
       return sr_error_wrap(err, "linux.sysctl: %s", l->sysctl_keys[i]);
   }

@@ -65,7 +65,10 @@ enum sr_status sr_container_status(const struct sr_container *c)
 pid_t sr_container_live_pid(const struct sr_container *c)
 {
   const struct sr_state_record *r = c->rec;
-  if (r->phase != SR_PHASE_CREATED && r->pid <= 0)
+  if (r->pid <= 0)
+    return 0;
+  /* A create that died left a half-made init that dies with it: not the container's pid. */
+  if (r->phase == SR_PHASE_CREATING && sr_container_status(c) == SR_STATUS_STOPPED)
     return 0;
   return sr_proc_is(r->pid, r->pid_start) ? r->pid : 0;
 }

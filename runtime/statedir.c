@@ -8,6 +8,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,15 +21,38 @@
 
 #define TMP_PREFIX ".new-"
 
+/* The id as it may appear in a one-line message: control and non-ASCII bytes escaped, at most
+ * 64 bytes of it. */
+static void printable_id(const char *id, char *buf, size_t size)
+{
+  size_t n = 0;
+  for (const unsigned char *p = (const unsigned char *)id; *p && n + 8 < size; p++) {
+    if (p - (const unsigned char *)id >= 64) {
+      n += (size_t)snprintf(buf + n, size - n, "...");
+      break;
+    }
+    if (*p < 0x20 || *p >= 0x7f || *p == '"' || *p == '\\')
+      n += (size_t)snprintf(buf + n, size - n, "\\x%02x", *p);
+    else
+      buf[n++] = (char)*p;
+  }
+  buf[n] = '\0';
+}
+
 int sr_validate_id(const char *id, sr_error_t *err)
 {
   size_t len = id ? strlen(id) : 0;
+  char shown[300];
   if (len == 0)
-    return sr_error_make(err, 0, "container id cannot be empty");
+    return sr_error_make(err, 0, "invalid container id: it cannot be empty");
+  printable_id(id, shown, sizeof(shown));
+  /* The id names the state directory and the cgroup: one path component. */
   if (len > SR_ID_MAX)
-    return sr_error_make(err, 0, "invalid container id: longer than %d bytes", SR_ID_MAX);
-  if (strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
-    return sr_error_make(err, 0, "invalid container id \"%s\"", id);
+    return sr_error_make(err, 0, "invalid container id \"%s\": longer than %d bytes", shown,
+                         SR_ID_MAX);
+  /* Names starting with "." are seerun's own in the state root (.new-*, .seccomp-cache). */
+  if (id[0] == '.')
+    return sr_error_make(err, 0, "invalid container id \"%s\": must not start with \".\"", id);
   for (const char *p = id; *p; p++) {
     char c = *p;
     bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -35,8 +61,27 @@ int sr_validate_id(const char *id, sr_error_t *err)
       return sr_error_make(err, 0,
                            "invalid container id \"%s\": only letters, digits and _ + - . "
                            "are allowed",
-                           id);
+                           shown);
   }
+  return 0;
+}
+
+/* Whoever can write the state directory can plant a container record whose pid and cgroup
+ * are someone else's, for `kill` and `delete` to act on: it must be ours and closed to others. */
+static int check_root_fd(int fd, const char *root, sr_error_t *err)
+{
+  char what[PATH_MAX + 32] = "the state directory (--root)";
+  if (root)
+    snprintf(what, sizeof(what), "state directory `%s`", root);
+  struct stat st;
+  if (fstat(fd, &st) < 0)
+    return sr_error_sys(err, "stat %s", what);
+  if (st.st_uid != geteuid())
+    return sr_error_make(err, 0, "%s belongs to uid %u, not to us: refusing it", what,
+                         (unsigned)st.st_uid);
+  if (st.st_mode & (S_IWGRP | S_IWOTH))
+    return sr_error_make(err, 0, "%s is writable by others (mode %04o): refusing it", what,
+                         (unsigned)(st.st_mode & 07777));
   return 0;
 }
 
@@ -44,10 +89,12 @@ int sr_statedir_open_root(const char *root, bool create, int *rootfd, sr_error_t
 {
   if (create && sr_mkdir_p(root, 0700, err) < 0)
     return sr_error_wrap(err, "state directory");
-  int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  _cleanup_close_ int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
     return sr_error_sys(err, "open state directory `%s`", root);
-  *rootfd = fd;
+  if (check_root_fd(fd, root, err) < 0)
+    return -1;
+  *rootfd = steal_fd(fd);
   return 0;
 }
 
@@ -154,7 +201,7 @@ fail:
 int sr_container_load(int rootfd, const char *id, bool lock, struct sr_container **out,
                       sr_error_t *err)
 {
-  if (sr_validate_id(id, err) < 0)
+  if (sr_validate_id(id, err) < 0 || check_root_fd(rootfd, NULL, err) < 0)
     return -1;
   _cleanup_container_ struct sr_container *c = container_new(rootfd, id);
   if (c == NULL)
@@ -205,9 +252,17 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* A temporary directory whose creator died before publishing it holds nothing else (the
- * cgroup and processes come after publishing), so it can go once its lock is free. */
+ * cgroup and processes come after publishing), so it can go once its lock is free.  The lock
+ * alone does not tell: the creator takes it a moment after mkdir, so the creator named in the
+ * name (TMP_PREFIX "<pid>-...") must be gone too. */
 static void reap_stale_tmp(int rootfd, const char *name)
 {
+  char *end;
+  errno = 0;
+  long pid = strtol(name + strlen(TMP_PREFIX), &end, 10);
+  if (errno == 0 && *end == '-' && pid > 0 && pid <= INT32_MAX &&
+      (kill((pid_t)pid, 0) == 0 || errno == EPERM))
+    return;
   _cleanup_close_ int fd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
     return;

@@ -15,7 +15,8 @@
 #include "state.h"
 
 #define SR_DEFAULT_ROOT "/run/seerun"
-#define SR_ID_MAX 1024
+/* A directory name (NAME_MAX): a longer id could never be stored. */
+#define SR_ID_MAX 255
 
 struct sr_container {
   char *id;
@@ -24,7 +25,8 @@ struct sr_container {
   struct sr_state_record *rec;
 };
 
-/* Ids: [A-Za-z0-9_.+-], not "." or "..", at most SR_ID_MAX bytes (what runc accepts). */
+/* Ids: [A-Za-z0-9_.+-] (what runc accepts), not "." or "..", at most SR_ID_MAX bytes.  The
+ * message shows the id escaped and shortened, on one line. */
 int sr_validate_id(const char *id, sr_error_t *err);
 
 /* Opens (and with create, makes, mode 0700) the state root. */

@@ -3,10 +3,16 @@
 #include "sync.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+#define PEER_EXITED "the container process exited during setup"
 
 static const char *type_names[] = {
     [SYNC_GO] = "go",
@@ -66,7 +72,7 @@ int sr_sync_recv(int fd, struct sr_sync_msg *m, sr_error_t *err)
   if (r < 0)
     return sr_error_sys(err, "sync: receive");
   if (r == 0)
-    return sr_error_make(err, 0, "the container process exited during setup");
+    return sr_error_make(err, 0, PEER_EXITED);
   if ((size_t)r < offsetof(struct sr_sync_msg, text) + 1 || m->type < SYNC_GO ||
       m->type > SYNC_ERROR)
     return sr_error_make(err, 0, "sync: malformed message");
@@ -87,4 +93,31 @@ int sr_sync_expect(int fd, enum sr_sync_type type, int32_t *value, sr_error_t *e
   if (value)
     *value = m.value;
   return 0;
+}
+
+void sr_sync_explain_exit(sr_error_t *err, pid_t pid, const char *if_killed)
+{
+  if (err == NULL || *err == NULL || (*err)->msg == NULL || strcmp((*err)->msg, PEER_EXITED) != 0 ||
+      pid <= 0)
+    return;
+  /* Its end of the channel closes a moment before it becomes a zombie: wait a little, and
+   * leave it unreaped (WNOWAIT) for the caller's cleanup. */
+  siginfo_t si;
+  for (int tries = 0; tries < 2000; tries++) {
+    memset(&si, 0, sizeof(si));
+    if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+      return;
+    if (si.si_pid == pid)
+      break;
+    nanosleep(&(struct timespec){0, 1000000}, NULL);
+  }
+  if (si.si_pid != pid)
+    return;
+  if (si.si_code == CLD_EXITED)
+    sr_error_make(err, 0, "%s (exit status %d)", PEER_EXITED, si.si_status);
+  else
+    sr_error_make(err, 0, "the container process was killed by signal %d (SIG%s) during setup%s%s",
+                  si.si_status, sigabbrev_np(si.si_status) ? sigabbrev_np(si.si_status) : "?",
+                  si.si_status == SIGKILL && if_killed ? ": " : "",
+                  si.si_status == SIGKILL && if_killed ? if_killed : "");
 }

@@ -1193,6 +1193,69 @@ static void sysctl_keys_cannot_escape_proc_sys(void)
           "config.json: linux.sysctl: invalid key \"/etc/passwd\"");
 }
 
+static void sysctls_must_be_namespaced_and_in_a_namespace_of_the_container(void)
+{
+  /* Written through the runtime's procfs: anything else would change the host's kernel. */
+  REFUSED(CONFIG_WITH("linux", JSON({"namespaces": [{"type": "mount"}, {"type": "network"}],
+                                     "sysctl": {"vm.swappiness": "10"}})),
+          "config.json: linux.sysctl: \"vm.swappiness\" is not namespaced: setting it would "
+          "change the host");
+  REFUSED(CONFIG_WITH("linux", JSON({"namespaces": [{"type": "mount"}],
+                                     "sysctl": {"kernel.shmmax": "1"}})),
+          "config.json: linux.sysctl: \"kernel.shmmax\" needs an ipc namespace of the container");
+  REFUSED(CONFIG_WITH("linux", JSON({"namespaces": [{"type": "mount"}, {"type": "ipc"}],
+                                     "sysctl": {"net.ipv4.ip_forward": "1"}})),
+          "config.json: linux.sysctl: \"net.ipv4.ip_forward\" needs a network namespace");
+  REFUSED(CONFIG_WITH("linux", JSON({"namespaces": [{"type": "mount"}, {"type": "network"}],
+                                     "sysctl": {"kernel.domainname": "x"}})),
+          "needs a uts namespace");
+  REFUSED(CONFIG_WITH("linux", JSON({"namespaces": [{"type": "mount"}, {"type": "ipc"}],
+                                     "sysctl": {"kernel.shm_next_id_x": "1"}})),
+          "\"kernel.shm_next_id_x\" is not namespaced");
+  struct sr_config *c;
+  PARSE(CONFIG_WITH("linux", JSON({"namespaces": [{"type": "mount"}, {"type": "ipc"},
+                                                  {"type": "uts"},
+                                                  {"type": "network", "path": "/run/netns/a"}],
+                                   "sysctl": {"net.ipv4.ip_forward": "1",
+                                              "net/ipv4/conf/eth0.1/rp_filter": "1",
+                                              "kernel.shmmni": "10", "kernel.sem": "1 2 3 4",
+                                              "fs.mqueue.msg_max": "20",
+                                              "kernel.domainname": "example"}})),
+        c);
+  if (c) {
+    CHECK_UINT_EQ(c->linux_.n_sysctl, 6);
+    sr_config_free(c);
+  }
+  CHECK(sr_sysctl_namespace("net.core.somaxconn") == SR_NS_NET);
+  CHECK(sr_sysctl_namespace("kernel.msgmnb") == SR_NS_IPC);
+  CHECK(sr_sysctl_namespace("kernel/hostname") == SR_NS_UTS);
+  CHECK(sr_sysctl_namespace("kernel.shmmni.x") == -1);
+  CHECK(sr_sysctl_namespace("vm.overcommit_memory") == -1);
+  CHECK(sr_sysctl_namespace("network.x") == -1);
+}
+
+static void a_key_given_twice_is_refused(void)
+{
+  /* Which of the two would count depends on the reader: no config may mean two things. */
+  REFUSED("{\"ociVersion\": \"1.2.0\", \"root\": {\"path\": \"a\"}, "
+          "\"root\": {\"path\": \"b\"}}",
+          "config.json: invalid JSON: duplicate key \"root\"");
+  REFUSED(CONFIG_WITH("linux", JSON({"namespaces": [{"type": "mount"}, {"type": "network"}],
+                                     "sysctl": {"net.ipv4.ip_forward": "0",
+                                                "net.ipv4.ip_forward": "1"}})),
+          "config.json: invalid JSON: linux.sysctl: duplicate key \"net.ipv4.ip_forward\"");
+  REFUSED(CONFIG_WITH("mounts", JSON([{"destination": "/a", "type": "tmpfs"},
+                                      {"destination": "/b", "type": "tmpfs", "type": "proc"}])),
+          "config.json: invalid JSON: mounts[1]: duplicate key \"type\"");
+  /* The same key in different objects is fine. */
+  struct sr_config *c;
+  PARSE(CONFIG_WITH("mounts", JSON([{"destination": "/a", "type": "tmpfs"},
+                                    {"destination": "/b", "type": "tmpfs"}])),
+        c);
+  if (c)
+    sr_config_free(c);
+}
+
 static void a_value_of_the_wrong_type_is_refused(void)
 {
   REFUSED(CONFIG_WITH("process", JSON({"terminal": "yes", "user": {"uid": 0, "gid": 0},
@@ -1317,6 +1380,8 @@ int main(void)
   RUN(bad_devices_and_resources_are_refused);
   RUN(bad_hooks_are_refused);
   RUN(sysctl_keys_cannot_escape_proc_sys);
+  RUN(sysctls_must_be_namespaced_and_in_a_namespace_of_the_container);
+  RUN(a_key_given_twice_is_refused);
   RUN(a_value_of_the_wrong_type_is_refused);
   RUN(fields_seerun_cannot_honour_are_refused_not_ignored);
   RUN(other_unknown_names_and_relative_paths_are_refused);
