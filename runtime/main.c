@@ -2,6 +2,7 @@
 #include "build.h"
 
 #include "cli.h"
+#include "help.h"
 
 #include "cleanup.h"
 #include "log.h"
@@ -43,6 +44,7 @@ static const struct {
     {"restore", sr_cmd_restore, "restore a container from a checkpoint (not supported yet)"},
     {"resume", sr_cmd_resume, "resume all processes that have been previously paused"},
     {"run", sr_cmd_run, "create and run a container"},
+    {"sandbox", sr_cmd_sandbox, "run a command in a throwaway container seerun builds itself"},
     {"spec", sr_cmd_spec, "create a new specification file"},
     {"start", sr_cmd_start, "execute the user defined process in a created container"},
     {"state", sr_cmd_state, "output the state of a container"},
@@ -214,8 +216,17 @@ int main(int argc, char **argv)
   }
   const char *name = argv[optind];
   if (strcmp(name, "help") == 0) {
+    if (optind + 1 < argc && sr_help_print(argv[optind + 1]))
+      return 0;
     usage(stdout);
     return 0;
+  }
+  /* COMMAND --help (or -h) anywhere before a "--": the command's help, in runc's form. */
+  for (int i = optind + 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+    if (strcmp(name, "exec") == 0 && argv[i][0] != '-')
+      break; /* exec CMD ARGS: the rest belongs to the command run in the container */
+    if ((strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) && sr_help_print(name))
+      return 0;
   }
   for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
     if (strcmp(commands[i].name, name) == 0) {

@@ -170,3 +170,12 @@ def test_policy_check_prints_the_decisions_without_running_anything(hardened, bu
 def test_gc_releases_the_ranges_of_deleted_containers(hardened, bundle, tmp_path):
     r = hardened.cmd("gc", "--all", check=True)
     assert r.stdout.startswith("released ")
+
+
+@pytest.mark.parametrize("cmd", ["create", "run", "start", "state", "kill", "delete", "list",
+                                 "exec", "ps", "events", "update", "pause", "resume", "spec",
+                                 "features", "policy", "gc"])
+def test_every_command_has_help_in_runcs_form(seerun, cmd):
+    r = seerun.cmd(cmd, "--help", check=True)
+    assert r.stdout.startswith(f"NAME:\n   seerun {cmd}\n")
+    assert "USAGE:" in r.stdout and "DESCRIPTION:" in r.stdout
