@@ -1,0 +1,242 @@
+/* The config.json of a sandbox, generated as text: it is then parsed and policed exactly as an
+ * engine's would be, so the sandbox asks and the operator's policy decides.
+ *
+ * What the sandbox asks for, beyond runc's defaults: uid and gid 1000 with no capability at
+ * all (and no user namespace of its own: the policy puts every container in one, on a range
+ * from its registry); a read-only root; no network (io.seerun.network=none), or with
+ * --network the host's, which only a profile with network.allowHost lets through; no /sys;
+ * core dumps off; /usr and the --ro sources bound read-only (recursively); /out writable;
+ * scratch space is the policy's tmpfs (/tmp, /var/tmp) and /dev/shm. */
+#include "build.h"
+
+#include "sandbox.h"
+
+#include "cleanup.h"
+#include "json.h"
+#include "policy_apply.h"
+#include "state.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const default_env[] = {
+    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "HOME=/tmp",
+    "LANG=C.UTF-8",
+};
+
+static void put_strv(yajl_gen g, const char *key, const char *const *v, size_t n)
+{
+  sr_json_put_key(g, key);
+  yajl_gen_array_open(g);
+  for (size_t i = 0; i < n; i++)
+    sr_json_put_string(g, v[i]);
+  yajl_gen_array_close(g);
+}
+
+static void put_mount(yajl_gen g, const char *dest, const char *type, const char *source,
+                      const char *const *opts, size_t n_opts)
+{
+  yajl_gen_map_open(g);
+  sr_json_put_kv_string(g, "destination", dest);
+  sr_json_put_kv_string(g, "type", type);
+  sr_json_put_kv_string(g, "source", source);
+  put_strv(g, "options", opts, n_opts);
+  yajl_gen_map_close(g);
+}
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A user's KEY=VALUE replaces the default of the same key. */
+static bool overridden(const struct sr_sandbox_opts *o, const char *def)
+{
+  size_t k = strcspn(def, "=");
+  for (size_t i = 0; i < o->n_env; i++)
+    if (strncmp(o->env[i], def, k) == 0 && o->env[i][k] == '=')
+      return true;
+  return false;
+}
+
+static void put_process(yajl_gen g, const struct sr_sandbox_opts *o)
+{
+  sr_json_put_key(g, "process");
+  yajl_gen_map_open(g);
+  sr_json_put_kv_bool(g, "terminal", false);
+  sr_json_put_key(g, "user");
+  yajl_gen_map_open(g);
+  sr_json_put_kv_u64(g, "uid", SR_SANDBOX_UID);
+  sr_json_put_kv_u64(g, "gid", SR_SANDBOX_UID);
+  yajl_gen_map_close(g);
+  put_strv(g, "args", (const char *const *)o->argv, o->argc);
+  sr_json_put_key(g, "env");
+  yajl_gen_array_open(g);
+  for (size_t i = 0; i < N(default_env); i++)
+    if (!overridden(o, default_env[i]))
+      sr_json_put_string(g, default_env[i]);
+  for (size_t i = 0; i < o->n_env; i++)
+    sr_json_put_string(g, o->env[i]);
+  yajl_gen_array_close(g);
+  sr_json_put_kv_string(g, "cwd", o->workdir ? o->workdir : "/tmp");
+  /* Every set empty: the command holds no capability, not even inside its namespace. */
+  sr_json_put_key(g, "capabilities");
+  yajl_gen_map_open(g);
+  static const char *const sets[] = {"bounding", "effective", "inheritable", "permitted",
+                                     "ambient"};
+  for (size_t i = 0; i < N(sets); i++)
+    put_strv(g, sets[i], NULL, 0);
+  yajl_gen_map_close(g);
+  sr_json_put_key(g, "rlimits");
+  yajl_gen_array_open(g);
+  static const struct {
+    const char *type;
+    uint64_t v;
+  } rl[] = {{"RLIMIT_NOFILE", 1024}, {"RLIMIT_CORE", 0}};
+  for (size_t i = 0; i < N(rl); i++) {
+    yajl_gen_map_open(g);
+    sr_json_put_kv_string(g, "type", rl[i].type);
+    sr_json_put_kv_u64(g, "hard", rl[i].v);
+    sr_json_put_kv_u64(g, "soft", rl[i].v);
+    yajl_gen_map_close(g);
+  }
+  yajl_gen_array_close(g);
+  sr_json_put_kv_bool(g, "noNewPrivileges", true);
+  yajl_gen_map_close(g);
+}
+
+static void put_mounts(yajl_gen g, const struct sr_sandbox_config_in *in)
+{
+  const struct sr_sandbox_opts *o = in->o;
+  sr_json_put_key(g, "mounts");
+  yajl_gen_array_open(g);
+  static const char *const proc[] = {"nosuid", "noexec", "nodev"};
+  static const char *const dev[] = {"nosuid", "noexec", "strictatime", "mode=755",
+                                    "size=65536k"};
+  static const char *const pts[] = {"nosuid", "noexec", "newinstance", "ptmxmode=0666",
+                                    "mode=0620"};
+  static const char *const shm[] = {"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"};
+  static const char *const mqueue[] = {"nosuid", "noexec", "nodev"};
+  put_mount(g, "/proc", "proc", "proc", proc, N(proc));
+  put_mount(g, "/dev", "tmpfs", "tmpfs", dev, N(dev));
+  put_mount(g, "/dev/pts", "devpts", "devpts", pts, N(pts));
+  put_mount(g, "/dev/shm", "tmpfs", "shm", shm, N(shm));
+  put_mount(g, "/dev/mqueue", "mqueue", "mqueue", mqueue, N(mqueue));
+  /* The host's system directories: read-only all the way down (a writable mount below /usr
+   * stays read-only here too). */
+  static const char *const sys_ro[] = {"rbind", "ro", "rro", "nosuid", "nodev"};
+  static const char *const alt_ro[] = {"bind", "ro", "nosuid", "nodev", "noexec"};
+  for (size_t i = 0; in->sys && i < in->sys->n; i++) {
+    bool alt = strcmp(in->sys->paths[i], "/etc/alternatives") == 0;
+    put_mount(g, in->sys->paths[i], "bind", in->sys->paths[i], alt ? alt_ro : sys_ro,
+              alt ? N(alt_ro) : N(sys_ro));
+  }
+  if (o->own_tmp) {
+    char size[48];
+    snprintf(size, sizeof(size), "size=%llu", (unsigned long long)o->own_tmp_size);
+    const char *tmp[] = {"nosuid", "nodev", "mode=1777", size};
+    put_mount(g, "/tmp", "tmpfs", "tmpfs", tmp, N(tmp));
+  }
+  if (in->out_source) {
+    /* The runtime's own tmpfs, which it reads after the container is gone. */
+    static const char *const out[] = {"bind", "rw", "nosuid", "nodev"};
+    put_mount(g, SR_SANDBOX_OUT, "bind", in->out_source, out, N(out));
+  } else {
+    char size[48], uid[32], gid[32];
+    snprintf(size, sizeof(size), "size=%llu",
+             (unsigned long long)(o->out_max_bytes > (1u << 20) ? o->out_max_bytes : 1u << 20));
+    snprintf(uid, sizeof(uid), "uid=%d", SR_SANDBOX_UID);
+    snprintf(gid, sizeof(gid), "gid=%d", SR_SANDBOX_UID);
+    const char *out[] = {"nosuid", "nodev", "mode=755", size, uid, gid};
+    put_mount(g, SR_SANDBOX_OUT, "tmpfs", "tmpfs", out, N(out));
+  }
+  static const char *const ro[] = {"rbind", "ro", "rro", "nosuid", "nodev"};
+  for (size_t i = 0; i < o->n_ro; i++)
+    put_mount(g, o->ro[i].dest, "bind", o->ro[i].source, ro, N(ro));
+  yajl_gen_array_close(g);
+}
+
+static void put_linux(yajl_gen g, const struct sr_sandbox_config_in *in)
+{
+  const struct sr_sandbox_opts *o = in->o;
+  sr_json_put_key(g, "linux");
+  yajl_gen_map_open(g);
+  sr_json_put_key(g, "namespaces");
+  yajl_gen_array_open(g);
+  static const char *const ns[] = {"pid", "ipc", "uts", "mount", "cgroup"};
+  for (size_t i = 0; i < N(ns); i++) {
+    yajl_gen_map_open(g);
+    sr_json_put_kv_string(g, "type", ns[i]);
+    yajl_gen_map_close(g);
+  }
+  yajl_gen_map_open(g);
+  sr_json_put_kv_string(g, "type", "network");
+  /* The host's: a request the policy judges (network.allowHost). */
+  if (o->network)
+    sr_json_put_kv_string(g, "path", "/proc/self/ns/net");
+  yajl_gen_map_close(g);
+  yajl_gen_array_close(g);
+  sr_json_put_kv_string(g, "cgroupsPath", in->cgroup_path);
+  sr_json_put_key(g, "resources");
+  yajl_gen_map_open(g);
+  if (o->memory) {
+    sr_json_put_key(g, "memory");
+    yajl_gen_map_open(g);
+    sr_json_put_kv_u64(g, "limit", o->memory);
+    /* memory+swap: no swap beyond the limit, so --memory is what the command gets. */
+    sr_json_put_kv_u64(g, "swap", o->memory);
+    yajl_gen_map_close(g);
+  }
+  if (o->pids) {
+    sr_json_put_key(g, "pids");
+    yajl_gen_map_open(g);
+    sr_json_put_kv_i64(g, "limit", o->pids);
+    yajl_gen_map_close(g);
+  }
+  if (o->cpu_quota_us) {
+    sr_json_put_key(g, "cpu");
+    yajl_gen_map_open(g);
+    sr_json_put_kv_u64(g, "quota", o->cpu_quota_us);
+    sr_json_put_kv_u64(g, "period", SR_SANDBOX_CPU_PERIOD_US);
+    yajl_gen_map_close(g);
+  }
+  yajl_gen_map_close(g);
+  yajl_gen_map_close(g);
+}
+
+int sr_sandbox_config_text(const struct sr_sandbox_config_in *in, char **out, size_t *len,
+                           sr_error_t *err)
+{
+  const struct sr_sandbox_opts *o = in->o;
+  _cleanup_gen_ yajl_gen g = NULL;
+  if (sr_json_gen_new(&g, false, err) < 0)
+    return -1;
+  yajl_gen_map_open(g);
+  sr_json_put_kv_string(g, "ociVersion", SR_OCI_VERSION);
+  put_process(g, o);
+  sr_json_put_key(g, "root");
+  yajl_gen_map_open(g);
+  sr_json_put_kv_string(g, "path", in->rootfs);
+  sr_json_put_kv_bool(g, "readonly", true);
+  yajl_gen_map_close(g);
+  sr_json_put_kv_string(g, "hostname", SR_SANDBOX_HOSTNAME);
+  sr_json_put_key(g, "annotations");
+  yajl_gen_map_open(g);
+  if (!o->network)
+    sr_json_put_kv_string(g, SR_ANNOTATION_NETWORK, "none");
+  if (o->tmp_size && !o->own_tmp)
+    sr_json_put_kv_string(g, SR_ANNOTATION_TMP_SIZE, o->tmp_size);
+  yajl_gen_map_close(g);
+  put_mounts(g, in);
+  put_linux(g, in);
+  yajl_gen_map_close(g);
+  const unsigned char *buf;
+  size_t n;
+  if (yajl_gen_get_buf(g, &buf, &n) != yajl_gen_status_ok)
+    return sr_error_make(err, 0, "sandbox: generate config.json (a string that is not UTF-8?)");
+  *out = strndup((const char *)buf, n);
+  if (*out == NULL)
+    return sr_error_make(err, ENOMEM, "sandbox: config.json");
+  *len = n;
+  return 0;
+}

@@ -1,0 +1,401 @@
+/* One sandbox, from the operator's policy to the result: the steps of `seerun sandbox`, in
+ * order.
+ *
+ * 1. The policy is loaded; a sandbox runs only under an enforcing profile.
+ * 2. The runtime moves into a mount namespace of its own (sandbox_workspace.c), removes what
+ *    killed sandboxes left in the state root, and reserves the id with a workspace.
+ * 3. The root filesystem (sandbox_rootfs.c) and config.json (sandbox_config.c) are generated;
+ *    the config is parsed and the policy applied to it, its decisions audited, exactly as for
+ *    `run` (sr_cli_prepare_create, whose decisions the result also needs).
+ * 4. /out is made (sandbox_collect.c); the container is created, started (the workspace goes
+ *    while the command runs) and waited for, with --timeout (sandbox_supervise.c).
+ * 5. The cgroup's figures are read, the container deleted (every process is gone when that
+ *    returns) and its user namespace range released; then /out is copied to --out.
+ * On a failure anywhere, what was made is removed again (undo). */
+#include "build.h"
+
+#include "sandbox.h"
+
+#include "cleanup.h"
+#include "cli_common.h"
+#include "json.h"
+#include "lifecycle.h"
+#include "log.h"
+#include "policy_run.h"
+#include "sealed.h"
+#include "statedir.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define DEFAULT_TMP_SIZE (64ull << 20)
+/* /out is as large as the byte bound, and never smaller than this. */
+#define OUT_MIN_SIZE (1ull << 20)
+
+/* The cgroup is named for the id and the state root: two state roots both have sandbox-0. */
+static void cgroup_path(struct sr_sandbox *s)
+{
+  uint32_t h = 2166136261u;
+  for (const unsigned char *p = (const unsigned char *)s->ws.real_root; *p; p++)
+    h = (h ^ *p) * 16777619u;
+  snprintf(s->cgroup_path, sizeof(s->cgroup_path), "/%s-%08x", s->ws.id, h);
+}
+
+static char *decisions_text(const struct sr_decisions *d)
+{
+  _cleanup_gen_ yajl_gen g = NULL;
+  sr_error_t err = NULL;
+  if (sr_json_gen_new(&g, false, &err) < 0) {
+    sr_error_free(&err);
+    return NULL;
+  }
+  sr_decisions_to_json(d, g);
+  const unsigned char *buf;
+  size_t n;
+  yajl_gen_get_buf(g, &buf, &n);
+  return strndup((const char *)buf, n);
+}
+
+/* What `run` does through sr_cli_prepare_create, keeping the decisions for the result. */
+static int enforce_policy(struct sr_sandbox *s, sr_error_t *err)
+{
+  struct sr_config *c = s->ctx.config;
+  s->pc.audit.id = s->ws.id;
+  s->pc.audit.bundle = s->ws.bundle;
+  struct sr_facts_input in = {.bundle = s->ws.bundle, .rootfs = s->rootfs,
+                              .state_rootfd = s->ws.rootfd, .state_root = s->g.root,
+                              .id = s->ws.id};
+  struct sr_decisions d = {0};
+  int r = sr_policy_enforce_create(&s->pc, c, &in, &d, err);
+  s->decisions_json = decisions_text(&d);
+  if (r < 0)
+    return -1;
+  s->range_taken = true;
+  s->ctx.profile = s->pc.profile->name;
+  s->ctx.audit = &s->pc.audit;
+  s->ctx.network_granted = sr_policy_network_granted(&d);
+  s->ctx.builtin_seccomp = sr_policy_builtin_seccomp(s->pc.profile);
+  /* Never needed: every sandbox runs in a user namespace.  Checked, not assumed. */
+  if (sr_config_needs_sealed_exe(c))
+    return sr_error_make(err, 0, "sandbox: the policy left the sandbox without a user "
+                                 "namespace");
+  return sr_audit_event(&s->pc.audit, "create", NULL, err);
+}
+
+/* The host ids the sandbox user maps to, for the owner of /out; -1 when it has none. */
+static void sandbox_host_ids(const struct sr_config *c, uid_t *uid, gid_t *gid)
+{
+  *uid = (uid_t)-1;
+  *gid = (gid_t)-1;
+  const struct sr_linux *l = &c->linux_;
+  for (size_t i = 0; i < l->n_uid_mappings; i++) {
+    const struct sr_id_map *m = &l->uid_mappings[i];
+    if (SR_SANDBOX_UID >= m->container_id && SR_SANDBOX_UID - m->container_id < m->size)
+      *uid = m->host_id + (SR_SANDBOX_UID - m->container_id);
+  }
+  for (size_t i = 0; i < l->n_gid_mappings; i++) {
+    const struct sr_id_map *m = &l->gid_mappings[i];
+    if (SR_SANDBOX_UID >= m->container_id && SR_SANDBOX_UID - m->container_id < m->size)
+      *gid = m->host_id + (SR_SANDBOX_UID - m->container_id);
+  }
+  if (*uid == (uid_t)-1 || *gid == (gid_t)-1)
+    *uid = (uid_t)-1;
+}
+
+/* HOSTDIR: made if missing (one level), never followed if it is a symlink. */
+static int open_out_dir(const char *path, int *fd, sr_error_t *err)
+{
+  if (mkdir(path, 0755) < 0 && errno != EEXIST)
+    return sr_error_sys(err, "--out `%s`", path);
+  *fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (*fd < 0) {
+    int saved = errno;
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+      return sr_error_make(err, 0, "--out `%s`: a symlink (give the directory itself)", path);
+    return sr_error_make(err, saved, "--out `%s`", path);
+  }
+  return 0;
+}
+
+/* Whether the profile mounts a tmpfs at /tmp (with the read-only root the sandbox asks for). */
+static bool profile_has_tmp(const struct sr_policy_profile *p)
+{
+  if (!p->rootfs.readonly)
+    return false;
+  for (size_t i = 0; i < p->rootfs.n_tmpfs; i++)
+    if (strcmp(p->rootfs.tmpfs[i].path, "/tmp") == 0)
+      return true;
+  return false;
+}
+
+/* Steps 1 and 2: the policy, the runtime's own mount namespace, the state root (cleared of
+ * what killed sandboxes left), the id and its workspace. */
+static int prepare(struct sr_sandbox *s, sr_error_t *err)
+{
+  struct sr_sandbox_opts *o = s->o;
+  if (sr_policy_load(&s->g, &s->pc, err) < 0)
+    return -1;
+  if (!s->pc.profile->enforce)
+    return sr_error_make(err, 0, "sandbox: profile \"%s\" does not enforce (enforce: false): a "
+                                 "sandbox runs only under an enforcing profile",
+                         s->pc.profile->name);
+  o->own_tmp = !profile_has_tmp(s->pc.profile);
+  if (o->own_tmp && o->own_tmp_size == 0)
+    o->own_tmp_size = DEFAULT_TMP_SIZE;
+  if (sr_sandbox_private_mounts(err) < 0 ||
+      sr_statedir_open_root(s->g.root, true, &s->ws.rootfd, err) < 0)
+    return -1;
+  char real[PATH_MAX];
+  if (realpath(s->g.root, real) == NULL)
+    return sr_error_sys(err, "state directory `%s`", s->g.root);
+  s->ws.real_root = strdup(real);
+  if (s->ws.real_root == NULL)
+    return sr_error_make(err, ENOMEM, "sandbox");
+  sr_sandbox_reap_stale(&s->g, s->ws.rootfd, s->ws.real_root);
+  if (sr_sandbox_reserve(&s->g, &s->ws, o->name, err) < 0)
+    return -1;
+  s->res.id = s->ws.id;
+  s->co.id = s->ws.id;
+  s->co.bundle = s->ws.bundle;
+  cgroup_path(s);
+  return 0;
+}
+
+/* Step 3: the root filesystem and the config, policed. */
+static int make_config(struct sr_sandbox *s, const char *out_source, sr_error_t *err)
+{
+  struct sr_sandbox_opts *o = s->o;
+  char target[PATH_MAX];
+  snprintf(target, sizeof(target), "%s/rootfs", s->ws.bundle);
+  if (o->rootfs_dir == NULL && sr_sandbox_rootfs_build(o, target, &s->sys, err) < 0)
+    return -1;
+  s->rootfs = strdup(o->rootfs_dir ? o->rootfs_dir : target);
+  if (s->rootfs == NULL)
+    return sr_error_make(err, ENOMEM, "sandbox");
+  struct sr_sandbox_config_in in = {.o = o, .id = s->ws.id, .rootfs = s->rootfs,
+                                    .out_source = o->out_dir ? out_source : NULL,
+                                    .cgroup_path = s->cgroup_path,
+                                    .sys = o->rootfs_dir ? NULL : &s->sys};
+  if (sr_sandbox_config_text(&in, &s->ctx.config_text, &s->ctx.config_len, err) < 0 ||
+      sr_config_parse(s->ctx.config_text, s->ctx.config_len, "config.json", &s->ctx.config,
+                      err) < 0)
+    return sr_error_wrap(err, "sandbox");
+  if (enforce_policy(s, err) < 0)
+    return -1;
+  const struct sr_resources *r = s->ctx.config->linux_.resources;
+  s->res.memory_limit = r && r->memory.limit.set ? r->memory.limit.v : -1;
+  s->res.pids_limit = r && r->pids_limit.set ? r->pids_limit.v : -1;
+  return 0;
+}
+
+/* Step 4, up to the container's existence: HOSTDIR (checked before anything runs), /out,
+ * create. */
+static int create(struct sr_sandbox *s, sr_error_t *err)
+{
+  struct sr_sandbox_opts *o = s->o;
+  char out_source[PATH_MAX];
+  snprintf(out_source, sizeof(out_source), "%s/out", s->ws.bundle);
+  if (o->out_dir && open_out_dir(o->out_dir, &s->dst_fd, err) < 0)
+    return -1;
+  if (make_config(s, out_source, err) < 0)
+    return -1;
+  if (o->out_dir) {
+    uid_t uid;
+    gid_t gid;
+    sandbox_host_ids(s->ctx.config, &uid, &gid);
+    uint64_t size = o->out_max_bytes > OUT_MIN_SIZE ? o->out_max_bytes : OUT_MIN_SIZE;
+    if (sr_sandbox_out_create(size, uid, gid, out_source, &s->out_fd, err) < 0)
+      return -1;
+  }
+  if (sr_sandbox_block_signals(err) < 0 || sr_container_create(&s->ctx, err) < 0)
+    return -1;
+  s->created = true;
+  return 0;
+}
+
+/* Removes the container (killing what is left); true when it is gone. */
+static bool remove_container(struct sr_sandbox *s)
+{
+  sr_error_t err = NULL;
+  _cleanup_cli_container_ struct sr_container *c = NULL;
+  if (sr_cli_open_container(&s->g, s->ws.id, true, &c, &err) < 0) {
+    bool gone = err->status == ENOENT;
+    if (!gone) {
+      _cleanup_free_ char *t = sr_error_text(err);
+      sr_warn("sandbox: remove container \"%s\": %s", s->ws.id, t ? t : "");
+    }
+    sr_error_free(&err);
+    return gone;
+  }
+  if (sr_container_delete(c, true, &err) < 0) {
+    _cleanup_free_ char *t = sr_error_text(err);
+    sr_warn("sandbox: remove container \"%s\": %s", s->ws.id, t ? t : "");
+    sr_error_free(&err);
+    return false;
+  }
+  s->created = false;
+  return true;
+}
+
+/* The shell's convention: the status, or 128 + the signal. */
+static int exit_code(int status)
+{
+  if (WIFEXITED(status))
+    return WEXITSTATUS(status);
+  if (WIFSIGNALED(status))
+    return 128 + WTERMSIG(status);
+  return 255;
+}
+
+/* Steps 4 and 5: start, wait, read the figures, delete, collect. */
+static int run(struct sr_sandbox *s, sr_error_t *err)
+{
+  struct sr_sandbox_opts *o = s->o;
+  if (sr_audit_event(&s->pc.audit, "start", NULL, err) < 0)
+    return -1;
+  int64_t started = sr_sandbox_now_ns();
+  if (sr_container_start(s->ctx.container, s->ctx.config, err) < 0)
+    return -1;
+  /* The container's state directory holds the id now; the workspace goes while the command
+   * runs. */
+  sr_sandbox_ws_remove(&s->ws);
+  pid_t pid = s->ctx.init_pid;
+  _cleanup_close_ int pidfd = s->ctx.init_pidfd;
+  s->ctx.init_pidfd = -1;
+  sr_create_ctx_release(&s->ctx); /* releases the container's lock: it runs */
+  s->res.ran = true;
+  struct sr_sandbox_wait w;
+  if (sr_sandbox_supervise(pid, pidfd, s->cgroup_path, o->timeout_ms, started, &w, err) < 0)
+    return -1;
+  s->res.status = w.status;
+  s->res.exit_code = exit_code(w.status);
+  s->res.timed_out = w.timed_out;
+  s->res.interrupted = w.interrupted;
+  s->res.wall_ns = w.wall_ns;
+  s->res.ru = w.ru;
+  sr_error_t e = NULL;
+  if (sr_sandbox_cgroup_usage(s->cgroup_path, &s->res.usage, &e) < 0) {
+    _cleanup_free_ char *t = sr_error_text(e);
+    sr_warn("sandbox: read the cgroup's figures: %s", t ? t : "");
+    sr_error_free(&e);
+  }
+  if (sr_audit_event_int(&s->pc.audit, "exit", "status", s->res.exit_code, &e) < 0)
+    sr_error_free(&e);
+  if (!remove_container(s))
+    return sr_error_make(err, 0, "sandbox: container \"%s\" could not be removed: /out is not "
+                                 "collected", s->ws.id);
+  sr_cli_release_userns(&s->g, s->ws.id);
+  s->range_taken = false;
+  if (o->out_dir) {
+    /* Every process of the sandbox is dead (its cgroup is gone): the tree is final. */
+    _cleanup_close_ int src = openat(s->out_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (src < 0)
+      return sr_error_sys(err, "sandbox: open /out");
+    if (sr_sandbox_collect(src, s->dst_fd, o->out_max_bytes, o->out_max_files, &s->collected,
+                           err) < 0)
+      return -1;
+    s->res.out = &s->collected;
+  }
+  return 0;
+}
+
+/* After a failure: nothing of the sandbox stays behind. */
+static void undo(struct sr_sandbox *s)
+{
+  if (s->created) {
+    if (s->ctx.container) {
+      sr_error_t e = NULL;
+      if (sr_container_delete(s->ctx.container, true, &e) < 0)
+        sr_error_free(&e);
+      else
+        s->created = false;
+    }
+    if (s->created)
+      remove_container(s);
+  }
+  sr_create_ctx_release(&s->ctx);
+  sr_sandbox_ws_remove(&s->ws);
+  if (s->range_taken)
+    sr_cli_release_userns(&s->g, s->ws.id);
+  s->range_taken = false;
+}
+
+
+void sr_sandbox_init(struct sr_sandbox *s, const struct sr_global *g, const char *profile,
+                     struct sr_sandbox_opts *o)
+{
+  memset(s, 0, sizeof(*s));
+  s->g = *g;
+  /* The sandbox names its cgroup itself (cgroupsPath), never in systemd's syntax. */
+  s->g.systemd_cgroup = false;
+  if (profile)
+    s->g.profile = profile;
+  s->o = o;
+  s->out_fd = s->dst_fd = -1;
+  s->ws.rootfd = -1;
+  s->ctx = (struct sr_create_ctx){.g = &s->g, .o = &s->co, .sync = {-1, -1}, .fifo_fd = -1,
+                                  .console_fd = -1, .notify_fd = -1, .cgroup_dir_fd = -1,
+                                  .init_pidfd = -1, .rootfs_tree_fd = -1};
+  s->res.argv = o->argv;
+  s->res.argc = o->argc;
+  s->res.timeout_ms = o->timeout_ms;
+  s->res.cpu_quota_us = o->cpu_quota_us;
+  s->res.out_dir = o->out_dir;
+  s->res.memory_limit = s->res.pids_limit = -1;
+}
+
+int sr_sandbox_run(struct sr_sandbox *s, sr_error_t *err)
+{
+  int r = prepare(s, err);
+  if (r == 0)
+    r = create(s, err);
+  if (r == 0)
+    r = run(s, err);
+  if (r < 0) {
+    undo(s);
+    _cleanup_free_ char *text = sr_error_text(*err);
+    free(s->error);
+    s->error = text ? steal_ptr(text) : strdup("out of memory");
+    s->res.error = s->error;
+    s->res.exit_code = SR_SANDBOX_EXIT_RUNTIME;
+  }
+  s->res.profile = s->pc.profile ? s->pc.profile->name : s->g.profile;
+  s->res.decisions_json = s->decisions_json;
+  /* The result goes on record, whatever it is (if there is a policy to say where). */
+  if (s->pc.policy) {
+    sr_error_t e = NULL;
+    if (sr_sandbox_result_audit(&s->pc.audit, &s->res, &e) < 0) {
+      _cleanup_free_ char *t = sr_error_text(e);
+      sr_warn("sandbox: %s", t ? t : "audit log");
+      sr_error_free(&e);
+    }
+  }
+  return r;
+}
+
+void sr_sandbox_release(struct sr_sandbox *s)
+{
+  sr_create_ctx_release(&s->ctx);
+  sr_collect_result_free(&s->collected);
+  if (s->out_fd >= 0)
+    close(s->out_fd);
+  if (s->dst_fd >= 0)
+    close(s->dst_fd);
+  s->out_fd = s->dst_fd = -1;
+  sr_sandbox_ws_release(&s->ws);
+  sr_sandbox_sysdirs_free(&s->sys);
+  sr_policy_ctx_release(&s->pc);
+  free(s->rootfs);
+  free(s->decisions_json);
+  free(s->error);
+  s->rootfs = s->decisions_json = s->error = NULL;
+}
