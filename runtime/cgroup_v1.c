@@ -404,7 +404,11 @@ static int v1_blkio(struct sr_cgroup *cg, const struct sr_resources *r, sr_error
                                          "linux.resources.blockIO.throttleReadIOPSDevice",
                                          "linux.resources.blockIO.throttleWriteIOPSDevice"};
   const __typeof__(r->block_io) *b = &r->block_io;
-  bool any = b->weight.set || b->leaf_weight.set || b->n_weight_devices > 0;
+  /* A weight of 0 means "not set", as in runc: Docker writes "weight": 0 into every
+   * container's config, and the kernel rejects 0 (its range starts at 10, 1 for BFQ). */
+  bool weight = b->weight.set && b->weight.v != 0;
+  bool leaf_weight = b->leaf_weight.set && b->leaf_weight.v != 0;
+  bool any = weight || leaf_weight || b->n_weight_devices > 0;
   for (int i = 0; i < 4; i++)
     any = any || b->n_throttle[i] > 0;
   if (!any)
@@ -414,10 +418,10 @@ static int v1_blkio(struct sr_cgroup *cg, const struct sr_resources *r, sr_error
     return -1;
   /* Without CFQ, the weights live in the BFQ files (runc). */
   bool bfq = !sr_cg_has(&d, "blkio.weight") && sr_cg_has(&d, "blkio.bfq.weight");
-  if (b->weight.set && put(&d, bfq ? "blkio.bfq.weight" : "blkio.weight",
+  if (weight && put(&d, bfq ? "blkio.bfq.weight" : "blkio.weight",
                            "linux.resources.blockIO.weight", err, "%" PRIu64, b->weight.v) < 0)
     return -1;
-  if (b->leaf_weight.set && put(&d, "blkio.leaf_weight", "linux.resources.blockIO.leafWeight", err,
+  if (leaf_weight && put(&d, "blkio.leaf_weight", "linux.resources.blockIO.leafWeight", err,
                                 "%" PRIu64, b->leaf_weight.v) < 0)
     return -1;
   for (size_t i = 0; i < b->n_weight_devices; i++) {

@@ -138,6 +138,19 @@ int sr_cli_audit(const struct sr_global *g, const struct sr_container *c, const 
   return r;
 }
 
+bool sr_cli_container_exists(const struct sr_global *g, const char *id)
+{
+  sr_error_t err = NULL;
+  struct sr_container *ct = NULL;
+  if (sr_cli_open_container(g, id, false, &ct, &err) == 0) {
+    sr_cli_close_container(ct);
+    return true;
+  }
+  bool gone = err != NULL && err->status == ENOENT;
+  sr_error_free(&err);
+  return !gone; /* when in doubt, it exists: its range must not be released */
+}
+
 void sr_cli_release_userns(const struct sr_global *g, const char *id)
 {
   struct sr_policy_ctx pc;

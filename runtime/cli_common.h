@@ -34,6 +34,9 @@ int sr_cli_prepare_create(const struct sr_global *g, struct sr_create_ctx *ctx,
 int sr_cli_audit(const struct sr_global *g, const struct sr_container *c, const char *event,
                  const char *const *fields, sr_error_t *err);
 
+/* Whether the state root holds a container `id` (true unless it surely does not). */
+bool sr_cli_container_exists(const struct sr_global *g, const char *id);
+
 /* After delete: the container's user namespace range waits for its id in the registry (the
  * policy's grace period).  Failures are warnings: the container is gone either way. */
 void sr_cli_release_userns(const struct sr_global *g, const char *id);

@@ -95,5 +95,13 @@ int sr_cmd_create(const struct sr_global *g, int argc, char **argv)
   r = sr_container_create(&ctx, &err);
   sr_create_ctx_release(&ctx);
   sr_policy_ctx_release(&pc);
-  return r < 0 ? sr_cli_fail(&err) : 0;
+  if (r < 0) {
+    /* A failed create removed its state directory, so the engine's `delete --force` finds no
+     * container: release the user namespace range it took here, or it stays held for good.
+     * Not when the id is another container's (create refused it): that one keeps its range. */
+    if (!sr_cli_container_exists(g, o.id))
+      sr_cli_release_userns(g, o.id);
+    return sr_cli_fail(&err);
+  }
+  return 0;
 }

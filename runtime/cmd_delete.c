@@ -45,6 +45,8 @@ int sr_cmd_delete(const struct sr_global *g, int argc, char **argv)
   if (sr_cli_open_container(g, argv[optind], true, &ct, &err) < 0) {
     if (force && err->status == ENOENT) {
       sr_error_free(&err);
+      /* A create that failed may have left its range held (older seerun); nothing uses it. */
+      sr_cli_release_userns(g, argv[optind]);
       return 0;
     }
     return sr_cli_fail(&err);

@@ -120,6 +120,7 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
   }
   if (sr_container_create(&ctx, &err) < 0)
     goto fail;
+  SR_KILL_POINT("run.after-create");
   _cleanup_close_ int master = -1;
   if (console_parent >= 0 && sr_terminal_recv_master(console_parent, &master, &err) < 0)
     goto fail_created;
@@ -132,6 +133,7 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
     goto fail_created;
   }
   sr_create_ctx_release(&ctx); /* releases the lock: the container is running */
+  SR_KILL_POINT("run.after-start");
   if (f.detach) {
     close(pidfd);
     sr_policy_ctx_release(&pc);
@@ -148,6 +150,7 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
   sr_audit_event_int(&pc.audit, "exit", "status", exit_code(status), &err);
   sr_error_free(&err);
   sr_policy_ctx_release(&pc);
+  SR_KILL_POINT("run.before-remove");
   if (!f.keep)
     remove_container(g, o.id);
   return exit_code(status);

@@ -11,6 +11,7 @@
 #include "log.h"
 #include "lsm.h"
 #include "paths.h"
+#include "process_attrs.h"
 #include "state.h"
 #include "sync.h"
 #include "util.h"
@@ -174,6 +175,7 @@ static int setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
   bool created = false;
   if (sr_cgroup_create(ctx->cgroup, &created, err) < 0)
     return -1;
+  SR_KILL_POINT("create.after-cgroup");
   if (!created) {
     rec->cgroup_created = false;
     if (sr_container_save(ctx->container, err) < 0)
@@ -183,6 +185,7 @@ static int setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
   if (device_rules(ctx, &res, err) < 0 ||
       sr_cgroup_apply_resources(ctx->cgroup, &res, false, err) < 0)
     return -1;
+  SR_KILL_POINT("create.after-resources");
   return sr_cgroup_open_dir(ctx->cgroup, &ctx->cgroup_dir_fd, err);
 }
 
@@ -340,6 +343,7 @@ static int drive_children(struct sr_create_ctx *ctx, sr_error_t *err)
     return -1;
   if (!ctx->ns.two_step && ctx->ns.new_userns && map_userns(ctx, child, err) < 0)
     return -1;
+  SR_KILL_POINT("create.before-go");
   if (sr_sync_send(fd, SYNC_GO, 0, err) < 0)
     return -1;
   if (ctx->ns.two_step) {
@@ -350,6 +354,7 @@ static int drive_children(struct sr_create_ctx *ctx, sr_error_t *err)
       if (m.type == SYNC_USERNS_READY) {
         if (map_userns(ctx, child, err) < 0 || sr_sync_send(fd, SYNC_USERNS_DONE, 0, err) < 0)
           return -1;
+        SR_KILL_POINT("create.after-maps");
       } else if (m.type == SYNC_INIT_PID) {
         ctx->init_pid = m.value;
         break;
@@ -361,12 +366,16 @@ static int drive_children(struct sr_create_ctx *ctx, sr_error_t *err)
       ;
     ctx->child_pid = 0;
     ctx->init_pidfd = sr_pidfd_open(ctx->init_pid);
+    SR_KILL_POINT("create.after-intermediate");
   }
   struct sr_state_record *rec = ctx->container->rec;
   rec->pid = ctx->init_pid;
   if (sr_proc_stat(ctx->init_pid, &rec->pid_start, NULL) < 0)
     return sr_error_sys(err, "read the start time of the container process %d", ctx->init_pid);
   if (sr_container_save(ctx->container, err) < 0)
+    return -1;
+  SR_KILL_POINT("create.after-init-pid");
+  if (sr_process_set_oom_score_adj(ctx->config->process, ctx->init_pid, err) < 0)
     return -1;
   /* In a user namespace (new or joined) the init opens the fifo as the container's root. */
   if (ctx->config->linux_.namespaces[SR_NS_USER].present &&
@@ -377,6 +386,7 @@ static int drive_children(struct sr_create_ctx *ctx, sr_error_t *err)
     return -1;
   if (run_runtime_hooks(ctx, err) < 0)
     return -1;
+  SR_KILL_POINT("create.after-runtime-hooks");
   const struct sr_hooks *h = &ctx->config->hooks;
   const struct sr_namespace *net = &ctx->config->linux_.namespaces[SR_NS_NET];
   bool may_have_changed = h->n[SR_HOOK_PRESTART] || h->n[SR_HOOK_CREATE_RUNTIME] || net->path;
@@ -385,6 +395,7 @@ static int drive_children(struct sr_create_ctx *ctx, sr_error_t *err)
     return -1;
   if (sr_sync_send(fd, SYNC_HOOKS_DONE, 0, err) < 0 || sr_sync_expect(fd, SYNC_READY, NULL, err) < 0)
     return -1;
+  SR_KILL_POINT("create.after-ready");
   return 0;
 }
 
@@ -553,6 +564,7 @@ int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
     close(rootfd);
     return -1;
   }
+  SR_KILL_POINT("create.after-publish");
   /* From here on the container directory exists: any failure removes everything. */
   int dirfd = ctx->container->dirfd;
   if (mkfifoat(dirfd, "exec.fifo", 0600) < 0) {
@@ -564,11 +576,13 @@ int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
     sr_error_sys(err, "open exec.fifo");
     goto fail;
   }
+  SR_KILL_POINT("create.after-fifo");
 
   if (setup_cgroup(ctx, err) < 0 || sr_sync_pair(ctx->sync, err) < 0)
     goto fail;
   if (clone_child(ctx, err) < 0)
     goto fail;
+  SR_KILL_POINT("create.after-clone");
   close(ctx->sync[1]);
   ctx->sync[1] = -1;
   if (drive_children(ctx, err) < 0) {
@@ -577,10 +591,12 @@ int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
   }
   if (ctx->o->pid_file && write_pid_file(ctx->o->pid_file, ctx->init_pid, err) < 0)
     goto fail;
+  SR_KILL_POINT("create.after-pid-file");
   ctx->container->rec->phase = SR_PHASE_CREATED;
   ctx->container->rec->creator_pid = 0;
   if (sr_container_save(ctx->container, err) < 0)
     goto fail;
+  SR_KILL_POINT("create.after-created");
   return 0;
 fail:
   create_abort(ctx);

@@ -79,7 +79,8 @@ __attribute__((noreturn)) static void exec_child(struct exec_ctx *x)
   }
   if (p->terminal && sr_terminal_setup(x->console_fd, p, false, &err) < 0)
     child_fail(fd, &err);
-  if (sr_process_apply_rlimits(p, &err) < 0 || sr_process_apply_oom_score_adj(p, x->proc_fd, &err) < 0 ||
+  /* oom_score_adj: written by the parent (sr_container_exec), which can. */
+  if (sr_process_apply_rlimits(p, &err) < 0 ||
       sr_process_apply_scheduler(p, &err) < 0 || sr_process_apply_io_priority(p, &err) < 0 ||
       sr_process_apply_cpu_affinity(p->cpu_affinity_final, "process.execCPUAffinity.final", &err) < 0 ||
       sr_lsm_prepare_exec(p, x->proc_fd, &ignored, &err) < 0)
@@ -116,6 +117,7 @@ __attribute__((noreturn)) static void exec_child(struct exec_ctx *x)
     sr_error_sys(&err, "prctl PR_SET_PDEATHSIG");
     child_fail(fd, &err);
   }
+  SR_KILL_POINT("exec-process.before-exec");
   /* The sync socket closes at execve (close-on-exec): that is the parent's signal of success. */
   sr_process_exec(&t, &err);
   child_fail(fd, &err);
@@ -143,6 +145,7 @@ __attribute__((noreturn)) static void exec_intermediate(struct exec_ctx *x)
     sr_error_sys(&err, "join the namespaces of the container (setns flags %#x)", x->ns_flags);
     child_fail(fd, &err);
   }
+  SR_KILL_POINT("exec-intermediate.after-join");
   close(x->init_pidfd);
   struct clone_args args = {.flags = CLONE_PARENT};
   pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
@@ -152,6 +155,7 @@ __attribute__((noreturn)) static void exec_intermediate(struct exec_ctx *x)
   }
   if (pid == 0)
     exec_child(x);
+  SR_KILL_POINT("exec-intermediate.after-clone");
   sr_sync_send(fd, SYNC_INIT_PID, pid, &err);
   _exit(0);
 }
@@ -191,6 +195,21 @@ static int write_pid_file(const char *path, pid_t pid, sr_error_t *err)
   return 0;
 }
 
+/* Whether the namespace of kind k of process pid differs from the runtime's (true when it
+ * cannot be told: joining our own namespace again is harmless, missing one is not). */
+static bool init_ns_is_not_ours(pid_t pid, int k)
+{
+  char theirs[64], ours[64];
+  struct stat a, b;
+  snprintf(theirs, sizeof(theirs), "/proc/%d/ns/%s", (int)pid, sr_ns_proc_name(k));
+  snprintf(ours, sizeof(ours), "/proc/self/ns/%s", sr_ns_proc_name(k));
+  if (stat(ours, &b) < 0)
+    return false; /* the kernel has no such namespace */
+  if (stat(theirs, &a) < 0)
+    return true;
+  return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
+}
+
 static int prepare(struct exec_ctx *x, sr_error_t *err)
 {
   const struct sr_state_record *r = x->c->rec;
@@ -204,8 +223,12 @@ static int prepare(struct exec_ctx *x, sr_error_t *err)
   x->init_pidfd = sr_pidfd_open(r->pid);
   if (x->init_pidfd < 0 || !sr_proc_is(r->pid, r->pid_start))
     return sr_error_make(err, ESRCH, "container \"%s\" not running", x->c->id);
+  /* Every namespace of the init that is not the runtime's own, whatever config.json says: the
+   * state directory keeps the engine's config, and the policy may have put the container in
+   * more (its user namespace; new pid, ipc, uts or cgroup namespaces for the host's). Joining
+   * only the config's would leave the process in the host's user namespace: host root. */
   for (int k = 0; k < SR_NS_COUNT; k++)
-    if (x->config->linux_.namespaces[k].present)
+    if (x->config->linux_.namespaces[k].present || init_ns_is_not_ours(r->pid, k))
       x->ns_flags |= sr_ns_clone_flag(k);
   if (x->p->terminal && x->console_fd < 0) {
     if (x->o->console_socket == NULL)
@@ -305,6 +328,7 @@ int sr_container_exec(struct sr_container *c, const struct sr_config *config,
   }
   if (x.child == 0)
     exec_intermediate(&x);
+  SR_KILL_POINT("exec.after-clone");
   close(x.sync[1]);
   x.sync[1] = -1;
   int32_t pid;
@@ -313,6 +337,7 @@ int sr_container_exec(struct sr_container *c, const struct sr_config *config,
       sr_sync_expect(x.sync[0], SYNC_INIT_PID, &pid, err) < 0)
     goto fail;
   x.pid = pid;
+  SR_KILL_POINT("exec.after-pid");
   while (waitpid(x.child, NULL, 0) < 0 && errno == EINTR)
     ;
   x.child = 0;
@@ -321,12 +346,15 @@ int sr_container_exec(struct sr_container *c, const struct sr_config *config,
     sr_error_sys(err, "pidfd_open %d", x.pid);
     goto fail;
   }
-  if (sr_sync_send(x.sync[0], SYNC_INIT_INFO, x.pid, err) < 0)
+  if (sr_process_set_oom_score_adj(p, x.pid, err) < 0 ||
+      sr_sync_send(x.sync[0], SYNC_INIT_INFO, x.pid, err) < 0)
     goto fail_pidfd;
   if (wait_exec(x.sync[0], err) < 0)
     goto fail_pidfd;
+  SR_KILL_POINT("exec.after-exec");
   if (o->pid_file && write_pid_file(o->pid_file, x.pid, err) < 0)
     goto fail_pidfd;
+  SR_KILL_POINT("exec.after-pid-file");
   res->pid = x.pid;
   ret = 0;
   goto out;

@@ -69,6 +69,7 @@ __attribute__((noreturn)) void sr_intermediate_main(struct sr_create_ctx *ctx)
   close_parent_fds(ctx);
   if (die_with_parent(fd, &err) < 0 || sr_sync_expect(fd, SYNC_GO, NULL, &err) < 0)
     child_fail(fd, &err);
+  SR_KILL_POINT("intermediate.after-go");
   /* A joined user namespace first, then the other joined namespaces while we still hold the
    * privileges they need, then the new user namespace that will own the new ones. */
   if (sr_ns_join(ns, true, &err) < 0 || sr_ns_join(ns, false, &err) < 0)
@@ -81,6 +82,7 @@ __attribute__((noreturn)) void sr_intermediate_main(struct sr_create_ctx *ctx)
     if (sr_sync_send(fd, SYNC_USERNS_READY, 0, &err) < 0 ||
         sr_sync_expect(fd, SYNC_USERNS_DONE, NULL, &err) < 0)
       child_fail(fd, &err);
+    SR_KILL_POINT("intermediate.after-userns");
   }
   int flags = ns->unshare_flags & ~CLONE_NEWUSER;
   if (flags && unshare(flags) < 0) {
@@ -89,6 +91,7 @@ __attribute__((noreturn)) void sr_intermediate_main(struct sr_create_ctx *ctx)
   }
   if (ns->time_offsets && sr_ns_write_time_offsets(&ctx->config->linux_, &err) < 0)
     child_fail(fd, &err);
+  SR_KILL_POINT("intermediate.after-unshare");
   /* CLONE_PARENT: the init is the runtime's child, as on the fast path. */
   struct clone_args args = {.flags = CLONE_PARENT, .exit_signal = 0};
   pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
@@ -98,6 +101,7 @@ __attribute__((noreturn)) void sr_intermediate_main(struct sr_create_ctx *ctx)
   }
   if (pid == 0)
     sr_init_main(ctx, true);
+  SR_KILL_POINT("intermediate.after-clone");
   if (sr_sync_send(fd, SYNC_INIT_PID, pid, &err) < 0)
     _exit(1);
   _exit(0);
@@ -197,6 +201,7 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
   if (sr_sync_expect(fd, SYNC_INIT_INFO, &host_pid, err) < 0)
     return -1;
   ctx->host_pid = host_pid;
+  SR_KILL_POINT("init.after-info");
   /* Keep the runtime's memory and descriptors from the container's other processes (exec)
    * until our execve. */
   if (prctl(PR_SET_DUMPABLE, 0) < 0)
@@ -219,18 +224,21 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
     return -1;
   if (sr_rootfs_attach(ctx->rootfs, ctx->rootfs_tree_fd, &root_fd, err) < 0)
     return -1;
+  SR_KILL_POINT("init.after-rootfs");
   bool in_userns = c->linux_.namespaces[SR_NS_USER].present;
   if (in_userns && become_userns_root(c, err) < 0)
     return -1;
   if (sr_mounts_apply(c, &ctx->binds, root_fd, ctx->cgroup, err) < 0 ||
       sr_devices_create(&ctx->devs, root_fd, err) < 0)
     return -1;
+  SR_KILL_POINT("init.after-mounts");
   if (set_names(c, err) < 0)
     return -1;
 
   /* prestart and createRuntime run in the parent, in the runtime's namespaces. */
   if (sr_sync_send(fd, SYNC_HOOKS, 0, err) < 0 || sr_sync_expect(fd, SYNC_HOOKS_DONE, NULL, err) < 0)
     return -1;
+  SR_KILL_POINT("init.after-hooks");
   /* runtime.md: a hook in the container's namespaces gets the pid the container sees. */
   if (c->hooks.n[SR_HOOK_CREATE_CONTAINER]) {
     _cleanup_free_ char *state = NULL;
@@ -240,6 +248,7 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
   }
   if (sr_rootfs_pivot(root_fd, ctx->o->no_pivot, err) < 0 || sr_rootfs_finish(c, err) < 0)
     return -1;
+  SR_KILL_POINT("init.after-pivot");
   if (apply_sysctls(&c->linux_, *proc_fd, err) < 0)
     return -1;
 
@@ -247,7 +256,8 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
   if (p->terminal && sr_terminal_setup_init(ctx->console_fd, p, err) < 0)
     return -1;
   unsigned ignored = 0;
-  if (sr_process_apply_rlimits(p, err) < 0 || sr_process_apply_oom_score_adj(p, *proc_fd, err) < 0 ||
+  /* oom_score_adj: written by the parent (create.c), which can. */
+  if (sr_process_apply_rlimits(p, err) < 0 ||
       sr_process_apply_scheduler(p, err) < 0 || sr_process_apply_io_priority(p, err) < 0 ||
       sr_process_apply_personality(&c->linux_, err) < 0 ||
       sr_process_apply_cpu_affinity(p->cpu_affinity_final, "process.execCPUAffinity.final", err) <
@@ -256,6 +266,7 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
     return -1;
   if (enter_cwd(p->cwd, err) < 0 || sr_find_executable(p, exec_path, err) < 0)
     return -1;
+  SR_KILL_POINT("init.after-process");
   /* From here on the container outlives the runtime process. */
   if (prctl(PR_SET_PDEATHSIG, 0) < 0)
     return sr_error_sys(err, "prctl PR_SET_PDEATHSIG");
@@ -287,9 +298,11 @@ __attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool afte
   if (die_with_parent(fd, &err) < 0 ||
       init_setup(ctx, after_intermediate, &proc_fd, &exec_path, &target.runtime_exe, &err) < 0)
     child_fail(fd, &err);
+  SR_KILL_POINT("init.before-ready");
   if (sr_sync_send(fd, SYNC_READY, 0, &err) < 0)
     _exit(1);
   close(fd);
+  SR_KILL_POINT("init.after-ready");
 
   /* Wait for start: opening the fifo for writing blocks until `start` opens it. */
   char rel[64];

@@ -132,6 +132,8 @@ static int run_hooks_with_state(const struct sr_container *c, const struct sr_co
 
 int sr_container_start(struct sr_container *c, const struct sr_config *config, sr_error_t *err)
 {
+  if (c->damage)
+    return sr_error_make(err, 0, "container \"%s\": %s", c->id, c->damage);
   enum sr_status st = sr_container_status(c);
   if (st != SR_STATUS_CREATED)
     return sr_error_make(err, 0, "cannot start container \"%s\": it is %s, not created", c->id,
@@ -200,6 +202,8 @@ int sr_container_start(struct sr_container *c, const struct sr_config *config, s
 
 int sr_container_kill(struct sr_container *c, int sig, bool all, sr_error_t *err)
 {
+  if (c->damage)
+    return sr_error_make(err, 0, "container \"%s\": %s", c->id, c->damage);
   enum sr_status st = sr_container_status(c);
   if (st == SR_STATUS_STOPPED || st == SR_STATUS_CREATING)
     return sr_error_make(err, ESRCH, "container \"%s\" not running", c->id);
@@ -239,6 +243,14 @@ static void wait_gone(int pidfd)
 
 int sr_container_delete(struct sr_container *c, bool force, sr_error_t *err)
 {
+  if (c->damage) {
+    if (!force)
+      return sr_error_make(err, 0, "container \"%s\": %s: only `delete --force` removes it",
+                           c->id, c->damage);
+    sr_warn("delete: container \"%s\": %s: removing it from %s", c->id, c->damage,
+            c->rec->cgroup_version || c->rec->pid ? "what else its directory records"
+                                                  : "its directory alone");
+  }
   enum sr_status st = sr_container_status(c);
   if (st != SR_STATUS_STOPPED && !force)
     return sr_error_make(err, 0, "cannot delete container \"%s\" that is not stopped: %s", c->id,
@@ -269,6 +281,7 @@ int sr_container_delete(struct sr_container *c, bool force, sr_error_t *err)
     }
     sr_error_free(&e);
   }
+  SR_KILL_POINT("delete.after-kill");
   struct sr_cgroup *cg = NULL;
   if (open_cgroup(c, &cg, err) < 0)
     return -1;
@@ -278,6 +291,7 @@ int sr_container_delete(struct sr_container *c, bool force, sr_error_t *err)
     if (r < 0)
       return sr_error_wrap(err, "delete container \"%s\"", c->id);
   }
+  SR_KILL_POINT("delete.after-cgroup");
   if (config && config->hooks.n[SR_HOOK_POSTSTOP]) {
     sr_error_t e = NULL;
     if (run_hooks_with_state(c, config, SR_HOOK_POSTSTOP, &e) < 0) {
@@ -286,5 +300,71 @@ int sr_container_delete(struct sr_container *c, bool force, sr_error_t *err)
       sr_error_free(&e);
     }
   }
+  SR_KILL_POINT("delete.before-remove-dir");
   return sr_container_remove_dir(c, err);
+}
+
+/* The cgroup a container with no usable record was given, from its config.json copy: the path
+ * create resolves, taken as seerun's only when its last component names the container (the
+ * default "/<id>", and the engines' "<id>", "libpod-<id>.scope", "cri-containerd-<id>.scope"):
+ * a cgroup shared with others is not killed on a guess. */
+static void cgroup_from_config(struct sr_container *c, struct sr_state_record *rec)
+{
+  _cleanup_config_ struct sr_config *config = NULL;
+  _cleanup_free_ char *path = NULL;
+  sr_error_t e = NULL;
+  struct sr_cgroup *cg = NULL;
+  if (sr_container_load_config(c, &config, &e) < 0 ||
+      sr_cgroup_resolve_path(config->linux_.cgroups_path, c->id, false, &path, &e) < 0 ||
+      sr_cgroup_new(CGROUP_ROOT, path, &cg, &e) < 0) {
+    _cleanup_free_ char *t = sr_error_text(e);
+    sr_warn("delete: container \"%s\": no cgroup to clean up: %s", c->id, t ? t : "");
+    sr_error_free(&e);
+    return;
+  }
+  const char *last = strrchr(cg->path, '/');
+  last = last ? last + 1 : cg->path;
+  if (strstr(last, c->id) == NULL) {
+    sr_warn("delete: container \"%s\": cgroup `%s` is not named after it: left alone", c->id,
+            cg->path);
+  } else {
+    rec->cgroup_version = cg->version;
+    rec->cgroup_path = sr_arena_strdup(&rec->arena, cg->path);
+    rec->cgroup_created = rec->cgroup_path != NULL;
+    if (rec->cgroup_path == NULL)
+      rec->cgroup_version = 0;
+  }
+  sr_cgroup_free(cg);
+}
+
+int sr_container_recover(const char *root, const char *id, struct sr_container **out,
+                         sr_error_t *err)
+{
+  int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0) {
+    if (errno == ENOENT)
+      return sr_error_make(err, ENOENT, "container \"%s\" does not exist", id);
+    return sr_error_sys(err, "open state directory `%s`", root);
+  }
+  struct sr_container *c = NULL;
+  if (sr_container_load_damaged(rootfd, id, &c, err) < 0) {
+    close(rootfd);
+    return -1;
+  }
+  if (c->rec == NULL) {
+    struct sr_state_record *rec = sr_state_record_new();
+    if (rec == NULL) {
+      sr_container_free(c);
+      close(rootfd);
+      return sr_error_make(err, ENOMEM, "container \"%s\"", id);
+    }
+    /* Not creating, no init known: "stopped"; what the cgroup holds is killed with it. */
+    rec->phase = SR_PHASE_CREATED;
+    rec->id = sr_arena_strdup(&rec->arena, id);
+    rec->bundle = rec->rootfs = rec->created = rec->owner = "";
+    c->rec = rec;
+    cgroup_from_config(c, rec);
+  }
+  *out = c;
+  return 0;
 }

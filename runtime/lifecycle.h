@@ -34,8 +34,19 @@ int sr_container_start(struct sr_container *c, const struct sr_config *config, s
 int sr_container_kill(struct sr_container *c, int sig, bool all, sr_error_t *err);
 
 /* delete: a stopped container, or with force any container (its processes are killed).
- * Removes the cgroup seerun made and the state, then runs the poststop hooks. */
+ * Removes the cgroup seerun made and the state, then runs the poststop hooks.  A damaged
+ * container (from sr_container_recover) only with force. */
 int sr_container_delete(struct sr_container *c, bool force, sr_error_t *err);
+
+/* For `delete --force` when sr_container_load failed on the container's own record: opens the
+ * state root and loads the container whatever its state.json holds (statedir.h), the record
+ * rebuilt from recovery.json, else from the config.json copy (the cgroup path resolved as
+ * create does; the cgroup is taken for seerun's only when named after the id, as seerun and
+ * the engines name a container's cgroup, otherwise it is left alone), else empty (only the
+ * directory is removed).  The container owns the root's descriptor (sr_cli_close_container).
+ * ENOENT: no such container. */
+int sr_container_recover(const char *root, const char *id, struct sr_container **out,
+                         sr_error_t *err);
 
 /* The OCI state document of a container on disk. */
 int sr_container_state_json(const struct sr_container *c, bool pretty, char **out,

@@ -161,13 +161,20 @@ int sr_process_apply_rlimits(const struct sr_process *p, sr_error_t *err)
 
 /* ---- oom_score_adj ---- */
 
-int sr_process_apply_oom_score_adj(const struct sr_process *p, int proc_fd, sr_error_t *err)
+int sr_process_set_oom_score_adj(const struct sr_process *p, pid_t init_pid, sr_error_t *err)
 {
   if (!p->has_oom_score_adj)
     return 0; /* the spec: not set, not changed */
-  char buf[16];
+  /* Written by the parent, the host's root, into the init's /proc/PID: the init is not
+   * dumpable (its /proc files are the host root's) and, in a user namespace, may neither open
+   * its own oom_score_adj nor lower it (CAP_SYS_RESOURCE of the host's user namespace). */
+  _cleanup_close_ int proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (proc_fd < 0)
+    return sr_error_sys(err, "process.oomScoreAdj: open /proc");
+  char rel[32], buf[16];
+  snprintf(rel, sizeof(rel), "%d/oom_score_adj", (int)init_pid);
   snprintf(buf, sizeof(buf), "%d", p->oom_score_adj);
-  if (sr_write_proc_file(proc_fd, "self/oom_score_adj", buf, err) < 0) {
+  if (sr_write_proc_file(proc_fd, rel, buf, err) < 0) {
     if ((*err)->status == EACCES)
       return sr_error_wrap(err, "process.oomScoreAdj: lowering it to %d needs CAP_SYS_RESOURCE",
                            p->oom_score_adj);

@@ -22,9 +22,9 @@ int sr_write_proc_file(int proc_fd, const char *rel, const char *value, sr_error
 /* prlimit(self) for each of p->rlimits, in order. */
 int sr_process_apply_rlimits(const struct sr_process *p, sr_error_t *err);
 
-/* Writes p->oom_score_adj to self/oom_score_adj of the procfs `proc_fd` (sr_write_proc_file);
- * nothing when the config does not set it. */
-int sr_process_apply_oom_score_adj(const struct sr_process *p, int proc_fd, sr_error_t *err);
+/* Writes p->oom_score_adj into /proc/INIT_PID/oom_score_adj, from the runtime (the parent of
+ * create), through a procfs handle checked like sr_write_proc_file's. */
+int sr_process_set_oom_score_adj(const struct sr_process *p, pid_t init_pid, sr_error_t *err);
 
 /* sched_setattr(self) with p->scheduler; nothing when absent. */
 int sr_process_apply_scheduler(const struct sr_process *p, sr_error_t *err);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,15 +36,36 @@ static const char *env_lookup(char **env, size_t n, const char *name)
   return NULL;
 }
 
+/* An exec failure worded as runc words it (Go's errno texts are strerror's, lower-cased):
+ * engines read the reason from the text, and Docker does so case-sensitively: "no such file or
+ * directory" or "executable file not found" make `docker run`/`docker exec` exit 127, "permission
+ * denied" 126; "No such file or directory" gives a bare 125. */
+__attribute__((format(printf, 3, 4))) static int exec_error(sr_error_t *err, int errnum,
+                                                            const char *fmt, ...)
+{
+  char reason[128];
+  snprintf(reason, sizeof(reason), "%s", strerror(errnum));
+  if (reason[0] >= 'A' && reason[0] <= 'Z')
+    reason[0] = (char)(reason[0] - 'A' + 'a');
+  _cleanup_free_ char *what = NULL;
+  va_list ap;
+  va_start(ap, fmt);
+  int r = vasprintf(&what, fmt, ap);
+  va_end(ap);
+  if (r < 0)
+    return sr_error_make(err, errnum, "exec");
+  return sr_error_make(err, 0, "%s: %s", what, reason);
+}
+
 static int check_executable(const char *path, const char *arg0, sr_error_t *err)
 {
   struct stat st;
   if (stat(path, &st) < 0)
-    return sr_error_sys(err, "exec: \"%s\": stat %s", arg0, path);
+    return exec_error(err, errno, "exec: \"%s\": stat %s", arg0, path);
   if (S_ISDIR(st.st_mode))
-    return sr_error_make(err, EACCES, "exec: \"%s\": is a directory", arg0);
+    return exec_error(err, EACCES, "exec: \"%s\": is a directory", arg0);
   if (faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) < 0)
-    return sr_error_sys(err, "exec: \"%s\"", arg0);
+    return exec_error(err, errno, "exec: \"%s\"", arg0);
   return 0;
 }
 
@@ -188,5 +210,5 @@ int sr_process_exec(const struct sr_exec_target *t, sr_error_t *err)
   if (t->notify_sock >= 0)
     close(t->notify_sock);
   execve(t->exec_path, p->args, p->env ? p->env : (char *[]){NULL});
-  return sr_error_sys(err, "exec: \"%s\"", p->args[0]);
+  return exec_error(err, errno, "exec: \"%s\"", p->args[0]);
 }

@@ -104,6 +104,7 @@ void sr_container_free(struct sr_container *c)
     close(c->dirfd);
   if (c->rec)
     sr_state_record_free(c->rec);
+  free(c->damage);
   free(c->id);
   free(c);
 }
@@ -123,15 +124,41 @@ static struct sr_container *container_new(int rootfd, const char *id)
   return c;
 }
 
+#define STATE_FILE "state.json"
+#define RECOVERY_FILE "recovery.json"
+
+/* recovery.json first: whenever state.json holds a step, recovery.json holds it too (a crash
+ * between the two writes leaves recovery.json ahead, never behind).  It is the record without
+ * what cleaning up does not need (annotations, decided capabilities): small, and serialized
+ * and parsed by the same code as state.json. */
 static int write_record(int dirfd, const struct sr_state_record *rec, sr_error_t *err)
 {
+  struct sr_state_record small = *rec; /* shallow: only read, never freed */
+  small.annotation_keys = small.annotation_values = NULL;
+  small.n_annotations = 0;
+  small.has_decided_caps = false;
+  _cleanup_free_ char *rbuf = NULL;
   _cleanup_free_ char *buf = NULL;
-  size_t len;
-  if (sr_state_record_serialize(rec, &buf, &len, err) < 0)
+  size_t rlen, len;
+  if (sr_state_record_serialize(&small, &rbuf, &rlen, err) < 0 ||
+      sr_state_record_serialize(rec, &buf, &len, err) < 0)
     return -1;
-  return sr_write_file_atomic(dirfd, "state.json", buf, len, 0600, err);
+  if (sr_write_file_atomic(dirfd, RECOVERY_FILE, rbuf, rlen, 0600, err) < 0)
+    return -1;
+  return sr_write_file_atomic(dirfd, STATE_FILE, buf, len, 0600, err);
 }
 
+static int unlink_entry(int dirfd, const char *name)
+{
+  if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
+    return 0;
+  if (errno == EISDIR && unlinkat(dirfd, name, AT_REMOVEDIR) == 0)
+    return 0;
+  return -1;
+}
+
+/* Everything else first, then recovery.json, then state.json: a removal cut short leaves a
+ * directory that still loads, or an empty one. */
 static int remove_dir_contents(int dirfd)
 {
   int fd = dup(dirfd);
@@ -146,26 +173,34 @@ static int remove_dir_contents(int dirfd)
   struct dirent *de;
   int ret = 0;
   while ((de = readdir(d)) != NULL) {
-    if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+    if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+        strcmp(de->d_name, STATE_FILE) == 0 || strcmp(de->d_name, RECOVERY_FILE) == 0)
       continue;
-    if (unlinkat(dirfd, de->d_name, 0) < 0 && errno != ENOENT) {
-      if (errno == EISDIR && unlinkat(dirfd, de->d_name, AT_REMOVEDIR) == 0)
-        continue;
+    if (unlink_entry(dirfd, de->d_name) < 0)
       ret = -1;
-    }
   }
+  SR_KILL_POINT("delete.before-records-removal");
+  if (unlink_entry(dirfd, RECOVERY_FILE) < 0)
+    ret = -1;
+  SR_KILL_POINT("delete.before-state-removal");
+  if (unlink_entry(dirfd, STATE_FILE) < 0)
+    ret = -1;
   return ret;
 }
+
+static void sweep_stale_tmp(int rootfd);
 
 int sr_container_begin(int rootfd, const char *id, struct sr_state_record *rec, const char *config,
                        size_t config_len, struct sr_container **out, sr_error_t *err)
 {
   char tmp[64];
   struct timespec ts;
+  /* What an earlier create left when it was killed before publishing. */
+  sweep_stale_tmp(rootfd);
   clock_gettime(CLOCK_MONOTONIC, &ts);
   snprintf(tmp, sizeof(tmp), TMP_PREFIX "%d-%lx", getpid(), (unsigned long)ts.tv_nsec);
   if (mkdirat(rootfd, tmp, 0700) < 0)
-    return sr_error_sys(err, "create state directory");
+    return sr_error_sys(err, "create the state directory of container \"%s\"", id);
   _cleanup_close_ int dirfd = openat(rootfd, tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dirfd < 0 || flock(dirfd, LOCK_EX) < 0) {
     int saved = errno;
@@ -173,8 +208,11 @@ int sr_container_begin(int rootfd, const char *id, struct sr_state_record *rec, 
     return sr_error_make(err, saved, "lock state directory");
   }
   if (write_record(dirfd, rec, err) < 0 ||
-      (config && sr_write_file_atomic(dirfd, "config.json", config, config_len, 0600, err) < 0))
+      (config && sr_write_file_atomic(dirfd, "config.json", config, config_len, 0600, err) < 0)) {
+    sr_error_wrap(err, "record container \"%s\" in the state directory", id);
     goto fail;
+  }
+  SR_KILL_POINT("create.before-publish");
   if (renameat2(rootfd, tmp, rootfd, id, RENAME_NOREPLACE) < 0) {
     if (errno == EEXIST)
       sr_error_make(err, 0, "container with id \"%s\" already exists", id);
@@ -198,8 +236,9 @@ fail:
   return -1;
 }
 
-int sr_container_load(int rootfd, const char *id, bool lock, struct sr_container **out,
-                      sr_error_t *err)
+/* Opens (and with lock, locks) the directory of a container; no record read yet. */
+static int open_container(int rootfd, const char *id, bool lock, struct sr_container **out,
+                          sr_error_t *err)
 {
   if (sr_validate_id(id, err) < 0 || check_root_fd(rootfd, NULL, err) < 0)
     return -1;
@@ -208,8 +247,12 @@ int sr_container_load(int rootfd, const char *id, bool lock, struct sr_container
     return sr_error_make(err, ENOMEM, "load container");
   c->dirfd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (c->dirfd < 0) {
-    if (errno == ENOENT)
+    if (errno == ENOENT) {
+      /* A create of this id killed before publishing may have left its temporary. */
+      if (lock)
+        sweep_stale_tmp(rootfd);
       return sr_error_make(err, ENOENT, "container \"%s\" does not exist", id);
+    }
     return sr_error_sys(err, "open state of container \"%s\"", id);
   }
   if (lock) {
@@ -221,11 +264,114 @@ int sr_container_load(int rootfd, const char *id, bool lock, struct sr_container
     if (fstat(c->dirfd, &st) < 0 || st.st_nlink == 0)
       return sr_error_make(err, ENOENT, "container \"%s\" does not exist", id);
   }
+  *out = steal_ptr(c);
+  return 0;
+}
+
+static int read_record(int dirfd, const char *name, struct sr_state_record **rec,
+                       sr_error_t *err)
+{
   _cleanup_free_ char *buf = NULL;
   size_t len;
-  if (sr_read_file_at(c->dirfd, "state.json", 1 << 20, &buf, &len, err) < 0 ||
-      sr_state_record_parse(buf, len, &c->rec, err) < 0)
-    return sr_error_wrap(err, "container \"%s\"", id);
+  if (sr_read_file_at(dirfd, name, 1 << 20, &buf, &len, err) < 0 ||
+      sr_state_record_parse(buf, len, rec, err) < 0)
+    return -1;
+  return 0;
+}
+
+/* Not locked by us: is someone else (a delete between removing state.json and the directory)
+ * holding the container's lock? */
+static bool locked_by_other(int dirfd)
+{
+  if (flock(dirfd, LOCK_SH | LOCK_NB) == 0) {
+    flock(dirfd, LOCK_UN);
+    return false;
+  }
+  return errno == EWOULDBLOCK;
+}
+
+static bool dir_is_empty(int dirfd)
+{
+  int fd = dup(dirfd);
+  if (fd < 0)
+    return false;
+  lseek(fd, 0, SEEK_SET);
+  _cleanup_dir_ DIR *d = fdopendir(fd);
+  if (d == NULL) {
+    close(fd);
+    return false;
+  }
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL)
+    if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+      return false;
+  return true;
+}
+
+/* state.json is missing: is the container gone rather than damaged?  It is when the directory
+ * was removed meanwhile, when a delete holds it between removing state.json and the directory,
+ * and when it is empty: a delete killed just before its last step (which, holding the lock,
+ * we finish). */
+static bool container_gone(struct sr_container *c, bool locked)
+{
+  struct stat st;
+  if (fstat(c->dirfd, &st) == 0 && st.st_nlink == 0)
+    return true;
+  if (!locked && locked_by_other(c->dirfd))
+    return true;
+  if (!dir_is_empty(c->dirfd))
+    return false;
+  if (locked)
+    unlinkat(c->rootfd, c->id, AT_REMOVEDIR);
+  return true;
+}
+
+int sr_container_load(int rootfd, const char *id, bool lock, struct sr_container **out,
+                      sr_error_t *err)
+{
+  _cleanup_container_ struct sr_container *c = NULL;
+  if (open_container(rootfd, id, lock, &c, err) < 0)
+    return -1;
+  if (read_record(c->dirfd, STATE_FILE, &c->rec, err) < 0) {
+    if ((*err)->status == ENOENT && container_gone(c, lock)) {
+      sr_error_free(err);
+      return sr_error_make(err, ENOENT, "container \"%s\" does not exist", id);
+    }
+    /* Never ENOENT: `delete --force` takes that for "nothing to delete". */
+    _cleanup_free_ char *why = sr_error_text(*err);
+    sr_error_free(err);
+    return sr_error_make(err, 0, "container \"%s\": its record is unusable (%s): `delete "
+                                 "--force` removes what is left of it",
+                         id, why ? why : STATE_FILE);
+  }
+  *out = steal_ptr(c);
+  return 0;
+}
+
+int sr_container_load_damaged(int rootfd, const char *id, struct sr_container **out,
+                              sr_error_t *err)
+{
+  _cleanup_container_ struct sr_container *c = NULL;
+  if (open_container(rootfd, id, true, &c, err) < 0)
+    return -1;
+  sr_error_t why = NULL;
+  if (read_record(c->dirfd, STATE_FILE, &c->rec, &why) == 0) {
+    *out = steal_ptr(c);
+    return 0;
+  }
+  c->damage = sr_error_text(why);
+  sr_error_free(&why);
+  if (c->damage == NULL)
+    return sr_error_make(err, ENOMEM, "container \"%s\"", id);
+  struct sr_state_record *rec = NULL;
+  if (read_record(c->dirfd, RECOVERY_FILE, &rec, &why) == 0) {
+    /* A record copied from another container's directory is no guide to this one. */
+    if (rec->id && strcmp(rec->id, id) == 0)
+      c->rec = rec;
+    else
+      sr_state_record_free(rec);
+  }
+  sr_error_free(&why);
   *out = steal_ptr(c);
   return 0;
 }
@@ -241,8 +387,10 @@ int sr_container_remove_dir(struct sr_container *c, sr_error_t *err)
 {
   if (remove_dir_contents(c->dirfd) < 0)
     return sr_error_sys(err, "remove state of container \"%s\"", c->id);
+  SR_KILL_POINT("delete.before-rmdir");
   if (unlinkat(c->rootfd, c->id, AT_REMOVEDIR) < 0 && errno != ENOENT)
     return sr_error_sys(err, "remove state directory of container \"%s\"", c->id);
+  sweep_stale_tmp(c->rootfd);
   return 0;
 }
 
@@ -260,8 +408,12 @@ static void reap_stale_tmp(int rootfd, const char *name)
   char *end;
   errno = 0;
   long pid = strtol(name + strlen(TMP_PREFIX), &end, 10);
+  /* A zombie (killed, not yet reaped by its parent) is gone. */
+  uint64_t start;
+  char state = '?';
   if (errno == 0 && *end == '-' && pid > 0 && pid <= INT32_MAX &&
-      (kill((pid_t)pid, 0) == 0 || errno == EPERM))
+      (kill((pid_t)pid, 0) == 0 || errno == EPERM) &&
+      !(sr_proc_stat((pid_t)pid, &start, &state) == 0 && (state == 'Z' || state == 'X')))
     return;
   _cleanup_close_ int fd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
@@ -309,4 +461,20 @@ int sr_statedir_list(int rootfd, char ***ids, size_t *n, sr_error_t *err)
   *ids = steal_ptr(v);
   *n = len;
   return 0;
+}
+
+static void sweep_stale_tmp(int rootfd)
+{
+  int fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  _cleanup_dir_ DIR *d = fdopendir(fd);
+  if (d == NULL) {
+    close(fd);
+    return;
+  }
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL)
+    if (strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) == 0)
+      reap_stale_tmp(rootfd, de->d_name);
 }

@@ -1,17 +1,33 @@
 /* The state directory (`--root`, default /run/seerun): one directory per container holding
- * state.json (the versioned record), config.json (the config it was created from) and
- * exec.fifo (present from create until start).
+ * state.json (the versioned record), recovery.json (what cleaning up needs, see below),
+ * config.json (the config it was created from) and exec.fifo (present from create until start).
  *
  * A container directory appears atomically: it is made under a temporary name, locked and given
  * its first record, then renamed into place with RENAME_NOREPLACE, which is also what makes two
  * creates of one id exclusive.  Commands that change a container hold an exclusive flock on its
- * directory; readers (state, list) need none because every file is replaced atomically. */
+ * directory; readers (state, list) need none because every file is replaced atomically.
+ *
+ * Crashes and damage.  The record is written before each step of create that makes something
+ * (phase "creating", the cgroup before mkdir, the init's pid and start time as soon as it is
+ * known), so a runtime killed at any moment leaves a directory that `delete --force` can act
+ * on.  Every write of state.json first writes recovery.json: the same record without the
+ * annotations and decided capabilities (id, bundle, phase, creator, init pid and start time,
+ * cgroup version/path/created, profile).  When state.json is corrupt, truncated or missing,
+ * `state`, `list` and the other commands report that container's error (naming state.json) and
+ * leave the others alone, and `delete --force` rebuilds the record from recovery.json
+ * (sr_container_recover in lifecycle.h) to kill the init (checked by its start time) and the
+ * cgroup's processes, remove the cgroup if seerun made it, and remove the directory.  Removal
+ * takes state.json last, so a delete killed midway leaves a loadable record or an empty
+ * directory.  A create killed before publishing leaves a ".new-*" temporary, which create,
+ * delete and list sweep once its creator is gone. */
 #ifndef SEERUN_STATEDIR_H
 #define SEERUN_STATEDIR_H
 
 #include <stdbool.h>
 
 #include "error.h"
+/* Every file that acts on a container's state has the test-only kill points. */
+#include "killpoint.h"
 #include "state.h"
 
 #define SR_DEFAULT_ROOT "/run/seerun"
@@ -23,6 +39,9 @@ struct sr_container {
   int rootfd; /* not owned */
   int dirfd;  /* holds the lock when locked */
   struct sr_state_record *rec;
+  /* Why state.json could not be used, for a container loaded by sr_container_load_damaged
+   * (rec then comes from recovery.json, or is NULL); NULL for a sound one. */
+  char *damage;
 };
 
 /* Ids: [A-Za-z0-9_.+-] (what runc accepts), not "." or "..", at most SR_ID_MAX bytes.  The
@@ -38,13 +57,23 @@ int sr_container_begin(int rootfd, const char *id, struct sr_state_record *rec, 
                        size_t config_len, struct sr_container **out, sr_error_t *err);
 
 /* Loads a container; with lock, waits for the exclusive lock first.  A missing id is an error
- * with status ENOENT and runc's words "container ID does not exist". */
+ * with status ENOENT and runc's words "container ID does not exist"; an unreadable state.json
+ * is an error naming the file (never with status ENOENT: the container is there, damaged).
+ * Without lock, a directory whose state.json is gone while another command holds its lock is
+ * being deleted: ENOENT too. */
 int sr_container_load(int rootfd, const char *id, bool lock, struct sr_container **out,
                       sr_error_t *err);
 
+/* For delete --force only: loads and locks a container whatever its state.json holds.  When
+ * state.json is sound this is sr_container_load; otherwise c->damage says why and c->rec is
+ * rebuilt from recovery.json, or NULL when that is unusable too.  ENOENT: no such container. */
+int sr_container_load_damaged(int rootfd, const char *id, struct sr_container **out,
+                              sr_error_t *err);
+
 int sr_container_save(struct sr_container *c, sr_error_t *err);
 
-/* Removes the directory and what is in it (the caller has stopped everything else). */
+/* Removes the directory and what is in it (the caller has stopped everything else); state.json
+ * goes last. */
 int sr_container_remove_dir(struct sr_container *c, sr_error_t *err);
 
 void sr_container_free(struct sr_container *c);

@@ -21,6 +21,8 @@ CGROUP_ROOT = "/sys/fs/cgroup"
 
 
 def pytest_configure(config):
+    config.addinivalue_line("markers", "engines: drive podman, containerd and Docker "
+                            "(contrib/setup-engines.sh installs them)")
     # Like an engine's shim, the test run is the subreaper of the containers it starts, so
     # their processes are reaped here rather than left as zombies of the host's init.
     libc = ctypes.CDLL(None, use_errno=True)

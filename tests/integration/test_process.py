@@ -145,7 +145,7 @@ def test_a_file_that_is_not_executable_fails_create_clearly(seerun, bundle):
     bundle.args("/etc/passwd")
     r = seerun.cmd("create", "--bundle", bundle.write(), seerun.id())
     assert r.returncode != 0
-    assert 'exec: "/etc/passwd"' in r.stderr and "Permission denied" in r.stderr
+    assert 'exec: "/etc/passwd"' in r.stderr and "permission denied" in r.stderr
     assert_nothing_left(seerun)
 
 

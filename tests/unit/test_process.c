@@ -456,19 +456,18 @@ static char *read_file(const char *path)
 
 static void oom_score_adj_raised(void)
 {
-  _cleanup_close_ int proc_fd = open_proc();
   _cleanup_free_ char *before = read_file("/proc/self/oom_score_adj");
   _cleanup_config_ struct sr_config *unset = load("{\"uid\":0,\"gid\":0}", "", "");
   if (unset == NULL)
     BAIL("config");
-  CHECK_OK(sr_process_apply_oom_score_adj(unset->process, proc_fd, &err));
+  CHECK_OK(sr_process_set_oom_score_adj(unset->process, getpid(), &err));
   _cleanup_free_ char *same = read_file("/proc/self/oom_score_adj");
   CHECK(before && same && strcmp(before, same) == 0);
 
   _cleanup_config_ struct sr_config *c = load("{\"uid\":0,\"gid\":0}", "\"oomScoreAdj\":500", "");
   if (c == NULL)
     BAIL("config");
-  CHECK_OK(sr_process_apply_oom_score_adj(c->process, proc_fd, &err));
+  CHECK_OK(sr_process_set_oom_score_adj(c->process, getpid(), &err));
   _cleanup_free_ char *after = read_file("/proc/self/oom_score_adj");
   CHECK_STREQ(after, "500");
 }
