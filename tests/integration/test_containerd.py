@@ -62,8 +62,9 @@ class Containerd:
                           self.ctr("version", check=False).returncode == 0)
 
     def ctr(self, *args, check=True, timeout=120, input=None):
+        # In the sandbox's directory: ctr leaves files named after containers in its cwd.
         return run(["ctr", "--address", self.address, "--namespace", self.namespace, *args],
-                   check=check, timeout=timeout, input=input)
+                   check=check, timeout=timeout, input=input, cwd=self.seerun_root)
 
     def run_ctr(self, *args, **kw):
         """`ctr run` with seerun as the shim's runtime binary, its state in the sandbox."""
