@@ -52,6 +52,8 @@ def write_policy(directory):
     with open(os.path.join(TOP, "contrib", "policy", "risk-classes.json")) as f:
         policy["profiles"]["permissive"] = json.load(f)["profiles"]["permissive"]
     policy["auditLog"] = str(directory / "audit.jsonl")
+    # The test's own user namespace registry: ranges it takes never mix with the host's.
+    policy["userNamespaces"]["registry"] = str(directory / "userns" / "registry.json")
     path = directory / "policy.json"
     path.write_text(json.dumps(policy, indent=2))
     os.chmod(path, 0o644)
@@ -70,6 +72,7 @@ class Seerun:
         self.policy = str(policy)
         self.profile = profile
         self.audit_log = os.path.join(os.path.dirname(self.policy), "audit.jsonl")
+        self.registry = os.path.join(os.path.dirname(self.policy), "userns", "registry.json")
         self.global_args = ["--root", self.root, "--policy", self.policy, "--profile", profile]
         self.created = set()
 

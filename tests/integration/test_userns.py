@@ -1,0 +1,162 @@
+"""Never host root: every container runs in a user namespace whose ids map onto an unprivileged
+host range from the registry (issue 4), under the default profile."""
+import json
+import os
+import subprocess
+import threading
+import time
+
+import pytest
+
+
+def status_ids(pid):
+    """The Uid and Gid lines of /proc/<pid>/status, as the host sees them."""
+    ids = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("Uid", "Gid"):
+                ids[key] = [int(v) for v in value.split()]
+    return ids
+
+
+def container_pids(cid):
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cgroup") as f:
+                    if f"/{cid}" in f.read():
+                        found.append(int(pid))
+            except OSError:
+                pass
+    return found
+
+
+def registry(hardened):
+    with open(hardened.registry) as f:
+        return {r["key"]: r for r in json.load(f)["ranges"]}
+
+
+def test_no_process_of_a_container_holds_host_uid_or_gid_0(hardened, bundle):
+    # The config asks for root without a user namespace, as podman and Docker send it.
+    bundle.shell("sleep 30 & sleep 30 & wait")
+    cid = hardened.id()
+    hardened.cmd("run", "-d", "--bundle", bundle.write(), cid, check=True)
+    hardened.cmd("exec", "-d", cid, "sleep", "30", check=True)
+    time.sleep(0.3)
+    pids = container_pids(cid)
+    assert len(pids) >= 4, pids  # the init, two sleeps and the exec'd one
+    for pid in pids:
+        ids = status_ids(pid)
+        assert 0 not in ids["Uid"] and 0 not in ids["Gid"], (pid, ids)
+    with open(f"/proc/{hardened.state(cid)['pid']}/uid_map") as f:
+        inside, outside, size = f.read().split()
+    assert inside == "0" and int(outside) > 65535 and size == "65536"
+
+
+def test_inside_the_process_is_root_of_its_own_namespace(hardened, bundle):
+    bundle.shell("id -u; cat /proc/self/uid_map; ls -ln /bin/busybox")
+    r = hardened.cmd("run", "--bundle", bundle.write(), hardened.id(), check=True)
+    lines = r.stdout.splitlines()
+    assert lines[0] == "0"
+    assert lines[1].split()[1] != "0"
+    # The busybox rootfs is a plain directory: idmapped, its files keep their owner inside.
+    assert lines[2].split()[2:4] == ["0", "0"]
+
+
+def test_a_mapping_onto_host_0_is_refused(hardened, bundle):
+    bundle.linux["namespaces"].append({"type": "user"})
+    bundle.linux["uidMappings"] = [{"containerID": 0, "hostID": 0, "size": 65536}]
+    bundle.linux["gidMappings"] = [{"containerID": 0, "hostID": 0, "size": 65536}]
+    r = hardened.cmd("run", "--bundle", bundle.write(), hardened.id())
+    assert r.returncode == 1 and "host id 0" in r.stderr
+    assert any(l.get("kind") == "refused" and "uidMappings" in l.get("field", "")
+               for l in hardened.audit())
+
+
+def test_two_concurrent_creates_never_get_overlapping_ranges(hardened, bundle):
+    bundle.args("sleep", "30")
+    path = bundle.write()
+    ids = [hardened.id(f"c{i}") for i in range(6)]
+    results = {}
+
+    def create(cid):
+        results[cid] = hardened.cmd("create", "--bundle", path, cid)
+
+    threads = [threading.Thread(target=create, args=(c,)) for c in ids]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(r.returncode == 0 for r in results.values()), results
+    ranges = sorted((r["first"], r["first"] + r["size"]) for r in registry(hardened).values())
+    assert len(ranges) == 6
+    for (a_lo, a_hi), (b_lo, _) in zip(ranges, ranges[1:]):
+        assert a_hi <= b_lo, ranges
+    # Each container really runs on its own range.
+    outside = set()
+    for cid in ids:
+        with open(f"/proc/{hardened.state(cid)['pid']}/uid_map") as f:
+            outside.add(int(f.read().split()[1]))
+    assert len(outside) == 6
+
+
+def test_a_restarted_container_gets_its_range_again(hardened, bundle):
+    # podman and Docker restart as delete + create of the same id: files it wrote to a volume
+    # must still be its own.
+    bundle.args("true")
+    path = bundle.write()
+    cid = hardened.id()
+    hardened.cmd("run", "--bundle", path, cid, check=True)
+    first = registry(hardened)
+    assert len(first) == 1
+    (key, entry), = first.items()
+    assert "released" in entry
+    other = hardened.id("other")
+    hardened.cmd("run", "--bundle", path, other, check=True)
+    hardened.cmd("run", "--bundle", path, cid, check=True)
+    again = registry(hardened)
+    assert again[key]["first"] == entry["first"]
+    assert again[key]["first"] != next(v for k, v in again.items() if k != key)["first"]
+
+
+def test_pod_members_share_one_user_namespace_and_range(hardened, bundle):
+    bundle.args("sleep", "30")
+    infra = hardened.id("infra")
+    hardened.cmd("run", "-d", "--bundle", bundle.write(), infra, check=True)
+    infra_pid = hardened.state(infra)["pid"]
+    # A member joins the infra container's network and ipc namespaces, as a Kubernetes pod does.
+    for ns in bundle.linux["namespaces"]:
+        if ns["type"] in ("network", "ipc"):
+            ns["path"] = f"/proc/{infra_pid}/ns/{'net' if ns['type'] == 'network' else 'ipc'}"
+    member = hardened.id("member")
+    hardened.cmd("run", "-d", "--bundle", bundle.write(), member, check=True)
+    member_pid = hardened.state(member)["pid"]
+    for kind in ("user", "net", "ipc"):
+        assert os.stat(f"/proc/{member_pid}/ns/{kind}").st_ino == \
+            os.stat(f"/proc/{infra_pid}/ns/{kind}").st_ino, kind
+    assert len(registry(hardened)) == 1  # one range for the pod
+
+
+def test_the_hosts_dev_nodes_keep_their_owner_and_mode(hardened, bundle):
+    before = {n: os.stat(f"/dev/{n}") for n in ("null", "zero", "full", "random", "urandom", "tty")}
+    bundle.shell("ls -l /dev/null > /dev/null; echo x > /dev/null")
+    hardened.cmd("run", "--bundle", bundle.write(), hardened.id(), check=True)
+    for n, st in before.items():
+        now = os.stat(f"/dev/{n}")
+        assert (now.st_uid, now.st_gid, now.st_mode) == (st.st_uid, st.st_gid, st.st_mode), n
+
+
+def test_files_written_to_a_volume_belong_to_the_mapped_ids_on_the_host(hardened, bundle, tmp_path):
+    vol = tmp_path / "volume"
+    vol.mkdir()
+    os.chmod(vol, 0o777)
+    bundle.config["mounts"].append({"destination": "/data", "type": "none", "source": str(vol),
+                                    "options": ["rbind", "rw"]})
+    bundle.shell("echo hi > /data/file")
+    cid = hardened.id()
+    hardened.cmd("run", "--bundle", bundle.write(), cid, check=True)
+    st = os.stat(vol / "file")
+    first = next(iter(registry(hardened).values()))["first"]
+    assert st.st_uid == first and st.st_gid == first
