@@ -8,7 +8,7 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 apt-get install -y -q --no-install-recommends \
   build-essential autoconf automake libtool pkg-config git \
-  libyajl-dev libseccomp-dev libcap-dev libselinux1-dev \
+  libyajl-dev libseccomp-dev libcap-dev libselinux1-dev libsystemd-dev \
   busybox-static python3 python3-pytest \
   clang libclang-rt-14-dev >/dev/null
 

@@ -4,6 +4,7 @@
  * process listing, signalling, removal) and the small file helpers the v1/v2 files share. */
 
 #include "cgroup.h"
+#include "cgroup_systemd.h"
 
 #include "cleanup.h"
 #include "util.h"
@@ -304,13 +305,18 @@ int sr_cgroup_resolve_path(const char *cgroups_path, const char *id, bool system
                            sr_error_t *err)
 {
   if (systemd) {
-    if (access("/run/systemd/system", F_OK) < 0)
+    struct sr_systemd_unit u;
+    if (sr_systemd_parse(cgroups_path, id, &u, err) < 0)
+      return -1;
+    *out = steal_ptr(u.path);
+    sr_systemd_unit_release(&u);
+    if (!sr_systemd_running()) {
+      free(*out);
+      *out = NULL;
       return sr_error_make(err, 0,
                            "--systemd-cgroup: systemd is not running (no /run/systemd/system)");
-    return sr_error_make(err, 0,
-                         "--systemd-cgroup: the systemd cgroup driver is not supported "
-                         "yet (cgroupsPath \"%s\")",
-                         cgroups_path ? cgroups_path : "");
+    }
+    return 0;
   }
   char text[16384] = "";
   if (cgroups_path && cgroups_path[0] && cgroups_path[0] != '/' &&

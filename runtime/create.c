@@ -5,6 +5,7 @@
 #include "container.h"
 
 #include "caps.h"
+#include "cgroup_systemd.h"
 #include "cleanup.h"
 #include "hooks.h"
 #include "json.h"
@@ -172,6 +173,9 @@ static int setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
   rec->cgroup_created = true;
   if (sr_container_save(ctx->container, err) < 0)
     return -1;
+  /* With systemd the scope is made around the first child, once it exists (start_scope). */
+  if (ctx->g->systemd_cgroup)
+    return 0;
   bool created = false;
   if (sr_cgroup_create(ctx->cgroup, &created, err) < 0)
     return -1;
@@ -189,6 +193,24 @@ static int setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
   return sr_cgroup_open_dir(ctx->cgroup, &ctx->cgroup_dir_fd, err);
 }
 
+/* --systemd-cgroup: systemd makes the scope with the first child in it; the resources are then
+ * written into it as on cgroupfs (the scope is delegated). */
+static int start_scope(struct sr_create_ctx *ctx, pid_t child, sr_error_t *err)
+{
+  struct sr_systemd_unit u;
+  if (sr_systemd_parse(ctx->config->linux_.cgroups_path, ctx->o->id, &u, err) < 0)
+    return -1;
+  char description[128];
+  snprintf(description, sizeof(description), "seerun container %.100s", ctx->o->id);
+  int r = sr_systemd_start_scope(&u, child, description, err);
+  sr_systemd_unit_release(&u);
+  struct sr_resources res;
+  if (r < 0 || device_rules(ctx, &res, err) < 0 ||
+      sr_cgroup_apply_resources(ctx->cgroup, &res, false, err) < 0)
+    return -1;
+  return 0;
+}
+
 /* Kills what the create made and removes it: processes, cgroup, state. */
 static void create_abort(struct sr_create_ctx *ctx)
 {
@@ -201,8 +223,10 @@ static void create_abort(struct sr_create_ctx *ctx)
     if (pids[i] > 0)
       while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR)
         ;
+  bool systemd = ctx->g->systemd_cgroup;
   if (ctx->cgroup && ctx->container && ctx->container->rec->cgroup_created &&
-      sr_cgroup_destroy(ctx->cgroup, true, &e) < 0) {
+      (sr_cgroup_destroy(ctx->cgroup, !systemd, &e) < 0 ||
+       (systemd && sr_systemd_stop_scope_of(ctx->cgroup->path, &e) < 0))) {
     _cleanup_free_ char *t = sr_error_text(e);
     sr_warn("cleanup after a failed create: %s", t ? t : "");
     sr_error_free(&e);
@@ -339,7 +363,10 @@ static int drive_children(struct sr_create_ctx *ctx, sr_error_t *err)
 {
   int fd = ctx->sync[0];
   pid_t child = ctx->child_pid;
-  if (ctx->cgroup_dir_fd < 0 && sr_cgroup_attach(ctx->cgroup, child, err) < 0)
+  if (ctx->g->systemd_cgroup) {
+    if (start_scope(ctx, child, err) < 0)
+      return -1;
+  } else if (ctx->cgroup_dir_fd < 0 && sr_cgroup_attach(ctx->cgroup, child, err) < 0)
     return -1;
   if (!ctx->ns.two_step && ctx->ns.new_userns && map_userns(ctx, child, err) < 0)
     return -1;

@@ -3,6 +3,7 @@
 #include "lifecycle.h"
 
 #include "cgroup.h"
+#include "cgroup_systemd.h"
 #include "cleanup.h"
 #include "hooks.h"
 #include "log.h"
@@ -286,7 +287,11 @@ int sr_container_delete(struct sr_container *c, bool force, sr_error_t *err)
   if (open_cgroup(c, &cg, err) < 0)
     return -1;
   if (cg) {
-    int r = sr_cgroup_destroy(cg, c->rec->cgroup_created, err);
+    /* A systemd scope's directories are systemd's to remove, once the unit stops. */
+    bool systemd = c->rec->systemd_cgroup;
+    int r = sr_cgroup_destroy(cg, c->rec->cgroup_created && !systemd, err);
+    if (r == 0 && systemd && c->rec->cgroup_created)
+      r = sr_systemd_stop_scope_of(c->rec->cgroup_path, err);
     sr_cgroup_free(cg);
     if (r < 0)
       return sr_error_wrap(err, "delete container \"%s\"", c->id);
