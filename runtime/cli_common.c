@@ -16,6 +16,8 @@
 #include <fcntl.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -166,4 +168,26 @@ void sr_cli_release_userns(const struct sr_global *g, const char *id)
     sr_error_free(&err);
   }
   sr_policy_ctx_release(&pc);
+}
+
+int sr_cli_exit_status(int status, int otherwise)
+{
+  if (WIFEXITED(status))
+    return WEXITSTATUS(status);
+  if (WIFSIGNALED(status))
+    return 128 + WTERMSIG(status);
+  return otherwise;
+}
+
+int sr_cli_console_pair(bool detach, int *ours, int *theirs, sr_error_t *err)
+{
+  if (detach)
+    return sr_error_make(err, 0, "cannot allocate a terminal for a detached process without "
+                                 "--console-socket");
+  int sp[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+    return sr_error_sys(err, "socketpair");
+  *ours = sp[0];
+  *theirs = sp[1];
+  return 0;
 }

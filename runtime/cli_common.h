@@ -41,6 +41,14 @@ bool sr_cli_container_exists(const struct sr_global *g, const char *id);
  * policy's grace period).  Failures are warnings: the container is gone either way. */
 void sr_cli_release_userns(const struct sr_global *g, const char *id);
 
+/* A wait status as a process exit status: the code, or 128+N for a signal; `otherwise` for
+ * anything else. */
+int sr_cli_exit_status(int status, int otherwise);
+
+/* In the foreground with a terminal and no --console-socket, the pty master comes back to
+ * seerun, which relays the caller's terminal: *ours is kept, *theirs goes to the container. */
+int sr_cli_console_pair(bool detach, int *ours, int *theirs, sr_error_t *err);
+
 /* Commands that take only a container id (start, state, pause, resume): 0 with *id set, 1 on
  * a usage error (printed), 2 after --help. */
 int sr_cli_parse_id_only(const char *cmd, int argc, char **argv, const char **id);

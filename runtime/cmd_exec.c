@@ -175,15 +175,6 @@ static int build_process(const struct exec_args *ea, char **args, int nargs,
   return 0;
 }
 
-static int exit_code(int status)
-{
-  if (WIFEXITED(status))
-    return WEXITSTATUS(status);
-  if (WIFSIGNALED(status))
-    return 128 + WTERMSIG(status);
-  return EXEC_FAILED;
-}
-
 /* The exec is judged against what was decided at create: no capability beyond the container's
  * bounding set, always no_new_privileges, the create's LSM labels; and it is audited. */
 static int exec_policy(const struct sr_global *g, const struct sr_container *ct,
@@ -244,20 +235,9 @@ static int exec_run(const struct sr_global *g, const struct exec_args *ea, struc
     sr_sealed_reexec(g->argv, &err);
     goto fail;
   }
-  if (p->terminal && o->console_socket == NULL) {
-    if (o->detach) {
-      sr_error_make(&err, 0, "cannot allocate a terminal for a detached exec without "
-                             "--console-socket");
-      goto fail;
-    }
-    int sp[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
-      sr_error_sys(&err, "socketpair");
-      goto fail;
-    }
-    console_parent = sp[0];
-    o->console_fd = sp[1];
-  }
+  if (p->terminal && o->console_socket == NULL &&
+      sr_cli_console_pair(o->detach, &console_parent, &o->console_fd, &err) < 0)
+    goto fail;
   int r = sr_container_exec(ct, config, p, o, &res, &err);
   if (o->console_fd >= 0)
     close(o->console_fd);
@@ -280,7 +260,7 @@ static int exec_run(const struct sr_global *g, const struct exec_args *ea, struc
   int status = 0;
   while (waitpid(res.pid, &status, 0) < 0 && errno == EINTR)
     ;
-  return exit_code(status);
+  return sr_cli_exit_status(status, EXEC_FAILED);
 fail:
   sr_cli_fail(&err);
   return EXEC_FAILED;

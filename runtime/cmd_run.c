@@ -56,15 +56,6 @@ static int run_extra(int c, void *data)
   return -1;
 }
 
-static int exit_code(int status)
-{
-  if (WIFEXITED(status))
-    return WEXITSTATUS(status);
-  if (WIFSIGNALED(status))
-    return 128 + WTERMSIG(status);
-  return 255;
-}
-
 /* After the container's exit: remove it, as runc does without --keep. */
 static void remove_container(const struct sr_global *g, const char *id)
 {
@@ -103,21 +94,9 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
   if (sr_cli_prepare_create(g, &ctx, &pc, &err) < 0)
     goto fail;
   bool terminal = ctx.config->process && ctx.config->process->terminal;
-  if (terminal && o.console_socket == NULL) {
-    if (f.detach) {
-      sr_error_make(&err, 0, "cannot allocate a terminal for a detached container without "
-                             "--console-socket");
-      goto fail;
-    }
-    /* In the foreground the pty master comes to us; we relay the caller's terminal. */
-    int sp[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
-      sr_error_sys(&err, "socketpair");
-      goto fail;
-    }
-    console_parent = sp[0];
-    ctx.console_fd = sp[1];
-  }
+  if (terminal && o.console_socket == NULL &&
+      sr_cli_console_pair(f.detach, &console_parent, &ctx.console_fd, &err) < 0)
+    goto fail;
   if (sr_container_create(&ctx, &err) < 0)
     goto fail;
   SR_KILL_POINT("run.after-create");
@@ -147,13 +126,13 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
     ;
-  sr_audit_event_int(&pc.audit, "exit", "status", exit_code(status), &err);
+  sr_audit_event_int(&pc.audit, "exit", "status", sr_cli_exit_status(status, 255), &err);
   sr_error_free(&err);
   sr_policy_ctx_release(&pc);
   SR_KILL_POINT("run.before-remove");
   if (!f.keep)
     remove_container(g, o.id);
-  return exit_code(status);
+  return sr_cli_exit_status(status, 255);
 
 fail_created: {
   /* The container was created but could not run: it must not stay behind. */

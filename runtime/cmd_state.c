@@ -5,35 +5,21 @@
 
 #include "cleanup.h"
 #include "lifecycle.h"
-#include "opts.h"
 
-#include <getopt.h>
 #include <stdio.h>
-
-#define USAGE "<container-id>"
 
 int sr_cmd_state(const struct sr_global *g, int argc, char **argv)
 {
-  static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-  sr_opts_normalize(argc, argv, longopts, false);
-  optind = 1;
-  opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-    if (c == 'h') {
-      printf("Usage: seerun state %s\n", USAGE);
-      return 0;
-    }
-    return sr_cli_usage_error("state", USAGE, "unknown option `%s`", argv[optind - 1]);
-  }
-  if (optind != argc - 1)
-    return sr_cli_usage_error("state", USAGE, "exactly one container id is required");
+  const char *id;
+  int r = sr_cli_parse_id_only("state", argc, argv, &id);
+  if (r)
+    return r == 2 ? 0 : 1;
   if (sr_cli_setup(g, 0, false) < 0)
     return 1;
   sr_error_t err = NULL;
   _cleanup_cli_container_ struct sr_container *ct = NULL;
   _cleanup_free_ char *json = NULL;
-  if (sr_cli_open_container(g, argv[optind], false, &ct, &err) < 0 ||
+  if (sr_cli_open_container(g, id, false, &ct, &err) < 0 ||
       sr_container_state_json(ct, true, &json, &err) < 0)
     return sr_cli_fail(&err);
   printf("%s\n", json);
