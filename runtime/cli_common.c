@@ -91,7 +91,8 @@ int sr_cli_parse_id_only(const char *cmd, int argc, char **argv, const char **id
 }
 
 int sr_cli_prepare_create(const struct sr_global *g, struct sr_create_ctx *ctx,
-                          struct sr_policy_ctx *pc, sr_error_t *err)
+                          struct sr_policy_ctx *pc, struct sr_decisions *decided,
+                          sr_error_t *err)
 {
   struct sr_config *c = ctx->config;
   char rootfs[PATH_MAX];
@@ -99,7 +100,7 @@ int sr_cli_prepare_create(const struct sr_global *g, struct sr_create_ctx *ctx,
     snprintf(rootfs, sizeof(rootfs), "%s", c->root_path);
   else
     snprintf(rootfs, sizeof(rootfs), "%s/%s", ctx->o->bundle, c->root_path);
-  if (sr_policy_load(g, pc, err) < 0)
+  if (pc->policy == NULL && sr_policy_load(g, pc, err) < 0)
     return -1;
   pc->audit.id = ctx->o->id;
   pc->audit.bundle = ctx->o->bundle;
@@ -109,15 +110,16 @@ int sr_cli_prepare_create(const struct sr_global *g, struct sr_create_ctx *ctx,
     return -1;
   struct sr_facts_input in = {.bundle = ctx->o->bundle, .rootfs = rootfs, .state_rootfd = rootfd,
                               .state_root = g->root, .id = ctx->o->id};
-  struct sr_decisions d = {0};
-  int r = sr_policy_enforce_create(pc, c, &in, &d, err);
+  struct sr_decisions local = {0};
+  struct sr_decisions *d = decided ? decided : &local;
+  int r = sr_policy_enforce_create(pc, c, &in, d, err);
   if (rootfd >= 0)
     close(rootfd);
   if (r < 0)
     return -1;
   ctx->profile = pc->profile->name;
   ctx->audit = &pc->audit;
-  ctx->network_granted = sr_policy_network_granted(&d);
+  ctx->network_granted = sr_policy_network_granted(d);
   ctx->builtin_seccomp = sr_policy_builtin_seccomp(pc->profile);
   if (sr_audit_event(&pc->audit, "create", NULL, err) < 0)
     return -1;

@@ -23,11 +23,15 @@ int sr_cli_load_bundle(const char *bundle_arg, char **bundle, struct sr_create_c
                        sr_error_t *err);
 
 struct sr_policy_ctx;
-/* create and run, after the bundle is loaded: the policy (applied to ctx->config, decisions
- * audited, what was decided kept in ctx), the "create" audit event, and the sealed re-exec the
- * resulting config may need.  pc stays loaded for later events. */
+struct sr_decisions;
+/* create, run and sandbox, after the bundle is loaded: the policy (applied to ctx->config,
+ * decisions audited, what was decided kept in ctx), the "create" audit event, and the sealed
+ * re-exec the resulting config may need.  pc stays loaded for later events; one already loaded
+ * (pc->policy set) is used as it is.  decided (optional) gets the decisions, in ctx->config's
+ * arena, a refusal included. */
 int sr_cli_prepare_create(const struct sr_global *g, struct sr_create_ctx *ctx,
-                          struct sr_policy_ctx *pc, sr_error_t *err);
+                          struct sr_policy_ctx *pc, struct sr_decisions *decided,
+                          sr_error_t *err);
 
 /* An audit event about an existing container, before the action (kill, delete, ...), under
  * the profile recorded at its create. */

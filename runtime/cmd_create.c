@@ -87,7 +87,7 @@ int sr_cmd_create(const struct sr_global *g, int argc, char **argv)
                               .init_pidfd = -1, .rootfs_tree_fd = -1};
   struct sr_policy_ctx pc = {0};
   if (sr_validate_id(o.id, &err) < 0 || sr_cli_load_bundle(bundle_arg, &bundle, &ctx, &err) < 0 ||
-      (o.bundle = bundle, sr_cli_prepare_create(g, &ctx, &pc, &err)) < 0) {
+      (o.bundle = bundle, sr_cli_prepare_create(g, &ctx, &pc, NULL, &err)) < 0) {
     sr_create_ctx_release(&ctx);
     sr_policy_ctx_release(&pc);
     return sr_cli_fail(&err);

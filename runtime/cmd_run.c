@@ -91,7 +91,7 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
   if (sr_validate_id(o.id, &err) < 0 || sr_cli_load_bundle(bundle_arg, &bundle, &ctx, &err) < 0)
     goto fail;
   o.bundle = bundle;
-  if (sr_cli_prepare_create(g, &ctx, &pc, &err) < 0)
+  if (sr_cli_prepare_create(g, &ctx, &pc, NULL, &err) < 0)
     goto fail;
   bool terminal = ctx.config->process && ctx.config->process->terminal;
   if (terminal && o.console_socket == NULL &&

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #define CMD "sandbox"
-#define USAGE "[options] -- COMMAND [ARG...]"
+#define USAGE "[command options] -- COMMAND [ARG...]"
 #define DEFAULT_OUT_MAX_BYTES (256ull << 20)
 #define DEFAULT_OUT_MAX_FILES 10000
 
@@ -50,40 +50,41 @@ static const struct option longopts[] = {
     {NULL, 0, NULL, 0},
 };
 
+/* In the form of the other commands' help (help.c). */
 static void help(void)
 {
-  printf("Usage: seerun sandbox " USAGE "\n\n"
-         "Runs COMMAND in a container seerun builds itself, under the operator's policy, and\n"
-         "removes everything afterwards.  Exits with the command's status (128+N for signal N),\n"
-         "125 when seerun itself fails.\n\n"
-         "Options:\n"
-         "   --profile NAME        the policy profile (default: as bound, else the policy's "
-         "default)\n"
-         "   --rootfs DIR          root filesystem (read-only); default: the host's /usr with a\n"
-         "                         generated /etc\n"
-         "   --ro HOST[:DEST]      bind HOST read-only at DEST (default: the same path); "
-         "repeatable\n"
-         "   --workdir DIR         working directory (default /tmp)\n"
-         "   --env KEY=VALUE       environment variable; repeatable\n"
-         "   --out HOSTDIR         copy /out into HOSTDIR once every process has exited\n"
-         "   --out-max-bytes SIZE  bound on the bytes copied (default 256m)\n"
-         "   --out-max-files N     bound on the files and directories copied (default 10000)\n"
-         "   --memory SIZE         memory limit (default: the profile's)\n"
-         "   --pids N              process limit (default: the profile's)\n"
-         "   --cpus X              CPU limit, in CPUs (default: none)\n"
-         "   --timeout SECONDS     wall-clock limit: every process is killed at it (default: "
-         "none)\n"
-         "   --tmp-size SIZE       size of /tmp (the profile bounds it)\n"
-         "   --network             the host's network, where the profile allows it\n"
-         "   --name ID             the container id (default: the first free sandbox-N)\n"
-         "   --json[=FILE]         the result document on stdout (or in FILE)\n");
+  printf("NAME:\n   seerun sandbox\n\n"
+         "USAGE:\n   seerun sandbox " USAGE "\n\n"
+         "DESCRIPTION:\n"
+         "The sandbox command runs COMMAND in a container seerun builds itself (the host's /usr,\n"
+         "read-only, with a generated /etc; no network; scratch space and /out writable), under\n"
+         "the operator's policy, streams its output and removes everything afterwards.  It exits\n"
+         "with the command's status (128+N for signal N), or 125 when seerun itself fails.\n\n"
+         "OPTIONS:\n"
+         "   --profile value        the policy profile (default: as bound, else the policy's)\n"
+         "   --rootfs value         root filesystem directory, read-only (default: built in)\n"
+         "   --ro value             HOST[:DEST]: bind HOST read-only at DEST (default: the same\n"
+         "                          path); repeatable\n"
+         "   --workdir value        working directory (default: /tmp)\n"
+         "   --env value            KEY=VALUE; repeatable\n"
+         "   --out value            HOSTDIR: copy /out there once every process has exited\n"
+         "   --out-max-bytes value  bound on the bytes copied (default: 256m)\n"
+         "   --out-max-files value  bound on the files and directories copied (default: 10000)\n"
+         "   --memory value         memory limit (default: the profile's)\n"
+         "   --pids value           process limit (default: the profile's)\n"
+         "   --cpus value           CPU limit, in CPUs (default: none)\n"
+         "   --timeout value        wall-clock limit in seconds: every process is killed at it\n"
+         "   --tmp-size value       size of /tmp (the profile bounds it)\n"
+         "   --network              the host's network, where the profile allows it\n"
+         "   --name value           the container id (default: the first free sandbox-N)\n"
+         "   --json[=FILE]          the result document on stdout (or in FILE)\n");
 }
 
 /* Where a --ro bind may not go: the sandbox's own mounts and system directories (at, below
  * or above them). */
-static const char *const reserved_dests[] = {"/proc", "/dev", "/sys",  "/usr", "/etc",
-                                             "/tmp",  "/var/tmp", "/run", "/out", "/bin",
-                                             "/sbin", "/lib",  "/lib32", "/lib64", "/libx32"};
+static const char *const reserved_dests[] = {"/proc", "/dev",     "/sys",   "/usr",   "/etc",
+                                             "/tmp",  "/var/tmp", "/run",   "/out",   "/bin",
+                                             "/sbin", "/lib",     "/lib32", "/lib64", "/libx32"};
 
 static bool under(const char *path, const char *dir)
 {
@@ -136,8 +137,10 @@ static int parse_ro(struct cli *c, const char *arg)
   if (colon)
     *colon = '\0';
   char host[PATH_MAX];
-  if (spec[0] == '\0' || realpath(spec, host) == NULL) {
-    fprintf(stderr, "seerun sandbox: --ro `%s`: %s\n", spec, strerror(errno ? errno : EINVAL));
+  if (spec[0] == '\0')
+    return usage_error("--ro `%s`: no host path", arg);
+  if (realpath(spec, host) == NULL) {
+    fprintf(stderr, "seerun sandbox: --ro `%s`: %s\n", spec, strerror(errno));
     return SR_SANDBOX_EXIT_RUNTIME;
   }
   struct stat st;
@@ -152,8 +155,10 @@ static int parse_ro(struct cli *c, const char *arg)
     return usage_error("--ro: the destination cannot be `%s`", dest);
   for (size_t i = 0; i < sizeof(reserved_dests) / sizeof(reserved_dests[0]); i++)
     if (overlaps(dest, reserved_dests[i])) {
-      fprintf(stderr, "seerun sandbox: --ro: the destination `%s` overlaps the sandbox's own "
-                      "`%s` (give another one: --ro HOST:DEST)\n", dest, reserved_dests[i]);
+      fprintf(stderr,
+              "seerun sandbox: --ro: the destination `%s` overlaps the sandbox's own "
+              "`%s` (give another one: --ro HOST:DEST)\n",
+              dest, reserved_dests[i]);
       return SR_SANDBOX_EXIT_RUNTIME;
     }
   for (size_t i = 0; i < c->o.n_ro; i++)
@@ -173,8 +178,10 @@ static int parse_ro(struct cli *c, const char *arg)
 static int parse_size(const char *opt, const char *arg, uint64_t *out)
 {
   if (sr_policy_parse_size(arg, out) < 0 || *out == 0) {
-    fprintf(stderr, "seerun sandbox: %s: \"%s\" is not a size (bytes, or a number with a k, m, "
-                    "g or t suffix)\n", opt, arg);
+    fprintf(stderr,
+            "seerun sandbox: %s: \"%s\" is not a size (bytes, or a number with a k, m, "
+            "g or t suffix)\n",
+            opt, arg);
     return SR_SANDBOX_EXIT_RUNTIME;
   }
   return 0;
@@ -186,8 +193,7 @@ static int parse_positive(const char *opt, const char *arg, double max, double *
   errno = 0;
   double v = strtod(arg, &end);
   if (errno || end == arg || *end != '\0' || !(v > 0) || v > max) {
-    fprintf(stderr, "seerun sandbox: %s: \"%s\" is not a number between 0 and %g\n", opt, arg,
-            max);
+    fprintf(stderr, "seerun sandbox: %s: \"%s\" is not a number between 0 and %g\n", opt, arg, max);
     return SR_SANDBOX_EXIT_RUNTIME;
   }
   *out = v;

@@ -223,7 +223,7 @@ int main(int argc, char **argv)
   }
   /* COMMAND --help (or -h) anywhere before a "--": the command's help, in runc's form. */
   for (int i = optind + 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-    if (strcmp(name, "exec") == 0 && argv[i][0] != '-')
+    if ((strcmp(name, "exec") == 0 || strcmp(name, "sandbox") == 0) && argv[i][0] != '-')
       break; /* exec CMD ARGS: the rest belongs to the command run in the container */
     if ((strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) && sr_help_print(name))
       return 0;

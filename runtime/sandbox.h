@@ -57,13 +57,13 @@ struct sr_sandbox_opts {
   size_t argc;
   const char *out_dir; /* --out HOSTDIR */
   uint64_t out_max_bytes, out_max_files;
-  uint64_t memory;        /* bytes; 0: the profile's default */
-  int64_t pids;           /* 0: the profile's default */
-  uint64_t cpu_quota_us;  /* per SR_SANDBOX_CPU_PERIOD_US; 0: no limit */
-  uint64_t timeout_ms;    /* 0: none */
-  const char *tmp_size;   /* --tmp-size, as given (the annotation io.seerun.tmp-size) */
-  bool network;           /* --network: the host's network, where the profile allows it */
-  bool own_tmp;           /* the profile mounts no /tmp: the sandbox mounts its own */
+  uint64_t memory;       /* bytes; 0: the profile's default */
+  int64_t pids;          /* 0: the profile's default */
+  uint64_t cpu_quota_us; /* per SR_SANDBOX_CPU_PERIOD_US; 0: no limit */
+  uint64_t timeout_ms;   /* 0: none */
+  const char *tmp_size;  /* --tmp-size, as given (the annotation io.seerun.tmp-size) */
+  bool network;          /* --network: the host's network, where the profile allows it */
+  bool own_tmp;          /* the profile mounts no /tmp: the sandbox mounts its own */
   uint64_t own_tmp_size;
 };
 
@@ -72,12 +72,12 @@ struct sr_sandbox_opts {
 /* ---- sandbox_workspace.c ---- */
 
 struct sr_sandbox_ws {
-  int rootfd;         /* the state root */
-  char *real_root;    /* its real path */
-  char id[256];       /* the container id */
-  char *reservation;  /* ".sandbox.<id>", in the state root; NULL once removed */
-  char *bundle;       /* <real_root>/.sandbox.<id>/<pid>-<start>: also names the supervisor */
-  char *tmp_name;     /* ".sandbox-new.<pid>-<start>" while not yet reserved */
+  int rootfd;        /* the state root */
+  char *real_root;   /* its real path */
+  char id[256];      /* the container id */
+  char *reservation; /* ".sandbox.<id>", in the state root; NULL once removed */
+  char *bundle;      /* <real_root>/.sandbox.<id>/<pid>-<start>: also names the supervisor */
+  char *tmp_name;    /* ".sandbox-new.<pid>-<start>" while not yet reserved */
 };
 
 /* The runtime's mounts (the root filesystem and /out it prepares) are made in a mount
@@ -123,7 +123,7 @@ void sr_sandbox_sysdirs_free(struct sr_sandbox_sysdirs *sys);
 struct sr_sandbox_config_in {
   const struct sr_sandbox_opts *o;
   const char *id;
-  const char *rootfs;    /* absolute */
+  const char *rootfs;     /* absolute */
   const char *out_source; /* the bind source of /out (--out), NULL: a plain tmpfs */
   const char *cgroup_path;
   const struct sr_sandbox_sysdirs *sys; /* NULL with --rootfs */
@@ -136,11 +136,11 @@ int sr_sandbox_config_text(const struct sr_sandbox_config_in *in, char **out, si
 /* ---- sandbox_supervise.c ---- */
 
 struct sr_sandbox_wait {
-  int status;        /* wait status of the command (the container's init) */
-  bool timed_out;    /* killed at --timeout */
-  bool interrupted;  /* killed after a second SIGINT/SIGTERM/SIGHUP to the runtime */
+  int status;       /* wait status of the command (the container's init) */
+  bool timed_out;   /* killed at --timeout */
+  bool interrupted; /* killed after a second SIGINT/SIGTERM/SIGHUP to the runtime */
   int64_t wall_ns;
-  struct rusage ru;  /* of the init and the descendants it reaped */
+  struct rusage ru; /* of the init and the descendants it reaped */
 };
 
 /* Blocks the signals the runtime forwards (before the container exists, so none is lost). */
@@ -154,13 +154,13 @@ int sr_sandbox_supervise(pid_t pid, int pidfd, const char *cgroup_path, uint64_t
 /* What the cgroup tells once the init has been reaped (every process of the sandbox's pid
  * namespace, hence of its cgroup, is gone by then). */
 struct sr_sandbox_usage {
-  bool valid;
+  bool valid;      /* the memory controller answered (OOM kills are known) */
+  bool peak_known; /* v1 max_usage_in_bytes, v2 memory.peak */
   uint64_t cpu_ns, cpu_user_ns, cpu_system_ns;
   uint64_t peak_memory;
   uint64_t oom_kills;
 };
-int sr_sandbox_cgroup_usage(const char *cgroup_path, struct sr_sandbox_usage *u,
-                            sr_error_t *err);
+int sr_sandbox_cgroup_usage(const char *cgroup_path, struct sr_sandbox_usage *u, sr_error_t *err);
 
 int64_t sr_sandbox_now_ns(void);
 
@@ -175,7 +175,7 @@ int sr_sandbox_out_create(uint64_t size, uid_t owner, gid_t group, const char *t
 enum sr_collect_kind { SR_COLLECT_FILE, SR_COLLECT_DIR, SR_COLLECT_OTHER };
 
 struct sr_collect_entry {
-  char *path; /* relative to /out, printable (bytes that are not UTF-8 escaped as \xNN) */
+  char *path;       /* relative to /out, printable (bytes that are not UTF-8 escaped as \xNN) */
   const char *type; /* "file", "directory", "symlink", "fifo", "socket", "device", "hardlink" */
   uint64_t size;
   const char *reason; /* refused entries */
@@ -188,7 +188,7 @@ struct sr_collect_result {
   size_t n_refused, cap_refused;
   size_t refused_not_listed; /* beyond SR_COLLECT_MAX_LISTED */
   uint64_t files, dirs, bytes;
-  bool complete; /* everything in /out was looked at (no bound stopped the walk) */
+  bool complete; /* no bound (bytes, files, depth) left anything out; refusals aside */
 };
 
 #define SR_COLLECT_MAX_LISTED 1000
@@ -209,8 +209,8 @@ struct sr_sandbox_result {
   const char *profile;
   char *const *argv;
   size_t argc;
-  bool ran;   /* the command started */
-  int status; /* wait status */
+  bool ran;      /* the command started */
+  int status;    /* wait status */
   int exit_code; /* what seerun exits with */
   bool timed_out, interrupted;
   uint64_t timeout_ms;
@@ -221,8 +221,8 @@ struct sr_sandbox_result {
   uint64_t cpu_quota_us;
   const char *out_dir;
   const struct sr_collect_result *out; /* NULL without --out (or when not collected) */
-  const char *decisions_json; /* the policy's decisions, a JSON array text */
-  const char *error;          /* NULL: none */
+  const char *decisions_json;          /* the policy's decisions, a JSON array text */
+  const char *error;                   /* NULL: none */
 };
 
 /* The result document, one line of JSON. */

@@ -57,8 +57,7 @@ int sr_sandbox_out_create(uint64_t size, uid_t owner, gid_t group, const char *t
       (owned && sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "gid", gid, 0) < 0) ||
       sr_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
     return sr_error_sys(err, "sandbox /out: create the tmpfs");
-  _cleanup_close_ int mnt =
-      sr_fsmount(fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+  _cleanup_close_ int mnt = sr_fsmount(fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
   if (mnt < 0)
     return sr_error_sys(err, "sandbox /out: fsmount");
   if (sr_move_mount(mnt, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) < 0)
@@ -83,7 +82,8 @@ struct walk {
   uint64_t examined;
   struct sr_collect_result *res;
   char *buf; /* COPY_CHUNK */
-  char path[PATH_MAX]; /* relative to /out */
+  /* Relative to /out; as deep as the walk goes, so no name has to be left unsaid. */
+  char path[(SR_COLLECT_MAX_DEPTH + 2) * (NAME_MAX + 1)];
   bool stop;
 };
 
@@ -99,8 +99,11 @@ static char *printable(const char *s)
   const unsigned char *p = (const unsigned char *)s;
   for (size_t i = 0; i < n;) {
     unsigned c = p[i];
-    size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
-                                                          : (c & 0xf8) == 0xf0 ? 4 : 0;
+    size_t len = c < 0x80             ? 1
+                 : (c & 0xe0) == 0xc0 ? 2
+                 : (c & 0xf0) == 0xe0 ? 3
+                 : (c & 0xf8) == 0xf0 ? 4
+                                      : 0;
     bool ok = len > 0 && i + len <= n && !(len == 2 && c < 0xc2);
     for (size_t k = 1; ok && k < len; k++)
       ok = (p[i + k] & 0xc0) == 0x80;
@@ -153,8 +156,7 @@ static int refuse(struct walk *w, const char *type, uint64_t size, const char *r
 static int collected(struct walk *w, const char *type, uint64_t size, sr_error_t *err)
 {
   struct sr_collect_result *r = w->res;
-  if (add_entry(&r->collected, &r->n_collected, &r->cap_collected, w->path, type, size, NULL) <
-      0)
+  if (add_entry(&r->collected, &r->n_collected, &r->cap_collected, w->path, type, size, NULL) < 0)
     return sr_error_make(err, ENOMEM, "sandbox /out");
   return 0;
 }
@@ -188,8 +190,10 @@ static int files_bound(struct walk *w, const char *type, sr_error_t *err)
   w->stop = true;
   r->complete = false;
   /* One entry says it for the rest. */
-  if (refuse(w, type, 0, "the file count bound was reached: neither this nor the rest of /out "
-                         "was collected", err) < 0)
+  if (refuse(w, type, 0,
+             "the file count bound was reached: neither this nor the rest of /out "
+             "was collected",
+             err) < 0)
     return -1;
   return 1;
 }
@@ -216,14 +220,13 @@ static int copy_file(struct walk *w, int src_dir, int dst_dir, const char *name,
     return refuse(w, "file", size, "larger than what is left of the byte bound: not collected",
                   err);
   }
-  _cleanup_close_ int in = sr_openat2(src_dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-                                                         O_CLOEXEC, 0, SRC_RESOLVE);
+  _cleanup_close_ int in =
+      sr_openat2(src_dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0, SRC_RESOLVE);
   struct stat got;
   if (in < 0 || !same_inode(in, st, &got) || got.st_nlink != 1 || got.st_size != st->st_size)
     return refuse(w, "file", size, "changed or unreadable while collected: not collected", err);
-  _cleanup_close_ int out = sr_openat2(dst_dir, name,
-                                       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                                       0600, DST_RESOLVE);
+  _cleanup_close_ int out = sr_openat2(
+      dst_dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600, DST_RESOLVE);
   if (out < 0) {
     if (errno == EEXIST || errno == ELOOP || errno == EXDEV)
       return refuse(w, "file", size, "exists in the output directory: not overwritten", err);
@@ -262,19 +265,20 @@ static int copy_dir(struct walk *w, int src_dir, int dst_dir, const char *name,
     w->res->complete = false;
     return refuse(w, "directory", 0, "nested too deep: not collected", err);
   }
-  _cleanup_close_ int in = sr_openat2(src_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-                                                         O_CLOEXEC, 0, SRC_RESOLVE);
+  _cleanup_close_ int in =
+      sr_openat2(src_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, SRC_RESOLVE);
   struct stat got;
   if (in < 0 || !same_inode(in, st, &got))
-    return refuse(w, "directory", 0, "changed or unreadable while collected: not collected",
-                  err);
+    return refuse(w, "directory", 0, "changed or unreadable while collected: not collected", err);
   if (mkdirat(dst_dir, name, 0700) < 0 && errno != EEXIST)
     return sr_error_sys(err, "--out: mkdir `%s`", w->path);
-  _cleanup_close_ int out = sr_openat2(dst_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-                                                          O_CLOEXEC, 0, DST_RESOLVE);
+  _cleanup_close_ int out =
+      sr_openat2(dst_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, DST_RESOLVE);
   if (out < 0)
-    return refuse(w, "directory", 0, "exists in the output directory and is not a directory: "
-                                     "not collected", err);
+    return refuse(w, "directory", 0,
+                  "exists in the output directory and is not a directory: "
+                  "not collected",
+                  err);
   w->res->dirs++;
   if (collected(w, "directory", 0, err) < 0 || walk_dir(w, in, out, plen, depth + 1, err) < 0)
     return -1;
@@ -294,13 +298,13 @@ static int walk_dir(struct walk *w, int src, int dst, size_t plen, int depth, sr
     return sr_error_sys(err, "sandbox /out: read `%s`", plen ? w->path : "/");
   }
   struct dirent *de;
-  while (!w->stop && (errno = 0, de = readdir(d)) != NULL) {
+  while (!w->stop && (de = readdir(d)) != NULL) {
     const char *name = de->d_name;
     if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
       continue;
     size_t nlen = strlen(name);
     if (plen + nlen + 2 > sizeof(w->path))
-      continue; /* cannot even be named: tmpfs paths this long do not come from NAME_MAX */
+      return sr_error_make(err, ENAMETOOLONG, "sandbox /out: a path below `%s`", w->path);
     if (plen)
       w->path[plen] = '/';
     memcpy(w->path + plen + (plen ? 1 : 0), name, nlen + 1);
@@ -308,8 +312,10 @@ static int walk_dir(struct walk *w, int src, int dst, size_t plen, int depth, sr
     if (++w->examined > w->max_examined) {
       w->stop = true;
       w->res->complete = false;
-      if (refuse(w, "unknown", 0, "too many entries in /out: this and the rest were not "
-                                  "examined", err) < 0)
+      if (refuse(w, "unknown", 0,
+                 "too many entries in /out: this and the rest were not "
+                 "examined",
+                 err) < 0)
         return -1;
       break;
     }

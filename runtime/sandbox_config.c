@@ -111,8 +111,7 @@ static void put_mounts(yajl_gen g, const struct sr_sandbox_config_in *in)
   sr_json_put_key(g, "mounts");
   yajl_gen_array_open(g);
   static const char *const proc[] = {"nosuid", "noexec", "nodev"};
-  static const char *const dev[] = {"nosuid", "noexec", "strictatime", "mode=755",
-                                    "size=65536k"};
+  static const char *const dev[] = {"nosuid", "noexec", "strictatime", "mode=755", "size=65536k"};
   static const char *const pts[] = {"nosuid", "noexec", "newinstance", "ptmxmode=0666",
                                     "mode=0620"};
   static const char *const shm[] = {"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"};

@@ -51,10 +51,9 @@ static void signal_name(int sig, char *buf, size_t size)
 }
 
 /* CPU time: the cgroup's (every process), else what wait4 saw (the init and what it reaped). */
-static void cpu_times(const struct sr_sandbox_result *r, double *total, double *user,
-                      double *sys)
+static void cpu_times(const struct sr_sandbox_result *r, double *total, double *user, double *sys)
 {
-  if (r->usage.valid && r->usage.cpu_ns) {
+  if (r->usage.cpu_ns) {
     *total = seconds((int64_t)r->usage.cpu_ns);
     *user = seconds((int64_t)r->usage.cpu_user_ns);
     *sys = seconds((int64_t)r->usage.cpu_system_ns);
@@ -134,7 +133,10 @@ int sr_sandbox_result_json(const struct sr_sandbox_result *r, char **out, size_t
   sr_json_put_kv_bool(g, "timedOut", r->timed_out);
   sr_json_put_kv_bool(g, "interrupted", r->interrupted);
   sr_json_put_kv_bool(g, "oomKilled", r->usage.oom_kills > 0);
-  sr_json_put_kv_u64(g, "oomKills", r->usage.oom_kills);
+  if (r->usage.valid)
+    sr_json_put_kv_u64(g, "oomKills", r->usage.oom_kills);
+  else
+    put_null(g, "oomKills");
   put_double(g, "wallSeconds", seconds(r->wall_ns));
   double total, user, sys;
   cpu_times(r, &total, &user, &sys);
@@ -144,7 +146,7 @@ int sr_sandbox_result_json(const struct sr_sandbox_result *r, char **out, size_t
   put_double(g, "user", user);
   put_double(g, "system", sys);
   yajl_gen_map_close(g);
-  if (r->usage.valid)
+  if (r->usage.peak_known)
     sr_json_put_kv_u64(g, "peakMemoryBytes", r->usage.peak_memory);
   else
     put_null(g, "peakMemoryBytes");
@@ -218,7 +220,7 @@ int sr_sandbox_result_audit(const struct sr_audit *a, const struct sr_sandbox_re
                             sr_error_t *err)
 {
   char status[16], exit_code[16] = "", sig[32] = "", wall[32], cpu[32], peak[32] = "",
-       files[32] = "", bytes[32] = "", refused[32] = "";
+                   files[32] = "", bytes[32] = "", refused[32] = "";
   snprintf(status, sizeof(status), "%d", r->exit_code);
   if (r->ran && WIFEXITED(r->status))
     snprintf(exit_code, sizeof(exit_code), "%d", WEXITSTATUS(r->status));
@@ -228,7 +230,7 @@ int sr_sandbox_result_audit(const struct sr_audit *a, const struct sr_sandbox_re
   cpu_times(r, &total, &user, &sys);
   snprintf(wall, sizeof(wall), "%.6f", seconds(r->wall_ns));
   snprintf(cpu, sizeof(cpu), "%.6f", total);
-  if (r->usage.valid)
+  if (r->usage.peak_known)
     snprintf(peak, sizeof(peak), "%llu", (unsigned long long)r->usage.peak_memory);
   _cleanup_free_ char *refused_list = NULL;
   if (r->out) {
@@ -237,21 +239,25 @@ int sr_sandbox_result_audit(const struct sr_audit *a, const struct sr_sandbox_re
     snprintf(refused, sizeof(refused), "%zu", r->out->n_refused + r->out->refused_not_listed);
     refused_list = refused_text(r->out);
   }
-  const char *fields[] = {"status", status,
-                          "exitCode", exit_code,
-                          "signal", sig,
-                          "timedOut", r->timed_out ? "true" : "false",
-                          "interrupted", r->interrupted ? "true" : "false",
-                          "oomKilled", r->usage.oom_kills > 0 ? "true" : "false",
-                          "wallSeconds", wall,
-                          "cpuSeconds", cpu,
-                          "peakMemoryBytes", peak,
-                          "outputDirectory", r->out_dir ? r->out_dir : "",
-                          "outputFiles", files,
-                          "outputBytes", bytes,
-                          "outputRefused", refused,
-                          "outputRefusedList", refused_list ? refused_list : "",
-                          "error", r->error ? r->error : "",
-                          NULL};
+  /* Key, value pairs. */
+  /* clang-format off */
+  const char *fields[] = {
+      "status", status,
+      "exitCode", exit_code,
+      "signal", sig,
+      "timedOut", r->timed_out ? "true" : "false",
+      "interrupted", r->interrupted ? "true" : "false",
+      "oomKilled", r->usage.oom_kills > 0 ? "true" : "false",
+      "wallSeconds", wall,
+      "cpuSeconds", cpu,
+      "peakMemoryBytes", peak,
+      "outputDirectory", r->out_dir ? r->out_dir : "",
+      "outputFiles", files,
+      "outputBytes", bytes,
+      "outputRefused", refused,
+      "outputRefusedList", refused_list ? refused_list : "",
+      "error", r->error ? r->error : "",
+      NULL};
+  /* clang-format on */
   return sr_audit_event(a, "sandbox-result", fields, err);
 }

@@ -125,8 +125,7 @@ static int populate_etc(int root, const struct sr_sandbox_opts *o, sr_error_t *e
            "sandbox:x:%d:%d:sandbox:/tmp:/bin/sh\n"
            "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
            SR_SANDBOX_UID, SR_SANDBOX_UID);
-  snprintf(group, sizeof(group), "root:x:0:\nsandbox:x:%d:\nnogroup:x:65534:\n",
-           SR_SANDBOX_UID);
+  snprintf(group, sizeof(group), "root:x:0:\nsandbox:x:%d:\nnogroup:x:65534:\n", SR_SANDBOX_UID);
   snprintf(hosts, sizeof(hosts),
            "127.0.0.1\tlocalhost %s\n::1\tlocalhost ip6-localhost ip6-loopback\n",
            SR_SANDBOX_HOSTNAME);
@@ -189,7 +188,7 @@ static bool under(const char *path, const char *dir)
   return strncmp(path, dir, l) == 0 && (path[l] == '/' || path[l] == '\0');
 }
 
-static const char *const mounted_dirs[] = {"/usr", "/proc", "/dev",    "/tmp",
+static const char *const mounted_dirs[] = {"/usr", "/proc", "/dev",     "/tmp",
                                            "/run", "/out",  "/var/tmp", "/etc/alternatives"};
 
 static bool below_a_mount(const struct sr_sandbox_opts *o, const struct sr_sandbox_sysdirs *sys,
@@ -225,8 +224,8 @@ int sr_sandbox_rootfs_build(const struct sr_sandbox_opts *o, const char *target,
   if (root < 0)
     return sr_error_sys(err, "sandbox root filesystem: fsmount");
 
-  static const char *const dirs[] = {"etc", "usr", "tmp", "var", "var/tmp", "run",
-                                     "proc", "dev", "out"};
+  static const char *const dirs[] = {"etc", "usr",  "tmp", "var", "var/tmp",
+                                     "run", "proc", "dev", "out"};
   for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
     if (mkdirat(root, dirs[i], 0755) < 0)
       return sr_error_sys(err, "sandbox root filesystem: mkdir `/%s`", dirs[i]);

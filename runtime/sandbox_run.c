@@ -67,27 +67,17 @@ static char *decisions_text(const struct sr_decisions *d)
 /* What `run` does through sr_cli_prepare_create, keeping the decisions for the result. */
 static int enforce_policy(struct sr_sandbox *s, sr_error_t *err)
 {
-  struct sr_config *c = s->ctx.config;
-  s->pc.audit.id = s->ws.id;
-  s->pc.audit.bundle = s->ws.bundle;
-  struct sr_facts_input in = {.bundle = s->ws.bundle, .rootfs = s->rootfs,
-                              .state_rootfd = s->ws.rootfd, .state_root = s->g.root,
-                              .id = s->ws.id};
+  /* Never needed: every sandbox runs in a user namespace.  Checked, not assumed. */
+  if (sr_config_needs_sealed_exe(s->ctx.config))
+    return sr_error_make(err, 0, "sandbox: the config would leave the sandbox without a user "
+                                 "namespace");
   struct sr_decisions d = {0};
-  int r = sr_policy_enforce_create(&s->pc, c, &in, &d, err);
+  int r = sr_cli_prepare_create(&s->g, &s->ctx, &s->pc, &d, err);
   s->decisions_json = decisions_text(&d);
   if (r < 0)
     return -1;
   s->range_taken = true;
-  s->ctx.profile = s->pc.profile->name;
-  s->ctx.audit = &s->pc.audit;
-  s->ctx.network_granted = sr_policy_network_granted(&d);
-  s->ctx.builtin_seccomp = sr_policy_builtin_seccomp(s->pc.profile);
-  /* Never needed: every sandbox runs in a user namespace.  Checked, not assumed. */
-  if (sr_config_needs_sealed_exe(c))
-    return sr_error_make(err, 0, "sandbox: the policy left the sandbox without a user "
-                                 "namespace");
-  return sr_audit_event(&s->pc.audit, "create", NULL, err);
+  return 0;
 }
 
 /* The host ids the sandbox user maps to, for the owner of /out; -1 when it has none. */
@@ -145,8 +135,9 @@ static int prepare(struct sr_sandbox *s, sr_error_t *err)
   if (sr_policy_load(&s->g, &s->pc, err) < 0)
     return -1;
   if (!s->pc.profile->enforce)
-    return sr_error_make(err, 0, "sandbox: profile \"%s\" does not enforce (enforce: false): a "
-                                 "sandbox runs only under an enforcing profile",
+    return sr_error_make(err, 0,
+                         "sandbox: profile \"%s\" does not enforce (enforce: false): a "
+                         "sandbox runs only under an enforcing profile",
                          s->pc.profile->name);
   o->own_tmp = !profile_has_tmp(s->pc.profile);
   if (o->own_tmp && o->own_tmp_size == 0)
@@ -181,13 +172,15 @@ static int make_config(struct sr_sandbox *s, const char *out_source, sr_error_t 
   s->rootfs = strdup(o->rootfs_dir ? o->rootfs_dir : target);
   if (s->rootfs == NULL)
     return sr_error_make(err, ENOMEM, "sandbox");
-  struct sr_sandbox_config_in in = {.o = o, .id = s->ws.id, .rootfs = s->rootfs,
+  struct sr_sandbox_config_in in = {.o = o,
+                                    .id = s->ws.id,
+                                    .rootfs = s->rootfs,
                                     .out_source = o->out_dir ? out_source : NULL,
                                     .cgroup_path = s->cgroup_path,
                                     .sys = o->rootfs_dir ? NULL : &s->sys};
   if (sr_sandbox_config_text(&in, &s->ctx.config_text, &s->ctx.config_len, err) < 0 ||
-      sr_config_parse(s->ctx.config_text, s->ctx.config_len, "config.json", &s->ctx.config,
-                      err) < 0)
+      sr_config_parse(s->ctx.config_text, s->ctx.config_len, "config.json", &s->ctx.config, err) <
+          0)
     return sr_error_wrap(err, "sandbox");
   if (enforce_policy(s, err) < 0)
     return -1;
@@ -291,8 +284,10 @@ static int run(struct sr_sandbox *s, sr_error_t *err)
   if (sr_audit_event_int(&s->pc.audit, "exit", "status", s->res.exit_code, &e) < 0)
     sr_error_free(&e);
   if (!remove_container(s))
-    return sr_error_make(err, 0, "sandbox: container \"%s\" could not be removed: /out is not "
-                                 "collected", s->ws.id);
+    return sr_error_make(err, 0,
+                         "sandbox: container \"%s\" could not be removed: /out is not "
+                         "collected",
+                         s->ws.id);
   sr_cli_release_userns(&s->g, s->ws.id);
   s->range_taken = false;
   if (o->out_dir) {
@@ -300,8 +295,8 @@ static int run(struct sr_sandbox *s, sr_error_t *err)
     _cleanup_close_ int src = openat(s->out_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (src < 0)
       return sr_error_sys(err, "sandbox: open /out");
-    if (sr_sandbox_collect(src, s->dst_fd, o->out_max_bytes, o->out_max_files, &s->collected,
-                           err) < 0)
+    if (sr_sandbox_collect(src, s->dst_fd, o->out_max_bytes, o->out_max_files, &s->collected, err) <
+        0)
       return -1;
     s->res.out = &s->collected;
   }
@@ -329,7 +324,6 @@ static void undo(struct sr_sandbox *s)
   s->range_taken = false;
 }
 
-
 void sr_sandbox_init(struct sr_sandbox *s, const struct sr_global *g, const char *profile,
                      struct sr_sandbox_opts *o)
 {
@@ -342,9 +336,15 @@ void sr_sandbox_init(struct sr_sandbox *s, const struct sr_global *g, const char
   s->o = o;
   s->out_fd = s->dst_fd = -1;
   s->ws.rootfd = -1;
-  s->ctx = (struct sr_create_ctx){.g = &s->g, .o = &s->co, .sync = {-1, -1}, .fifo_fd = -1,
-                                  .console_fd = -1, .notify_fd = -1, .cgroup_dir_fd = -1,
-                                  .init_pidfd = -1, .rootfs_tree_fd = -1};
+  s->ctx = (struct sr_create_ctx){.g = &s->g,
+                                  .o = &s->co,
+                                  .sync = {-1, -1},
+                                  .fifo_fd = -1,
+                                  .console_fd = -1,
+                                  .notify_fd = -1,
+                                  .cgroup_dir_fd = -1,
+                                  .init_pidfd = -1,
+                                  .rootfs_tree_fd = -1};
   s->res.argv = o->argv;
   s->res.argc = o->argc;
   s->res.timeout_ms = o->timeout_ms;

@@ -156,8 +156,7 @@ static uint64_t keyed(const char *text, const char *key)
 /* The few figures the result reports, straight from the files that hold them (the same files
  * and units as sr_cgroup_stats, which reads some thirty: everything `events --stats` shows,
  * more than the rest of a sandbox's bookkeeping costs). */
-int sr_sandbox_cgroup_usage(const char *cgroup_path, struct sr_sandbox_usage *u,
-                            sr_error_t *err)
+int sr_sandbox_cgroup_usage(const char *cgroup_path, struct sr_sandbox_usage *u, sr_error_t *err)
 {
   memset(u, 0, sizeof(*u));
   struct statfs sfs;
@@ -171,9 +170,11 @@ int sr_sandbox_cgroup_usage(const char *cgroup_path, struct sr_sandbox_usage *u,
       u->cpu_user_ns = keyed(text, "user_usec") * 1000;
       u->cpu_system_ns = keyed(text, "system_usec") * 1000;
     }
-    if (read_cg_file(mem, "memory.events", text, sizeof(text)))
+    if (read_cg_file(mem, "memory.events", text, sizeof(text))) {
+      u->valid = true;
       u->oom_kills = keyed(text, "oom_kill");
-    u->valid = cg_u64(mem, "memory.peak", &u->peak_memory);
+    }
+    u->peak_known = cg_u64(mem, "memory.peak", &u->peak_memory); /* Linux 5.19 */
   } else {
     /* v1 (hybrid included: its unified mount holds no controller we read). */
     snprintf(mem, sizeof(mem), "%s/memory%s", CGROUP_ROOT, cgroup_path);
@@ -186,11 +187,13 @@ int sr_sandbox_cgroup_usage(const char *cgroup_path, struct sr_sandbox_usage *u,
       u->cpu_user_ns = keyed(text, "user") * tick;
       u->cpu_system_ns = keyed(text, "system") * tick;
     }
-    if (read_cg_file(mem, "memory.oom_control", text, sizeof(text)))
+    if (read_cg_file(mem, "memory.oom_control", text, sizeof(text))) {
+      u->valid = true;
       u->oom_kills = keyed(text, "oom_kill");
-    u->valid = cg_u64(mem, "memory.max_usage_in_bytes", &u->peak_memory);
+    }
+    u->peak_known = cg_u64(mem, "memory.max_usage_in_bytes", &u->peak_memory);
   }
   if (!u->valid)
-    return sr_error_make(err, ENOENT, "cgroup `%s`: no memory figures", cgroup_path);
+    return sr_error_make(err, ENOENT, "cgroup `%s`: no memory controller figures", cgroup_path);
   return 0;
 }

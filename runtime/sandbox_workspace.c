@@ -12,8 +12,10 @@
  * renamed into place with RENAME_NOREPLACE, which reserves the id: at most one runtime holds
  * `.sandbox.<id>`, and it checks the container id is free (or an orphan, which it removes)
  * while holding it.  Once the container exists its state directory holds the id, and the
- * workspace goes: from then on a killed runtime leaves only an ordinary container, which the
- * next sandbox (or delete --force) removes.  Mounts are made in the runtime's own mount
+ * workspace goes (renamed back to its temporary name first, so that a half-removed workspace
+ * still names its owner): from then on a killed runtime leaves only an ordinary container,
+ * which the next sandbox (or delete --force) removes.  Whatever is left of a workspace whose
+ * runtime is gone, the next sandbox removes.  Mounts are made in the runtime's own mount
  * namespace, so a killed runtime leaves none. */
 #include "build.h"
 
@@ -34,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -130,9 +133,9 @@ static void remove_tree(int parent, const char *name)
   unlinkat(parent, name, AT_REMOVEDIR);
 }
 
-/* A reservation whose supervisor is dead (or that has none): its owner directory goes (through the descriptor of
- * the reservation we looked at), then the reservation itself if it is still that one.  If the
- * runtime died before its container existed, the user namespace range the policy may already
+/* A reservation whose supervisor is dead (or that has none): its owner directory goes (through the
+ * descriptor of the reservation we looked at), then the reservation itself if it is still that one.
+ * If the runtime died before its container existed, the user namespace range the policy may already
  * have taken for the id is released (while the reservation still keeps the id from anyone
  * else); a container of that id is left to reap_container, which releases it in turn. */
 static bool reap_reservation(const struct sr_global *g, int rootfd, const char *name)
@@ -194,12 +197,23 @@ static void reap_container(const struct sr_global *g, const char *id, const char
   sr_cli_release_userns(g, id);
 }
 
+/* An empty container directory nobody holds is what a delete killed midway leaves (its
+ * records go last, the directory after them); a reaper killed while deleting an orphan leaves
+ * one too.  rmdir takes only an empty directory, and a live delete holds the lock. */
+static void remove_if_abandoned(int rootfd, const char *id)
+{
+  _cleanup_close_ int fd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+    unlinkat(rootfd, id, AT_REMOVEDIR);
+}
+
 static bool is_orphaned_container(int rootfd, const char *id, const char *real_root)
 {
   sr_error_t err = NULL;
   _cleanup_container_ struct sr_container *c = NULL;
   if (sr_container_load(rootfd, id, false, &c, &err) < 0) {
     sr_error_free(&err);
+    remove_if_abandoned(rootfd, id);
     return false;
   }
   return c->rec->bundle && sr_sandbox_bundle_orphaned(real_root, c->rec->bundle);
@@ -316,8 +330,7 @@ int sr_sandbox_reserve(const struct sr_global *g, struct sr_sandbox_ws *ws, cons
       r = try_id(g, ws, ws->id, err);
     }
     if (r == 0)
-      return sr_error_make(err, EBUSY, "sandbox: all %d sandbox ids of this state root are in "
-                                       "use", MAX_SLOTS);
+      return sr_error_make(err, EBUSY, "sandbox: all %d sandbox ids are in use", MAX_SLOTS);
   }
   if (r < 0)
     return -1;
@@ -330,6 +343,8 @@ int sr_sandbox_reserve(const struct sr_global *g, struct sr_sandbox_ws *ws, cons
 
 void sr_sandbox_ws_remove(struct sr_sandbox_ws *ws)
 {
+  if (ws->rootfd < 0 || (ws->reservation == NULL && ws->tmp_name == NULL))
+    return;
   if (ws->bundle) {
     const char *mps[] = {"rootfs", "out"};
     for (size_t i = 0; i < 2; i++) {
@@ -340,7 +355,7 @@ void sr_sandbox_ws_remove(struct sr_sandbox_ws *ws)
         ;
     }
   }
-  if (ws->rootfd >= 0 && ws->reservation) {
+  if (ws->reservation) {
     /* Renamed back to the name that says whose it is before it is taken apart: a runtime
      * killed midway leaves something the next one recognises.  The id is the container's
      * state directory's by now, or was never used. */
@@ -354,7 +369,7 @@ void sr_sandbox_ws_remove(struct sr_sandbox_ws *ws)
       ws->reservation = NULL;
     }
   }
-  if (ws->rootfd >= 0 && ws->tmp_name) {
+  if (ws->tmp_name) {
     remove_tree(ws->rootfd, ws->tmp_name);
     free(ws->tmp_name);
     ws->tmp_name = NULL;
