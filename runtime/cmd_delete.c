@@ -42,7 +42,14 @@ int sr_cmd_delete(const struct sr_global *g, int argc, char **argv)
     return 1;
   sr_error_t err = NULL;
   _cleanup_cli_container_ struct sr_container *ct = NULL;
-  if (sr_cli_open_container(g, argv[optind], true, &ct, &err) < 0) {
+  /* A container whose state.json is corrupt, truncated or missing must still go with --force:
+   * its record is rebuilt from what else its directory holds (lifecycle.h). */
+  if (sr_cli_open_container(g, argv[optind], true, &ct, &err) < 0 && force &&
+      err->status != ENOENT) {
+    sr_error_free(&err);
+    sr_container_recover(g->root, argv[optind], &ct, &err);
+  }
+  if (ct == NULL) {
     if (force && err->status == ENOENT) {
       sr_error_free(&err);
       /* A create that failed may have left its range held (older seerun); nothing uses it. */

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "opts.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -147,10 +148,13 @@ int sr_cmd_list(const struct sr_global *g, int argc, char **argv)
   size_t nrows = 0;
   for (size_t i = 0; i < n && rows; i++) {
     struct sr_container *ct = NULL;
-    /* One broken container must not hide the others. */
+    /* One broken container must not hide the others (its error names it and the file); one
+     * deleted since the directory was read is simply gone. */
     if (sr_container_load(rootfd, ids[i], false, &ct, &err) < 0) {
-      _cleanup_free_ char *t = sr_error_text(err);
-      sr_warn("list: %s", t ? t : "");
+      if (err->status != ENOENT) {
+        _cleanup_free_ char *t = sr_error_text(err);
+        sr_warn("list: %s", t ? t : "");
+      }
       sr_error_free(&err);
       continue;
     }

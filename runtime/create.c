@@ -24,6 +24,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <linux/sched.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -358,6 +359,20 @@ static int check_loopback_only(struct sr_create_ctx *ctx, sr_error_t *err)
   return sr_error_make(err, 0, "check the container's network interfaces: failed");
 }
 
+/* On the two-step path the init (CLONE_PARENT) holds the children's end of the channel too,
+ * and waits for us: an intermediate that dies before it sends the init's pid would leave the
+ * channel open and create waiting forever.  So its exit is watched as well. */
+static int recv_from_intermediate(int fd, int pidfd, struct sr_sync_msg *m, sr_error_t *err)
+{
+  struct pollfd p[2] = {{fd, POLLIN, 0}, {pidfd, POLLIN, 0}};
+  while (poll(p, pidfd >= 0 ? 2 : 1, -1) < 0)
+    if (errno != EINTR)
+      return sr_error_sys(err, "sync: poll");
+  if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+    return sr_error_make(err, 0, "the container process exited during setup");
+  return sr_sync_recv(fd, m, err);
+}
+
 /* Talks the container processes through their setup, up to "ready". */
 static int drive_children(struct sr_create_ctx *ctx, sr_error_t *err)
 {
@@ -375,8 +390,9 @@ static int drive_children(struct sr_create_ctx *ctx, sr_error_t *err)
     return -1;
   if (ctx->ns.two_step) {
     struct sr_sync_msg m;
+    _cleanup_close_ int child_pidfd = sr_pidfd_open(child);
     for (;;) {
-      if (sr_sync_recv(fd, &m, err) < 0)
+      if (recv_from_intermediate(fd, child_pidfd, &m, err) < 0)
         return -1;
       if (m.type == SYNC_USERNS_READY) {
         if (map_userns(ctx, child, err) < 0 || sr_sync_send(fd, SYNC_USERNS_DONE, 0, err) < 0)

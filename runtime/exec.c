@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <linux/magic.h>
 #include <linux/sched.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -278,6 +279,22 @@ static int wait_exec(int fd, sr_error_t *err)
   return sr_error_make(err, 0, "sync: unexpected message %u from the exec process", m.type);
 }
 
+/* The exec process (CLONE_PARENT) holds the children's end of the channel too, and waits for
+ * us: an intermediate that dies before it sends the process's pid would leave the channel open
+ * and exec waiting forever.  So its exit is watched as well. */
+static int expect_process_pid(struct exec_ctx *x, int32_t *pid, sr_error_t *err)
+{
+  _cleanup_close_ int pidfd = sr_pidfd_open(x->child);
+  struct pollfd p[2] = {{x->sync[0], POLLIN, 0}, {pidfd, POLLIN, 0}};
+  while (poll(p, pidfd >= 0 ? 2 : 1, -1) < 0)
+    if (errno != EINTR)
+      return sr_error_sys(err, "sync: poll");
+  if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+    return sr_error_make(err, 0, "the exec intermediate process exited before it reported the "
+                                 "process it started");
+  return sr_sync_expect(x->sync[0], SYNC_INIT_PID, pid, err);
+}
+
 static void abort_exec(struct exec_ctx *x)
 {
   pid_t pids[2] = {x->pid, x->child};
@@ -334,7 +351,7 @@ int sr_container_exec(struct sr_container *c, const struct sr_config *config,
   int32_t pid;
   if ((x.cgroup_fd < 0 && x.cg && sr_cgroup_attach(x.cg, x.child, err) < 0) ||
       sr_sync_send(x.sync[0], SYNC_GO, 0, err) < 0 ||
-      sr_sync_expect(x.sync[0], SYNC_INIT_PID, &pid, err) < 0)
+      expect_process_pid(&x, &pid, err) < 0)
     goto fail;
   x.pid = pid;
   SR_KILL_POINT("exec.after-pid");
