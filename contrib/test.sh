@@ -2,7 +2,8 @@
 # Builds seerun and runs every test: the unit tests (plain, and under AddressSanitizer and
 # UndefinedBehaviorSanitizer with leak detection), bounded fuzzing of the config and policy
 # parsers, the integration tests against the real binary as root (with the kill-point build
-# for the crash tests), and the integration tests once more against the ASan+UBSan build.
+# for the crash tests, and podman, containerd and Docker driving seerun), and the integration
+# tests once more against the ASan+UBSan build.
 #
 # Build directories: build (setup.sh), build-asan (--enable-sanitizers), build-kp
 # (--enable-kill-points: a test-only binary that kills itself at a named step; never install
@@ -16,6 +17,9 @@
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/contrib/setup.sh"
+# The engine tests (podman, containerd, Docker driving seerun) are part of the suite: their
+# engines come from Debian too.
+"$top/contrib/setup-engines.sh"
 cd "$top"
 jobs=$(nproc)
 t0=$(date +%s)

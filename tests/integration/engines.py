@@ -145,7 +145,9 @@ class Daemon:
         try:
             self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=log,
                                          stderr=subprocess.STDOUT, env=self.env,
-                                         start_new_session=True)
+                                         start_new_session=True,
+                                         # Its sandbox, not ours: shims leave files in the cwd.
+                                         cwd=os.path.dirname(self.log_path))
         finally:
             log.close()
         deadline = time.monotonic() + timeout
