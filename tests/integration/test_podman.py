@@ -71,9 +71,12 @@ class Podman:
                         TMPDIR=sandbox.mkdir("tmp"))
         self.base = ["podman", "--root", self.root, "--runroot", self.runroot,
                      f"--runtime={self.runtime}"]
+        # conmon leaves files (an "oom" marker) in the cwd it inherits: the sandbox's, not ours.
+        self.cwd = sandbox.mkdir("cwd")
 
     def __call__(self, *args, check=True, timeout=120, input=None):
-        return run([*self.base, *args], check=check, timeout=timeout, input=input, env=self.env)
+        return run([*self.base, *args], check=check, timeout=timeout, input=input, env=self.env,
+                   cwd=self.cwd)
 
     def run(self, *args, **kw):
         """`podman run` with this module's cgroup parent."""
