@@ -110,12 +110,38 @@ static int add_nosuid_nodev(struct sr_pa_ctx *x, struct sr_mount *m, char ***out
   return 0;
 }
 
+static bool maps_host_zero(const struct sr_id_map *m, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (m[i].host_id == 0)
+      return true; /* a range covers host 0 only if it starts there */
+  return false;
+}
+
+/* A writable mount idmapped onto host id 0: what the container creates there is host root's
+ * (a setuid-root binary the host runs, ...).  Judged here, with config.json's index, before the
+ * profile's tmpfs are put first. */
+static int check_idmap(struct sr_pa_ctx *x, size_t i, const struct sr_mount *m)
+{
+  bool uid = maps_host_zero(m->uid_mappings, m->n_uid_mappings);
+  bool gid = maps_host_zero(m->gid_mappings, m->n_gid_mappings);
+  bool ro = (m->opts.flags & MS_RDONLY) || (m->opts.rec_attr_set & MOUNT_ATTR_RDONLY);
+  if (ro || !(uid || gid))
+    return 0;
+  const char *which = uid ? "uidMappings" : "gidMappings";
+  return sr_pa_refuse(x, P("mounts[%zu].%s", i, which), "\"host id 0\"",
+                      "mounts[%zu].%s: a writable mount idmapped onto host id 0 is not allowed "
+                      "(profile \"%s\": no container process creates files as host root)",
+                      i, which, x->name);
+}
+
 int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
                        struct sr_config *c)
 {
   const char *name = x->name;
   for (size_t i = 0; i < c->n_mounts; i++) {
     struct sr_mount *m = &c->mounts[i];
+    TRY(check_idmap(x, i, m));
     if (!(m->opts.bind || m->opts.rbind)) {
       /* A remount creates no filesystem; any other type is a new one the runtime mounts as
        * root: a disk ("ext4" of /dev/sda1) or an overlay of host directories would bypass

@@ -101,3 +101,20 @@ int sr_audit_decisions(const struct sr_audit *a, const struct sr_decisions *d, s
   }
   return 0;
 }
+
+int sr_audit_refusal(const struct sr_audit *a, const char *field, const char *asked,
+                     const char *reason, sr_error_t *err)
+{
+  if (a == NULL || a->path == NULL)
+    return 0;
+  _cleanup_gen_ yajl_gen g = NULL;
+  if (sr_json_gen_new(&g, false, err) < 0)
+    return -1;
+  begin(g, a, "decision");
+  sr_json_put_kv_string(g, "kind", kind_names[SR_DECISION_REFUSED]);
+  sr_json_put_kv_string(g, "field", field);
+  sr_json_put_kv_string(g, "asked", asked);
+  sr_json_put_kv_string(g, "applied", "");
+  sr_json_put_kv_string(g, "reason", reason);
+  return finish(g, a, err);
+}

@@ -27,5 +27,9 @@ int sr_audit_event_int(const struct sr_audit *a, const char *event, const char *
                        sr_error_t *err);
 /* Every decision of the policy, one line each. */
 int sr_audit_decisions(const struct sr_audit *a, const struct sr_decisions *d, sr_error_t *err);
+/* One refusal that is not the policy's (config.json refused by the parser), as a decision
+ * line: kind "refused", applied "". */
+int sr_audit_refusal(const struct sr_audit *a, const char *field, const char *asked,
+                     const char *reason, sr_error_t *err);
 
 #endif

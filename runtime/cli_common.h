@@ -21,6 +21,11 @@ static inline void sr_cli_close_containerp(struct sr_container **c)
 /* Reads and parses <bundle>/config.json; bundle becomes absolute. */
 int sr_cli_load_bundle(const char *bundle_arg, char **bundle, struct sr_create_ctx *ctx,
                        sr_error_t *err);
+/* create and run: sr_cli_load_bundle, and a config.json it refuses (a sysctl that is not
+ * namespaced, ...) is a refusal like the policy's: audited, under the profile this invocation
+ * selects (a failure to audit is only a warning: nothing runs anyway). */
+int sr_cli_load_bundle_audited(const struct sr_global *g, const char *id, const char *bundle_arg,
+                               char **bundle, struct sr_create_ctx *ctx, sr_error_t *err);
 
 struct sr_policy_ctx;
 struct sr_decisions;

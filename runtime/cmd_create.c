@@ -86,7 +86,8 @@ int sr_cmd_create(const struct sr_global *g, int argc, char **argv)
                               .console_fd = -1, .notify_fd = -1, .cgroup_dir_fd = -1,
                               .init_pidfd = -1, .rootfs_tree_fd = -1};
   struct sr_policy_ctx pc = {0};
-  if (sr_validate_id(o.id, &err) < 0 || sr_cli_load_bundle(bundle_arg, &bundle, &ctx, &err) < 0 ||
+  if (sr_validate_id(o.id, &err) < 0 ||
+      sr_cli_load_bundle_audited(g, o.id, bundle_arg, &bundle, &ctx, &err) < 0 ||
       (o.bundle = bundle, sr_cli_prepare_create(g, &ctx, &pc, NULL, &err)) < 0) {
     sr_create_ctx_release(&ctx);
     sr_policy_ctx_release(&pc);

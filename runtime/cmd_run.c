@@ -88,7 +88,8 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
   struct sr_create_ctx ctx = {.g = g, .o = &o, .sync = {-1, -1}, .fifo_fd = -1,
                               .console_fd = -1, .notify_fd = -1, .cgroup_dir_fd = -1,
                               .init_pidfd = -1, .rootfs_tree_fd = -1};
-  if (sr_validate_id(o.id, &err) < 0 || sr_cli_load_bundle(bundle_arg, &bundle, &ctx, &err) < 0)
+  if (sr_validate_id(o.id, &err) < 0 ||
+      sr_cli_load_bundle_audited(g, o.id, bundle_arg, &bundle, &ctx, &err) < 0)
     goto fail;
   o.bundle = bundle;
   if (sr_cli_prepare_create(g, &ctx, &pc, NULL, &err) < 0)

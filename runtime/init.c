@@ -60,6 +60,68 @@ static int die_with_parent(int sync_fd, sr_error_t *err)
   return 0;
 }
 
+static int open_proc_handle(int *out, sr_error_t *err);
+static int write_sysctl(int proc_fd, const char *key, const char *value, sr_error_t *err);
+
+/* A network namespace joined by path (CNI, netavark, `ip netns add`) belongs to the user
+ * namespace that made it -- the host's --, not to the container's new one, whose root may not
+ * write its sysctls (EACCES).  The intermediate writes them while it is still host root in that
+ * namespace, before it unshares the user namespace; the init leaves them. */
+static bool net_sysctl_of_joined_netns(const struct sr_create_ctx *ctx, const char *key)
+{
+  return ctx->ns.new_userns && ctx->ns.join_fd[SR_NS_NET] >= 0 &&
+         sr_sysctl_namespace(key) == SR_NS_NET;
+}
+
+/* net.ipv4.ping_group_range names gids of the writer's user namespace: the container's gids
+ * (what config.json names) are written as the host gids its gidMappings map them to. */
+static int host_ping_group_range(const struct sr_linux *l, const char *value, char *out,
+                                 size_t size, sr_error_t *err)
+{
+  unsigned long g[2];
+  if (sscanf(value, "%lu %lu", &g[0], &g[1]) != 2)
+    return sr_error_make(err, 0, "linux.sysctl: net.ipv4.ping_group_range: \"%s\" is not two "
+                                 "gids", value);
+  for (int i = 0; i < 2; i++) {
+    bool mapped = false;
+    for (size_t m = 0; m < l->n_gid_mappings && !mapped; m++) {
+      const struct sr_id_map *map = &l->gid_mappings[m];
+      if (g[i] >= map->container_id && g[i] - map->container_id < map->size) {
+        g[i] = map->host_id + (g[i] - map->container_id);
+        mapped = true;
+      }
+    }
+    if (!mapped)
+      return sr_error_make(err, 0, "linux.sysctl: net.ipv4.ping_group_range: gid %lu is not "
+                                   "mapped in the container's user namespace", g[i]);
+  }
+  snprintf(out, size, "%lu %lu", g[0], g[1]);
+  return 0;
+}
+
+static int write_joined_net_sysctls(const struct sr_create_ctx *ctx, sr_error_t *err)
+{
+  const struct sr_linux *l = &ctx->config->linux_;
+  _cleanup_close_ int proc_fd = -1;
+  for (size_t i = 0; i < l->n_sysctl; i++) {
+    const char *key = l->sysctl_keys[i], *value = l->sysctl_values[i];
+    char host[64];
+    if (!net_sysctl_of_joined_netns(ctx, key))
+      continue;
+    if (proc_fd < 0 && open_proc_handle(&proc_fd, err) < 0)
+      return -1;
+    if (strcmp(key, "net.ipv4.ping_group_range") == 0 ||
+        strcmp(key, "net/ipv4/ping_group_range") == 0) {
+      if (host_ping_group_range(l, value, host, sizeof(host), err) < 0)
+        return -1;
+      value = host;
+    }
+    if (write_sysctl(proc_fd, key, value, err) < 0)
+      return -1;
+  }
+  return 0;
+}
+
 __attribute__((noreturn)) void sr_intermediate_main(struct sr_create_ctx *ctx)
 {
   sr_error_t err = NULL;
@@ -72,7 +134,8 @@ __attribute__((noreturn)) void sr_intermediate_main(struct sr_create_ctx *ctx)
   SR_KILL_POINT("intermediate.after-go");
   /* A joined user namespace first, then the other joined namespaces while we still hold the
    * privileges they need, then the new user namespace that will own the new ones. */
-  if (sr_ns_join(ns, true, &err) < 0 || sr_ns_join(ns, false, &err) < 0)
+  if (sr_ns_join(ns, true, &err) < 0 || sr_ns_join(ns, false, &err) < 0 ||
+      write_joined_net_sysctls(ctx, &err) < 0)
     child_fail(fd, &err);
   if (ns->new_userns) {
     if (unshare(CLONE_NEWUSER) < 0) {
@@ -125,23 +188,32 @@ static int open_proc_handle(int *out, sr_error_t *err)
   return 0;
 }
 
-/* Writes linux.sysctl through the trusted procfs handle; "a.b.c" is sys/a/b/c. */
-static int apply_sysctls(const struct sr_linux *l, int proc_fd, sr_error_t *err)
+/* Writes one sysctl through the trusted procfs handle; "a.b.c" is sys/a/b/c. */
+static int write_sysctl(int proc_fd, const char *key, const char *value, sr_error_t *err)
 {
-  for (size_t i = 0; i < l->n_sysctl; i++) {
-    char rel[512];
-    int n = snprintf(rel, sizeof(rel), "sys/%s", l->sysctl_keys[i]);
-    if (n < 0 || (size_t)n >= sizeof(rel))
-      return sr_error_make(err, ENAMETOOLONG, "linux.sysctl: %s", l->sysctl_keys[i]);
-    /* "net.ipv4.conf.eth0.100.rp_filter" cannot say which dot is a name's: a key that already
-     * uses "/" (as runc allows) is taken as it is. */
-    if (strchr(l->sysctl_keys[i], '/') == NULL)
-      for (char *c = rel + 4; *c; c++)
-        if (*c == '.')
-          *c = '/';
-    if (sr_write_proc_file(proc_fd, rel, l->sysctl_values[i], err) < 0)
-      return sr_error_wrap(err, "linux.sysctl: %s", l->sysctl_keys[i]);
-  }
+  char rel[512];
+  int n = snprintf(rel, sizeof(rel), "sys/%s", key);
+  if (n < 0 || (size_t)n >= sizeof(rel))
+    return sr_error_make(err, ENAMETOOLONG, "linux.sysctl: %s", key);
+  /* "net.ipv4.conf.eth0.100.rp_filter" cannot say which dot is a name's: a key that already
+   * uses "/" (as runc allows) is taken as it is. */
+  if (strchr(key, '/') == NULL)
+    for (char *c = rel + 4; *c; c++)
+      if (*c == '.')
+        *c = '/';
+  if (sr_write_proc_file(proc_fd, rel, value, err) < 0)
+    return sr_error_wrap(err, "linux.sysctl: %s", key);
+  return 0;
+}
+
+/* Writes linux.sysctl, but those the intermediate wrote (net_sysctl_of_joined_netns). */
+static int apply_sysctls(const struct sr_create_ctx *ctx, int proc_fd, sr_error_t *err)
+{
+  const struct sr_linux *l = &ctx->config->linux_;
+  for (size_t i = 0; i < l->n_sysctl; i++)
+    if (!net_sysctl_of_joined_netns(ctx, l->sysctl_keys[i]) &&
+        write_sysctl(proc_fd, l->sysctl_keys[i], l->sysctl_values[i], err) < 0)
+      return -1;
   return 0;
 }
 
@@ -249,7 +321,7 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
   if (sr_rootfs_pivot(root_fd, ctx->o->no_pivot, err) < 0 || sr_rootfs_finish(c, err) < 0)
     return -1;
   SR_KILL_POINT("init.after-pivot");
-  if (apply_sysctls(&c->linux_, *proc_fd, err) < 0)
+  if (apply_sysctls(ctx, *proc_fd, err) < 0)
     return -1;
 
   const struct sr_process *p = c->process;

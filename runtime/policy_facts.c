@@ -26,10 +26,22 @@ static const char *const denied_paths[] = {
     "/run/crio/crio.sock",         "/var/lib/seerun", "/etc/seerun",
 };
 
+/* Of those, the ones nothing below may be bound from either: a secret or a control socket is
+ * not less exposed as a file of a denied directory (/etc/ssh/ssh_host_ed25519_key,
+ * /root/.ssh/authorized_keys, the user namespace registry).  /, /proc, /sys, /dev and /etc
+ * themselves only: engines bind /etc/localtime, /dev/log, /sys/fs/cgroup. */
+static const char *const denied_below[] = {
+    "/boot",       "/root",          "/etc/shadow",   "/etc/gshadow", "/etc/sudoers",
+    "/etc/sudoers.d", "/etc/ssh",    "/var/run/docker.sock",          "/run/docker.sock",
+    "/run/containerd/containerd.sock",                "/run/podman/podman.sock",
+    "/run/crio/crio.sock",           "/var/lib/seerun", "/etc/seerun",
+};
+
 struct protected_inode {
   dev_t dev;
   ino_t ino;
   const char *denied; /* the denied path this inode is, or is above */
+  bool below;         /* it is the denied path, and nothing below it may be bound either */
 };
 
 struct protected_set {
@@ -37,11 +49,14 @@ struct protected_set {
   size_t n, cap;
 };
 
-static int add_inode(struct protected_set *s, const struct stat *st, const char *denied)
+static int add_inode(struct protected_set *s, const struct stat *st, const char *denied,
+                     bool below)
 {
   for (size_t i = 0; i < s->n; i++)
-    if (s->v[i].dev == st->st_dev && s->v[i].ino == st->st_ino)
+    if (s->v[i].dev == st->st_dev && s->v[i].ino == st->st_ino) {
+      s->v[i].below = s->v[i].below || below;
       return 0;
+    }
   if (s->n == s->cap) {
     size_t cap = s->cap ? s->cap * 2 : 64;
     struct protected_inode *nv = realloc(s->v, cap * sizeof(*nv));
@@ -50,19 +65,20 @@ static int add_inode(struct protected_set *s, const struct stat *st, const char 
     s->v = nv;
     s->cap = cap;
   }
-  s->v[s->n++] = (struct protected_inode){st->st_dev, st->st_ino, denied};
+  s->v[s->n++] = (struct protected_inode){st->st_dev, st->st_ino, denied, below};
   return 0;
 }
 
-/* A denied path and every directory above it: a bind of any of them exposes the path. */
-static int protect(struct protected_set *s, const char *path)
+/* A denied path and every directory above it: a bind of any of them exposes the path.  below:
+ * what is below the path is denied as well. */
+static int protect(struct protected_set *s, const char *path, bool below)
 {
   int fd = open(path, O_PATH | O_CLOEXEC);
   if (fd < 0)
     return 0; /* absent on this host: nothing to protect */
   for (int depth = 0; depth < 64; depth++) {
     struct stat st;
-    if (fstat(fd, &st) < 0 || add_inode(s, &st, path) < 0)
+    if (fstat(fd, &st) < 0 || add_inode(s, &st, path, below && depth == 0) < 0)
       break;
     int parent = openat(fd, "..", O_PATH | O_CLOEXEC);
     struct stat pst;
@@ -87,6 +103,42 @@ static const char *protected_match(const struct protected_set *s, const struct s
   return NULL;
 }
 
+/* The denied path that fd (a bind source) is below, if nothing below it may be bound. */
+static const char *protected_above(const struct protected_set *s, int fd, const struct stat *fst)
+{
+  _cleanup_close_ int cur = -1;
+  if (S_ISDIR(fst->st_mode))
+    cur = openat(fd, "..", O_PATH | O_CLOEXEC);
+  else {
+    /* A file: its directory, by the name the descriptor has (symlinks resolved). */
+    char link[64], path[PATH_MAX];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, path, sizeof(path) - 1);
+    if (n <= 0 || path[0] != '/')
+      return NULL;
+    path[n] = '\0';
+    char *slash = strrchr(path, '/');
+    if (slash == path)
+      slash[1] = '\0';
+    else
+      *slash = '\0';
+    cur = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  }
+  struct stat st, prev = {0};
+  for (int depth = 0; cur >= 0 && depth < 256; depth++) {
+    if (fstat(cur, &st) < 0 || (depth > 0 && st.st_dev == prev.st_dev && st.st_ino == prev.st_ino))
+      break; /* the root */
+    for (size_t i = 0; i < s->n; i++)
+      if (s->v[i].below && s->v[i].dev == st.st_dev && s->v[i].ino == st.st_ino)
+        return s->v[i].denied;
+    prev = st;
+    int parent = openat(cur, "..", O_PATH | O_CLOEXEC);
+    close(cur);
+    cur = parent;
+  }
+  return NULL;
+}
+
 static bool under(const char *path, const char *dir)
 {
   size_t l = strlen(dir);
@@ -97,11 +149,15 @@ static int mount_facts(const struct sr_config *c, const struct sr_facts_input *i
                        struct sr_policy_facts *f, sr_error_t *err)
 {
   struct protected_set set = {0};
+  /* Each inode names the first denied path that reaches it: "/" for /, not "/boot". */
   for (size_t i = 0; i < sizeof(denied_paths) / sizeof(denied_paths[0]); i++)
-    protect(&set, denied_paths[i]);
+    protect(&set, denied_paths[i], false);
+  for (size_t i = 0; i < sizeof(denied_below) / sizeof(denied_below[0]); i++)
+    protect(&set, denied_below[i], true);
+  /* The state roots themselves only: a sandbox's bundle (and its /out) is below its root. */
   if (in->state_root)
-    protect(&set, in->state_root);
-  protect(&set, SR_DEFAULT_ROOT);
+    protect(&set, in->state_root, false);
+  protect(&set, SR_DEFAULT_ROOT, false);
   f->mounts = sr_arena_array((struct sr_arena *)&c->arena, c->n_mounts + 1, sizeof(*f->mounts));
   if (f->mounts == NULL) {
     free(set.v);
@@ -121,6 +177,8 @@ static int mount_facts(const struct sr_config *c, const struct sr_facts_input *i
     if (fd < 0 || fstat(fd, &st) < 0)
       continue; /* the mount itself reports a missing source */
     const char *match = protected_match(&set, &st);
+    if (match == NULL)
+      match = protected_above(&set, fd, &st);
     if (match) {
       f->mounts[i].source_denied = true;
       f->mounts[i].denied_path = sr_arena_strdup((struct sr_arena *)&c->arena, match);
@@ -186,14 +244,48 @@ static void ns_facts(const struct sr_config *c, const struct sr_facts_input *in,
   }
 }
 
+/* Where engines keep images and containers' files.  What is there is the tenant's, though an
+ * image's layers are root-owned files in root-owned directories like /usr/bin: no hook runs from
+ * there, whatever path (a layer's, the merged rootfs's) names it. */
+static const char *const image_stores[] = {
+    "/var/lib/docker",  "/var/lib/containers", "/var/lib/containerd", "/run/containerd",
+    "/run/containers",  "/run/docker",         "/var/lib/kubelet",    "/var/lib/cri-o",
+    "/run/crio",        "/var/lib/lxc",        "/var/lib/lxd",        "/var/lib/seerun",
+};
+
+/* The canonical form of a directory the facts compare with (as given if it cannot be had). */
+static const char *canonical(const char *path, char *buf)
+{
+  return path && realpath(path, buf) ? buf : path;
+}
+
 /* Root-owned, not writable by group or others, all the way up; outside the bundle and root
  * filesystem (whose contents the tenant controls). */
 static bool trusted_path(const char *path, const struct sr_facts_input *in)
 {
-  char real[PATH_MAX];
+  char real[PATH_MAX], bundle[PATH_MAX], rootfs[PATH_MAX];
   if (realpath(path, real) == NULL)
     return false;
-  if (under(real, in->bundle) || under(real, in->rootfs))
+  /* The file judged must be the file that runs.  A magic link (Docker's /proc/<dockerd>/exe,
+   * /proc/<pid>/root/...) opens a file of that process's mount namespace, while realpath gives
+   * its name, resolved in ours: /proc/<a container's pid>/exe reads "/bin/busybox" (a trusted
+   * host path) but runs the container's own binary, as host root. */
+  struct stat opened, judged;
+  _cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
+  if (fd < 0 || fstat(fd, &opened) < 0 || stat(real, &judged) < 0 ||
+      opened.st_dev != judged.st_dev || opened.st_ino != judged.st_ino)
+    return false;
+  /* root.path may name the rootfs through a symlink: compare canonical forms. */
+  const char *b = canonical(in->bundle, bundle), *r = canonical(in->rootfs, rootfs);
+  if ((b && under(real, b)) || (r && under(real, r)))
+    return false;
+  for (size_t i = 0; i < sizeof(image_stores) / sizeof(image_stores[0]); i++) {
+    char store[PATH_MAX];
+    if (under(real, canonical(image_stores[i], store)))
+      return false;
+  }
+  char state[PATH_MAX];
+  if (in->state_root && under(real, canonical(in->state_root, state)))
     return false;
   char cur[PATH_MAX];
   snprintf(cur, sizeof(cur), "%s", real);

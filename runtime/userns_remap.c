@@ -6,15 +6,14 @@
 #include "userns_registry.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
-
-#include "mountapi.h"
 #include <unistd.h>
 
 static int decide(struct sr_config *c, struct sr_decisions *d, enum sr_decision_kind kind,
@@ -38,51 +37,111 @@ static int decide(struct sr_config *c, struct sr_decisions *d, enum sr_decision_
   return 0;
 }
 
-static bool maps_host_zero(const struct sr_id_map *m, size_t n)
+/* Host ids up to 65535 are the host's own users (root, daemons, people): a container's ids
+ * mapped onto them would own those users' files wherever a mount reaches them.  The registry's
+ * pool belongs to seerun's own ranges: a config mapping into it could share ids with another
+ * container.  So the config's own mappings must stay clear of both.  Writes the field and
+ * reason of the first mapping that does not into field/why; false when all do. */
+#define SR_HOST_USER_IDS 65536
+static bool config_map_trespasses(const struct sr_id_map *m, size_t n, const char *name,
+                                  const struct sr_userns_pool *pool, char *field,
+                                  size_t field_size, char *why, size_t why_size)
 {
-  for (size_t i = 0; i < n; i++)
-    if (m[i].host_id == 0)
-      return true; /* ranges start at host_id, so only one starting at 0 covers it */
+  uint64_t pool_end = pool->first + pool->size * pool->count;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t start = m[i].host_id, end = start + m[i].size;
+    snprintf(field, field_size, "linux.%s[%zu]", name, i);
+    if (start == 0) {
+      snprintf(why, why_size, "a mapping onto host id 0");
+      return true;
+    }
+    if (start < SR_HOST_USER_IDS) {
+      snprintf(why, why_size, "a mapping onto host ids %" PRIu64 "-%" PRIu64 ", the host's own "
+               "users (below %d)", start, end - 1, SR_HOST_USER_IDS);
+      return true;
+    }
+    if (start < pool_end && pool->first < end) {
+      snprintf(why, why_size, "a mapping onto host ids %" PRIu64 "-%" PRIu64 ", inside the "
+               "registry's pool %" PRIu64 "-%" PRIu64 " (other containers' ranges)", start,
+               end - 1, pool->first, pool_end - 1);
+      return true;
+    }
+  }
   return false;
 }
 
-/* Whether the user namespace at path maps host uid 0: read its uid_map from inside it. */
-static int joined_maps_host_zero(const char *path, bool *zero, sr_error_t *err)
+/* Reads a uid_map or gid_map (the caller's, so relative to its user namespace) and says
+ * whether a line maps onto host id 0.  -1: unreadable. */
+static int map_file_maps_zero(const char *file, bool *zero)
 {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) < 0)
-    return sr_error_sys(err, "pipe");
-  pid_t pid = fork();
-  if (pid < 0)
-    return sr_error_sys(err, "fork");
-  if (pid == 0) {
-    close(fds[0]);
-    int ns = open(path, O_RDONLY | O_CLOEXEC);
-    if (ns < 0 || setns(ns, CLONE_NEWUSER) < 0)
-      _exit(2);
-    int f = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
-    char buf[4096];
-    ssize_t n = f >= 0 ? read(f, buf, sizeof(buf)) : -1;
-    if (n > 0)
-      (void)!write(fds[1], buf, (size_t)n);
-    _exit(n > 0 ? 0 : 2);
-  }
-  close(fds[1]);
+  int f = open(file, O_RDONLY | O_CLOEXEC);
+  if (f < 0)
+    return -1;
   char buf[4096];
-  ssize_t n = read(fds[0], buf, sizeof(buf) - 1);
-  close(fds[0]);
-  int status;
-  waitpid(pid, &status, 0);
-  if (n <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return sr_error_make(err, 0, "linux.namespaces: user namespace `%s`: cannot read its uid_map",
-                         path);
+  ssize_t n = read(f, buf, sizeof(buf) - 1);
+  close(f);
+  if (n <= 0)
+    return -1;
   buf[n] = '\0';
-  *zero = false;
-  for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+  for (char *save = NULL, *line = strtok_r(buf, "\n", &save); line;
+       line = strtok_r(NULL, "\n", &save)) {
     unsigned long inside, outside, count;
     if (sscanf(line, "%lu %lu %lu", &inside, &outside, &count) == 3 && outside == 0)
       *zero = true;
   }
+  return 0;
+}
+
+/* Whether the user namespace at path maps host uid 0 or gid 0: its uid_map and gid_map as seen
+ * from inside it.  The runtime's own user namespace (the host's: "0 0 4294967295") cannot be
+ * entered with setns (EINVAL), so its maps are read directly. */
+static int joined_maps_host_zero(const char *path, bool *zero, sr_error_t *err)
+{
+  *zero = false;
+  struct stat target, self;
+  if (stat(path, &target) < 0)
+    return sr_error_sys(err, "linux.namespaces.user: `%s`", path);
+  if (stat("/proc/self/ns/user", &self) == 0 && self.st_dev == target.st_dev &&
+      self.st_ino == target.st_ino) {
+    if (map_file_maps_zero("/proc/self/uid_map", zero) < 0 ||
+        map_file_maps_zero("/proc/self/gid_map", zero) < 0)
+      return sr_error_make(err, 0, "linux.namespaces.user: `%s`: cannot read its id maps", path);
+    return 0;
+  }
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) < 0)
+    return sr_error_sys(err, "pipe");
+  pid_t pid = fork();
+  if (pid < 0) {
+    int saved = errno;
+    close(fds[0]);
+    close(fds[1]);
+    return sr_error_make(err, saved, "fork");
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    int ns = open(path, O_RDONLY | O_CLOEXEC);
+    bool z = false;
+    if (ns < 0 || setns(ns, CLONE_NEWUSER) < 0 ||
+        map_file_maps_zero("/proc/self/uid_map", &z) < 0 ||
+        map_file_maps_zero("/proc/self/gid_map", &z) < 0)
+      _exit(2);
+    char c = z ? '1' : '0';
+    _exit(write(fds[1], &c, 1) == 1 ? 0 : 2);
+  }
+  close(fds[1]);
+  char c = 0;
+  ssize_t n;
+  do
+    n = read(fds[0], &c, 1);
+  while (n < 0 && errno == EINTR);
+  close(fds[0]);
+  int status;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  if (n != 1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return sr_error_make(err, 0, "linux.namespaces.user: `%s`: cannot read its id maps", path);
+  *zero = c == '1';
   return 0;
 }
 
@@ -128,67 +187,52 @@ static int clamp_sysctls(struct sr_config *c, uint32_t size, struct sr_decisions
   return 0;
 }
 
-/* An idmapped writable bind onto host id 0 would let the container create host-root files. */
-static int check_mount_maps(struct sr_config *c, const struct sr_remap_input *in,
-                            struct sr_decisions *d, sr_error_t *err)
-{
-  for (size_t i = 0; i < c->n_mounts; i++) {
-    const struct sr_mount *m = &c->mounts[i];
-    bool ro = (m->opts.flags & MS_RDONLY) || (m->opts.rec_attr_set & MOUNT_ATTR_RDONLY);
-    if (ro || !(maps_host_zero(m->uid_mappings, m->n_uid_mappings) ||
-                maps_host_zero(m->gid_mappings, m->n_gid_mappings)))
-      continue;
-    char field[64];
-    snprintf(field, sizeof(field), "mounts[%zu].uidMappings", i);
-    if (!in->enforce) {
-      if (decide(c, d, SR_DECISION_ALLOWED, field, "host id 0", "host id 0",
-                 "permissive: a writable mount idmapped onto host id 0", err) < 0)
-        return -1;
-      continue;
-    }
-    decide(c, d, SR_DECISION_REFUSED, field, "host id 0", NULL,
-           "a writable mount idmapped onto host id 0", err);
-    return sr_error_make(err, 0, "%s: a writable mount idmapped onto host id 0 is not allowed "
-                                 "(profile \"%s\")", field, in->profile);
-  }
-  return 0;
-}
-
 int sr_userns_remap(struct sr_config *c, const struct sr_policy_facts *facts,
                     const struct sr_remap_input *in, struct sr_decisions *d, sr_error_t *err)
 {
-  if (check_mount_maps(c, in, d, err) < 0)
-    return -1;
+  /* (A writable mount idmapped onto host id 0 is refused by the policy's mounts section.) */
   struct sr_namespace *user = &c->linux_.namespaces[SR_NS_USER];
   const char *field = "linux.namespaces.user";
   if (user->present && user->path) {
     bool zero = false;
-    if (joined_maps_host_zero(user->path, &zero, err) < 0)
+    if (joined_maps_host_zero(user->path, &zero, err) < 0) {
+      /* Refused, and on record like every refusal: what cannot be checked does not run. */
+      _cleanup_free_ char *why = sr_error_text(*err);
+      sr_error_t ignored = NULL;
+      decide(c, d, SR_DECISION_REFUSED, field, user->path, NULL,
+             why ? why : "cannot read the joined user namespace's id maps", &ignored);
+      sr_error_free(&ignored);
       return -1;
+    }
     if (zero && in->enforce) {
       decide(c, d, SR_DECISION_REFUSED, field, user->path, NULL,
-             "the joined user namespace maps host uid 0", err);
-      return sr_error_make(err, 0, "linux.namespaces.user: `%s` maps host uid 0 (profile \"%s\": "
-                                   "no container runs as host root)", user->path, in->profile);
+             "the joined user namespace maps host uid or gid 0", err);
+      return sr_error_make(err, 0, "linux.namespaces.user: `%s` maps host uid or gid 0 (profile "
+                                   "\"%s\": no container runs as host root)", user->path,
+                           in->profile);
     }
     return decide(c, d, SR_DECISION_ALLOWED, field, user->path, user->path,
-                  zero ? "permissive: the joined user namespace maps host uid 0"
-                       : "joins a user namespace that does not map host uid 0",
+                  zero ? "permissive: the joined user namespace maps host uid or gid 0"
+                       : "joins a user namespace that does not map host uid or gid 0",
                   err);
   }
   if (user->present) {
-    bool zero = maps_host_zero(c->linux_.uid_mappings, c->linux_.n_uid_mappings) ||
-                maps_host_zero(c->linux_.gid_mappings, c->linux_.n_gid_mappings);
-    if (zero && in->enforce) {
-      decide(c, d, SR_DECISION_REFUSED, "linux.uidMappings", "host id 0", NULL,
-             "a mapping onto host id 0", err);
-      return sr_error_make(err, 0, "linux.uidMappings/gidMappings: a mapping onto host id 0 is "
-                                   "not allowed (profile \"%s\": no container runs as host root)",
-                           in->profile);
+    char bad_field[64], why[192];
+    bool bad = config_map_trespasses(c->linux_.uid_mappings, c->linux_.n_uid_mappings,
+                                     "uidMappings", in->pool, bad_field, sizeof(bad_field), why,
+                                     sizeof(why)) ||
+               config_map_trespasses(c->linux_.gid_mappings, c->linux_.n_gid_mappings,
+                                     "gidMappings", in->pool, bad_field, sizeof(bad_field), why,
+                                     sizeof(why));
+    if (bad && in->enforce) {
+      decide(c, d, SR_DECISION_REFUSED, bad_field, why, NULL, why, err);
+      return sr_error_make(err, 0, "%s: %s is not allowed (profile \"%s\": container ids map "
+                                   "onto host ids above %d and outside seerun's pool)",
+                           bad_field, why, in->profile, SR_HOST_USER_IDS - 1);
     }
     return decide(c, d, SR_DECISION_ALLOWED, field, "new", "new, with the config's mappings",
-                  zero ? "permissive: the config maps host id 0"
-                       : "the config's mappings do not reach host id 0",
+                  bad ? "permissive: the config's mappings reach the host's own ids or the pool"
+                      : "the config's mappings stay above the host's own ids, outside the pool",
                   err);
   }
   /* A pod: the container joins another seerun container's namespaces, so it must be in that
