@@ -218,6 +218,7 @@ static int parse_mounts(struct sr_arena *a, yajl_val root, struct sr_config *c, 
       return SR_OOM(err, "mounts");
     if (parse_mount(a, arr->u.array.values[i], ip, &c->mounts[i], err) < 0)
       return -1;
+    c->mounts[i].field = ip;
   }
   return 0;
 }

@@ -84,6 +84,9 @@ struct sr_mount_opts {
 };
 
 struct sr_mount {
+  /* How errors name it: "mounts[3]" (config.json's index, kept when the policy puts its tmpfs
+   * first) or "mounts[destination=/tmp]" for one the policy added. */
+  const char *field;
   char *destination;
   char *type;
   char *source;

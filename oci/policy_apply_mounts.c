@@ -317,6 +317,7 @@ int sr_pa_apply_rootfs(struct sr_pa_ctx *x, struct sr_config *c, const struct re
     opts[n++] = P("size=%" PRIu64, size);
     if (opts[n - 1] == NULL || opts[n - 2] == NULL)
       return sr_pa_oom(x);
+    m->field = field;
     m->destination = tf->path;
     m->type = "tmpfs";
     m->source = "tmpfs";

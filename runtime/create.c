@@ -471,7 +471,7 @@ static int precreate_mountpoints(struct sr_create_ctx *ctx, sr_error_t *err)
     _cleanup_close_ int fd = -1;
     if (sr_mkpath_in_root(root, m->destination, file ? SR_MKPATH_FILE : SR_MKPATH_DIR, &fd,
                           err) < 0)
-      return sr_error_wrap(err, "mounts[%zu]: mount point", i);
+      return sr_error_wrap(err, "%s: mount point", m->field);
   }
   return 0;
 }

@@ -93,30 +93,30 @@ void sr_bind_plan_close(struct sr_bind_plan *plan)
 }
 
 static int prepare_bind(const struct sr_mount *m, const char *bundle, int *tree, bool *is_dir,
-                        size_t index, sr_error_t *err)
+                        sr_error_t *err)
 {
   char src[PATH_MAX];
   if (m->source[0] == '/')
     snprintf(src, sizeof(src), "%s", m->source);
   else if ((size_t)snprintf(src, sizeof(src), "%s/%s", bundle, m->source) >= sizeof(src))
-    return sr_error_make(err, ENAMETOOLONG, "mounts[%zu].source", index);
+    return sr_error_make(err, ENAMETOOLONG, "%s.source", m->field);
   unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->opts.rbind ? AT_RECURSIVE : 0);
   _cleanup_close_ int fd = sr_open_tree(AT_FDCWD, src, flags);
   if (fd < 0)
-    return sr_error_sys(err, "mounts[%zu]: bind source `%s`", index, src);
+    return sr_error_sys(err, "%s: bind source `%s`", m->field, src);
   struct stat st;
   if (fstat(fd, &st) < 0)
-    return sr_error_sys(err, "mounts[%zu]: stat `%s`", index, src);
+    return sr_error_sys(err, "%s: stat `%s`", m->field, src);
   *is_dir = S_ISDIR(st.st_mode);
   /* A slave of the host's mount: host mounts still show up inside, but nothing the container
    * mounts below it propagates back to the host. */
   struct sr_mount_attr prop = {.propagation = MS_SLAVE};
   if (sr_mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &prop) < 0)
-    return sr_error_sys(err, "mounts[%zu]: make `%s` a slave mount", index, src);
+    return sr_error_sys(err, "%s: make `%s` a slave mount", m->field, src);
   struct sr_mount_attr attr;
   bind_attr(&m->opts, &attr);
   if ((attr.attr_set || attr.attr_clr) && sr_mount_setattr(fd, "", AT_EMPTY_PATH, &attr) < 0)
-    return sr_error_sys(err, "mounts[%zu]: set options of `%s` on `%s`", index, src,
+    return sr_error_sys(err, "%s: set options of `%s` on `%s`", m->field, src,
                         m->destination);
   if (apply_recursive_attrs(fd, &m->opts, m->destination, err) < 0)
     return -1;
@@ -140,7 +140,7 @@ int sr_binds_prepare(const struct sr_config *c, const char *bundle, struct sr_bi
     const struct sr_mount *m = &c->mounts[i];
     if (!(m->opts.bind || m->opts.rbind))
       continue;
-    if (prepare_bind(m, bundle, &plan->tree_fd[i], &plan->is_dir[i], i, err) < 0) {
+    if (prepare_bind(m, bundle, &plan->tree_fd[i], &plan->is_dir[i], err) < 0) {
       sr_bind_plan_close(plan);
       return -1;
     }
@@ -211,18 +211,18 @@ int sr_binds_idmap(struct sr_bind_plan *plan, const struct sr_config *c, pid_t u
     _cleanup_close_ int userns = -1;
     if (m->n_uid_mappings > 0) {
       if (userns_with_maps(m, &userns, err) < 0)
-        return sr_error_wrap(err, "mounts[%zu]: idmap", i);
+        return sr_error_wrap(err, "%s: idmap", m->field);
     } else {
       char path[64];
       snprintf(path, sizeof(path), "/proc/%d/ns/user", userns_pid);
       userns = open(path, O_RDONLY | O_CLOEXEC);
       if (userns < 0)
-        return sr_error_sys(err, "mounts[%zu]: idmap: open `%s`", i, path);
+        return sr_error_sys(err, "%s: idmap: open `%s`", m->field, path);
     }
     struct sr_mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
     unsigned flags = AT_EMPTY_PATH | (m->opts.ridmap ? AT_RECURSIVE : 0);
     if (sr_mount_setattr(plan->tree_fd[i], "", flags, &attr) < 0)
-      return sr_error_sys(err, "mounts[%zu]: idmap `%s`", i, m->destination);
+      return sr_error_sys(err, "%s: idmap `%s`", m->field, m->destination);
   }
   return 0;
 }
@@ -461,7 +461,7 @@ int sr_mounts_apply(const struct sr_config *c, struct sr_bind_plan *plan, int ro
     bool cgroupns = c->linux_.namespaces[SR_NS_CGROUP].present;
     bool userns = c->linux_.namespaces[SR_NS_USER].present;
     if (apply_one(&c->mounts[i], tree, is_dir, root_fd, cg, cgroupns, userns, err) < 0)
-      return sr_error_wrap(err, "mounts[%zu]", i);
+      return sr_error_wrap(err, "%s", c->mounts[i].field);
     if (tree >= 0) {
       close(tree);
       plan->tree_fd[i] = -1;

@@ -619,3 +619,15 @@ def test_list_sweeps_what_a_killed_create_left_but_never_a_create_at_work(seerun
                     os.unlink(os.path.join(d, f))
                 os.rmdir(d)
 
+
+
+def test_a_runtime_mount_error_names_config_jsons_index_under_a_profile(hardened, bundle):
+    # The profile puts its tmpfs (/tmp, /var/tmp, /run) before config.json's mounts; an error
+    # must still name the entry as config.json numbers it.
+    bundle.config["mounts"].append({"destination": "/data", "type": "tmpfs", "source": "tmpfs",
+                                    "options": ["size=not-a-size"]})
+    index = len(bundle.config["mounts"]) - 1
+    r = hardened.cmd("run", "--bundle", bundle.write(), hardened.id())
+    assert r.returncode == 1
+    assert f"mounts[{index}]" in r.stderr and "/data" in r.stderr, r.stderr
+    assert hardened.list_ids() == []
