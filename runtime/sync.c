@@ -69,10 +69,11 @@ int sr_sync_recv(int fd, struct sr_sync_msg *m, sr_error_t *err)
   do
     r = recv(fd, m, sizeof(*m), 0);
   while (r < 0 && errno == EINTR);
+  /* ECONNRESET: the peer died with a message of ours unread -- it exited, like EOF. */
+  if (r == 0 || (r < 0 && errno == ECONNRESET))
+    return sr_error_make(err, 0, PEER_EXITED);
   if (r < 0)
     return sr_error_sys(err, "sync: receive");
-  if (r == 0)
-    return sr_error_make(err, 0, PEER_EXITED);
   if ((size_t)r < offsetof(struct sr_sync_msg, text) + 1 || m->type < SYNC_GO ||
       m->type > SYNC_ERROR)
     return sr_error_make(err, 0, "sync: malformed message");
