@@ -99,7 +99,7 @@ struct sr_userns_pool {
   int64_t grace_seconds; /* a deleted container's range is kept this long for its id */
 };
 
-#define SR_USERNS_DEFAULT_REGISTRY "/var/lib/seerun/userns.json"
+#define SR_USERNS_DEFAULT_REGISTRY "/var/lib/seerun/userns.ranges"
 
 struct sr_policy {
   struct sr_arena arena;

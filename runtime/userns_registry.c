@@ -3,11 +3,12 @@
 #include "userns_registry.h"
 
 #include "cleanup.h"
-#include "json.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@ struct entry {
 
 struct registry {
   struct sr_arena arena;
+  char *text; /* the file as read; keys point into it */
   struct entry *v;
   size_t n, cap;
 };
@@ -81,12 +83,52 @@ static void block_id_file(struct blocked *b, const char *path)
   }
 }
 
-static bool overlaps(const struct blocked *b, uint64_t lo, uint64_t hi)
+static int by_lo(const void *a, const void *b)
 {
-  for (size_t i = 0; i < b->n; i++)
-    if (lo < b->v[i].hi && b->v[i].lo < hi)
-      return true;
-  return false;
+  const struct interval *x = a, *y = b;
+  return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Sorts and merges the blocked intervals, so that the pool is walked once (a registry of
+ * thousands of ranges against a pool of thousands of slots would otherwise cost their product). */
+static void merge_blocked(struct blocked *b)
+{
+  if (b->n == 0)
+    return;
+  qsort(b->v, b->n, sizeof(*b->v), by_lo);
+  size_t o = 0;
+  for (size_t i = 1; i < b->n; i++) {
+    if (b->v[i].lo <= b->v[o].hi) {
+      if (b->v[i].hi > b->v[o].hi)
+        b->v[o].hi = b->v[i].hi;
+    } else
+      b->v[++o] = b->v[i];
+  }
+  b->n = o + 1;
+}
+
+/* With merged intervals and slots visited in increasing order: *cursor only moves forward. */
+static bool overlaps_merged(const struct blocked *b, size_t *cursor, uint64_t lo, uint64_t hi)
+{
+  while (*cursor < b->n && b->v[*cursor].hi <= lo)
+    (*cursor)++;
+  return *cursor < b->n && b->v[*cursor].lo < hi;
+}
+
+static bool expired(const struct entry *e, const struct sr_userns_pool *pool, time_t now)
+{
+  return e->released && now - e->released >= pool->grace_seconds;
+}
+
+/* The file: a header line, then one line per range, "FIRST SIZE RELEASED KEY" (RELEASED: the
+ * time of the delete, 0 while the container exists; KEY: the rest of the line).  Plain lines,
+ * not JSON: every create and delete reads and rewrites it, and with thousands of ranges held
+ * for the grace period that must cost microseconds per range, not a document tree. */
+#define REGISTRY_HEADER "seerun user namespace registry 2: FIRST SIZE RELEASED KEY\n"
+
+static int bad_line(sr_error_t *err, size_t line, const char *why)
+{
+  return sr_error_make(err, 0, "user namespace registry: line %zu: %s", line, why);
 }
 
 static int load(int fd, struct registry *r, sr_error_t *err)
@@ -96,62 +138,88 @@ static int load(int fd, struct registry *r, sr_error_t *err)
     return sr_error_sys(err, "user namespace registry: stat");
   if (st.st_size == 0)
     return 0;
-  _cleanup_free_ char *buf = malloc((size_t)st.st_size + 1);
+  /* (Not the arena, which zeroes what it gives: the keys point into this buffer.) */
+  r->text = malloc((size_t)st.st_size + 1);
+  char *buf = r->text;
   if (buf == NULL)
     return sr_error_make(err, ENOMEM, "user namespace registry");
   ssize_t n = pread(fd, buf, (size_t)st.st_size, 0);
   if (n != st.st_size)
     return sr_error_sys(err, "user namespace registry: read");
-  _cleanup_yajl_ yajl_val root = NULL;
-  yajl_val arr;
-  if (sr_json_parse(buf, (size_t)n, &root, err) < 0 || sr_json_want_object(root, "", err) < 0 ||
-      sr_json_get_array(root, "", "ranges", true, &arr, err) < 0)
-    return sr_error_wrap(err, "user namespace registry");
-  r->cap = arr->u.array.len + 1;
+  buf[n] = '\0';
+  size_t hl = strlen(REGISTRY_HEADER);
+  if ((size_t)n < hl || memcmp(buf, REGISTRY_HEADER, hl) != 0)
+    return bad_line(err, 1, "not a seerun user namespace registry (version 2)");
+  size_t lines = 0;
+  for (char *c = buf + hl; *c; c++)
+    lines += *c == '\n';
+  r->cap = lines + 1;
   r->v = sr_arena_array(&r->arena, r->cap, sizeof(*r->v));
   if (r->v == NULL)
     return sr_error_make(err, ENOMEM, "user namespace registry");
-  for (size_t i = 0; i < arr->u.array.len; i++) {
-    yajl_val e = arr->u.array.values[i];
+  size_t no = 1;
+  for (char *line = buf + hl; *line; no++) {
+    char *nl = strchr(line, '\n');
+    if (nl == NULL)
+      return bad_line(err, no + 1, "no newline at its end (a truncated file?)");
+    *nl = '\0';
     struct entry *x = &r->v[r->n];
-    bool has;
-    if (sr_json_get_string(&r->arena, e, "ranges", "key", true, &x->key, err) < 0 ||
-        sr_json_get_u64(e, "ranges", "first", UINT32_MAX, true, &x->first, NULL, err) < 0 ||
-        sr_json_get_u64(e, "ranges", "size", UINT32_MAX, true, &x->size, NULL, err) < 0 ||
-        sr_json_get_i64(e, "ranges", "released", 0, INT64_MAX, false, &x->released, &has, err) <
-            0)
-      return sr_error_wrap(err, "user namespace registry");
-    if (!has)
-      x->released = 0;
+    char *p = line, *end;
+    unsigned long long v[3];
+    for (int k = 0; k < 3; k++) {
+      errno = 0;
+      v[k] = strtoull(p, &end, 10);
+      if (errno || end == p || *end != ' ' || *p == '-' || *p == ' ')
+        return bad_line(err, no + 1, "not FIRST SIZE RELEASED KEY");
+      p = end + 1;
+    }
+    if (v[0] > UINT32_MAX || v[1] == 0 || v[1] > UINT32_MAX || v[0] + v[1] > UINT32_MAX + 1ULL ||
+        v[2] > INT64_MAX || *p == '\0')
+      return bad_line(err, no + 1, "a range outside 32-bit ids, or no key");
+    *x = (struct entry){p, v[0], v[1], (int64_t)v[2]};
     r->n++;
+    line = nl + 1;
   }
   return 0;
 }
 
-static int save(int dirfd, const char *name, const struct registry *r, sr_error_t *err)
+/* Entries whose grace has passed are left out: the file holds what is held or waited for, so
+ * its size (and every create's cost) follows the containers of the grace period, not history. */
+static char *put_u64(char *p, uint64_t v)
 {
-  _cleanup_gen_ yajl_gen g = NULL;
-  if (sr_json_gen_new(&g, true, err) < 0)
-    return -1;
-  yajl_gen_map_open(g);
-  sr_json_put_kv_i64(g, "version", 1);
-  sr_json_put_key(g, "ranges");
-  yajl_gen_array_open(g);
+  char digits[20];
+  int n = 0;
+  do
+    digits[n++] = (char)('0' + v % 10);
+  while ((v /= 10) != 0);
+  while (n)
+    *p++ = digits[--n];
+  *p++ = ' ';
+  return p;
+}
+
+static int save(int dirfd, const char *name, const struct sr_userns_pool *pool,
+                const struct registry *r, sr_error_t *err)
+{
+  time_t now = time(NULL);
+  size_t cap = sizeof(REGISTRY_HEADER);
+  for (size_t i = 0; i < r->n; i++)
+    cap += 3 * 21 + strlen(r->v[i].key) + 1;
+  _cleanup_free_ char *buf = malloc(cap);
+  if (buf == NULL)
+    return sr_error_make(err, ENOMEM, "user namespace registry");
+  char *p = stpcpy(buf, REGISTRY_HEADER);
   for (size_t i = 0; i < r->n; i++) {
-    yajl_gen_map_open(g);
-    sr_json_put_kv_string(g, "key", r->v[i].key);
-    sr_json_put_kv_u64(g, "first", r->v[i].first);
-    sr_json_put_kv_u64(g, "size", r->v[i].size);
-    if (r->v[i].released)
-      sr_json_put_kv_i64(g, "released", r->v[i].released);
-    yajl_gen_map_close(g);
+    const struct entry *e = &r->v[i];
+    if (expired(e, pool, now))
+      continue;
+    if (strchr(e->key, '\n'))
+      return sr_error_make(err, 0, "user namespace registry: key `%s` holds a newline", e->key);
+    p = put_u64(put_u64(put_u64(p, e->first), e->size), (uint64_t)e->released);
+    p = stpcpy(p, e->key);
+    *p++ = '\n';
   }
-  yajl_gen_array_close(g);
-  yajl_gen_map_close(g);
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf(g, &buf, &len);
-  return sr_write_file_atomic(dirfd, name, buf, len, 0600, err);
+  return sr_write_file_atomic(dirfd, name, buf, (size_t)(p - buf), 0600, err);
 }
 
 struct locked {
@@ -166,6 +234,27 @@ static void unlock(struct locked *l)
     close(l->lockfd);
   if (l->dirfd >= 0)
     close(l->dirfd);
+}
+
+/* A writer killed between writing its temporary copy and renaming it leaves ".NAME.PID.tmp":
+ * every writer holds the lock, so under it any such file is a leftover. */
+static void sweep_temporaries(const struct locked *l)
+{
+  int fd = openat(l->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+  if (d == NULL) {
+    if (fd >= 0)
+      close(fd);
+    return;
+  }
+  size_t n = strlen(l->name);
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    size_t len = strlen(e->d_name);
+    if (e->d_name[0] == '.' && len > n + 5 && strncmp(e->d_name + 1, l->name, n) == 0 &&
+        e->d_name[n + 1] == '.' && strcmp(e->d_name + len - 4, ".tmp") == 0)
+      unlinkat(l->dirfd, e->d_name, 0);
+  }
+  closedir(d);
 }
 
 /* Opens (making it, root-only) the registry's directory and takes its lock. */
@@ -194,6 +283,7 @@ static int lock_registry(const struct sr_userns_pool *pool, struct locked *l, in
   while (flock(l->lockfd, LOCK_EX) < 0)
     if (errno != EINTR)
       return sr_error_sys(err, "user namespace registry: lock");
+  sweep_temporaries(l);
   *fd = openat(l->dirfd, l->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (*fd < 0 && errno != ENOENT)
     return sr_error_sys(err, "user namespace registry: open `%s`", pool->registry);
@@ -224,61 +314,99 @@ static int grow(struct registry *r)
   return 0;
 }
 
+/* Takes entry i's range for key (its old key loses it). */
+static int take_over(struct registry *r, size_t i, const char *key, sr_error_t *err)
+{
+  if ((r->v[i].key = sr_arena_strdup(&r->arena, key)) == NULL)
+    return sr_error_make(err, ENOMEM, "user namespace registry");
+  r->v[i].released = 0;
+  return 0;
+}
+
+/* The first slot of the pool that nothing blocks: not the host's users or groups, not a
+ * subordinate id range, not a range held or still in its grace period. -1: none. */
+static int64_t free_slot(const struct sr_userns_pool *pool, const struct registry *r, time_t now)
+{
+  struct blocked b = {0};
+  block_subid_file(&b, "/etc/subuid");
+  block_subid_file(&b, "/etc/subgid");
+  block_id_file(&b, "/etc/passwd");
+  block_id_file(&b, "/etc/group");
+  for (size_t i = 0; i < r->n; i++)
+    if (!expired(&r->v[i], pool, now))
+      block(&b, r->v[i].first, r->v[i].first + r->v[i].size);
+  merge_blocked(&b);
+  size_t cursor = 0;
+  int64_t found = -1;
+  for (uint64_t k = 0; k < pool->count && found < 0; k++) {
+    uint64_t lo = pool->first + k * pool->size;
+    if (!overlaps_merged(&b, &cursor, lo, lo + pool->size))
+      found = (int64_t)k;
+  }
+  free(b.v);
+  return found;
+}
+
+/* The released range whose grace has run longest, for a pool that is full: a restarted
+ * container that finds other ids on its volumes is better than no container at all. */
+static ssize_t longest_released(const struct sr_userns_pool *pool, const struct registry *r)
+{
+  ssize_t best = -1;
+  for (size_t i = 0; i < r->n; i++)
+    if (r->v[i].released && r->v[i].size == pool->size && r->v[i].first >= pool->first &&
+        r->v[i].first + r->v[i].size <= pool->first + pool->size * pool->count &&
+        (best < 0 || r->v[i].released < r->v[best].released))
+      best = (ssize_t)i;
+  return best;
+}
+
 int sr_userns_acquire(const struct sr_userns_pool *pool, const char *key,
                       struct sr_userns_range *out, sr_error_t *err)
 {
   struct registry r = {0};
   struct locked l;
-  struct blocked b = {0};
   int ret = -1;
+  *out = (struct sr_userns_range){0};
   if (with_registry(pool, &r, &l, err) < 0)
     goto out;
-  for (size_t i = 0; i < r.n; i++)
-    if (strcmp(r.v[i].key, key) == 0) {
-      r.v[i].released = 0;
-      out->host_start = (uint32_t)r.v[i].first;
-      out->size = (uint32_t)r.v[i].size;
-      ret = save(l.dirfd, l.name, &r, err);
-      goto out;
-    }
-  block_subid_file(&b, "/etc/subuid");
-  block_subid_file(&b, "/etc/subgid");
-  block_id_file(&b, "/etc/passwd");
-  block_id_file(&b, "/etc/group");
-  /* Released ranges stay with their key during the grace period. */
   time_t now = time(NULL);
-  for (size_t i = 0; i < r.n; i++)
-    if (r.v[i].released == 0 || now - r.v[i].released < pool->grace_seconds)
-      block(&b, r.v[i].first, r.v[i].first + r.v[i].size);
-  for (uint64_t k = 0; k < pool->count; k++) {
-    uint64_t lo = pool->first + k * pool->size, hi = lo + pool->size;
-    if (overlaps(&b, lo, hi))
-      continue;
-    /* An expired range of another key is taken over. */
-    for (size_t i = 0; i < r.n; i++)
-      if (r.v[i].first < hi && lo < r.v[i].first + r.v[i].size) {
-        r.v[i] = r.v[--r.n];
-        i--;
+  ssize_t mine = -1;
+  for (size_t i = 0; i < r.n && mine < 0; i++)
+    if (strcmp(r.v[i].key, key) == 0)
+      mine = (ssize_t)i;
+  if (mine < 0) {
+    int64_t k = free_slot(pool, &r, now);
+    if (k >= 0) {
+      uint64_t lo = pool->first + (uint64_t)k * pool->size, hi = lo + pool->size;
+      /* Expired entries overlapping it are forgotten. */
+      for (size_t i = 0; i < r.n; i++)
+        if (r.v[i].first < hi && lo < r.v[i].first + r.v[i].size)
+          r.v[i--] = r.v[--r.n];
+      if (grow(&r) < 0) {
+        sr_error_make(err, ENOMEM, "user namespace registry");
+        goto out;
       }
-    if (grow(&r) < 0) {
-      sr_error_make(err, ENOMEM, "user namespace registry");
+      mine = (ssize_t)r.n;
+      r.v[r.n++] = (struct entry){NULL, lo, pool->size, 0};
+    } else if ((mine = longest_released(pool, &r)) >= 0) {
+      out->reclaimed_from = r.v[mine].released;
+    } else {
+      sr_error_make(err, 0, "user namespace registry `%s`: all %llu ranges are held by "
+                            "containers that exist (the policy's userNamespaces.count)",
+                    pool->registry, (unsigned long long)pool->count);
       goto out;
     }
-    r.v[r.n++] = (struct entry){sr_arena_strdup(&r.arena, key), lo, pool->size, 0};
-    if (save(l.dirfd, l.name, &r, err) < 0)
+    if (take_over(&r, (size_t)mine, key, err) < 0)
       goto out;
-    out->host_start = (uint32_t)lo;
-    out->size = (uint32_t)pool->size;
-    ret = 0;
-    goto out;
   }
-  sr_error_make(err, 0, "user namespace registry `%s`: all %llu ranges are in use (see `seerun "
-                        "gc` and the policy's userNamespaces.count)", pool->registry,
-                (unsigned long long)pool->count);
+  r.v[mine].released = 0;
+  out->host_start = (uint32_t)r.v[mine].first;
+  out->size = (uint32_t)r.v[mine].size;
+  ret = save(l.dirfd, l.name, pool, &r, err);
 out:
   unlock(&l);
-  free(b.v);
   sr_arena_release(&r.arena);
+  free(r.text);
   return ret;
 }
 
@@ -293,11 +421,12 @@ int sr_userns_release(const struct sr_userns_pool *pool, const char *key, sr_err
   for (size_t i = 0; i < r.n; i++)
     if (strcmp(r.v[i].key, key) == 0 && r.v[i].released == 0) {
       r.v[i].released = time(NULL);
-      ret = save(l.dirfd, l.name, &r, err);
+      ret = save(l.dirfd, l.name, pool, &r, err);
     }
 out:
   unlock(&l);
   sr_arena_release(&r.arena);
+  free(r.text);
   return ret;
 }
 
@@ -316,10 +445,11 @@ int sr_userns_gc(const struct sr_userns_pool *pool, bool all, size_t *freed, sr_
       i--;
       (*freed)++;
     }
-  ret = *freed ? save(l.dirfd, l.name, &r, err) : 0;
+  ret = *freed ? save(l.dirfd, l.name, pool, &r, err) : 0;
 out:
   unlock(&l);
   sr_arena_release(&r.arena);
+  free(r.text);
   return ret;
 }
 

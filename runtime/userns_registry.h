@@ -16,10 +16,12 @@
 struct sr_userns_range {
   uint32_t host_start;
   uint32_t size;
+  int64_t reclaimed_from; /* the pool was full: released then by another key; 0: no */
 };
 
 /* The key's range: its own again if it had one, else a free range of the pool disjoint from
- * /etc/subuid, /etc/subgid and the host's users' and groups' ids. */
+ * /etc/subuid, /etc/subgid and the host's users' and groups' ids; when every range is held or
+ * in its grace period, the one released longest ago (never one whose container exists). */
 int sr_userns_acquire(const struct sr_userns_pool *pool, const char *key,
                       struct sr_userns_range *out, sr_error_t *err);
 /* The key's container is gone: its range waits for it during the grace period. */

@@ -277,11 +277,16 @@ int sr_userns_remap(struct sr_config *c, const struct sr_policy_facts *facts,
   user->path = NULL;
   c->linux_.uid_mappings = c->linux_.gid_mappings = map;
   c->linux_.n_uid_mappings = c->linux_.n_gid_mappings = 1;
-  char applied[128];
+  char applied[128], reason[192];
   snprintf(applied, sizeof(applied), "new: container 0-%u on host %u-%u", range.size - 1,
            range.host_start, range.host_start + range.size - 1);
-  if (decide(c, d, SR_DECISION_ENFORCED, field, "host (none)", applied,
-             "no container process holds host uid 0", err) < 0)
+  if (range.reclaimed_from)
+    snprintf(reason, sizeof(reason), "no container process holds host uid 0; the pool was full: "
+             "this range was taken from a container deleted at %lld, before its grace period "
+             "ended (userNamespaces.count)", (long long)range.reclaimed_from);
+  else
+    snprintf(reason, sizeof(reason), "no container process holds host uid 0");
+  if (decide(c, d, SR_DECISION_ENFORCED, field, "host (none)", applied, reason, err) < 0)
     return -1;
   return clamp_sysctls(c, range.size, d, err);
 }

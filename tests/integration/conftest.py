@@ -21,6 +21,20 @@ SEERUN = os.environ.get("SEERUN_BINARY", os.path.join(TOP, "build", "seerun"))
 CGROUP_ROOT = "/sys/fs/cgroup"
 
 
+
+def read_userns_registry(path):
+    """seerun's user namespace registry: {key: {"first", "size", "released"}} (a header line,
+    then "FIRST SIZE RELEASED KEY" lines)."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    assert lines and lines[0].startswith("seerun user namespace registry 2:"), lines[:1]
+    out = {}
+    for line in lines[1:]:
+        first, size, released, key = line.split(" ", 3)
+        out[key] = {"key": key, "first": int(first), "size": int(size),
+                    "released": int(released)}
+    return out
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "engines: drive podman, containerd and Docker "
                             "(contrib/setup-engines.sh installs them)")
@@ -54,7 +68,7 @@ def write_policy(directory):
         policy["profiles"]["permissive"] = json.load(f)["profiles"]["permissive"]
     policy["auditLog"] = str(directory / "audit.jsonl")
     # The test's own user namespace registry: ranges it takes never mix with the host's.
-    policy["userNamespaces"]["registry"] = str(directory / "userns" / "registry.json")
+    policy["userNamespaces"]["registry"] = str(directory / "userns" / "ranges")
     path = directory / "policy.json"
     path.write_text(json.dumps(policy, indent=2))
     os.chmod(path, 0o644)
@@ -73,7 +87,7 @@ class Seerun:
         self.policy = str(policy)
         self.profile = profile
         self.audit_log = os.path.join(os.path.dirname(self.policy), "audit.jsonl")
-        self.registry = os.path.join(os.path.dirname(self.policy), "userns", "registry.json")
+        self.registry = os.path.join(os.path.dirname(self.policy), "userns", "ranges")
         self.global_args = ["--root", self.root, "--policy", self.policy, "--profile", profile]
         self.created = set()
 

@@ -8,6 +8,8 @@ import time
 
 import pytest
 
+from conftest import read_userns_registry
+
 
 def status_ids(pid):
     """The Uid and Gid lines of /proc/<pid>/status, as the host sees them."""
@@ -34,8 +36,7 @@ def container_pids(cid):
 
 
 def registry(hardened):
-    with open(hardened.registry) as f:
-        return {r["key"]: r for r in json.load(f)["ranges"]}
+    return read_userns_registry(hardened.registry)
 
 
 def test_no_process_of_a_container_holds_host_uid_or_gid_0(hardened, bundle):
@@ -112,7 +113,7 @@ def test_a_restarted_container_gets_its_range_again(hardened, bundle):
     first = registry(hardened)
     assert len(first) == 1
     (key, entry), = first.items()
-    assert "released" in entry
+    assert entry["released"] > 0  # deleted, its range kept for it
     other = hardened.id("other")
     hardened.cmd("run", "--bundle", path, other, check=True)
     hardened.cmd("run", "--bundle", path, cid, check=True)
@@ -160,3 +161,49 @@ def test_files_written_to_a_volume_belong_to_the_mapped_ids_on_the_host(hardened
     st = os.stat(vol / "file")
     first = next(iter(registry(hardened).values()))["first"]
     assert st.st_uid == first and st.st_gid == first
+
+
+def small_pool(hardened, count):
+    with open(hardened.policy) as f:
+        policy = json.load(f)
+    policy["userNamespaces"]["count"] = count
+    with open(hardened.policy, "w") as f:
+        json.dump(policy, f)
+
+
+def test_a_full_pool_takes_the_range_released_longest_ago_never_a_live_one(hardened, bundle):
+    small_pool(hardened, 2)
+    path = bundle.args("true").write()
+    a, b, c = hardened.id("a"), hardened.id("b"), hardened.id("c")
+    hardened.cmd("run", "--bundle", path, a, check=True)
+    time.sleep(1.1)  # (release times are in seconds)
+    hardened.cmd("run", "--bundle", path, b, check=True)
+    ranges = registry(hardened)
+    first_a = next(v["first"] for k, v in ranges.items() if k.endswith("/" + a))
+    # Both ranges are in their grace period: c gets a's, deleted first, and says so.
+    hardened.cmd("run", "--bundle", path, c, check=True)
+    ranges = registry(hardened)
+    assert [k.rsplit("/", 1)[1] for k, v in ranges.items() if v["first"] == first_a] == [c]
+    reasons = [l["reason"] for l in hardened.audit() if l.get("id") == c and
+               l.get("field") == "linux.namespaces.user"]
+    assert reasons and "the pool was full" in reasons[-1], reasons
+    # With every range held by a container that exists, nothing is taken from it.
+    bundle.args("sleep", "30")
+    path = bundle.write()
+    hardened.cmd("run", "-d", "--bundle", path, a, check=True)
+    hardened.cmd("run", "-d", "--bundle", path, b, check=True)
+    r = hardened.cmd("run", "-d", "--bundle", path, c)
+    assert r.returncode == 1 and "all 2 ranges are held by containers that exist" in r.stderr, \
+        r.stderr
+    assert sorted(hardened.list_ids()) == sorted([a, b])
+
+
+def test_a_writer_killed_mid_save_leaves_no_temporary_file(hardened, bundle):
+    directory = os.path.dirname(hardened.registry)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    leftover = os.path.join(directory, ".ranges.999999.tmp")
+    with open(leftover, "w") as f:
+        f.write("half a registry")
+    hardened.cmd("run", "--bundle", bundle.args("true").write(), hardened.id(), check=True)
+    assert not os.path.exists(leftover)
+    assert len(registry(hardened)) == 1
