@@ -40,6 +40,7 @@ struct sr_create_ctx {
   struct sr_cgroup *cgroup;
   int cgroup_dir_fd; /* v2: for CLONE_INTO_CGROUP; -1 otherwise */
   int rootfs_tree_fd; /* the idmapped root filesystem the parent prepared; -1: none */
+  bool rootfs_idmapped; /* rootfs_tree_fd is idmapped already (an overlay rebuilt of layers) */
   struct sr_seccomp_prog seccomp_prog; /* the config's filter, compiled (or cached) by the parent */
   int sync[2];       /* [0]: the parent's end, [1]: the children's */
   int fifo_fd;       /* O_PATH of exec.fifo */

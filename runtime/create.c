@@ -13,6 +13,7 @@
 #include "lsm.h"
 #include "paths.h"
 #include "process_attrs.h"
+#include "rootfs_overlay.h"
 #include "state.h"
 #include "sync.h"
 #include "util.h"
@@ -275,7 +276,7 @@ static pid_t clone_child(struct sr_create_ctx *ctx, sr_error_t *err)
  * it cannot, host-owned files appear as nobody, which is recorded. */
 static int idmap_rootfs(struct sr_create_ctx *ctx, pid_t pid, sr_error_t *err)
 {
-  if (ctx->rootfs_tree_fd < 0)
+  if (ctx->rootfs_tree_fd < 0 || ctx->rootfs_idmapped)
     return 0;
   sr_error_t e = NULL;
   if (sr_rootfs_idmap(ctx->rootfs_tree_fd, pid, &e) == 0) {
@@ -476,6 +477,32 @@ static int precreate_mountpoints(struct sr_create_ctx *ctx, sr_error_t *err)
   return 0;
 }
 
+/* The engine's overlay root: the mount points first (as host root, through the engine's
+ * overlay: the container's root could not make them in the read-only root), then the root
+ * rebuilt read-only from idmapped layers; where that cannot be done (a writable root, an older
+ * kernel, layers on a filesystem without idmapped mounts), the engine's overlay as it is, its
+ * host-owned files appearing as nobody, on record. */
+static int prepare_overlay_rootfs(struct sr_create_ctx *ctx, sr_error_t *err)
+{
+  if (precreate_mountpoints(ctx, err) < 0)
+    return -1;
+  _cleanup_error_ sr_error_t e = NULL;
+  if (!ctx->config->root_readonly)
+    sr_error_make(&e, 0, "a writable overlay root cannot be rebuilt while the engine's overlay "
+                         "holds its upper directory");
+  else if (sr_rootfs_overlay_idmapped(ctx->rootfs, &ctx->config->linux_, &ctx->rootfs_tree_fd,
+                                      &e) == 0) {
+    ctx->rootfs_idmapped = true;
+    const char *fields[] = {"field", "root.path", "applied", "overlay rebuilt read-only from "
+                            "layers idmapped to the container's user namespace", NULL};
+    return sr_audit_event(ctx->audit, "rootfs-idmap", fields, err);
+  }
+  _cleanup_free_ char *why = sr_error_text(e);
+  const char *fields[] = {"field", "root.path", "applied", "unmapped: host-owned files appear "
+                          "as nobody", "reason", why ? why : "", NULL};
+  return sr_audit_event(ctx->audit, "rootfs-unmapped", fields, err);
+}
+
 /* A container process that died without a word was killed or exited: say how, and name the
  * memory limit, the usual reason for a SIGKILL (the OOM killer). */
 static void explain_setup_death(struct sr_create_ctx *ctx, sr_error_t *err)
@@ -525,17 +552,14 @@ static int prepare(struct sr_create_ctx *ctx, sr_error_t *err)
   if (ctx->o->console_socket && ctx->console_fd < 0 &&
       connect_unix(ctx->o->console_socket, "--console-socket", &ctx->console_fd, err) < 0)
     return -1;
-  /* Idmapping needs a filesystem that supports it: overlayfs (engines' image layers) does not. */
+  /* A plain directory is idmapped once the user namespace exists; overlayfs (the engines'
+   * image layers) cannot be, so it is rebuilt from idmapped layers here. */
   struct statfs sfs;
-  if (ctx->ns.new_userns && statfs(ctx->rootfs, &sfs) == 0 &&
-      sfs.f_type != OVERLAYFS_SUPER_MAGIC &&
-      sr_rootfs_prepare_idmapped(ctx->rootfs, &ctx->rootfs_tree_fd, err) < 0)
-    return -1;
-  if (ctx->ns.new_userns && ctx->rootfs_tree_fd < 0) {
-    const char *fields[] = {"field", "root.path", "applied", "unmapped: host-owned files appear "
-                            "as nobody", "reason", "overlayfs cannot be idmapped", NULL};
-    if (sr_audit_event(ctx->audit, "rootfs-unmapped", fields, err) < 0 ||
-        precreate_mountpoints(ctx, err) < 0)
+  if (ctx->ns.new_userns && statfs(ctx->rootfs, &sfs) == 0) {
+    if (sfs.f_type != OVERLAYFS_SUPER_MAGIC) {
+      if (sr_rootfs_prepare_idmapped(ctx->rootfs, &ctx->rootfs_tree_fd, err) < 0)
+        return -1;
+    } else if (prepare_overlay_rootfs(ctx, err) < 0)
       return -1;
   }
   const struct sr_seccomp *sc = c->linux_.seccomp;

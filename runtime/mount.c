@@ -148,59 +148,6 @@ int sr_binds_prepare(const struct sr_config *c, const char *bundle, struct sr_bi
   return 0;
 }
 
-/* A user namespace holding the given mappings, for an idmapped mount: a short-lived child
- * unshares it, the parent writes the maps and keeps a descriptor of it. */
-static int userns_with_maps(const struct sr_mount *m, int *out, sr_error_t *err)
-{
-  int pipefd[2];
-  if (pipe2(pipefd, O_CLOEXEC) < 0)
-    return sr_error_sys(err, "pipe");
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(pipefd[0]);
-    close(pipefd[1]);
-    return sr_error_sys(err, "fork");
-  }
-  if (pid == 0) {
-    char c;
-    close(pipefd[1]);
-    if (unshare(CLONE_NEWUSER) < 0)
-      _exit(1);
-    /* Wait for the parent to finish with us. */
-    (void)!read(pipefd[0], &c, 1);
-    _exit(0);
-  }
-  close(pipefd[0]);
-  int ret = -1;
-  char path[64];
-  /* Let the child unshare before looking at its namespace. */
-  for (int tries = 0; tries < 1000; tries++) {
-    char self[64], child[64];
-    snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
-    ssize_t a = readlink("/proc/self/ns/user", self, sizeof(self) - 1);
-    ssize_t b = readlink(path, child, sizeof(child) - 1);
-    if (a > 0 && b > 0 && (a != b || memcmp(self, child, (size_t)a) != 0))
-      break;
-    usleep(100);
-  }
-  struct sr_linux maps = {.uid_mappings = m->uid_mappings,
-                          .n_uid_mappings = m->n_uid_mappings,
-                          .gid_mappings = m->gid_mappings,
-                          .n_gid_mappings = m->n_gid_mappings};
-  if (sr_userns_write_maps(pid, &maps, err) == 0) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-      sr_error_sys(err, "open `%s`", path);
-    else {
-      *out = fd;
-      ret = 0;
-    }
-  }
-  close(pipefd[1]);
-  waitpid(pid, NULL, 0);
-  return ret;
-}
-
 int sr_binds_idmap(struct sr_bind_plan *plan, const struct sr_config *c, pid_t userns_pid,
                    sr_error_t *err)
 {
@@ -210,7 +157,11 @@ int sr_binds_idmap(struct sr_bind_plan *plan, const struct sr_config *c, pid_t u
       continue;
     _cleanup_close_ int userns = -1;
     if (m->n_uid_mappings > 0) {
-      if (userns_with_maps(m, &userns, err) < 0)
+      struct sr_linux maps = {.uid_mappings = m->uid_mappings,
+                              .n_uid_mappings = m->n_uid_mappings,
+                              .gid_mappings = m->gid_mappings,
+                              .n_gid_mappings = m->n_gid_mappings};
+      if (sr_userns_open_with_maps(&maps, &userns, err) < 0)
         return sr_error_wrap(err, "%s: idmap", m->field);
     } else {
       char path[64];
@@ -276,8 +227,7 @@ int sr_rootfs_attach(const char *rootfs_path, int prepared_tree, int *root_fd, s
   return 0;
 }
 
-/* Reads the kernel's messages about a failed fsconfig/fsmount, for the error text. */
-static void fs_log(int fsfd, char *buf, size_t size)
+void sr_fs_log(int fsfd, char *buf, size_t size)
 {
   buf[0] = '\0';
   char line[512];
@@ -298,7 +248,7 @@ static int fs_fail(int fsfd, sr_error_t *err, const char *what, const struct sr_
 {
   int saved = errno;
   char log[512];
-  fs_log(fsfd, log, sizeof(log));
+  sr_fs_log(fsfd, log, sizeof(log));
   if (log[0])
     return sr_error_make(err, saved, "mount %s `%s` on `%s`: %s (%s)", m->type,
                          m->source ? m->source : "", m->destination, what, log);

@@ -46,6 +46,9 @@ int sr_rootfs_pivot(int root_fd, bool no_pivot, sr_error_t *err);
 /* After pivot: maskedPaths, readonlyPaths, a read-only root, rootfsPropagation. */
 int sr_rootfs_finish(const struct sr_config *c, sr_error_t *err);
 
+/* The kernel's messages about a failed fsconfig/fsmount on fsfd, "; "-joined, for error text. */
+void sr_fs_log(int fsfd, char *buf, size_t size);
+
 /* MS_* mount flags to MOUNT_ATTR_* (the atime mode included). */
 uint64_t sr_mount_flags_to_attr(unsigned long flags);
 

@@ -16,6 +16,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef CLONE_NEWTIME
@@ -280,6 +281,53 @@ int sr_userns_write_maps(pid_t pid, const struct sr_linux *l, sr_error_t *err)
       write_map(pid, "gid_map", l->gid_mappings, l->n_gid_mappings, "linux.gidMappings", err) < 0)
     return -1;
   return 0;
+}
+
+int sr_userns_open_with_maps(const struct sr_linux *maps, int *out, sr_error_t *err)
+{
+  int pipefd[2];
+  if (pipe2(pipefd, O_CLOEXEC) < 0)
+    return sr_error_sys(err, "pipe");
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(pipefd[0]);
+    close(pipefd[1]);
+    return sr_error_sys(err, "fork");
+  }
+  if (pid == 0) {
+    char c;
+    close(pipefd[1]);
+    if (unshare(CLONE_NEWUSER) < 0)
+      _exit(1);
+    /* Wait for the parent to finish with us. */
+    (void)!read(pipefd[0], &c, 1);
+    _exit(0);
+  }
+  close(pipefd[0]);
+  int ret = -1;
+  char path[64];
+  /* Let the child unshare before looking at its namespace. */
+  for (int tries = 0; tries < 1000; tries++) {
+    char self[64], child[64];
+    snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+    ssize_t a = readlink("/proc/self/ns/user", self, sizeof(self) - 1);
+    ssize_t b = readlink(path, child, sizeof(child) - 1);
+    if (a > 0 && b > 0 && (a != b || memcmp(self, child, (size_t)a) != 0))
+      break;
+    usleep(100);
+  }
+  if (sr_userns_write_maps(pid, maps, err) == 0) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      sr_error_sys(err, "open `%s`", path);
+    else {
+      *out = fd;
+      ret = 0;
+    }
+  }
+  close(pipefd[1]);
+  waitpid(pid, NULL, 0);
+  return ret;
 }
 
 /* The host id that container id `id` maps to in /proc/PID/{uid,gid}_map; -1 when unmapped. */

@@ -39,7 +39,7 @@ SEERUN_DEFAULT_ROOT = "/run/seerun"
 # The engines call seerun without --policy: it applies /etc/seerun/policy.json if there is one,
 # else its built-in policy (contrib/policy/default.json), whose user namespace registry is this.
 OPERATOR_POLICY = "/etc/seerun/policy.json"
-USERNS_REGISTRY = "/var/lib/seerun/userns.json"
+USERNS_REGISTRY = "/var/lib/seerun/userns.ranges"
 CACHE_DIR = os.environ.get("SEERUN_TEST_CACHE", "/var/cache/seerun-tests")
 DEBIAN_SUITE = os.environ.get("SEERUN_TEST_DEBIAN_SUITE", "bookworm")
 DEBIAN_MIRROR = os.environ.get("SEERUN_TEST_DEBIAN_MIRROR", "http://deb.debian.org/debian")
@@ -77,7 +77,8 @@ POLICY_PROBE_SCRIPT = (
     "touch /probe 2>/dev/null && echo rootfs=rw || echo rootfs=ro; "
     "touch /tmp/probe && echo tmp=rw || echo tmp=ro; "
     "grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status | tr -d ' \\t' | tr : =; "
-    "echo links=$(ls /sys/class/net | tr '\\n' ,)")
+    "echo links=$(ls /sys/class/net | tr '\\n' ,); "
+    "echo owner=$(stat -L -c %u:%g /bin/sh)")
 
 
 def assert_default_policy(out, what=""):
@@ -88,6 +89,9 @@ def assert_default_policy(out, what=""):
     assert seen["rootfs"] == "ro" and seen["tmp"] == "rw", f"{what}: {seen}"
     assert seen["NoNewPrivs"] == "1" and seen["Seccomp"] == "2", f"{what}: {seen}"
     assert seen["links"] == "lo,", f"{what}: {seen}"
+    # The engine's overlay root is rebuilt from idmapped layers: the image's files are root's
+    # inside (not nobody's), though no host root owns anything the container can write.
+    assert seen["owner"] == "0:0", f"{what}: {seen}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -332,10 +336,10 @@ def userns_ranges_held(keys=(), prefix=None):
     """Of seerun's user namespace registry, the keys (STATE_ROOT/ID) still holding a range:
     those in `keys`, or starting with `prefix`. A deleted container's range is released (it
     stays in the file, marked, for the policy's grace period)."""
+    from conftest import read_userns_registry  # (conftest is loaded first, by pytest)
     try:
-        with open(USERNS_REGISTRY) as f:
-            ranges = json.load(f).get("ranges", [])
-    except (FileNotFoundError, ValueError):
+        ranges = read_userns_registry(USERNS_REGISTRY).values()
+    except FileNotFoundError:
         return []
     keys = set(keys)
     return sorted(r["key"] for r in ranges if not r.get("released") and

@@ -848,3 +848,47 @@ def test_a_bad_tmpfs_option_is_a_clear_error(seerun, bundle, rootfs):
     err = run_fails(seerun, bundle)
     assert f"mounts[{i}]" in err and "size=banana" in err, err
     assert not (rootfs / "data").exists()
+
+
+@pytest.fixture
+def overlay_root(busybox_rootfs, tmp_path):
+    """An engine-style overlay root: the busybox tree as its lower layer, an upper layer with
+    a file of host root's and one of host uid 1000's, mounted at merged (unmounted after)."""
+    d = tmp_path / "ovl"
+    for sub in ("upper/etc", "work", "merged"):
+        (d / sub).mkdir(parents=True)
+    (d / "upper" / "etc" / "from-upper").write_text("upper\n")
+    (d / "upper" / "etc" / "users-file").write_text("")
+    os.chown(d / "upper" / "etc" / "users-file", 1000, 1000)
+    subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
+                    f"lowerdir={busybox_rootfs},upperdir={d}/upper,workdir={d}/work",
+                    str(d / "merged")], check=True)
+    try:
+        yield d
+    finally:
+        subprocess.run(["umount", "-l", str(d / "merged")], check=False)
+
+
+def test_an_overlay_root_is_rebuilt_from_idmapped_layers_so_the_images_owners_show(
+        hardened, bundle, overlay_root):
+    bundle.config["root"]["path"] = str(overlay_root / "merged")
+    # A mount point the image lacks: made through the engine's overlay before the read-only
+    # rebuild (it lands in the upper layer, as the engine's own mount points do).
+    add_mount(bundle, "/data", "tmpfs", "tmpfs", [])
+    cid = hardened.id()
+    r = hardened.cmd("run", "--bundle", bundle.args(
+        "sh", "-c", "stat -c '%u:%g' /bin/busybox /etc/from-upper /etc/users-file; "
+        "cat /etc/from-upper; touch /etc/x 2>&1; grep ' /data ' /proc/self/mounts | cut -d' ' -f3"
+    ).write(), cid, check=True)
+    lines = r.stdout.splitlines()
+    assert lines[:4] == ["0:0", "0:0", "1000:1000", "upper"], lines
+    assert "Read-only file system" in lines[4] and lines[5] == "tmpfs", lines
+    events = [l for l in hardened.audit() if l.get("id") == cid and
+              l.get("event", "").startswith("rootfs-")]
+    assert [e["event"] for e in events] == ["rootfs-idmap"], events
+    assert "overlay rebuilt read-only" in events[0]["applied"]
+    # The engine's overlay is as it was: mounted, its upper layer holding only mount points
+    # (/data; the profile's tmpfs /run and /var/tmp if the shared busybox tree lacks them).
+    assert os.path.ismount(overlay_root / "merged")
+    assert {"data", "etc"} <= set(os.listdir(overlay_root / "upper")) <= {"data", "etc", "run",
+                                                                         "var"}
