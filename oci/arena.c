@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Chunks grow from small to ARENA_CHUNK: a state record needs well under 1 KiB, and `list`
+ * holds hundreds of them, while a config takes a few of the largest. */
+#define ARENA_FIRST_CHUNK 512
 #define ARENA_CHUNK (16 * 1024)
 
 struct sr_arena_chunk {
@@ -24,7 +27,9 @@ void *sr_arena_alloc(struct sr_arena *a, size_t size)
     size = align;
   struct sr_arena_chunk *c = a->head;
   if (c == NULL || c->size - c->used < size) {
-    size_t cap = size > ARENA_CHUNK ? size : ARENA_CHUNK;
+    size_t cap = c == NULL ? ARENA_FIRST_CHUNK : c->size < ARENA_CHUNK ? 2 * c->size : ARENA_CHUNK;
+    if (cap < size)
+      cap = size;
     if (cap > SIZE_MAX - sizeof(*c))
       return NULL;
     c = malloc(sizeof(*c) + cap);

@@ -3,13 +3,13 @@
 #include "cgroup_systemd.h"
 
 #include "cleanup.h"
+#include "sdbus.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <systemd/sd-bus.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -110,17 +110,6 @@ bool sr_systemd_running(void)
   return access("/run/systemd/system", F_OK) == 0;
 }
 
-static void busfreep(sd_bus **b)
-{
-  if (*b)
-    sd_bus_flush_close_unref(*b);
-}
-static void msgfreep(sd_bus_message **m)
-{
-  if (*m)
-    sd_bus_message_unref(*m);
-}
-
 static int bus_fail(sr_error_t *err, int r, const sd_bus_error *e, const char *what,
                     const char *unit)
 {
@@ -153,60 +142,45 @@ static int wait_for_scope(pid_t pid, const char *unit, sr_error_t *err)
 int sr_systemd_start_scope(const struct sr_systemd_unit *u, pid_t pid, const char *description,
                            sr_error_t *err)
 {
-  __attribute__((cleanup(busfreep))) sd_bus *bus = NULL;
-  __attribute__((cleanup(msgfreep))) sd_bus_message *m = NULL;
-  __attribute__((cleanup(msgfreep))) sd_bus_message *reply = NULL;
-  sd_bus_error e = SD_BUS_ERROR_NULL;
-  int r = sd_bus_open_system(&bus);
-  if (r < 0)
-    return sr_error_make(err, -r, "systemd: connect to the system bus");
-  r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1",
-                                     "/org/freedesktop/systemd1",
-                                     "org.freedesktop.systemd1.Manager", "StartTransientUnit");
+  __attribute__((cleanup(sr_sdbus_close))) struct sr_sdbus s = {0};
+  if (sr_sdbus_open(&s, err) < 0)
+    return -1;
+  int r = s.message_new_method_call(s.bus, &s.msg, "org.freedesktop.systemd1",
+                                    "/org/freedesktop/systemd1",
+                                    "org.freedesktop.systemd1.Manager", "StartTransientUnit");
   if (r >= 0)
-    r = sd_bus_message_append(m, "ss", u->unit, "fail");
+    r = s.message_append(s.msg, "ss", u->unit, "fail");
   if (r >= 0)
-    r = sd_bus_message_open_container(m, 'a', "(sv)");
+    r = s.message_open_container(s.msg, 'a', "(sv)");
   /* Delegate: seerun writes the resource files itself, as runc does. */
   if (r >= 0)
-    r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)", "Description", "s",
-                              description, "Slice", "s", u->slice, "Delegate", "b", 1,
-                              "DefaultDependencies", "b", 0, "MemoryAccounting", "b", 1,
-                              "CPUAccounting", "b", 1, "TasksAccounting", "b", 1, "PIDs", "au",
-                              1, (uint32_t)pid);
+    r = s.message_append(s.msg, "(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)", "Description", "s",
+                         description, "Slice", "s", u->slice, "Delegate", "b", 1,
+                         "DefaultDependencies", "b", 0, "MemoryAccounting", "b", 1,
+                         "CPUAccounting", "b", 1, "TasksAccounting", "b", 1, "PIDs", "au", 1,
+                         (uint32_t)pid);
   if (r >= 0)
-    r = sd_bus_message_close_container(m);
+    r = s.message_close_container(s.msg);
   if (r >= 0)
-    r = sd_bus_message_append(m, "a(sa(sv))", 0);
+    r = s.message_append(s.msg, "a(sa(sv))", 0);
   if (r < 0)
     return bus_fail(err, r, NULL, "build StartTransientUnit for", u->unit);
-  r = sd_bus_call(bus, m, WAIT_MS * 1000ULL, &e, &reply);
-  if (r < 0) {
-    int ret = bus_fail(err, r, &e, "start", u->unit);
-    sd_bus_error_free(&e);
-    return ret;
-  }
-  sd_bus_error_free(&e);
+  r = s.call(s.bus, s.msg, WAIT_MS * 1000ULL, &s.error, &s.reply);
+  if (r < 0)
+    return bus_fail(err, r, &s.error, "start", u->unit);
   return wait_for_scope(pid, u->unit, err);
 }
 
 int sr_systemd_stop_unit(const char *unit, sr_error_t *err)
 {
-  __attribute__((cleanup(busfreep))) sd_bus *bus = NULL;
-  __attribute__((cleanup(msgfreep))) sd_bus_message *reply = NULL;
-  sd_bus_error e = SD_BUS_ERROR_NULL;
-  int r = sd_bus_open_system(&bus);
-  if (r < 0)
-    return sr_error_make(err, -r, "systemd: connect to the system bus");
-  r = sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                         "org.freedesktop.systemd1.Manager", "StopUnit", &e, &reply, "ss", unit,
-                         "replace");
-  if (r < 0 && !sd_bus_error_has_name(&e, "org.freedesktop.systemd1.NoSuchUnit")) {
-    int ret = bus_fail(err, r, &e, "stop", unit);
-    sd_bus_error_free(&e);
-    return ret;
-  }
-  sd_bus_error_free(&e);
+  __attribute__((cleanup(sr_sdbus_close))) struct sr_sdbus s = {0};
+  if (sr_sdbus_open(&s, err) < 0)
+    return -1;
+  int r = s.call_method(s.bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                        "org.freedesktop.systemd1.Manager", "StopUnit", &s.error, &s.reply, "ss",
+                        unit, "replace");
+  if (r < 0 && !s.error_has_name(&s.error, "org.freedesktop.systemd1.NoSuchUnit"))
+    return bus_fail(err, r, &s.error, "stop", unit);
   return 0;
 }
 

@@ -26,17 +26,28 @@ struct row {
   struct sr_container *c;
 };
 
-static char *owner_name(int dirfd)
+/* The last uid looked up: every container usually has the same owner, and each getpwuid reads
+ * the passwd database again. */
+struct owner_cache {
+  uid_t uid;
+  char *name;
+};
+
+static char *owner_name(int dirfd, struct owner_cache *cache)
 {
   struct stat st;
   if (fstat(dirfd, &st) < 0)
     return strdup("");
-  struct passwd *pw = getpwuid(st.st_uid);
-  if (pw)
-    return strdup(pw->pw_name);
-  char buf[32];
-  snprintf(buf, sizeof(buf), "#%u", st.st_uid);
-  return strdup(buf);
+  if (cache->name == NULL || cache->uid != st.st_uid) {
+    char buf[32];
+    struct passwd *pw = getpwuid(st.st_uid);
+    if (pw == NULL)
+      snprintf(buf, sizeof(buf), "#%u", st.st_uid);
+    free(cache->name);
+    cache->name = strdup(pw ? pw->pw_name : buf);
+    cache->uid = st.st_uid;
+  }
+  return cache->name ? strdup(cache->name) : NULL;
 }
 
 static void print_table(struct row *rows, size_t n)
@@ -146,6 +157,7 @@ int sr_cmd_list(const struct sr_global *g, int argc, char **argv)
   }
   struct row *rows = calloc(n + 1, sizeof(*rows));
   size_t nrows = 0;
+  struct owner_cache owners = {0};
   for (size_t i = 0; i < n && rows; i++) {
     struct sr_container *ct = NULL;
     /* One broken container must not hide the others (its error names it and the file); one
@@ -161,13 +173,13 @@ int sr_cmd_list(const struct sr_global *g, int argc, char **argv)
     struct row *r = &rows[nrows++];
     r->c = ct;
     r->id = ct->rec->id;
-    r->status = (char *)sr_status_name(sr_container_status(ct));
-    r->pid = sr_container_live_pid(ct);
+    r->status = (char *)sr_status_name(sr_container_observe(ct, &r->pid));
     r->bundle = ct->rec->bundle;
     r->rootfs = ct->rec->rootfs;
     r->created = ct->rec->created;
-    r->owner = owner_name(ct->dirfd);
+    r->owner = owner_name(ct->dirfd, &owners);
   }
+  free(owners.name);
   int ret = 0;
   if (quiet) {
     for (size_t i = 0; i < nrows; i++)

@@ -39,17 +39,22 @@ static int open_cgroup(const struct sr_container *c, struct sr_cgroup **cg, sr_e
   return sr_cgroup_new(CGROUP_ROOT, c->rec->cgroup_path, cg, err);
 }
 
-enum sr_status sr_container_status(const struct sr_container *c)
+enum sr_status sr_container_observe(const struct sr_container *c, pid_t *live_pid)
 {
   const struct sr_state_record *r = c->rec;
+  *live_pid = 0;
   if (r->phase == SR_PHASE_CREATING) {
-    /* A create still at work; if its process is gone, the container never came to be. */
-    if (r->creator_pid > 0 && sr_proc_is(r->creator_pid, r->creator_start))
-      return SR_STATUS_CREATING;
-    return SR_STATUS_STOPPED;
+    /* A create still at work; if its process is gone, the container never came to be (and a
+     * half-made init dies with it: not the container's pid). */
+    if (r->creator_pid <= 0 || !sr_proc_is(r->creator_pid, r->creator_start))
+      return SR_STATUS_STOPPED;
+    if (r->pid > 0 && sr_proc_is(r->pid, r->pid_start))
+      *live_pid = r->pid;
+    return SR_STATUS_CREATING;
   }
-  if (!sr_proc_is(r->pid, r->pid_start))
+  if (r->pid <= 0 || !sr_proc_is(r->pid, r->pid_start))
     return SR_STATUS_STOPPED;
+  *live_pid = r->pid;
   if (faccessat(c->dirfd, "exec.fifo", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
     return SR_STATUS_CREATED;
   struct sr_cgroup *cg = NULL;
@@ -63,14 +68,22 @@ enum sr_status sr_container_status(const struct sr_container *c)
   return frozen ? SR_STATUS_PAUSED : SR_STATUS_RUNNING;
 }
 
+enum sr_status sr_container_status(const struct sr_container *c)
+{
+  pid_t pid;
+  return sr_container_observe(c, &pid);
+}
+
 pid_t sr_container_live_pid(const struct sr_container *c)
 {
   const struct sr_state_record *r = c->rec;
   if (r->pid <= 0)
     return 0;
-  /* A create that died left a half-made init that dies with it: not the container's pid. */
-  if (r->phase == SR_PHASE_CREATING && sr_container_status(c) == SR_STATUS_STOPPED)
-    return 0;
+  if (r->phase == SR_PHASE_CREATING) {
+    pid_t pid;
+    sr_container_observe(c, &pid);
+    return pid;
+  }
   return sr_proc_is(r->pid, r->pid_start) ? r->pid : 0;
 }
 
@@ -89,10 +102,12 @@ int sr_container_state_json(const struct sr_container *c, bool pretty, char **ou
                             sr_error_t *err)
 {
   const struct sr_state_record *r = c->rec;
+  pid_t pid;
+  enum sr_status status = sr_container_observe(c, &pid);
   struct sr_oci_state s = {
       .id = r->id,
-      .status = sr_status_name(sr_container_status(c)),
-      .pid = sr_container_live_pid(c),
+      .status = sr_status_name(status),
+      .pid = pid,
       .bundle = r->bundle,
       .rootfs = r->rootfs,
       .created = r->created,

@@ -20,6 +20,8 @@ enum sr_status {
 
 const char *sr_status_name(enum sr_status s);
 enum sr_status sr_container_status(const struct sr_container *c);
+/* Both at once, with one look at the init's /proc entry. */
+enum sr_status sr_container_observe(const struct sr_container *c, pid_t *live_pid);
 /* The init's pid while it lives, else 0 (what `state` reports). */
 pid_t sr_container_live_pid(const struct sr_container *c);
 

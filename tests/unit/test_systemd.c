@@ -3,9 +3,11 @@
 #include "build.h"
 
 #include "cgroup_systemd.h"
+#include "sdbus.h"
 #include "unit.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 static void slice_paths_nest_as_systemd_nests_them(void)
 {
@@ -51,9 +53,30 @@ static void cgroups_path_names_the_scope_in_its_slice(void)
   sr_error_free(&err);
 }
 
+/* libsystemd is loaded on demand: every symbol the driver calls resolves, and what fails
+ * without a system bus is the connection, not the loading. */
+static void sd_bus_loads_on_demand(void)
+{
+  struct sr_sdbus s;
+  sr_error_t err = NULL;
+  int r = sr_sdbus_open(&s, &err);
+  if (access("/run/dbus/system_bus_socket", F_OK) == 0 && r == 0) {
+    CHECK(s.bus != NULL);
+  } else {
+    CHECK(r < 0);
+    CHECK_ERR_CONTAINS(err, "systemd: connect to the system bus");
+    sr_error_free(&err);
+  }
+  CHECK(s.lib != NULL && s.call != NULL && s.error_free != NULL);
+  sr_sdbus_close(&s);
+  CHECK(s.lib == NULL);
+  sr_sdbus_close(&s);
+}
+
 int main(void)
 {
   RUN(slice_paths_nest_as_systemd_nests_them);
   RUN(cgroups_path_names_the_scope_in_its_slice);
+  RUN(sd_bus_loads_on_demand);
   return unit_report();
 }
