@@ -340,6 +340,21 @@ class Bench:
         self.live[rt.name].discard(cid)
         return {"wall": t1 - t0, "cpu": cpu}
 
+    def it_sandbox(self, rt):
+        """`seerun sandbox -- /bin/true`: its own built-in root filesystem and config, under
+        the default policy, so the same in every variant; it must leave nothing behind."""
+        before = set(os.listdir(rt.root))
+        cpu0 = procs.cpu_children()
+        job = self.run(rt.cmd("sandbox", "--", "/bin/true"))
+        if not job.ok:
+            raise OpFailed(job.describe())
+        self.reaper.reap_ready()
+        cpu = procs.cpu_children() - cpu0
+        left = set(os.listdir(rt.root)) - before
+        if left:
+            raise OpFailed(f"sandbox left state behind: {', '.join(sorted(left))}")
+        return {"wall": job.wall, "cpu": cpu}
+
     def it_floor(self, variant):
         argv = [self.floor] + (["-u"] if variant == "hardened" else []) + [self.rootfs]
         cpu0 = procs.cpu_children()
@@ -398,9 +413,16 @@ class Bench:
 
     def phase_run(self, variant):
         names = list(self.runtimes) + ["floor"]
-        return self.interleave(variant, "run", names,
-                               lambda n: self.it_floor(variant) if n == "floor"
-                               else self.it_run(self.runtimes[n], variant))
+        if "seerun" in self.runtimes:
+            names.append("sandbox")
+
+        def one(n):
+            if n == "floor":
+                return self.it_floor(variant)
+            if n == "sandbox":
+                return self.it_sandbox(self.runtimes["seerun"])
+            return self.it_run(self.runtimes[n], variant)
+        return self.interleave(variant, "run", names, one)
 
     def phase_exec(self, variant):
         """One long-running container (sleep) per runtime; exec /bin/true into it."""

@@ -190,6 +190,20 @@ def render(res):
         _table(lines, header, rows,
                ["---", "---"] + ["--:"] * (len(header) - 2))
 
+        sb = vres["ops"].get("run", {}).get("sandbox")
+        if sb and sb.get("samples"):
+            run = vres["ops"]["run"].get("seerun")
+            add(f"`seerun sandbox -- /bin/true` (its built-in root filesystem from the host's "
+                f"/usr, generated config, default policy; the same in every variant): wall "
+                f"{_cell(sb, 'wall', 'per-iteration', with_p90=True)}, CPU "
+                f"{_cell(sb, 'cpu', 'per-iteration', with_p90=False)}; seerun `run` here: wall "
+                f"{_cell(run, 'wall', 'per-iteration', with_p90=True)}, CPU "
+                f"{_cell(run, 'cpu', 'per-iteration', with_p90=False)}.")
+            add("")
+        elif sb and sb.get("failures"):
+            add(f"`seerun sandbox -- /bin/true` failed: {sb['failures'][0][:300]}")
+            add("")
+
         lc = vres["ops"].get("lifecycle")
         if lc:
             add(f"Lifecycle steps ({variant}, median):")
