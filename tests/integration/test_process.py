@@ -772,3 +772,19 @@ def test_preserve_fds_beyond_what_the_caller_passed_leaks_nothing_of_the_runtime
         os.close(r3)
     assert b"exec.fifo" not in listing and str(log).encode() not in listing, listing
     assert started < 2, "start waited for the container's exit"
+
+
+def test_session_keyring_is_the_containers_own_unless_no_new_keyring(seerun, bundle):
+    # /proc/keys lists the keys the process can see: its session keyring among them.
+    bundle.linux["maskedPaths"] = [p for p in bundle.linux.get("maskedPaths", [])
+                                   if p != "/proc/keys"]
+    bundle.shell("cat /proc/keys")
+    cid = seerun.id()
+    r = seerun.cmd("run", "--bundle", bundle.write(), cid)
+    assert r.returncode == 0, r.stderr
+    own = [line for line in r.stdout.splitlines() if f"keyring   _ses.{cid}:" in line]
+    assert len(own) == 1, r.stdout
+    cid2 = seerun.id()
+    r = seerun.cmd("run", "--no-new-keyring", "--bundle", bundle.write(), cid2)
+    assert r.returncode == 0, r.stderr
+    assert "_ses." + cid2 not in r.stdout
