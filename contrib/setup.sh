@@ -10,6 +10,7 @@ apt-get install -y -q --no-install-recommends \
   build-essential autoconf automake libtool pkg-config git \
   libyajl-dev libseccomp-dev libcap-dev libselinux1-dev libsystemd-dev \
   busybox-static python3 python3-pytest \
+  dbus-daemon python3-dbus python3-gi \
   clang libclang-rt-14-dev >/dev/null
 
 ./autogen.sh >/dev/null

@@ -206,8 +206,13 @@ static int start_scope(struct sr_create_ctx *ctx, pid_t child, sr_error_t *err)
   snprintf(description, sizeof(description), "seerun container %.100s", ctx->o->id);
   int r = sr_systemd_start_scope(&u, child, description, err);
   sr_systemd_unit_release(&u);
+  /* On v1 systemd makes the scope only in the hierarchies it manages (not cpuset, freezer,
+   * net_cls, ...): the rest are made and joined as on cgroupfs, as runc does.  Where systemd
+   * made it already, both steps change nothing. */
+  bool created = false;
   struct sr_resources res;
-  if (r < 0 || device_rules(ctx, &res, err) < 0 ||
+  if (r < 0 || sr_cgroup_create(ctx->cgroup, &created, err) < 0 ||
+      sr_cgroup_attach(ctx->cgroup, child, err) < 0 || device_rules(ctx, &res, err) < 0 ||
       sr_cgroup_apply_resources(ctx->cgroup, &res, false, err) < 0)
     return -1;
   return 0;
@@ -228,7 +233,8 @@ static void create_abort(struct sr_create_ctx *ctx)
   bool systemd = ctx->g->systemd_cgroup;
   if (ctx->cgroup && ctx->container && ctx->container->rec->cgroup_created &&
       (sr_cgroup_destroy(ctx->cgroup, !systemd, &e) < 0 ||
-       (systemd && sr_systemd_stop_scope_of(ctx->cgroup->path, &e) < 0))) {
+       (systemd && (sr_systemd_stop_scope_of(ctx->cgroup->path, &e) < 0 ||
+                    sr_cgroup_destroy(ctx->cgroup, true, &e) < 0)))) {
     _cleanup_free_ char *t = sr_error_text(e);
     sr_warn("cleanup after a failed create: %s", t ? t : "");
     sr_error_free(&e);

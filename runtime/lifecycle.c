@@ -302,11 +302,15 @@ int sr_container_delete(struct sr_container *c, bool force, sr_error_t *err)
   if (open_cgroup(c, &cg, err) < 0)
     return -1;
   if (cg) {
-    /* A systemd scope's directories are systemd's to remove, once the unit stops. */
+    /* A systemd scope is stopped first (systemd removes what it made), then what is left of
+     * it is removed: on v1 the hierarchies systemd does not manage were seerun's to make. */
     bool systemd = c->rec->systemd_cgroup;
     int r = sr_cgroup_destroy(cg, c->rec->cgroup_created && !systemd, err);
-    if (r == 0 && systemd && c->rec->cgroup_created)
+    if (r == 0 && systemd && c->rec->cgroup_created) {
       r = sr_systemd_stop_scope_of(c->rec->cgroup_path, err);
+      if (r == 0)
+        r = sr_cgroup_destroy(cg, true, err);
+    }
     sr_cgroup_free(cg);
     if (r < 0)
       return sr_error_wrap(err, "delete container \"%s\"", c->id);
