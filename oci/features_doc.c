@@ -30,7 +30,7 @@ static void put_bool_object(yajl_gen g, const char *key, const char *field, bool
   yajl_gen_map_close(g);
 }
 
-int sr_features_json(char **out, sr_error_t *err)
+int sr_features_json(bool systemd_driver, char **out, sr_error_t *err)
 {
   _cleanup_gen_ yajl_gen g = NULL;
   if (sr_json_gen_new(&g, true, err) < 0)
@@ -62,7 +62,7 @@ int sr_features_json(char **out, sr_error_t *err)
   yajl_gen_map_open(g);
   sr_json_put_kv_bool(g, "v1", true);
   sr_json_put_kv_bool(g, "v2", true);
-  sr_json_put_kv_bool(g, "systemd", false);
+  sr_json_put_kv_bool(g, "systemd", systemd_driver);
   sr_json_put_kv_bool(g, "systemdUser", false);
   sr_json_put_kv_bool(g, "rdma", true);
   yajl_gen_map_close(g);

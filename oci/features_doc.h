@@ -1,10 +1,13 @@
 /* The OCI features document (features.md) that `seerun features` prints: what this build
- * implements, decided at compile time, never claiming what it does not do. */
+ * implements, never claiming what it does not do.  The one fact found at run time is whether
+ * the systemd cgroup driver can work: it needs libsystemd, loaded on demand. */
 #ifndef SEERUN_FEATURES_DOC_H
 #define SEERUN_FEATURES_DOC_H
 
+#include <stdbool.h>
+
 #include "error.h"
 
-int sr_features_json(char **out, sr_error_t *err);
+int sr_features_json(bool systemd_driver, char **out, sr_error_t *err);
 
 #endif

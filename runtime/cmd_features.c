@@ -5,6 +5,7 @@
 
 #include "cleanup.h"
 #include "features_doc.h"
+#include "sdbus.h"
 
 #include <stdio.h>
 
@@ -21,7 +22,7 @@ int sr_cmd_features(const struct sr_global *g, int argc, char **argv)
     return 1;
   sr_error_t err = NULL;
   _cleanup_free_ char *json = NULL;
-  if (sr_features_json(&json, &err) < 0)
+  if (sr_features_json(sr_sdbus_available(), &json, &err) < 0)
     return sr_cli_fail(&err);
   printf("%s\n", json);
   return 0;

@@ -67,3 +67,13 @@ void sr_sdbus_close(struct sr_sdbus *s)
   dlclose(s->lib);
   memset(s, 0, sizeof(*s));
 }
+
+bool sr_sdbus_available(void)
+{
+  void *lib = dlopen(LIBSYSTEMD, RTLD_LAZY | RTLD_LOCAL);
+  if (lib == NULL)
+    return false;
+  bool ok = dlsym(lib, "sd_bus_open_system") != NULL;
+  dlclose(lib);
+  return ok;
+}

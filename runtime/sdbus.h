@@ -4,6 +4,7 @@
 #ifndef SEERUN_SDBUS_H
 #define SEERUN_SDBUS_H
 
+#include <stdbool.h>
 #include <systemd/sd-bus.h>
 
 #include "error.h"
@@ -36,5 +37,7 @@ struct sr_sdbus {
 /* Loads libsystemd and connects to the system bus. */
 int sr_sdbus_open(struct sr_sdbus *s, sr_error_t *err);
 void sr_sdbus_close(struct sr_sdbus *s);
+/* Whether libsystemd can be loaded (what `features` reports for the systemd driver). */
+bool sr_sdbus_available(void);
 
 #endif
