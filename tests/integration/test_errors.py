@@ -419,7 +419,7 @@ def test_a_bad_container_id_is_refused_before_anything_is_touched(seerun, tmp_pa
     r = seerun.cmd(verb, "--bundle", str(tmp_path / "no-bundle"), "--", cid)
     assert r.returncode != 0
     line = one_line(r)
-    assert "id" in line, line
+    assert "invalid container id" in line, line
     assert "no-bundle" not in line, line
     assert not os.path.exists(seerun.root)
 

@@ -364,7 +364,7 @@ def test_a_bind_of_a_denied_host_path_or_of_a_directory_containing_one_is_refuse
                                     "options": ["rbind", "ro"]})
     index = len(bundle.config["mounts"]) - 1
     r = hardened.cmd("run", "--bundle", bundle.write(), hardened.id())
-    assert r.returncode != 0 and "probe" not in r.stdout, r.stdout
+    assert r.returncode != 0 and r.stdout == "", r.stdout
     assert f"mounts[{index}].source" in r.stderr, r.stderr
     d = decision(hardened, f"mounts[{index}].source")
     assert d["kind"] == "refused" and d["asked"] == json.dumps(source), d
@@ -752,14 +752,12 @@ def test_the_containers_programs_cannot_be_overwritten_through_proc_exe(
 # ---- every decision on record, or nothing runs ----
 
 
-def test_a_container_whose_decisions_cannot_be_audited_does_not_run(hardened, bundle, probe_dir,
-                                                                   tmp_path):
-    marker = tmp_path / "ran"
+def test_a_container_whose_decisions_cannot_be_audited_does_not_run(hardened, bundle, probe_dir):
     attacker(bundle, probe_dir, "ids")
     os.makedirs(hardened.audit_log)  # the log cannot be written: a directory in its place
     r = hardened.cmd("run", "--bundle", bundle.write(), hardened.id())
     assert r.returncode != 0 and "audit log" in r.stderr, r.stderr
-    assert "probe" not in r.stdout and not marker.exists()
+    assert r.stdout == ""  # the probe, had it run, would have printed its findings
     assert hardened.list_ids() == []
     os.rmdir(hardened.audit_log)
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import SEERUN
+from conftest import SEERUN, process_leaks, reap_children
 
 
 def wait_for(pred, timeout=10.0, what="condition"):
@@ -120,13 +120,19 @@ def test_creating_an_existing_id_fails_and_leaves_the_first_alone(seerun, bundle
 
 
 @pytest.mark.parametrize("sig", ["TERM", "SIGTERM", "15"])
-def test_kill_takes_signal_names_and_numbers(seerun, bundle, sig):
-    bundle.shell("trap 'exit 3' TERM; while :; do sleep 0.05; done")
+def test_kill_takes_signal_names_and_numbers(seerun, bundle, sig, tmp_path):
+    # The trap leaves a mark only for SIGTERM: another signal would stop it without one.
+    out = tmp_path / "out"
+    out.mkdir()
+    bundle.config["mounts"].append({"destination": "/out", "type": "bind", "source": str(out),
+                                    "options": ["rbind", "rw"]})
+    bundle.shell("trap 'echo term > /out/sig; exit 3' TERM; while :; do sleep 0.05; done")
     cid = seerun.id()
     seerun.cmd("run", "-d", "--bundle", bundle.write(), cid, check=True)
     time.sleep(0.2)  # let the shell install its trap
     seerun.cmd("kill", cid, sig, check=True)
     wait_for(lambda: seerun.state(cid)["status"] == "stopped", what="exit on SIGTERM")
+    assert (out / "sig").read_text() == "term\n"
 
 
 def test_kill_of_a_stopped_container_fails(seerun, bundle):
@@ -146,6 +152,13 @@ def test_kill_all_reaches_every_process(seerun, bundle):
     time.sleep(0.2)
     seerun.cmd("kill", "--all", cid, "KILL", check=True)
     wait_for(lambda: seerun.state(cid)["status"] == "stopped", what="stopped")
+
+    # Both sleeps died too (the init's death alone would not take them along), before any
+    # delete could kill them.
+    def all_dead():
+        reap_children()
+        return not process_leaks(seerun.prefix)
+    wait_for(all_dead, what="every process of the container to die")
 
 
 def test_list_shows_containers_in_table_json_and_quiet_forms(seerun, bundle):

@@ -770,6 +770,7 @@ def test_preserve_fds_beyond_what_the_caller_passed_leaks_nothing_of_the_runtime
             listing += chunk
     finally:
         os.close(r3)
+    assert b"3 -> pipe:" in listing, listing  # what fd 3 is: the one the caller passed
     assert b"exec.fifo" not in listing and str(log).encode() not in listing, listing
     assert started < 2, "start waited for the container's exit"
 
@@ -784,7 +785,8 @@ def test_session_keyring_is_the_containers_own_unless_no_new_keyring(seerun, bun
     assert r.returncode == 0, r.stderr
     own = [line for line in r.stdout.splitlines() if f"keyring   _ses.{cid}:" in line]
     assert len(own) == 1, r.stdout
-    cid2 = seerun.id()
+    cid2 = seerun.id("nokr")
     r = seerun.cmd("run", "--no-new-keyring", "--bundle", bundle.write(), cid2)
     assert r.returncode == 0, r.stderr
+    assert "keyring" in r.stdout  # the caller's session keyring, still listed
     assert "_ses." + cid2 not in r.stdout
