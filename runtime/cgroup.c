@@ -133,6 +133,20 @@ int sr_cg_read_u64(const struct sr_cg_dir *d, const char *file, uint64_t *v, sr_
   return 0;
 }
 
+int sr_cg_read_u64_opt(const struct sr_cg_dir *d, const char *file, uint64_t *v, sr_error_t *err)
+{
+  if (!sr_cg_has(d, file))
+    return 0;
+  return sr_cg_read_u64(d, file, v, err);
+}
+
+void sr_cg_free_lines(char **lines, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    free(lines[i]);
+  free(lines);
+}
+
 int sr_cg_read_keyed(const struct sr_cg_dir *d, const char *file, const char *key, uint64_t *v,
                      sr_error_t *err)
 {

@@ -169,8 +169,12 @@ int sr_cg_read_u64(const struct sr_cg_dir *d, const char *file, uint64_t *v, sr_
 /* The value of `key` in a "key value" per line file; 0 when the key is absent. */
 int sr_cg_read_keyed(const struct sr_cg_dir *d, const char *file, const char *key, uint64_t *v,
                      sr_error_t *err);
+/* sr_cg_read_u64, but a missing file is a value the layout does not offer: *v is left alone. */
+int sr_cg_read_u64_opt(const struct sr_cg_dir *d, const char *file, uint64_t *v, sr_error_t *err);
 /* A decimal number, or "max" as UINT64_MAX. */
 bool sr_cg_parse_u64(const char *s, uint64_t *v);
+/* Frees n lines built for sr_cg_write_lines, and the array. */
+void sr_cg_free_lines(char **lines, size_t n);
 /* Milliseconds of CLOCK_MONOTONIC, for bounded waits. */
 int64_t sr_cg_now_ms(void);
 void sr_cg_pause(void);

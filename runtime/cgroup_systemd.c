@@ -88,21 +88,22 @@ int sr_systemd_parse(const char *cgroups_path, const char *id, struct sr_systemd
   if (sr_systemd_slice_path(slice, &slice_path, err) < 0)
     return -1;
   size_t nl = strlen(name);
-  bool is_slice = nl > 6 && strcmp(name + nl - 6, ".slice") == 0;
-  int r = is_slice ? asprintf(&u->unit, "%s", name)
-          : prefix[0] ? asprintf(&u->unit, "%s-%s.scope", prefix, name)
-                      : asprintf(&u->unit, "%s.scope", name);
-  if (r < 0 || (u->slice = strdup(slice)) == NULL ||
-      asprintf(&u->path, "%s/%s", slice_path, u->unit) < 0) {
-    sr_systemd_unit_release(u);
-    return sr_error_make(err, ENOMEM, "systemd unit");
-  }
-  if (is_slice) {
-    sr_systemd_unit_release(u);
-    return sr_error_make(err, 0, "linux.cgroupsPath: \"%s\": a slice as the container's own unit "
-                                 "is not supported (use slice:prefix:name)", cgroups_path);
-  }
-  return 0;
+  if (nl > 6 && strcmp(name + nl - 6, ".slice") == 0)
+    return sr_error_make(err, 0,
+                         "linux.cgroupsPath: \"%s\": a slice as the container's own unit "
+                         "is not supported (use slice:prefix:name)",
+                         cgroups_path ? cgroups_path : id);
+  int r = prefix[0] ? asprintf(&u->unit, "%s-%s.scope", prefix, name)
+                    : asprintf(&u->unit, "%s.scope", name);
+  if (r >= 0 && (u->slice = strdup(slice)) != NULL &&
+      asprintf(&u->path, "%s/%s", slice_path, u->unit) >= 0)
+    return 0;
+  /* asprintf leaves its pointer undefined on failure: reset before the release. */
+  if (r < 0)
+    u->unit = NULL;
+  u->path = NULL;
+  sr_systemd_unit_release(u);
+  return sr_error_make(err, ENOMEM, "systemd unit");
 }
 
 bool sr_systemd_running(void)

@@ -387,13 +387,6 @@ static int put_lines(const struct sr_cg_dir *d, const char *file, const char *fi
   return 0;
 }
 
-static void free_lines(char **lines, size_t n)
-{
-  for (size_t i = 0; i < n; i++)
-    free(lines[i]);
-  free(lines);
-}
-
 static int v1_blkio(struct sr_cgroup *cg, const struct sr_resources *r, sr_error_t *err)
 {
   static const char *const tfiles[4] = {
@@ -454,7 +447,7 @@ static int v1_blkio(struct sr_cgroup *cg, const struct sr_resources *r, sr_error
     }
     if (rc == 0)
       rc = put_lines(&d, tfiles[t], tfields[t], lines, n, err);
-    free_lines(lines, n);
+    sr_cg_free_lines(lines, n);
     if (rc < 0)
       return -1;
   }
@@ -521,7 +514,7 @@ static int v1_network(struct sr_cgroup *cg, const struct sr_resources *r, sr_err
     }
   if (rc == 0)
     rc = put_lines(&d, "net_prio.ifpriomap", field, lines, n, err);
-  free_lines(lines, n);
+  sr_cg_free_lines(lines, n);
   return rc;
 }
 
@@ -654,14 +647,6 @@ int sr_cg_v1_is_frozen(struct sr_cgroup *cg, bool *frozen, sr_error_t *err)
 
 /* ---- Statistics ---- */
 
-/* A missing file is a value the layout does not offer: left 0. */
-static int opt_u64(const struct sr_cg_dir *d, const char *file, uint64_t *v, sr_error_t *err)
-{
-  if (!sr_cg_has(d, file))
-    return 0;
-  return sr_cg_read_u64(d, file, v, err);
-}
-
 static int v1_cpu_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err)
 {
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
@@ -670,7 +655,7 @@ static int v1_cpu_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_err
     return -1;
   if (found) {
     char buf[32768]; /* one number per CPU */
-    if (opt_u64(&d, "cpuacct.usage", &st->cpu_usage_total, err) < 0)
+    if (sr_cg_read_u64_opt(&d, "cpuacct.usage", &st->cpu_usage_total, err) < 0)
       return -1;
     if (sr_cg_has(&d, "cpuacct.usage_percpu")) {
       if (sr_cg_read(&d, "cpuacct.usage_percpu", buf, sizeof(buf), err) < 0)
@@ -721,12 +706,12 @@ static int v1_memory_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_
   int found = sr_cg_v1_controller(cg, "memory", &d, err);
   if (found <= 0)
     return found;
-  if (opt_u64(&d, "memory.usage_in_bytes", &st->memory_usage, err) < 0 ||
-      opt_u64(&d, "memory.max_usage_in_bytes", &st->memory_max_usage, err) < 0 ||
-      opt_u64(&d, "memory.limit_in_bytes", &st->memory_limit, err) < 0 ||
-      opt_u64(&d, "memory.failcnt", &st->memory_failcnt, err) < 0 ||
-      opt_u64(&d, "memory.memsw.usage_in_bytes", &st->swap_usage, err) < 0 ||
-      opt_u64(&d, "memory.memsw.limit_in_bytes", &st->swap_limit, err) < 0)
+  if (sr_cg_read_u64_opt(&d, "memory.usage_in_bytes", &st->memory_usage, err) < 0 ||
+      sr_cg_read_u64_opt(&d, "memory.max_usage_in_bytes", &st->memory_max_usage, err) < 0 ||
+      sr_cg_read_u64_opt(&d, "memory.limit_in_bytes", &st->memory_limit, err) < 0 ||
+      sr_cg_read_u64_opt(&d, "memory.failcnt", &st->memory_failcnt, err) < 0 ||
+      sr_cg_read_u64_opt(&d, "memory.memsw.usage_in_bytes", &st->swap_usage, err) < 0 ||
+      sr_cg_read_u64_opt(&d, "memory.memsw.limit_in_bytes", &st->swap_limit, err) < 0)
     return -1;
   if (sr_cg_has(&d, "memory.stat")) {
     if (sr_cg_stats_memory_stat(&d, st, err) < 0)
@@ -797,8 +782,9 @@ static int v1_hugetlb_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr
     snprintf(f1, sizeof(f1), "hugetlb.%s.usage_in_bytes", sizes[i]);
     snprintf(f2, sizeof(f2), "hugetlb.%s.max_usage_in_bytes", sizes[i]);
     snprintf(f3, sizeof(f3), "hugetlb.%s.failcnt", sizes[i]);
-    if (opt_u64(&d, f1, &h->usage, err) < 0 || opt_u64(&d, f2, &h->max_usage, err) < 0 ||
-        opt_u64(&d, f3, &h->failcnt, err) < 0)
+    if (sr_cg_read_u64_opt(&d, f1, &h->usage, err) < 0 ||
+        sr_cg_read_u64_opt(&d, f2, &h->max_usage, err) < 0 ||
+        sr_cg_read_u64_opt(&d, f3, &h->failcnt, err) < 0)
       return -1;
   }
   return 0;
@@ -814,8 +800,8 @@ int sr_cg_v1_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t 
   if (found < 0)
     return -1;
   if (found) {
-    if (opt_u64(&d, "pids.current", &st->pids_current, err) < 0 ||
-        opt_u64(&d, "pids.max", &st->pids_limit, err) < 0)
+    if (sr_cg_read_u64_opt(&d, "pids.current", &st->pids_current, err) < 0 ||
+        sr_cg_read_u64_opt(&d, "pids.max", &st->pids_limit, err) < 0)
       return -1;
     if (st->pids_limit == UINT64_MAX)
       st->pids_limit = 0;

@@ -282,13 +282,6 @@ static uint64_t io_weight(uint64_t w)
   return 1 + (w - 10) * 9999 / 990;
 }
 
-static void free_lines(char **lines, size_t n)
-{
-  for (size_t i = 0; i < n; i++)
-    free(lines[i]);
-  free(lines);
-}
-
 /* The four throttle lists as io.max lines, one per device in order of first mention. */
 static int io_max_lines(const struct sr_resources *r, char ***out, size_t *n, sr_error_t *err)
 {
@@ -314,7 +307,7 @@ static int io_max_lines(const struct sr_resources *r, char ***out, size_t *n, sr
                                      x->minor, keys[t], x->rate)
                           : asprintf(&line, "%s %s=%" PRIu64, lines[k], keys[t], x->rate);
       if (rc < 0) {
-        free_lines(lines, count);
+        sr_cg_free_lines(lines, count);
         free(devs);
         return sr_error_make(err, ENOMEM, "linux.resources.blockIO");
       }
@@ -331,7 +324,7 @@ static int io_max_lines(const struct sr_resources *r, char ***out, size_t *n, sr
   for (size_t i = 0; i < count; i++) {
     char *l = NULL;
     if (asprintf(&l, "%s\n", lines[i]) < 0) {
-      free_lines(lines, count);
+      sr_cg_free_lines(lines, count);
       return sr_error_make(err, ENOMEM, "linux.resources.blockIO");
     }
     free(lines[i]);
@@ -364,7 +357,7 @@ static int v2_io(const struct sr_cg_dir *d, const struct sr_resources *r, sr_err
   if (io_max_lines(r, &lines, &n, err) < 0)
     return -1;
   int rc = n ? put_lines(d, "io.max", "linux.resources.blockIO.throttle", lines, n, err) : 0;
-  free_lines(lines, n);
+  sr_cg_free_lines(lines, n);
   return rc;
 }
 
@@ -436,7 +429,7 @@ static int v2_unified(const struct sr_cg_dir *d, const struct sr_resources *r, s
     }
     if (rc == 0)
       rc = put_lines(d, k, field, lines, n, err);
-    free_lines(lines, n);
+    sr_cg_free_lines(lines, n);
     if (rc < 0)
       return -1;
   }
@@ -518,13 +511,6 @@ int sr_cg_v2_is_frozen(const struct sr_cg_dir *d, bool *frozen, sr_error_t *err)
 
 /* ---- Statistics ---- */
 
-static int opt_u64(const struct sr_cg_dir *d, const char *file, uint64_t *v, sr_error_t *err)
-{
-  if (!sr_cg_has(d, file))
-    return 0;
-  return sr_cg_read_u64(d, file, v, err);
-}
-
 static int opt_keyed(const struct sr_cg_dir *d, const char *file, const char *key, uint64_t *v,
                      sr_error_t *err)
 {
@@ -605,7 +591,8 @@ int sr_cg_v2_hugetlb_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st
     snprintf(f1, sizeof(f1), "hugetlb.%s.current", sizes[i]);
     snprintf(f2, sizeof(f2), "hugetlb.%s.events", sizes[i]);
     /* v2 keeps no maximum usage. */
-    if (opt_u64(d, f1, &h->usage, err) < 0 || opt_keyed(d, f2, "max", &h->failcnt, err) < 0)
+    if (sr_cg_read_u64_opt(d, f1, &h->usage, err) < 0 ||
+        opt_keyed(d, f2, "max", &h->failcnt, err) < 0)
       return -1;
   }
   return 0;
@@ -660,13 +647,13 @@ int sr_cg_v2_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t 
   st->cpu_usage_kernel = sys * 1000;
   st->cpu_throttled_time = thr * 1000;
   uint64_t swap = 0, swap_max = 0;
-  if (opt_u64(&d, "memory.current", &st->memory_usage, err) < 0 ||
-      opt_u64(&d, "memory.peak", &st->memory_max_usage, err) < 0 ||
-      opt_u64(&d, "memory.max", &st->memory_limit, err) < 0 ||
+  if (sr_cg_read_u64_opt(&d, "memory.current", &st->memory_usage, err) < 0 ||
+      sr_cg_read_u64_opt(&d, "memory.peak", &st->memory_max_usage, err) < 0 ||
+      sr_cg_read_u64_opt(&d, "memory.max", &st->memory_limit, err) < 0 ||
       opt_keyed(&d, "memory.events", "max", &st->memory_failcnt, err) < 0 ||
       opt_keyed(&d, "memory.events", "oom_kill", &st->oom_kill_count, err) < 0 ||
-      opt_u64(&d, "memory.swap.current", &swap, err) < 0 ||
-      opt_u64(&d, "memory.swap.max", &swap_max, err) < 0)
+      sr_cg_read_u64_opt(&d, "memory.swap.current", &swap, err) < 0 ||
+      sr_cg_read_u64_opt(&d, "memory.swap.max", &swap_max, err) < 0)
     return -1;
   /* v1's swap figures are memory+swap; runc reports v2 the same way. */
   if (sr_cg_has(&d, "memory.swap.current")) {
@@ -678,8 +665,8 @@ int sr_cg_v2_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t 
       return -1;
     st->memory_cache = sr_cg_stats_lookup(st, "file");
   }
-  if (opt_u64(&d, "pids.current", &st->pids_current, err) < 0 ||
-      opt_u64(&d, "pids.max", &st->pids_limit, err) < 0)
+  if (sr_cg_read_u64_opt(&d, "pids.current", &st->pids_current, err) < 0 ||
+      sr_cg_read_u64_opt(&d, "pids.max", &st->pids_limit, err) < 0)
     return -1;
   if (st->pids_limit == UINT64_MAX)
     st->pids_limit = 0;

@@ -27,6 +27,21 @@ static bool contains(const pid_t *pids, size_t n, long pid)
   return false;
 }
 
+/* Field col (from 0) of a line of ps output, fields separated by blanks: its start, and its
+ * length in *len; NULL past the last field. */
+static const char *field(const char *line, int col, size_t *len)
+{
+  for (int i = 0;; i++) {
+    line += strspn(line, " \t\n");
+    if (*line == '\0')
+      return NULL;
+    *len = strcspn(line, " \t\n");
+    if (i == col)
+      return line;
+    line += *len;
+  }
+}
+
 /* Runs ps with the given options and keeps the header and the container's lines. */
 static int ps_table(char **ps_args, int n_args, const pid_t *pids, size_t n, sr_error_t *err)
 {
@@ -35,8 +50,12 @@ static int ps_table(char **ps_args, int n_args, const pid_t *pids, size_t n, sr_
     return sr_error_sys(err, "pipe");
   fflush(NULL);
   pid_t child = fork();
-  if (child < 0)
-    return sr_error_sys(err, "fork");
+  if (child < 0) {
+    sr_error_sys(err, "fork");
+    close(fds[0]);
+    close(fds[1]);
+    return -1;
+  }
   if (child == 0) {
     dup2(fds[1], 1);
     char **argv = calloc((size_t)n_args + 3, sizeof(char *));
@@ -63,26 +82,19 @@ static int ps_table(char **ps_args, int n_args, const pid_t *pids, size_t n, sr_
   int pid_col = -1;
   bool header = true;
   while (getline(&line, &cap, f) > 0) {
+    const char *t;
+    size_t len;
     if (header) {
       /* The PID column, wherever the options put it. */
-      char *copy = strdup(line), *save = NULL;
-      int col = 0;
-      for (char *t = copy ? strtok_r(copy, " \t\n", &save) : NULL; t; t = strtok_r(NULL, " \t\n", &save), col++)
-        if (strcmp(t, "PID") == 0)
+      for (int col = 0; (t = field(line, col, &len)) != NULL; col++)
+        if (len == 3 && memcmp(t, "PID", 3) == 0)
           pid_col = col;
-      free(copy);
       fputs(line, stdout);
       header = false;
       continue;
     }
-    char *copy = strdup(line), *save = NULL;
-    int col = 0;
-    long pid = -1;
-    for (char *t = copy ? strtok_r(copy, " \t\n", &save) : NULL; t; t = strtok_r(NULL, " \t\n", &save), col++)
-      if (col == pid_col)
-        pid = strtol(t, NULL, 10);
-    free(copy);
-    if (contains(pids, n, pid))
+    t = pid_col >= 0 ? field(line, pid_col, &len) : NULL;
+    if (contains(pids, n, t ? strtol(t, NULL, 10) : -1))
       fputs(line, stdout);
   }
   free(line);

@@ -143,8 +143,8 @@ static int read_resources(const char *path, struct sr_arena *a, struct sr_resour
         if (cap >= SR_MAX_CONFIG_SIZE)
           return sr_error_make(err, 0, "--resources: stdin: too large");
         char *nb = realloc(buf, cap * 2 + 1);
-        if (nb == NULL)
-          break;
+        if (nb == NULL) /* not a break: the part read so far is not the document */
+          return sr_error_make(err, ENOMEM, "--resources");
         buf = nb;
         cap *= 2;
       }
@@ -164,6 +164,8 @@ int sr_cmd_update(const struct sr_global *g, int argc, char **argv)
   const char *resources_path = NULL;
   sr_error_t err = NULL;
   int ret = 1;
+  /* Declared before the first goto: its cleanup runs at every exit from here on. */
+  _cleanup_cli_container_ struct sr_container *ct = NULL;
   struct {
     int opt;
     const char *value;
@@ -264,7 +266,6 @@ int sr_cmd_update(const struct sr_global *g, int argc, char **argv)
       goto out;
     }
   }
-  _cleanup_cli_container_ struct sr_container *ct = NULL;
   if (sr_cli_open_container(g, id, true, &ct, &err) < 0)
     goto fail;
   enum sr_status st = sr_container_status(ct);

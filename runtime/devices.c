@@ -134,6 +134,20 @@ static bool is_device(const struct stat *st, const struct sr_device *d)
          (d->type == 'p' || st->st_rdev == makedev(d->major, d->minor));
 }
 
+/* The node itself, or in a user namespace the empty file the host's node is bound onto.
+ * O_EXCL: an existing node of the image is never opened (a fifo would block us, a device could
+ * act on open).  < 0 with errno on failure. */
+static int make_node(int dir, const char *name, bool bind, mode_t mode, dev_t dev)
+{
+  if (!bind)
+    return mknodat(dir, name, mode, dev);
+  int fd = openat(dir, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return -1;
+  close(fd);
+  return 0;
+}
+
 static int create_node(const struct sr_device *d, const char *what, bool replace, int host_fd,
                        int root_fd, sr_error_t *err)
 {
@@ -154,16 +168,7 @@ static int create_node(const struct sr_device *d, const char *what, bool replace
   dev_t dev = d->type == 'p' ? 0 : makedev(d->major, d->minor);
   /* In a user namespace the host's node is bound onto an empty file. */
   bool bind = host_fd >= 0;
-  int r;
-  if (bind) {
-    /* O_EXCL: an existing node of the image is never opened (a fifo would block us, a device
-     * could act on open). */
-    r = openat(dir, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (r >= 0)
-      close(r);
-  } else
-    r = mknodat(dir, name, mode, dev);
-  if (r < 0) {
+  if (make_node(dir, name, bind, mode, dev) < 0) {
     if (errno != EEXIST)
       return sr_error_sys(err, "%s `%s`: %s", what, d->path, bind ? "create bind target" : "mknod");
     struct stat st;
@@ -176,13 +181,7 @@ static int create_node(const struct sr_device *d, const char *what, bool replace
       /* The image's file (a symlink, say, to point /dev/null elsewhere) gives way. */
       if (unlinkat(dir, name, 0) < 0)
         return sr_error_sys(err, "%s `%s`: replace existing file", what, d->path);
-      if (bind) {
-        r = openat(dir, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (r >= 0)
-          close(r);
-      } else
-        r = mknodat(dir, name, mode, dev);
-      if (r < 0)
+      if (make_node(dir, name, bind, mode, dev) < 0)
         return sr_error_sys(err, "%s `%s`: replace existing file", what, d->path);
     }
   }
