@@ -51,5 +51,8 @@ int sr_cli_setup(const struct sr_global *g, int preserve_fds, bool close_others)
 /* A usage error: prints it with the command's usage line, returns 1. */
 int sr_cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The usage error "unknown option `X`" for the option getopt_long just refused (argv as given
+ * to it). */
+int sr_cli_unknown_option(const char *cmd, const char *usage, char **argv);
 
 #endif

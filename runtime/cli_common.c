@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include "opts.h"
 #include <fcntl.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -28,11 +27,8 @@ int sr_cli_open_container(const struct sr_global *g, const char *id, bool lock,
   int rootfd = open(g->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0) {
     if (errno == ENOENT) {
-      sr_error_t e = NULL;
-      if (sr_validate_id(id, &e) < 0) {
-        *err = e;
+      if (sr_validate_id(id, err) < 0)
         return -1;
-      }
       return sr_error_make(err, ENOENT, "container \"%s\" does not exist", id);
     }
     return sr_error_sys(err, "open state directory `%s`", g->root);
@@ -50,6 +46,14 @@ void sr_cli_close_container(struct sr_container *c)
   sr_container_free(c);
   if (rootfd >= 0)
     close(rootfd);
+}
+
+void sr_cli_rootfs_path(const struct sr_config *c, const char *bundle, char *buf, size_t size)
+{
+  if (c->root_path[0] == '/')
+    snprintf(buf, size, "%s", c->root_path);
+  else
+    snprintf(buf, size, "%s/%s", bundle, c->root_path);
 }
 
 int sr_cli_load_bundle(const char *bundle_arg, char **bundle, struct sr_create_ctx *ctx,
@@ -116,23 +120,87 @@ int sr_cli_load_bundle_audited(const struct sr_global *g, const char *id, const 
   return -1;
 }
 
-int sr_cli_parse_id_only(const char *cmd, int argc, char **argv, const char **id)
+int sr_cli_parse_flag(const char *cmd, const char *usage, int argc, char **argv, const char *flag,
+                      bool *set)
 {
-  static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+  struct option longopts[] = {
+      {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}, {NULL, 0, NULL, 0}};
+  char shortopts[3] = "h";
+  if (flag) {
+    longopts[1] = (struct option){flag, no_argument, NULL, flag[0]};
+    shortopts[1] = flag[0];
+  }
   sr_opts_normalize(argc, argv, longopts, false);
   optind = 1;
   opterr = 0;
   int c;
-  while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
     if (c == 'h') {
-      printf("Usage: seerun %s <container-id>\n", cmd);
+      printf("Usage: seerun %s %s\n", cmd, usage);
       return 2;
     }
-    return sr_cli_usage_error(cmd, "<container-id>", "unknown option `%s`", argv[optind - 1]);
+    if (flag == NULL || c != flag[0])
+      return sr_cli_unknown_option(cmd, usage, argv);
+    *set = true;
   }
+  return 0;
+}
+
+int sr_cli_parse_id_only(const char *cmd, int argc, char **argv, const char **id)
+{
+  int r = sr_cli_parse_flag(cmd, "<container-id>", argc, argv, NULL, NULL);
+  if (r)
+    return r;
   if (optind != argc - 1)
     return sr_cli_usage_error(cmd, "<container-id>", "exactly one container id is required");
   *id = argv[optind];
+  return 0;
+}
+
+#define CREATE_USAGE "[command options] <container-id>"
+
+int sr_parse_create_options(const char *cmd, int argc, char **argv, const struct option *opts,
+                            const char *shortopts, struct sr_create_opts *o, const char **bundle,
+                            int (*extra)(int c, void *data), void *data)
+{
+  sr_opts_normalize(argc, argv, opts, false);
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
+    switch (c) {
+    case 'b':
+      *bundle = optarg;
+      break;
+    case 'p':
+      o->pid_file = optarg;
+      break;
+    case 'c':
+      o->console_socket = optarg;
+      break;
+    case 'P':
+      o->no_pivot = true;
+      break;
+    case 'k':
+      o->no_new_keyring = true;
+      break;
+    case 'f':
+      if (!sr_opts_int(optarg, 4096, &o->preserve_fds))
+        return sr_cli_usage_error(cmd, CREATE_USAGE, "--preserve-fds: \"%s\" is not a number",
+                                  optarg);
+      break;
+    case 'h':
+      printf("Usage: seerun %s %s\n", cmd, CREATE_USAGE);
+      return 2;
+    default:
+      if (extra && extra(c, data) == 0)
+        break;
+      return sr_cli_unknown_option(cmd, CREATE_USAGE, argv);
+    }
+  }
+  if (optind != argc - 1)
+    return sr_cli_usage_error(cmd, CREATE_USAGE, "exactly one container id is required");
+  o->id = argv[optind];
   return 0;
 }
 
@@ -142,10 +210,7 @@ int sr_cli_prepare_create(const struct sr_global *g, struct sr_create_ctx *ctx,
 {
   struct sr_config *c = ctx->config;
   char rootfs[PATH_MAX];
-  if (c->root_path[0] == '/')
-    snprintf(rootfs, sizeof(rootfs), "%s", c->root_path);
-  else
-    snprintf(rootfs, sizeof(rootfs), "%s/%s", ctx->o->bundle, c->root_path);
+  sr_cli_rootfs_path(c, ctx->o->bundle, rootfs, sizeof(rootfs));
   if (pc->policy == NULL && sr_policy_load(g, pc, err) < 0)
     return -1;
   pc->audit.id = ctx->o->id;

@@ -18,6 +18,15 @@ static inline void sr_cli_close_containerp(struct sr_container **c)
 }
 #define _cleanup_cli_container_ __attribute__((cleanup(sr_cli_close_containerp)))
 
+/* A create context that holds nothing yet: every descriptor -1, as sr_create_ctx_release
+ * closes those >= 0. */
+#define SR_CLI_CREATE_CTX(global, opts)                                                            \
+  {.g = (global), .o = (opts), .sync = {-1, -1}, .fifo_fd = -1, .console_fd = -1,                 \
+   .notify_fd = -1, .cgroup_dir_fd = -1, .init_pidfd = -1, .rootfs_tree_fd = -1}
+
+/* The root filesystem's path: root.path, relative to the bundle unless absolute. */
+void sr_cli_rootfs_path(const struct sr_config *c, const char *bundle, char *buf, size_t size);
+
 /* Reads and parses <bundle>/config.json; bundle becomes absolute. */
 int sr_cli_load_bundle(const char *bundle_arg, char **bundle, struct sr_create_ctx *ctx,
                        sr_error_t *err);
@@ -58,9 +67,23 @@ int sr_cli_exit_status(int status, int otherwise);
  * seerun, which relays the caller's terminal: *ours is kept, *theirs goes to the container. */
 int sr_cli_console_pair(bool detach, int *ours, int *theirs, sr_error_t *err);
 
+/* Commands whose only option besides --help is one flag (kill --all, delete --force, gc
+ * --all; NULL: none), spelled --NAME or -N with N its first letter: 0 with *set updated and
+ * optind at the first argument, 1 on a usage error (printed), 2 after --help. */
+int sr_cli_parse_flag(const char *cmd, const char *usage, int argc, char **argv, const char *flag,
+                      bool *set);
+
 /* Commands that take only a container id (start, state, pause, resume): 0 with *id set, 1 on
  * a usage error (printed), 2 after --help. */
 int sr_cli_parse_id_only(const char *cmd, int argc, char **argv, const char **id);
+
+/* The long options sr_parse_create_options handles, at the head of create's and run's tables
+ * (which add their own and the terminating entry), so that the table and the parser agree. */
+#define SR_CREATE_LONGOPTS                                                                         \
+  {"bundle", required_argument, NULL, 'b'}, {"pid-file", required_argument, NULL, 'p'},            \
+      {"console-socket", required_argument, NULL, 'c'}, {"no-pivot", no_argument, NULL, 'P'},      \
+      {"no-new-keyring", no_argument, NULL, 'k'}, {"preserve-fds", required_argument, NULL, 'f'},  \
+      {"help", no_argument, NULL, 'h'}
 
 /* The options create and run share (--bundle, --pid-file, --console-socket, --no-pivot,
  * --no-new-keyring, --preserve-fds); extra handles the others.  Returns 0, 1 (error printed)

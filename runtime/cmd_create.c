@@ -4,7 +4,6 @@
 #include "cli_common.h"
 
 #include "cleanup.h"
-#include "opts.h"
 #include "policy_run.h"
 
 #include <getopt.h>
@@ -12,63 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define USAGE "[command options] <container-id>"
-
-static const struct option longopts[] = {
-    {"bundle", required_argument, NULL, 'b'},
-    {"pid-file", required_argument, NULL, 'p'},
-    {"console-socket", required_argument, NULL, 'c'},
-    {"no-pivot", no_argument, NULL, 'P'},
-    {"no-new-keyring", no_argument, NULL, 'k'},
-    {"preserve-fds", required_argument, NULL, 'f'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
-
-/* Parses the options create and run share; returns 0, 1 (error), or 2 (help printed). */
-int sr_parse_create_options(const char *cmd, int argc, char **argv, const struct option *opts,
-                            const char *shortopts, struct sr_create_opts *o, const char **bundle,
-                            int (*extra)(int c, void *data), void *data)
-{
-  sr_opts_normalize(argc, argv, opts, false);
-  optind = 1;
-  opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
-    switch (c) {
-    case 'b':
-      *bundle = optarg;
-      break;
-    case 'p':
-      o->pid_file = optarg;
-      break;
-    case 'c':
-      o->console_socket = optarg;
-      break;
-    case 'P':
-      o->no_pivot = true;
-      break;
-    case 'k':
-      o->no_new_keyring = true;
-      break;
-    case 'f':
-      if (!sr_opts_int(optarg, 4096, &o->preserve_fds))
-        return sr_cli_usage_error(cmd, USAGE, "--preserve-fds: \"%s\" is not a number", optarg);
-      break;
-    case 'h':
-      printf("Usage: seerun %s %s\n", cmd, USAGE);
-      return 2;
-    default:
-      if (extra && extra(c, data) == 0)
-        break;
-      return sr_cli_usage_error(cmd, USAGE, "unknown option `%s`", argv[optind - 1]);
-    }
-  }
-  if (optind != argc - 1)
-    return sr_cli_usage_error(cmd, USAGE, "exactly one container id is required");
-  o->id = argv[optind];
-  return 0;
-}
+static const struct option longopts[] = {SR_CREATE_LONGOPTS, {NULL, 0, NULL, 0}};
 
 int sr_cmd_create(const struct sr_global *g, int argc, char **argv)
 {
@@ -82,9 +25,7 @@ int sr_cmd_create(const struct sr_global *g, int argc, char **argv)
     return 1;
   sr_error_t err = NULL;
   _cleanup_free_ char *bundle = NULL;
-  struct sr_create_ctx ctx = {.g = g, .o = &o, .sync = {-1, -1}, .fifo_fd = -1,
-                              .console_fd = -1, .notify_fd = -1, .cgroup_dir_fd = -1,
-                              .init_pidfd = -1, .rootfs_tree_fd = -1};
+  struct sr_create_ctx ctx = SR_CLI_CREATE_CTX(g, &o);
   struct sr_policy_ctx pc = {0};
   if (sr_validate_id(o.id, &err) < 0 ||
       sr_cli_load_bundle_audited(g, o.id, bundle_arg, &bundle, &ctx, &err) < 0 ||

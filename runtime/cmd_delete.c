@@ -6,7 +6,6 @@
 
 #include "cleanup.h"
 #include "lifecycle.h"
-#include "opts.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -16,26 +15,10 @@
 
 int sr_cmd_delete(const struct sr_global *g, int argc, char **argv)
 {
-  static const struct option longopts[] = {{"force", no_argument, NULL, 'f'},
-                                           {"help", no_argument, NULL, 'h'},
-                                           {NULL, 0, NULL, 0}};
   bool force = false;
-  sr_opts_normalize(argc, argv, longopts, false);
-  optind = 1;
-  opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, "fh", longopts, NULL)) != -1) {
-    switch (c) {
-    case 'f':
-      force = true;
-      break;
-    case 'h':
-      printf("Usage: seerun delete %s\n", USAGE);
-      return 0;
-    default:
-      return sr_cli_usage_error("delete", USAGE, "unknown option `%s`", argv[optind - 1]);
-    }
-  }
+  int r = sr_cli_parse_flag("delete", USAGE, argc, argv, "force", &force);
+  if (r)
+    return r == 2 ? 0 : 1;
   if (optind != argc - 1)
     return sr_cli_usage_error("delete", USAGE, "exactly one container id is required");
   if (sr_cli_setup(g, 0, false) < 0)

@@ -354,7 +354,7 @@ int sr_cmd_exec(const struct sr_global *g, int argc, char **argv)
       ret = 0;
       goto out;
     default:
-      sr_cli_usage_error("exec", USAGE, "unknown option `%s`", argv[optind - 1]);
+      sr_cli_unknown_option("exec", USAGE, argv);
       goto out;
     }
   }

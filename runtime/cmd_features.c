@@ -12,7 +12,8 @@
 int sr_cmd_features(const struct sr_global *g, int argc, char **argv)
 {
   if (argc > 1) {
-    if (argv[1][0] == '-' && (argv[1][1] == 'h' || argv[1][2] == 'h')) {
+    /* -h, --help; "-" alone has no argv[1][2] */
+    if (argv[1][0] == '-' && (argv[1][1] == 'h' || (argv[1][1] && argv[1][2] == 'h'))) {
       printf("Usage: seerun features\n");
       return 0;
     }

@@ -4,7 +4,6 @@
 
 #include "cli_common.h"
 
-#include "opts.h"
 #include "policy_run.h"
 #include "userns_registry.h"
 
@@ -13,23 +12,10 @@
 
 int sr_cmd_gc(const struct sr_global *g, int argc, char **argv)
 {
-  static const struct option longopts[] = {{"all", no_argument, NULL, 'a'},
-                                           {"help", no_argument, NULL, 'h'},
-                                           {NULL, 0, NULL, 0}};
   bool all = false;
-  sr_opts_normalize(argc, argv, longopts, false);
-  optind = 1;
-  opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, "ah", longopts, NULL)) != -1) {
-    if (c == 'a')
-      all = true;
-    else if (c == 'h') {
-      printf("Usage: seerun gc [--all]\n");
-      return 0;
-    } else
-      return sr_cli_usage_error("gc", "[--all]", "unknown option `%s`", argv[optind - 1]);
-  }
+  int r = sr_cli_parse_flag("gc", "[--all]", argc, argv, "all", &all);
+  if (r)
+    return r == 2 ? 0 : 1;
   if (sr_cli_setup(g, 0, false) < 0)
     return 1;
   sr_error_t err = NULL;
@@ -37,7 +23,7 @@ int sr_cmd_gc(const struct sr_global *g, int argc, char **argv)
   size_t freed = 0;
   if (sr_policy_load(g, &pc, &err) < 0)
     return sr_cli_fail(&err);
-  int r = sr_userns_gc(&pc.policy->userns, all, &freed, &err);
+  r = sr_userns_gc(&pc.policy->userns, all, &freed, &err);
   sr_policy_ctx_release(&pc);
   if (r < 0)
     return sr_cli_fail(&err);

@@ -5,7 +5,6 @@
 
 #include "cleanup.h"
 #include "lifecycle.h"
-#include "opts.h"
 #include "signals.h"
 
 #include <getopt.h>
@@ -16,26 +15,10 @@
 
 int sr_cmd_kill(const struct sr_global *g, int argc, char **argv)
 {
-  static const struct option longopts[] = {{"all", no_argument, NULL, 'a'},
-                                           {"help", no_argument, NULL, 'h'},
-                                           {NULL, 0, NULL, 0}};
   bool all = false;
-  sr_opts_normalize(argc, argv, longopts, false);
-  optind = 1;
-  opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, "ah", longopts, NULL)) != -1) {
-    switch (c) {
-    case 'a':
-      all = true;
-      break;
-    case 'h':
-      printf("Usage: seerun kill %s\n", USAGE);
-      return 0;
-    default:
-      return sr_cli_usage_error("kill", USAGE, "unknown option `%s`", argv[optind - 1]);
-    }
-  }
+  int r = sr_cli_parse_flag("kill", USAGE, argc, argv, "all", &all);
+  if (r)
+    return r == 2 ? 0 : 1;
   int nargs = argc - optind;
   if (nargs < 1 || nargs > 2)
     return sr_cli_usage_error("kill", USAGE, "a container id and at most one signal are required");

@@ -136,7 +136,7 @@ int sr_cmd_list(const struct sr_global *g, int argc, char **argv)
       printf("Usage: seerun list %s\n", USAGE);
       return 0;
     default:
-      return sr_cli_usage_error("list", USAGE, "unknown option `%s`", argv[optind - 1]);
+      return sr_cli_unknown_option("list", USAGE, argv);
     }
   }
   if (optind != argc)
@@ -156,9 +156,16 @@ int sr_cmd_list(const struct sr_global *g, int argc, char **argv)
     }
   }
   struct row *rows = calloc(n + 1, sizeof(*rows));
+  if (rows == NULL) {
+    /* Not an empty list: that would tell the engine its containers are gone. */
+    if (rootfd >= 0)
+      close(rootfd);
+    sr_error_make(&err, ENOMEM, "list");
+    return sr_cli_fail(&err);
+  }
   size_t nrows = 0;
   struct owner_cache owners = {0};
-  for (size_t i = 0; i < n && rows; i++) {
+  for (size_t i = 0; i < n; i++) {
     struct sr_container *ct = NULL;
     /* One broken container must not hide the others (its error names it and the file); one
      * deleted since the directory was read is simply gone. */

@@ -51,10 +51,10 @@ static int check(const struct sr_global *g, const char *bundle_arg)
   sr_error_t err = NULL;
   _cleanup_free_ char *bundle = NULL;
   struct sr_create_opts o = {.id = "policy-check"};
-  struct sr_create_ctx ctx = {.g = g, .o = &o, .sync = {-1, -1}, .fifo_fd = -1, .console_fd = -1,
-                              .notify_fd = -1, .cgroup_dir_fd = -1, .init_pidfd = -1,
-                              .rootfs_tree_fd = -1};
+  struct sr_create_ctx ctx = SR_CLI_CREATE_CTX(g, &o);
   struct sr_policy_ctx pc = {0};
+  /* Before the first goto: a jump past a cleanup variable's initialisation would free garbage. */
+  _cleanup_gen_ yajl_gen gen = NULL;
   int ret = 1;
   if (sr_cli_load_bundle(bundle_arg, &bundle, &ctx, &err) < 0 || sr_policy_load(g, &pc, &err) < 0)
     goto fail;
@@ -62,13 +62,11 @@ static int check(const struct sr_global *g, const char *bundle_arg)
   /* Only looked at: no audit line, no registry range, nothing created. */
   pc.audit.path = NULL;
   char rootfs[PATH_MAX];
-  snprintf(rootfs, sizeof(rootfs), "%s%s%s", ctx.config->root_path[0] == '/' ? "" : bundle,
-           ctx.config->root_path[0] == '/' ? "" : "/", ctx.config->root_path);
+  sr_cli_rootfs_path(ctx.config, bundle, rootfs, sizeof(rootfs));
   struct sr_facts_input in = {.bundle = bundle, .rootfs = rootfs, .state_rootfd = -1,
                               .state_root = g->root, .id = o.id, .dry_run = true};
   struct sr_decisions d = {0};
   int r = sr_policy_enforce_create(&pc, ctx.config, &in, &d, &err);
-  _cleanup_gen_ yajl_gen gen = NULL;
   sr_error_t gerr = NULL;
   if (sr_json_gen_new(&gen, true, &gerr) == 0) {
     yajl_gen_map_open(gen);
@@ -114,7 +112,7 @@ int sr_cmd_policy(const struct sr_global *g, int argc, char **argv)
       printf("Usage: seerun policy %s\n", USAGE);
       return 0;
     default:
-      return sr_cli_usage_error("policy", USAGE, "unknown option `%s`", argv[optind]);
+      return sr_cli_unknown_option("policy", USAGE, argv + 1);
     }
   }
   if (sr_cli_setup(g, 0, false) < 0)

@@ -23,16 +23,10 @@
 #include <unistd.h>
 
 static const struct option longopts[] = {
-    {"bundle", required_argument, NULL, 'b'},
-    {"pid-file", required_argument, NULL, 'p'},
-    {"console-socket", required_argument, NULL, 'c'},
-    {"no-pivot", no_argument, NULL, 'P'},
-    {"no-new-keyring", no_argument, NULL, 'k'},
-    {"preserve-fds", required_argument, NULL, 'f'},
+    SR_CREATE_LONGOPTS,
     {"detach", no_argument, NULL, 'd'},
     {"keep", no_argument, NULL, 'K'},
     {"no-subreaper", no_argument, NULL, 'S'},
-    {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
@@ -84,10 +78,10 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
   sr_error_t err = NULL;
   _cleanup_free_ char *bundle = NULL;
   _cleanup_close_ int console_parent = -1;
+  /* Before the first goto: a jump past a cleanup variable's initialisation would close garbage. */
+  _cleanup_close_ int master = -1;
   struct sr_policy_ctx pc = {0};
-  struct sr_create_ctx ctx = {.g = g, .o = &o, .sync = {-1, -1}, .fifo_fd = -1,
-                              .console_fd = -1, .notify_fd = -1, .cgroup_dir_fd = -1,
-                              .init_pidfd = -1, .rootfs_tree_fd = -1};
+  struct sr_create_ctx ctx = SR_CLI_CREATE_CTX(g, &o);
   if (sr_validate_id(o.id, &err) < 0 ||
       sr_cli_load_bundle_audited(g, o.id, bundle_arg, &bundle, &ctx, &err) < 0)
     goto fail;
@@ -101,7 +95,6 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
   if (sr_container_create(&ctx, &err) < 0)
     goto fail;
   SR_KILL_POINT("run.after-create");
-  _cleanup_close_ int master = -1;
   if (console_parent >= 0 && sr_terminal_recv_master(console_parent, &master, &err) < 0)
     goto fail_created;
   pid_t pid = ctx.init_pid;
@@ -121,7 +114,12 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
   }
   if (sr_foreground_wait(master, pidfd, pid, &err) < 0) {
     close(pidfd);
-    return sr_cli_fail(&err);
+    sr_policy_ctx_release(&pc);
+    /* Nobody waits for the container now: without --keep it must not outlive this run. */
+    r = sr_cli_fail(&err);
+    if (!f.keep)
+      remove_container(g, o.id);
+    return r;
   }
   close(pidfd);
   int status = 0;

@@ -39,7 +39,7 @@ int sr_cmd_spec(const struct sr_global *g, int argc, char **argv)
       printf("Usage: seerun spec %s\n", USAGE);
       return 0;
     default:
-      return sr_cli_usage_error("spec", USAGE, "unknown option `%s`", argv[optind - 1]);
+      return sr_cli_unknown_option("spec", USAGE, argv);
     }
   }
   if (optind != argc)

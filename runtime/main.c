@@ -101,6 +101,18 @@ int sr_cli_usage_error(const char *cmd, const char *usage_line, const char *fmt,
   return 1;
 }
 
+int sr_cli_unknown_option(const char *cmd, const char *usage_line, char **argv)
+{
+  const char *arg = argv[optind - 1];
+  char shortopt[3] = {'-', (char)optopt, '\0'};
+  /* Within a group of short options ("-fh", f refused) getopt has not moved past the group
+   * yet, so argv[optind - 1] is the argument before it: the character is optopt (0 for a long
+   * option). */
+  if (optopt > 0 && optopt < 128 && strncmp(arg, "--", 2) != 0)
+    arg = shortopt;
+  return sr_cli_usage_error(cmd, usage_line, "unknown option `%s`", arg);
+}
+
 int sr_cli_setup(const struct sr_global *g, int preserve_fds, bool close_others)
 {
   /* The caller's descriptors never reach the container (or a hook): those passed on purpose
