@@ -16,8 +16,12 @@ static const char *kind_names[] = {[SR_DECISION_ENFORCED] = "enforced",
                                    [SR_DECISION_ALLOWED] = "allowed",
                                    [SR_DECISION_REFUSED] = "refused"};
 
-static void begin(yajl_gen g, const struct sr_audit *a, const char *event)
+/* A line's generator, with the fields every line has. */
+static int begin(yajl_gen *gp, const struct sr_audit *a, const char *event, sr_error_t *err)
 {
+  if (sr_json_gen_new(gp, false, err) < 0)
+    return -1;
+  yajl_gen g = *gp;
   char now[64];
   sr_now_rfc3339(now, sizeof(now));
   yajl_gen_map_open(g);
@@ -28,6 +32,7 @@ static void begin(yajl_gen g, const struct sr_audit *a, const char *event)
     sr_json_put_kv_string(g, "bundle", a->bundle);
   sr_json_put_kv_string(g, "profile", a->profile ? a->profile : "");
   sr_json_put_kv_i64(g, "runtimePid", getpid());
+  return 0;
 }
 
 /* One line, one write: concurrent seerun processes never interleave their lines. */
@@ -59,9 +64,8 @@ int sr_audit_event(const struct sr_audit *a, const char *event, const char *cons
   if (a == NULL || a->path == NULL)
     return 0;
   _cleanup_gen_ yajl_gen g = NULL;
-  if (sr_json_gen_new(&g, false, err) < 0)
+  if (begin(&g, a, event, err) < 0)
     return -1;
-  begin(g, a, event);
   for (size_t i = 0; fields && fields[i] && fields[i + 1]; i += 2)
     sr_json_put_kv_string(g, fields[i], fields[i + 1]);
   return finish(g, a, err);
@@ -73,9 +77,8 @@ int sr_audit_event_int(const struct sr_audit *a, const char *event, const char *
   if (a == NULL || a->path == NULL)
     return 0;
   _cleanup_gen_ yajl_gen g = NULL;
-  if (sr_json_gen_new(&g, false, err) < 0)
+  if (begin(&g, a, event, err) < 0)
     return -1;
-  begin(g, a, event);
   sr_json_put_kv_i64(g, key, value);
   return finish(g, a, err);
 }
@@ -87,9 +90,8 @@ int sr_audit_decisions(const struct sr_audit *a, const struct sr_decisions *d, s
   for (size_t i = 0; i < d->n; i++) {
     const struct sr_decision *x = &d->list[i];
     _cleanup_gen_ yajl_gen g = NULL;
-    if (sr_json_gen_new(&g, false, err) < 0)
+    if (begin(&g, a, "decision", err) < 0)
       return -1;
-    begin(g, a, "decision");
     sr_json_put_kv_string(g, "kind", kind_names[x->kind]);
     sr_json_put_kv_string(g, "field", x->field ? x->field : "");
     sr_json_put_kv_string(g, "asked", x->asked ? x->asked : "");
@@ -108,9 +110,8 @@ int sr_audit_refusal(const struct sr_audit *a, const char *field, const char *as
   if (a == NULL || a->path == NULL)
     return 0;
   _cleanup_gen_ yajl_gen g = NULL;
-  if (sr_json_gen_new(&g, false, err) < 0)
+  if (begin(&g, a, "decision", err) < 0)
     return -1;
-  begin(g, a, "decision");
   sr_json_put_kv_string(g, "kind", kind_names[SR_DECISION_REFUSED]);
   sr_json_put_kv_string(g, "field", field);
   sr_json_put_kv_string(g, "asked", asked);

@@ -63,9 +63,8 @@ static int read_policy_file(const char *path, struct sr_policy **out, bool *foun
   return sr_policy_parse(buf, len, name, out, err);
 }
 
-int sr_policy_load(const struct sr_global *g, struct sr_policy_ctx *pc, sr_error_t *err)
+static int load(const struct sr_global *g, struct sr_policy_ctx *pc, sr_error_t *err)
 {
-  memset(pc, 0, sizeof(*pc));
   const char *path = g->policy ? g->policy : SR_POLICY_DEFAULT_PATH;
   bool found;
   if (read_policy_file(path, &pc->policy, &found, err) < 0)
@@ -89,6 +88,17 @@ int sr_policy_load(const struct sr_global *g, struct sr_policy_ctx *pc, sr_error
     snprintf(dir, sizeof(dir), "%s", pc->audit.path);
     if (sr_mkdir_p(dirname(dir), 0700, err) < 0)
       return sr_error_wrap(err, "audit log");
+  }
+  return 0;
+}
+
+int sr_policy_load(const struct sr_global *g, struct sr_policy_ctx *pc, sr_error_t *err)
+{
+  memset(pc, 0, sizeof(*pc));
+  /* A failed load holds nothing: its callers only release a context that loaded. */
+  if (load(g, pc, err) < 0) {
+    sr_policy_ctx_release(pc);
+    return -1;
   }
   return 0;
 }

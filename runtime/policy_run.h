@@ -18,6 +18,7 @@ struct sr_policy_ctx {
   struct sr_audit audit;
 };
 
+/* On a failure pc holds nothing (no release needed). */
 int sr_policy_load(const struct sr_global *g, struct sr_policy_ctx *pc, sr_error_t *err);
 void sr_policy_ctx_release(struct sr_policy_ctx *pc);
 

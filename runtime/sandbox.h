@@ -35,6 +35,8 @@
 #define SR_SANDBOX_HOSTNAME "sandbox"
 /* Where the command writes what it wants collected. */
 #define SR_SANDBOX_OUT "/out"
+/* /out is as large as the byte bound, and never smaller than this. */
+#define SR_SANDBOX_OUT_MIN_SIZE (1ull << 20)
 /* What seerun sandbox exits with when it fails itself (no status of the command), as docker
  * run does. */
 #define SR_SANDBOX_EXIT_RUNTIME 125

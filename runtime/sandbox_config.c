@@ -143,7 +143,9 @@ static void put_mounts(yajl_gen g, const struct sr_sandbox_config_in *in)
   } else {
     char size[48], uid[32], gid[32];
     snprintf(size, sizeof(size), "size=%llu",
-             (unsigned long long)(o->out_max_bytes > (1u << 20) ? o->out_max_bytes : 1u << 20));
+             (unsigned long long)(o->out_max_bytes > SR_SANDBOX_OUT_MIN_SIZE
+                                      ? o->out_max_bytes
+                                      : SR_SANDBOX_OUT_MIN_SIZE));
     snprintf(uid, sizeof(uid), "uid=%d", SR_SANDBOX_UID);
     snprintf(gid, sizeof(gid), "gid=%d", SR_SANDBOX_UID);
     const char *out[] = {"nosuid", "nodev", "mode=755", size, uid, gid};

@@ -33,12 +33,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define DEFAULT_TMP_SIZE (64ull << 20)
-/* /out is as large as the byte bound, and never smaller than this. */
-#define OUT_MIN_SIZE (1ull << 20)
 
 /* The cgroup is named for the id and the state root: two state roots both have sandbox-0. */
 static void cgroup_path(struct sr_sandbox *s)
@@ -205,7 +202,8 @@ static int create(struct sr_sandbox *s, sr_error_t *err)
     uid_t uid;
     gid_t gid;
     sandbox_host_ids(s->ctx.config, &uid, &gid);
-    uint64_t size = o->out_max_bytes > OUT_MIN_SIZE ? o->out_max_bytes : OUT_MIN_SIZE;
+    uint64_t size =
+        o->out_max_bytes > SR_SANDBOX_OUT_MIN_SIZE ? o->out_max_bytes : SR_SANDBOX_OUT_MIN_SIZE;
     if (sr_sandbox_out_create(size, uid, gid, out_source, &s->out_fd, err) < 0)
       return -1;
   }
@@ -239,16 +237,6 @@ static bool remove_container(struct sr_sandbox *s)
   return true;
 }
 
-/* The shell's convention: the status, or 128 + the signal. */
-static int exit_code(int status)
-{
-  if (WIFEXITED(status))
-    return WEXITSTATUS(status);
-  if (WIFSIGNALED(status))
-    return 128 + WTERMSIG(status);
-  return 255;
-}
-
 /* Steps 4 and 5: start, wait, read the figures, delete, collect. */
 static int run(struct sr_sandbox *s, sr_error_t *err)
 {
@@ -270,7 +258,7 @@ static int run(struct sr_sandbox *s, sr_error_t *err)
   if (sr_sandbox_supervise(pid, pidfd, s->cgroup_path, o->timeout_ms, started, &w, err) < 0)
     return -1;
   s->res.status = w.status;
-  s->res.exit_code = exit_code(w.status);
+  s->res.exit_code = sr_cli_exit_status(w.status, 255);
   s->res.timed_out = w.timed_out;
   s->res.interrupted = w.interrupted;
   s->res.wall_ns = w.wall_ns;
@@ -319,7 +307,9 @@ static void undo(struct sr_sandbox *s)
   }
   sr_create_ctx_release(&s->ctx);
   sr_sandbox_ws_remove(&s->ws);
-  if (s->range_taken)
+  /* A container that could not be removed keeps its range: released, it could be handed to
+   * another container while this one still runs on it. */
+  if (s->range_taken && !s->created)
     sr_cli_release_userns(&s->g, s->ws.id);
   s->range_taken = false;
 }
