@@ -149,16 +149,9 @@ static bool setgroups_denied(void)
 static int set_groups(const struct sr_user *u, sr_error_t *err)
 {
   size_t n = u->n_additional_gids;
-  gid_t *gids = NULL;
-  _cleanup_free_ gid_t *owned = NULL;
-  if (n > 0) {
-    owned = calloc(n, sizeof(gid_t));
-    if (owned == NULL)
-      return sr_error_make(err, ENOMEM, "setgroups");
-    for (size_t i = 0; i < n; i++)
-      owned[i] = u->additional_gids[i];
-    gids = owned;
-  }
+  /* The config's gids are uint32_t, which is gid_t: passed as they are (a type mismatch would
+   * not compile). */
+  const gid_t *gids = u->additional_gids;
   /* Clears the supplementary groups the runtime itself runs with (root's, often with access to
    * disk or docker groups), which would otherwise leak into the container. */
   if (setgroups(n, gids) == 0)

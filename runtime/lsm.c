@@ -129,22 +129,10 @@ void sr_lsm_log_ignored(const struct sr_process *p)
              p->apparmor_profile);
 }
 
-int sr_selinux_mount_label_data(const char *mount_label, const char *data, char **out,
-                                sr_error_t *err)
+const char *sr_selinux_fs_context(const char *mount_label, const char *fstype)
 {
-  *out = NULL;
-  if (mount_label == NULL || mount_label[0] == '\0' || !sr_selinux_enabled()) {
-    if (data != NULL && (*out = strdup(data)) == NULL)
-      return sr_error_make(err, ENOMEM, "mount data");
-    return 0;
-  }
-  if (strchr(mount_label, '"') != NULL)
-    return sr_error_make(err, EINVAL, "linux.mountLabel: \"%s\" contains a '\"'", mount_label);
-  bool has_data = data != NULL && data[0] != '\0';
-  if (asprintf(out, "%s%scontext=\"%s\"", has_data ? data : "", has_data ? "," : "", mount_label) <
-      0) {
-    *out = NULL;
-    return sr_error_make(err, ENOMEM, "linux.mountLabel");
-  }
-  return 0;
+  if (mount_label == NULL || mount_label[0] == '\0' || strcmp(fstype, "proc") == 0 ||
+      strcmp(fstype, "sysfs") == 0 || !sr_selinux_enabled())
+    return NULL;
+  return mount_label;
 }

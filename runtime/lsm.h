@@ -37,11 +37,10 @@ int sr_apparmor_enabled(int proc_fd, bool *enabled, sr_error_t *err);
 /* is_selinux_enabled() > 0. */
 bool sr_selinux_enabled(void);
 
-/* The mount data for a mount that takes an SELinux context (tmpfs, devpts, mqueue, ...):
- * `data` with ,context="<mount_label>" appended (no comma when data is NULL or empty) when SELinux
- * is enabled and mount_label is non-empty; else a copy of `data` (NULL stays NULL).  *out is
- * owned by the caller.  A label containing '"' is refused (it would end the quoting). */
-int sr_selinux_mount_label_data(const char *mount_label, const char *data, char **out,
-                                sr_error_t *err);
+/* linux.mountLabel for a new filesystem of this type: the label, or NULL when SELinux is off,
+ * no label is set, or the type takes none here (proc and sysfs, as runc).  It goes to the
+ * filesystem as its own "context" parameter, never through the comma-separated data: an MCS
+ * label has commas (s0:c1,c2). */
+const char *sr_selinux_fs_context(const char *mount_label, const char *fstype);
 
 #endif

@@ -2,6 +2,8 @@
 
 #include "mount.h"
 
+#include "lsm.h"
+
 #include "cleanup.h"
 #include "mount_cgroup.h"
 #include "mountapi.h"
@@ -95,11 +97,14 @@ void sr_bind_plan_close(struct sr_bind_plan *plan)
 static int prepare_bind(const struct sr_mount *m, const char *bundle, int *tree, bool *is_dir,
                         sr_error_t *err)
 {
-  char src[PATH_MAX];
-  if (m->source[0] == '/')
-    snprintf(src, sizeof(src), "%s", m->source);
-  else if ((size_t)snprintf(src, sizeof(src), "%s/%s", bundle, m->source) >= sizeof(src))
-    return sr_error_make(err, ENAMETOOLONG, "%s.source", m->field);
+  /* An absolute source is used as it is: a copy cut at PATH_MAX would name another path. */
+  char buf[PATH_MAX];
+  const char *src = m->source;
+  if (src[0] != '/') {
+    if ((size_t)snprintf(buf, sizeof(buf), "%s/%s", bundle, m->source) >= sizeof(buf))
+      return sr_error_make(err, ENAMETOOLONG, "%s.source", m->field);
+    src = buf;
+  }
   unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->opts.rbind ? AT_RECURSIVE : 0);
   _cleanup_close_ int fd = sr_open_tree(AT_FDCWD, src, flags);
   if (fd < 0)
@@ -283,7 +288,8 @@ static int set_data_options(int fsfd, const struct sr_mount *m, sr_error_t *err)
 }
 
 /* A new filesystem instance from the mount's type, source and data options. */
-static int make_fs_mount(const struct sr_mount *m, const char *type, int *out, sr_error_t *err)
+static int make_fs_mount(const struct sr_mount *m, const char *type, const char *mount_label,
+                         int *out, sr_error_t *err)
 {
   _cleanup_close_ int fsfd = sr_fsopen(type, FSOPEN_CLOEXEC);
   if (fsfd < 0 && errno == ENODEV)
@@ -295,6 +301,9 @@ static int make_fs_mount(const struct sr_mount *m, const char *type, int *out, s
     return fs_fail(fsfd, err, "source", m);
   if (set_data_options(fsfd, m, err) < 0)
     return -1;
+  const char *context = sr_selinux_fs_context(mount_label, type);
+  if (context && sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "context", context, 0) < 0)
+    return fs_fail(fsfd, err, "SELinux context (linux.mountLabel)", m);
   static const struct {
     unsigned long flag;
     const char *name;
@@ -372,7 +381,8 @@ static int bind_runtime_sysfs(const struct sr_mount *m, int *out, sr_error_t *er
 }
 
 static int apply_one(const struct sr_mount *m, int tree_fd, bool is_dir, int root_fd,
-                     const struct sr_cgroup *cg, bool cgroupns, bool userns, sr_error_t *err)
+                     const struct sr_cgroup *cg, bool cgroupns, bool userns,
+                     const char *mount_label, sr_error_t *err)
 {
   bool bind = m->opts.bind || m->opts.rbind;
   if (!bind && (m->opts.flags & MS_REMOUNT))
@@ -382,7 +392,7 @@ static int apply_one(const struct sr_mount *m, int tree_fd, bool is_dir, int roo
 
   _cleanup_close_ int mfd = -1;
   if (!bind) {
-    if (make_fs_mount(m, m->type, &mfd, err) < 0) {
+    if (make_fs_mount(m, m->type, mount_label, &mfd, err) < 0) {
       if (!userns || strcmp(m->type, "sysfs") != 0 || (*err)->status != EPERM)
         return -1;
       sr_error_free(err);
@@ -410,7 +420,8 @@ int sr_mounts_apply(const struct sr_config *c, struct sr_bind_plan *plan, int ro
     bool is_dir = i < plan->n ? plan->is_dir[i] : true;
     bool cgroupns = c->linux_.namespaces[SR_NS_CGROUP].present;
     bool userns = c->linux_.namespaces[SR_NS_USER].present;
-    if (apply_one(&c->mounts[i], tree, is_dir, root_fd, cg, cgroupns, userns, err) < 0)
+    if (apply_one(&c->mounts[i], tree, is_dir, root_fd, cg, cgroupns, userns,
+                  c->linux_.mount_label, err) < 0)
       return sr_error_wrap(err, "%s", c->mounts[i].field);
     if (tree >= 0) {
       close(tree);
@@ -452,18 +463,27 @@ int sr_rootfs_pivot(int root_fd, bool no_pivot, sr_error_t *err)
   return 0;
 }
 
+/* A path of linux.maskedPaths or linux.readonlyPaths, resolved inside the root; one that does
+ * not exist has nothing to mask or protect (*out stays -1). */
+static int open_listed_path(int root_fd, const char *field, const char *path, int *out,
+                            sr_error_t *err)
+{
+  *out = sr_openat2(root_fd, path, O_PATH, 0, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+  if (*out < 0 && errno != ENOENT)
+    return sr_error_sys(err, "%s: `%s`", field, path);
+  return 0;
+}
+
 /* The mask for a file is /dev/null, checked to be the real null device so that a tenant's
  * /dev/null cannot turn a mask into an exposure.  It is looked up inside the root like any
  * other path (an image's /dev may be a symlink within it): the check is on what it is. */
 static int mask_path(int root_fd, const char *path, sr_error_t *err)
 {
-  _cleanup_close_ int target =
-      sr_openat2(root_fd, path, O_PATH, 0, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
-  if (target < 0) {
-    if (errno == ENOENT)
-      return 0;
-    return sr_error_sys(err, "linux.maskedPaths: `%s`", path);
-  }
+  _cleanup_close_ int target = -1;
+  if (open_listed_path(root_fd, "linux.maskedPaths", path, &target, err) < 0)
+    return -1;
+  if (target < 0)
+    return 0;
   struct stat st;
   if (fstat(target, &st) < 0)
     return sr_error_sys(err, "linux.maskedPaths: stat `%s`", path);
@@ -496,13 +516,11 @@ static int mask_path(int root_fd, const char *path, sr_error_t *err)
 
 static int readonly_path(int root_fd, const char *path, sr_error_t *err)
 {
-  _cleanup_close_ int target =
-      sr_openat2(root_fd, path, O_PATH, 0, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
-  if (target < 0) {
-    if (errno == ENOENT)
-      return 0;
-    return sr_error_sys(err, "linux.readonlyPaths: `%s`", path);
-  }
+  _cleanup_close_ int target = -1;
+  if (open_listed_path(root_fd, "linux.readonlyPaths", path, &target, err) < 0)
+    return -1;
+  if (target < 0)
+    return 0;
   _cleanup_close_ int tree =
       sr_open_tree(target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
   if (tree < 0)

@@ -27,17 +27,28 @@ static char *unescape_octal(struct sr_arena *a, const char *s, size_t n)
   return out;
 }
 
+/* path, or base/path for a relative one (what: "layer", "upperdir"); NULL with the error. */
+static char *absolute(struct sr_overlay_layers *l, char *path, const char *base, const char *what,
+                      sr_error_t *err)
+{
+  if (path[0] == '/')
+    return path;
+  if (base == NULL) {
+    sr_error_make(err, 0, "overlay: %s `%s` is relative", what, path);
+    return NULL;
+  }
+  char *abs = sr_arena_printf(&l->arena, "%s/%s", base, path);
+  if (abs == NULL)
+    sr_error_make(err, ENOMEM, "overlay layers");
+  return abs;
+}
+
 static int add_layer(struct sr_overlay_layers *l, char *path, const char *base, sr_error_t *err)
 {
   if (path[0] == '\0')
     return sr_error_make(err, 0, "overlay: an empty layer path");
-  if (path[0] != '/') {
-    if (base == NULL)
-      return sr_error_make(err, 0, "overlay: layer `%s` is relative", path);
-    path = sr_arena_printf(&l->arena, "%s/%s", base, path);
-    if (path == NULL)
-      return sr_error_make(err, ENOMEM, "overlay layers");
-  }
+  if ((path = absolute(l, path, base, "layer", err)) == NULL)
+    return -1;
   if (l->n_lower == SR_OVERLAY_MAX_LAYERS)
     return sr_error_make(err, 0, "overlay: more than %d lower layers", SR_OVERLAY_MAX_LAYERS);
   if (l->lower == NULL) {
@@ -76,20 +87,6 @@ static int add_lowerdir_list(struct sr_overlay_layers *l, const char *v, const c
   return 0;
 }
 
-static char *absolute(struct sr_overlay_layers *l, char *path, const char *base, sr_error_t *err)
-{
-  if (path[0] == '/')
-    return path;
-  if (base == NULL) {
-    sr_error_make(err, 0, "overlay: upperdir `%s` is relative", path);
-    return NULL;
-  }
-  char *abs = sr_arena_printf(&l->arena, "%s/%s", base, path);
-  if (abs == NULL)
-    sr_error_make(err, ENOMEM, "overlay layers");
-  return abs;
-}
-
 int sr_overlay_layers_parse(const char *superopts, const char *base,
                             struct sr_overlay_layers *out, sr_error_t *err)
 {
@@ -101,25 +98,21 @@ int sr_overlay_layers_parse(const char *superopts, const char *base,
     if (opt == NULL)
       goto oom;
     p += len + (p[len] == ',');
-    char *eq = strchr(opt, '=');
-    const char *key = opt, *value = eq ? eq + 1 : "";
-    if (eq)
+    /* value is in opt, in the arena: a layer path may stay pointing into it. */
+    char *eq = strchr(opt, '='), *key = opt, *value = opt + strlen(opt);
+    if (eq) {
       *eq = '\0';
+      value = eq + 1;
+    }
     int r = 0;
     if (strcmp(key, "lowerdir") == 0)
       r = add_lowerdir_list(out, value, base, err);
-    else if (strcmp(key, "lowerdir+") == 0) {
-      char *v = sr_arena_strdup(&out->arena, value);
-      r = v ? add_layer(out, v, base, err) : -1;
-      if (v == NULL)
-        goto oom;
-    } else if (strcmp(key, "datadir+") == 0)
+    else if (strcmp(key, "lowerdir+") == 0)
+      r = add_layer(out, value, base, err);
+    else if (strcmp(key, "datadir+") == 0)
       r = sr_error_make(err, 0, "overlay: data-only layers (datadir+) are not supported");
     else if (strcmp(key, "upperdir") == 0) {
-      char *v = sr_arena_strdup(&out->arena, value);
-      if (v == NULL)
-        goto oom;
-      if ((out->upper = absolute(out, v, base, err)) == NULL)
+      if ((out->upper = absolute(out, value, base, "upperdir", err)) == NULL)
         r = -1;
     } else if (strcmp(key, "metacopy") == 0)
       out->metacopy = strcmp(value, "on") == 0;

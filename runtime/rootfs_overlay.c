@@ -7,6 +7,7 @@
 #include "mountapi.h"
 #include "namespaces.h"
 #include "overlay_layers.h"
+#include "paths.h"
 #include "util.h"
 
 #include <errno.h>
@@ -24,11 +25,6 @@
 #ifndef STATX_ATTR_MOUNT_ROOT
 #define STATX_ATTR_MOUNT_ROOT 0x00002000
 #endif
-
-static void release_layers(struct sr_overlay_layers *l)
-{
-  sr_overlay_layers_release(l);
-}
 
 struct layer_fds {
   int fd[SR_OVERLAY_MAX_LAYERS + 1];
@@ -73,7 +69,9 @@ static int read_layers(const char *rootfs_path, struct sr_overlay_layers *l, sr_
   return sr_overlay_layers_parse(opts, base, l, err);
 }
 
-static int open_idmapped_layer(const char *path, int userns, int *out, sr_error_t *err)
+/* Appends a detached idmapped clone of the layer at path to fds. */
+static int open_idmapped_layer(const char *path, int userns, struct layer_fds *fds,
+                               sr_error_t *err)
 {
   _cleanup_close_ int fd = sr_open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
   if (fd < 0)
@@ -81,8 +79,7 @@ static int open_idmapped_layer(const char *path, int userns, int *out, sr_error_
   struct sr_mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
   if (sr_mount_setattr(fd, "", AT_EMPTY_PATH, &attr) < 0)
     return sr_error_sys(err, "idmap overlay layer `%s`", path);
-  *out = fd;
-  fd = -1;
+  fds->fd[fds->n++] = steal_fd(fd);
   return 0;
 }
 
@@ -102,7 +99,7 @@ static int set_lower_layers(int fs, const struct layer_fds *fds, sr_error_t *err
   char path[32];
   size_t i = 0;
   for (; i < fds->n; i++) {
-    snprintf(path, sizeof(path), "/proc/self/fd/%d", fds->fd[i]);
+    sr_fd_path(path, sizeof(path), fds->fd[i]);
     if (sr_fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir+", path, 0) < 0)
       break;
   }
@@ -128,7 +125,7 @@ static int set_lower_layers(int fs, const struct layer_fds *fds, sr_error_t *err
 int sr_rootfs_overlay_idmapped(const char *rootfs_path, const struct sr_linux *maps,
                                int *tree_fd, sr_error_t *err)
 {
-  _cleanup_(release_layers) struct sr_overlay_layers layers = {0};
+  _cleanup_(sr_overlay_layers_release) struct sr_overlay_layers layers = {0};
   if (read_layers(rootfs_path, &layers, err) < 0)
     return -1;
   _cleanup_close_ int userns = -1;
@@ -137,16 +134,11 @@ int sr_rootfs_overlay_idmapped(const char *rootfs_path, const struct sr_linux *m
   _cleanup_(close_layer_fds) struct layer_fds *fds = calloc(1, sizeof(*fds));
   if (fds == NULL)
     return sr_error_make(err, ENOMEM, "overlay layers");
-  if (layers.upper &&
-      open_idmapped_layer(layers.upper, userns, &fds->fd[fds->n++], err) < 0) {
-    fds->n--;
+  if (layers.upper && open_idmapped_layer(layers.upper, userns, fds, err) < 0)
     return -1;
-  }
   for (size_t i = 0; i < layers.n_lower; i++)
-    if (open_idmapped_layer(layers.lower[i], userns, &fds->fd[fds->n++], err) < 0) {
-      fds->n--;
+    if (open_idmapped_layer(layers.lower[i], userns, fds, err) < 0)
       return -1;
-    }
   _cleanup_close_ int fs = sr_fsopen("overlay", FSOPEN_CLOEXEC);
   if (fs < 0)
     return sr_error_sys(err, "fsopen overlay");

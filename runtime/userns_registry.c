@@ -39,38 +39,27 @@ struct interval {
 struct blocked {
   struct interval *v;
   size_t n, cap;
+  bool oom; /* an interval could not be added: no slot can be said to be free */
 };
 
-static int block(struct blocked *b, uint64_t lo, uint64_t hi)
+static void block(struct blocked *b, uint64_t lo, uint64_t hi)
 {
   if (b->n == b->cap) {
     size_t cap = b->cap ? b->cap * 2 : 64;
     struct interval *nv = realloc(b->v, cap * sizeof(*nv));
-    if (nv == NULL)
-      return -1;
+    if (nv == NULL) {
+      b->oom = true;
+      return;
+    }
     b->v = nv;
     b->cap = cap;
   }
   b->v[b->n++] = (struct interval){lo, hi};
-  return 0;
 }
 
-/* /etc/subuid and /etc/subgid: "name:start:count". */
-static void block_subid_file(struct blocked *b, const char *path)
-{
-  _cleanup_fclose_ FILE *f = fopen(path, "re");
-  char line[512];
-  while (f && fgets(line, sizeof(line), f)) {
-    char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-    if (c2 == NULL)
-      continue;
-    unsigned long long start = strtoull(c1 + 1, NULL, 10), count = strtoull(c2 + 1, NULL, 10);
-    block(b, start, start + count);
-  }
-}
-
-/* /etc/passwd and /etc/group: the third field is the id. */
-static void block_id_file(struct blocked *b, const char *path)
+/* /etc/subuid and /etc/subgid (subid): "name:start:count"; /etc/passwd and /etc/group: the
+ * third field is the id. */
+static void block_file(struct blocked *b, const char *path, bool subid)
 {
   _cleanup_fclose_ FILE *f = fopen(path, "re");
   char line[1024];
@@ -78,8 +67,12 @@ static void block_id_file(struct blocked *b, const char *path)
     char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
     if (c2 == NULL)
       continue;
-    unsigned long long id = strtoull(c2 + 1, NULL, 10);
-    block(b, id, id + 1);
+    unsigned long long third = strtoull(c2 + 1, NULL, 10);
+    if (subid) {
+      unsigned long long start = strtoull(c1 + 1, NULL, 10);
+      block(b, start, start + third);
+    } else
+      block(b, third, third + 1);
   }
 }
 
@@ -299,6 +292,14 @@ static int with_registry(const struct sr_userns_pool *pool, struct registry *r, 
   return fd >= 0 ? load(fd, r, err) : 0;
 }
 
+/* Unlocks and frees what with_registry took, whether it succeeded or not. */
+static void registry_close(struct registry *r, struct locked *l)
+{
+  unlock(l);
+  sr_arena_release(&r->arena);
+  free(r->text);
+}
+
 static int grow(struct registry *r)
 {
   if (r->n < r->cap)
@@ -324,21 +325,22 @@ static int take_over(struct registry *r, size_t i, const char *key, sr_error_t *
 }
 
 /* The first slot of the pool that nothing blocks: not the host's users or groups, not a
- * subordinate id range, not a range held or still in its grace period. -1: none. */
+ * subordinate id range, not a range held or still in its grace period. -1: none; -2: out of
+ * memory (an interval left out could have been a host user's). */
 static int64_t free_slot(const struct sr_userns_pool *pool, const struct registry *r, time_t now)
 {
   struct blocked b = {0};
-  block_subid_file(&b, "/etc/subuid");
-  block_subid_file(&b, "/etc/subgid");
-  block_id_file(&b, "/etc/passwd");
-  block_id_file(&b, "/etc/group");
+  block_file(&b, "/etc/subuid", true);
+  block_file(&b, "/etc/subgid", true);
+  block_file(&b, "/etc/passwd", false);
+  block_file(&b, "/etc/group", false);
   for (size_t i = 0; i < r->n; i++)
     if (!expired(&r->v[i], pool, now))
       block(&b, r->v[i].first, r->v[i].first + r->v[i].size);
   merge_blocked(&b);
   size_t cursor = 0;
-  int64_t found = -1;
-  for (uint64_t k = 0; k < pool->count && found < 0; k++) {
+  int64_t found = b.oom ? -2 : -1;
+  for (uint64_t k = 0; k < pool->count && found == -1; k++) {
     uint64_t lo = pool->first + k * pool->size;
     if (!overlaps_merged(&b, &cursor, lo, lo + pool->size))
       found = (int64_t)k;
@@ -376,6 +378,10 @@ int sr_userns_acquire(const struct sr_userns_pool *pool, const char *key,
       mine = (ssize_t)i;
   if (mine < 0) {
     int64_t k = free_slot(pool, &r, now);
+    if (k == -2) {
+      sr_error_make(err, ENOMEM, "user namespace registry");
+      goto out;
+    }
     if (k >= 0) {
       uint64_t lo = pool->first + (uint64_t)k * pool->size, hi = lo + pool->size;
       /* Expired entries overlapping it are forgotten. */
@@ -404,9 +410,7 @@ int sr_userns_acquire(const struct sr_userns_pool *pool, const char *key,
   out->size = (uint32_t)r.v[mine].size;
   ret = save(l.dirfd, l.name, pool, &r, err);
 out:
-  unlock(&l);
-  sr_arena_release(&r.arena);
-  free(r.text);
+  registry_close(&r, &l);
   return ret;
 }
 
@@ -424,9 +428,7 @@ int sr_userns_release(const struct sr_userns_pool *pool, const char *key, sr_err
       ret = save(l.dirfd, l.name, pool, &r, err);
     }
 out:
-  unlock(&l);
-  sr_arena_release(&r.arena);
-  free(r.text);
+  registry_close(&r, &l);
   return ret;
 }
 
@@ -447,9 +449,7 @@ int sr_userns_gc(const struct sr_userns_pool *pool, bool all, size_t *freed, sr_
     }
   ret = *freed ? save(l.dirfd, l.name, pool, &r, err) : 0;
 out:
-  unlock(&l);
-  sr_arena_release(&r.arena);
-  free(r.text);
+  registry_close(&r, &l);
   return ret;
 }
 

@@ -16,6 +16,23 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Reads until len bytes or the end of the file: how many were read, -1 with errno on error. */
+static ssize_t read_upto(int fd, void *buf, size_t len)
+{
+  size_t got = 0;
+  while (got < len) {
+    ssize_t r = read(fd, (char *)buf + got, len - got);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      return -1;
+    if (r == 0)
+      break;
+    got += (size_t)r;
+  }
+  return (ssize_t)got;
+}
+
 int sr_read_file_at(int dirfd, const char *path, size_t max, char **buf, size_t *len,
                     sr_error_t *err)
 {
@@ -35,32 +52,21 @@ int sr_read_file_at(int dirfd, const char *path, size_t max, char **buf, size_t 
   _cleanup_free_ char *b = malloc(cap + 1);
   if (b == NULL)
     return sr_error_make(err, ENOMEM, "read `%s`", path);
-  size_t got = 0;
-  for (;;) {
-    if (got == cap) {
-      /* The file grew after fstat: read one more byte to tell. */
-      char extra;
-      ssize_t r = read(fd, &extra, 1);
-      if (r == 0)
-        break;
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        return sr_error_sys(err, "read `%s`", path);
-      return sr_error_make(err, 0, "`%s`: changed while being read", path);
-    }
-    ssize_t r = read(fd, b + got, cap - got);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0)
+  ssize_t got = read_upto(fd, b, cap);
+  if (got < 0)
+    return sr_error_sys(err, "read `%s`", path);
+  if ((size_t)got == cap) {
+    /* The file grew after fstat: read one more byte to tell. */
+    char extra;
+    ssize_t more = read_upto(fd, &extra, 1);
+    if (more < 0)
       return sr_error_sys(err, "read `%s`", path);
-    if (r == 0)
-      break;
-    got += (size_t)r;
+    if (more > 0)
+      return sr_error_make(err, 0, "`%s`: changed while being read", path);
   }
   b[got] = '\0';
   *buf = steal_ptr(b);
-  *len = got;
+  *len = (size_t)got;
   return 0;
 }
 
@@ -70,20 +76,12 @@ int sr_read_small_file_at(int dirfd, const char *path, char *buf, size_t size, s
   _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0)
     return sr_error_sys(err, "open `%s`", path);
-  size_t got = 0;
-  while (got + 1 < size) {
-    ssize_t r = read(fd, buf + got, size - 1 - got);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0)
-      return sr_error_sys(err, "read `%s`", path);
-    if (r == 0)
-      break;
-    got += (size_t)r;
-  }
+  ssize_t got = read_upto(fd, buf, size - 1);
+  if (got < 0)
+    return sr_error_sys(err, "read `%s`", path);
   buf[got] = '\0';
   if (len)
-    *len = got;
+    *len = (size_t)got;
   return 0;
 }
 
