@@ -200,7 +200,7 @@ int sr_cmd_events(const struct sr_global *g, int argc, char **argv)
       printf("Usage: seerun events %s\n", USAGE);
       return 0;
     default:
-      return sr_cli_usage_error("events", USAGE, "unknown option `%s`", argv[optind - 1]);
+      return sr_cli_unknown_option("events", USAGE, argv);
     }
   }
   if (optind != argc - 1)

@@ -129,7 +129,7 @@ int sr_cmd_ps(const struct sr_global *g, int argc, char **argv)
       printf("Usage: seerun ps %s\n", USAGE);
       return 0;
     default:
-      return sr_cli_usage_error("ps", USAGE, "unknown option `%s`", argv[optind - 1]);
+      return sr_cli_unknown_option("ps", USAGE, argv);
     }
   }
   if (optind >= argc)

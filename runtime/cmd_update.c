@@ -185,7 +185,7 @@ int sr_cmd_update(const struct sr_global *g, int argc, char **argv)
       continue;
     }
     if (c == '?' || nflags == sizeof(flags) / sizeof(flags[0]))
-      return sr_cli_usage_error("update", USAGE, "unknown option `%s`", argv[optind - 1]);
+      return sr_cli_unknown_option("update", USAGE, argv);
     flags[nflags].opt = c;
     flags[nflags++].value = optarg;
   }

@@ -326,15 +326,7 @@ void sr_sandbox_init(struct sr_sandbox *s, const struct sr_global *g, const char
   s->o = o;
   s->out_fd = s->dst_fd = -1;
   s->ws.rootfd = -1;
-  s->ctx = (struct sr_create_ctx){.g = &s->g,
-                                  .o = &s->co,
-                                  .sync = {-1, -1},
-                                  .fifo_fd = -1,
-                                  .console_fd = -1,
-                                  .notify_fd = -1,
-                                  .cgroup_dir_fd = -1,
-                                  .init_pidfd = -1,
-                                  .rootfs_tree_fd = -1};
+  s->ctx = (struct sr_create_ctx)SR_CLI_CREATE_CTX(&s->g, &s->co);
   s->res.argv = o->argv;
   s->res.argc = o->argc;
   s->res.timeout_ms = o->timeout_ms;
