@@ -101,33 +101,6 @@ static int connect_unix(const char *path, const char *what, int *out, sr_error_t
   return 0;
 }
 
-/* runc's pid file: the decimal pid without a newline, replaced atomically. */
-static int write_pid_file(const char *path, pid_t pid, sr_error_t *err)
-{
-  char buf[32], tmp[PATH_MAX], dir[PATH_MAX];
-  int len = snprintf(buf, sizeof(buf), "%d", pid);
-  snprintf(dir, sizeof(dir), "%s", path);
-  char *slash = strrchr(dir, '/');
-  const char *name = slash ? slash + 1 : dir;
-  if (slash == dir)
-    strcpy(dir, "/");
-  else if (slash)
-    *slash = '\0';
-  else
-    strcpy(dir, ".");
-  if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.%d", dir, name, getpid()) >= sizeof(tmp))
-    return sr_error_make(err, ENAMETOOLONG, "--pid-file `%s`", path);
-  _cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0)
-    return sr_error_sys(err, "--pid-file: create `%s`", tmp);
-  if (sr_write_all(fd, buf, (size_t)len) < 0 || rename(tmp, path) < 0) {
-    int saved = errno;
-    unlink(tmp);
-    return sr_error_make(err, saved, "--pid-file: write `%s`", path);
-  }
-  return 0;
-}
-
 /* linux.resources.devices for the cgroup: the config's rules (usually "deny all" first), then
  * the default nodes every container has, then every device the config creates: the last
  * matching rule wins, as in runc. */
@@ -415,7 +388,10 @@ static int drive_children(struct sr_create_ctx *ctx, sr_error_t *err)
     while (waitpid(child, &status, 0) < 0 && errno == EINTR)
       ;
     ctx->child_pid = 0;
+    /* The fast path has it from clone; `run` waits on it and the network check enters it. */
     ctx->init_pidfd = sr_pidfd_open(ctx->init_pid);
+    if (ctx->init_pidfd < 0)
+      return sr_error_sys(err, "pidfd_open %d", ctx->init_pid);
     SR_KILL_POINT("create.after-intermediate");
   }
   struct sr_state_record *rec = ctx->container->rec;
@@ -618,7 +594,7 @@ static int record_begin(struct sr_create_ctx *ctx, int rootfd, sr_error_t *err)
 
 int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
 {
-  int rootfd = ctx->container ? ctx->container->rootfd : -1;
+  int rootfd = -1;
   if (prepare(ctx, err) < 0)
     return -1;
   if (sr_statedir_open_root(ctx->g->root, true, &rootfd, err) < 0)
@@ -662,7 +638,7 @@ int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
     explain_setup_death(ctx, err);
     goto fail;
   }
-  if (ctx->o->pid_file && write_pid_file(ctx->o->pid_file, ctx->init_pid, err) < 0)
+  if (ctx->o->pid_file && sr_write_pid_file(ctx->o->pid_file, ctx->init_pid, err) < 0)
     goto fail;
   SR_KILL_POINT("create.after-pid-file");
   ctx->container->rec->phase = SR_PHASE_CREATED;

@@ -7,7 +7,6 @@
 #include "lifecycle.h"
 #include "process_attrs.h"
 #include "process_exec.h"
-#include "lsm.h"
 #include "state.h"
 #include "sync.h"
 #include "terminal.h"
@@ -71,7 +70,6 @@ __attribute__((noreturn)) static void exec_child(struct exec_ctx *x)
   _cleanup_free_ char *notify_state = NULL;
   struct sr_exec_target t = {.process = p, .notify_sock = x->notify_fd,
                              .preserve_fds = x->o->preserve_fds};
-  unsigned ignored = 0;
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || sr_sync_expect(fd, SYNC_INIT_INFO, &host_pid, &err) < 0)
     child_fail(fd, &err);
   if (setsid() < 0) {
@@ -80,22 +78,11 @@ __attribute__((noreturn)) static void exec_child(struct exec_ctx *x)
   }
   if (p->terminal && sr_terminal_setup(x->console_fd, p, false, &err) < 0)
     child_fail(fd, &err);
-  /* oom_score_adj: written by the parent (sr_container_exec), which can. */
-  if (sr_process_apply_rlimits(p, &err) < 0 ||
-      sr_process_apply_scheduler(p, &err) < 0 || sr_process_apply_io_priority(p, &err) < 0 ||
-      sr_process_apply_cpu_affinity(p->cpu_affinity_final, "process.execCPUAffinity.final", &err) < 0 ||
-      sr_lsm_prepare_exec(p, x->proc_fd, &ignored, &err) < 0)
+  /* oom_score_adj: written by the parent (sr_container_exec), which can; linux.personality
+   * is the init's only. */
+  if (sr_process_apply_attrs(p, NULL, x->proc_fd, &err) < 0)
     child_fail(fd, &err);
-  if (chdir(p->cwd) < 0) {
-    sr_error_sys(&err, "process.cwd: chdir `%s`", p->cwd);
-    child_fail(fd, &err);
-  }
-  char cwd[PATH_MAX];
-  if (getcwd(cwd, sizeof(cwd)) == NULL) {
-    sr_error_sys(&err, "process.cwd: `%s` is not inside the container", p->cwd);
-    child_fail(fd, &err);
-  }
-  if (sr_find_executable(p, &exec_path, &err) < 0)
+  if (sr_enter_cwd(p->cwd, &err) < 0 || sr_find_executable(p, &exec_path, &err) < 0)
     child_fail(fd, &err);
   if (x->notify_fd >= 0) {
     struct sr_oci_state s = {.id = x->c->id, .status = "running", .pid = host_pid,
@@ -176,23 +163,6 @@ static int connect_listener(const char *path, int *out, sr_error_t *err)
     return -1;
   }
   *out = fd;
-  return 0;
-}
-
-static int write_pid_file(const char *path, pid_t pid, sr_error_t *err)
-{
-  char buf[32], tmp[PATH_MAX];
-  int len = snprintf(buf, sizeof(buf), "%d", pid);
-  if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, getpid()) >= sizeof(tmp))
-    return sr_error_make(err, ENAMETOOLONG, "--pid-file `%s`", path);
-  _cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0)
-    return sr_error_sys(err, "--pid-file: create `%s`", tmp);
-  if (sr_write_all(fd, buf, (size_t)len) < 0 || rename(tmp, path) < 0) {
-    int saved = errno;
-    unlink(tmp);
-    return sr_error_make(err, saved, "--pid-file: write `%s`", path);
-  }
   return 0;
 }
 
@@ -369,7 +339,7 @@ int sr_container_exec(struct sr_container *c, const struct sr_config *config,
   if (wait_exec(x.sync[0], err) < 0)
     goto fail_pidfd;
   SR_KILL_POINT("exec.after-exec");
-  if (o->pid_file && write_pid_file(o->pid_file, x.pid, err) < 0)
+  if (o->pid_file && sr_write_pid_file(o->pid_file, x.pid, err) < 0)
     goto fail_pidfd;
   SR_KILL_POINT("exec.after-pid-file");
   res->pid = x.pid;

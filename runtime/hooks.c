@@ -4,6 +4,7 @@
 
 #include "cleanup.h"
 #include "log.h"
+#include "process_exec.h"
 #include "util.h"
 
 #include <errno.h>
@@ -38,12 +39,7 @@ __attribute__((noreturn)) static void hook_child(const struct sr_hook *h, int in
     _exit(127);
   /* Ignored signals stay ignored across execve: the runtime ignores SIGPIPE, which would
    * otherwise reach every pipeline of the hook as EPIPE instead of a clean exit. */
-  for (int s = 1; s < NSIG; s++)
-    if (s != SIGKILL && s != SIGSTOP)
-      signal(s, SIG_DFL);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, NULL);
+  sr_reset_signals();
   char *const default_argv[] = {h->path, NULL};
   execve(h->path, h->n_args ? h->args : default_argv, h->n_env ? h->env : empty_env);
   dprintf(2, "exec %s: %s", h->path, strerror(errno));

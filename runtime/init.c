@@ -8,7 +8,6 @@
 #include "cleanup.h"
 #include "hooks.h"
 #include "log.h"
-#include "lsm.h"
 #include "paths.h"
 #include "process_attrs.h"
 #include "process_exec.h"
@@ -52,11 +51,10 @@ static void close_parent_fds(struct sr_create_ctx *ctx)
 }
 
 /* Dies with the parent while the parent is still creating us (cleared before "ready"). */
-static int die_with_parent(int sync_fd, sr_error_t *err)
+static int die_with_parent(sr_error_t *err)
 {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
     return sr_error_sys(err, "prctl PR_SET_PDEATHSIG");
-  (void)sync_fd;
   return 0;
 }
 
@@ -129,7 +127,7 @@ __attribute__((noreturn)) void sr_intermediate_main(struct sr_create_ctx *ctx)
   const struct sr_ns_plan *ns = &ctx->ns;
   close(ctx->sync[0]);
   close_parent_fds(ctx);
-  if (die_with_parent(fd, &err) < 0 || sr_sync_expect(fd, SYNC_GO, NULL, &err) < 0)
+  if (die_with_parent(&err) < 0 || sr_sync_expect(fd, SYNC_GO, NULL, &err) < 0)
     child_fail(fd, &err);
   SR_KILL_POINT("intermediate.after-go");
   /* A joined user namespace first, then the other joined namespaces while we still hold the
@@ -226,19 +224,6 @@ static int set_names(const struct sr_config *c, sr_error_t *err)
   return 0;
 }
 
-/* The working directory, checked to really be inside the container after chdir: a cwd
- * through an inherited descriptor (/proc/self/fd/N) would start the process in a host
- * directory. */
-static int enter_cwd(const char *cwd, sr_error_t *err)
-{
-  if (chdir(cwd) < 0)
-    return sr_error_sys(err, "process.cwd: chdir `%s`", cwd);
-  char buf[4096];
-  if (getcwd(buf, sizeof(buf)) == NULL)
-    return sr_error_sys(err, "process.cwd: `%s` is not inside the container", cwd);
-  return 0;
-}
-
 /* In a user namespace, act as the container's root from here on, if it is mapped. */
 static int become_userns_root(const struct sr_config *c, sr_error_t *err)
 {
@@ -325,18 +310,12 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
     return -1;
 
   const struct sr_process *p = c->process;
-  if (p->terminal && sr_terminal_setup_init(ctx->console_fd, p, err) < 0)
+  if (p->terminal && sr_terminal_setup(ctx->console_fd, p, true, err) < 0)
     return -1;
-  unsigned ignored = 0;
   /* oom_score_adj: written by the parent (create.c), which can. */
-  if (sr_process_apply_rlimits(p, err) < 0 ||
-      sr_process_apply_scheduler(p, err) < 0 || sr_process_apply_io_priority(p, err) < 0 ||
-      sr_process_apply_personality(&c->linux_, err) < 0 ||
-      sr_process_apply_cpu_affinity(p->cpu_affinity_final, "process.execCPUAffinity.final", err) <
-          0 ||
-      sr_lsm_prepare_exec(p, *proc_fd, &ignored, err) < 0)
+  if (sr_process_apply_attrs(p, &c->linux_, *proc_fd, err) < 0)
     return -1;
-  if (enter_cwd(p->cwd, err) < 0 || sr_find_executable(p, exec_path, err) < 0)
+  if (sr_enter_cwd(p->cwd, err) < 0 || sr_find_executable(p, exec_path, err) < 0)
     return -1;
   SR_KILL_POINT("init.after-process");
   /* From here on the container outlives the runtime process. */
@@ -367,7 +346,7 @@ __attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool afte
     close(ctx->sync[0]);
     close_parent_fds(ctx);
   }
-  if (die_with_parent(fd, &err) < 0 ||
+  if (die_with_parent(&err) < 0 ||
       init_setup(ctx, after_intermediate, &proc_fd, &exec_path, &target.runtime_exe, &err) < 0)
     child_fail(fd, &err);
   SR_KILL_POINT("init.before-ready");

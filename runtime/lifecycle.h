@@ -30,7 +30,7 @@ int sr_container_load_config(const struct sr_container *c, struct sr_config **ou
                              sr_error_t *err);
 
 /* start: releases a created container's init and waits until it has exec'd the process (or
- * failed to); then runs the poststart hooks.  *pidfd (optional) gets a pidfd of the init. */
+ * failed to); then runs the poststart hooks. */
 int sr_container_start(struct sr_container *c, const struct sr_config *config, sr_error_t *err);
 
 int sr_container_kill(struct sr_container *c, int sig, bool all, sr_error_t *err);

@@ -51,13 +51,19 @@ static int open_ns(const char *path, enum sr_ns_kind k, int *out, sr_error_t *er
   return 0;
 }
 
-/* fd is the runtime's own namespace of kind k. */
-static bool is_runtime_ns(int fd, enum sr_ns_kind k)
+/* fd is the namespace /proc/self/ns/<entry> names. */
+static bool is_self_ns(int fd, const char *entry)
 {
   char path[64];
   struct stat a, b;
-  snprintf(path, sizeof(path), "/proc/self/ns/%s", sr_ns_proc_name(k));
+  snprintf(path, sizeof(path), "/proc/self/ns/%s", entry);
   return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* fd is the runtime's own namespace of kind k. */
+static bool is_runtime_ns(int fd, enum sr_ns_kind k)
+{
+  return is_self_ns(fd, sr_ns_proc_name(k));
 }
 
 /* The config checked that every sysctl has its namespace; a joined one may still be the
@@ -153,10 +159,7 @@ static const char *self_ns_entry(enum sr_ns_kind k)
 /* The caller is in fd's namespace already (joined by an earlier call). */
 static bool already_in(int fd, enum sr_ns_kind k)
 {
-  char path[64];
-  struct stat a, b;
-  snprintf(path, sizeof(path), "/proc/self/ns/%s", self_ns_entry(k));
-  return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+  return is_self_ns(fd, self_ns_entry(k));
 }
 
 int sr_ns_join(const struct sr_ns_plan *plan, bool user_only, sr_error_t *err)

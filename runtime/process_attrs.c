@@ -2,6 +2,7 @@
 
 #include "process_attrs.h"
 #include "cleanup.h"
+#include "lsm.h"
 #include "names.h"
 
 #include <errno.h>
@@ -340,5 +341,21 @@ int sr_process_apply_cpu_affinity(const char *cpus, const char *field, sr_error_
     return -1;
   if (sched_setaffinity(0, setsize, set) < 0)
     return sr_error_sys(err, "%s: sched_setaffinity \"%s\"", field, cpus);
+  return 0;
+}
+
+/* ---- all of them ---- */
+
+int sr_process_apply_attrs(const struct sr_process *p, const struct sr_linux *l, int proc_fd,
+                           sr_error_t *err)
+{
+  unsigned ignored = 0; /* the runtime logs them (sr_lsm_log_ignored) */
+  if (sr_process_apply_rlimits(p, err) < 0 || sr_process_apply_scheduler(p, err) < 0 ||
+      sr_process_apply_io_priority(p, err) < 0 ||
+      (l && sr_process_apply_personality(l, err) < 0) ||
+      sr_process_apply_cpu_affinity(p->cpu_affinity_final, "process.execCPUAffinity.final", err) <
+          0 ||
+      sr_lsm_prepare_exec(p, proc_fd, &ignored, err) < 0)
+    return -1;
   return 0;
 }

@@ -40,4 +40,11 @@ int sr_process_apply_personality(const struct sr_linux *l, sr_error_t *err);
  * field in errors ("process.execCPUAffinity.final"). */
 int sr_process_apply_cpu_affinity(const char *cpus, const char *field, sr_error_t *err);
 
+/* What a container process (the init, or exec's) sets on itself before it execs, in this order:
+ * rlimits, scheduler, I/O priority, personality (l: the init's; NULL leaves it),
+ * execCPUAffinity.final, and the LSM labels for execve (lsm.h, through the procfs proc_fd).
+ * oom_score_adj is not here: the parent writes it. */
+int sr_process_apply_attrs(const struct sr_process *p, const struct sr_linux *l, int proc_fd,
+                           sr_error_t *err);
+
 #endif

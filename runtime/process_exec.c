@@ -10,6 +10,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +25,16 @@ int sr_runtime_exe_identity(struct stat *st, sr_error_t *err)
 {
   if (stat("/proc/self/exe", st) < 0)
     return sr_error_sys(err, "stat /proc/self/exe");
+  return 0;
+}
+
+int sr_enter_cwd(const char *cwd, sr_error_t *err)
+{
+  if (chdir(cwd) < 0)
+    return sr_error_sys(err, "process.cwd: chdir `%s`", cwd);
+  char buf[PATH_MAX];
+  if (getcwd(buf, sizeof(buf)) == NULL)
+    return sr_error_sys(err, "process.cwd: `%s` is not inside the container", cwd);
   return 0;
 }
 
@@ -160,7 +171,7 @@ int sr_exec_guard(const char *path, const struct stat *runtime_exe, sr_error_t *
   return 0;
 }
 
-static void reset_signals(void)
+void sr_reset_signals(void)
 {
   sigset_t none;
   sigemptyset(&none);
@@ -195,7 +206,7 @@ int sr_process_exec(const struct sr_exec_target *t, sr_error_t *err)
   const struct sr_process *p = t->process;
   if (sr_exec_guard(t->exec_path, &t->runtime_exe, err) < 0)
     return -1;
-  reset_signals();
+  sr_reset_signals();
   /* --preserve-fds: passed on as they are, whatever their close-on-exec flag. */
   for (int fd = 3; fd < 3 + t->preserve_fds; fd++)
     fcntl(fd, F_SETFD, 0);

@@ -109,6 +109,22 @@ void sr_container_free(struct sr_container *c)
   free(c);
 }
 
+DIR *sr_opendir_fd(int dirfd)
+{
+  /* A new open file description: its offset is its own, so a stream never resumes where
+   * another one stopped. */
+  int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return NULL;
+  DIR *d = fdopendir(fd);
+  if (d == NULL) {
+    int saved = errno;
+    close(fd);
+    errno = saved;
+  }
+  return d;
+}
+
 static struct sr_container *container_new(int rootfd, const char *id)
 {
   struct sr_container *c = calloc(1, sizeof(*c));
@@ -161,15 +177,9 @@ static int unlink_entry(int dirfd, const char *name)
  * directory that still loads, or an empty one. */
 static int remove_dir_contents(int dirfd)
 {
-  int fd = dup(dirfd);
-  if (fd < 0)
+  _cleanup_dir_ DIR *d = sr_opendir_fd(dirfd);
+  if (d == NULL)
     return -1;
-  lseek(fd, 0, SEEK_SET);
-  _cleanup_dir_ DIR *d = fdopendir(fd);
-  if (d == NULL) {
-    close(fd);
-    return -1;
-  }
   struct dirent *de;
   int ret = 0;
   while ((de = readdir(d)) != NULL) {
@@ -292,15 +302,9 @@ static bool locked_by_other(int dirfd)
 
 static bool dir_is_empty(int dirfd)
 {
-  int fd = dup(dirfd);
-  if (fd < 0)
+  _cleanup_dir_ DIR *d = sr_opendir_fd(dirfd);
+  if (d == NULL)
     return false;
-  lseek(fd, 0, SEEK_SET);
-  _cleanup_dir_ DIR *d = fdopendir(fd);
-  if (d == NULL) {
-    close(fd);
-    return false;
-  }
   struct dirent *de;
   while ((de = readdir(d)) != NULL)
     if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
@@ -394,6 +398,32 @@ int sr_container_remove_dir(struct sr_container *c, sr_error_t *err)
   return 0;
 }
 
+int sr_write_pid_file(const char *path, pid_t pid, sr_error_t *err)
+{
+  char buf[32], tmp[PATH_MAX], dir[PATH_MAX];
+  int len = snprintf(buf, sizeof(buf), "%d", pid);
+  snprintf(dir, sizeof(dir), "%s", path);
+  char *slash = strrchr(dir, '/');
+  const char *name = slash ? slash + 1 : dir;
+  if (slash == dir)
+    strcpy(dir, "/");
+  else if (slash)
+    *slash = '\0';
+  else
+    strcpy(dir, ".");
+  if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.%d", dir, name, getpid()) >= sizeof(tmp))
+    return sr_error_make(err, ENAMETOOLONG, "--pid-file `%s`", path);
+  _cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0)
+    return sr_error_sys(err, "--pid-file: create `%s`", tmp);
+  if (sr_write_all(fd, buf, (size_t)len) < 0 || rename(tmp, path) < 0) {
+    int saved = errno;
+    unlink(tmp);
+    return sr_error_make(err, saved, "--pid-file: write `%s`", path);
+  }
+  return 0;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
   return strcmp(*(char *const *)a, *(char *const *)b);
@@ -424,14 +454,9 @@ static void reap_stale_tmp(int rootfd, const char *name)
 
 int sr_statedir_list(int rootfd, char ***ids, size_t *n, sr_error_t *err)
 {
-  int fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0)
+  _cleanup_dir_ DIR *d = sr_opendir_fd(rootfd);
+  if (d == NULL)
     return sr_error_sys(err, "open state directory");
-  _cleanup_dir_ DIR *d = fdopendir(fd);
-  if (d == NULL) {
-    close(fd);
-    return sr_error_sys(err, "read state directory");
-  }
   size_t cap = 16, len = 0;
   _cleanup_strv_ char **v = calloc(cap + 1, sizeof(char *));
   if (v == NULL)
@@ -465,14 +490,9 @@ int sr_statedir_list(int rootfd, char ***ids, size_t *n, sr_error_t *err)
 
 static void sweep_stale_tmp(int rootfd)
 {
-  int fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0)
+  _cleanup_dir_ DIR *d = sr_opendir_fd(rootfd);
+  if (d == NULL)
     return;
-  _cleanup_dir_ DIR *d = fdopendir(fd);
-  if (d == NULL) {
-    close(fd);
-    return;
-  }
   struct dirent *de;
   while ((de = readdir(d)) != NULL)
     if (strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) == 0)

@@ -23,7 +23,9 @@
 #ifndef SEERUN_STATEDIR_H
 #define SEERUN_STATEDIR_H
 
+#include <dirent.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "error.h"
 /* Every file that acts on a container's state has the test-only kill points. */
@@ -83,6 +85,14 @@ static inline void sr_container_freep(struct sr_container **c)
     sr_container_free(*c);
 }
 #define _cleanup_container_ __attribute__((cleanup(sr_container_freep)))
+
+/* --pid-file of create, run and exec: runc's pid file, the decimal pid without a newline,
+ * replaced atomically (a temporary file beside it, then rename). */
+int sr_write_pid_file(const char *path, pid_t pid, sr_error_t *err);
+
+/* A directory stream of dirfd's directory, read from its start whatever was read of it before
+ * (dirfd is neither consumed nor moved); NULL with errno set. */
+DIR *sr_opendir_fd(int dirfd);
 
 /* Names of the container directories, sorted; also removes temporary directories left by a
  * create that was killed before publishing. */

@@ -43,11 +43,6 @@ static int send_master(int sock, int master, const char *name, sr_error_t *err)
   return 0;
 }
 
-int sr_terminal_setup_init(int console_fd, const struct sr_process *p, sr_error_t *err)
-{
-  return sr_terminal_setup(console_fd, p, true, err);
-}
-
 int sr_terminal_setup(int console_fd, const struct sr_process *p, bool bind_console,
                       sr_error_t *err)
 {

@@ -11,10 +11,9 @@
 #include "config.h"
 #include "error.h"
 
-/* Init, after pivot_root: the pty becomes the controlling terminal, stdio and /dev/console. */
-int sr_terminal_setup_init(int console_fd, const struct sr_process *p, sr_error_t *err);
-/* The same for any process; bind_console: also make the pty the container's /dev/console
- * (the init only: an exec'd process must not change what the container sees). */
+/* After pivot_root: the pty becomes the controlling terminal and stdio; bind_console: also the
+ * container's /dev/console (the init only: an exec'd process must not change what the
+ * container sees). */
 int sr_terminal_setup(int console_fd, const struct sr_process *p, bool bind_console,
                       sr_error_t *err);
 
