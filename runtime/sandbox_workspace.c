@@ -100,14 +100,9 @@ bool sr_sandbox_bundle_orphaned(const char *real_root, const char *bundle)
  * another, live workspace: a live workspace is never empty. */
 static void remove_contents(int dirfd, int depth)
 {
-  int fd = dup(dirfd);
-  if (fd < 0)
+  _cleanup_dir_ DIR *d = sr_opendir_fd(dirfd);
+  if (d == NULL)
     return;
-  _cleanup_dir_ DIR *d = fdopendir(fd);
-  if (d == NULL) {
-    close(fd);
-    return;
-  }
   struct dirent *de;
   while ((de = readdir(d)) != NULL) {
     if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
@@ -143,14 +138,9 @@ static bool reap_reservation(const struct sr_global *g, int rootfd, const char *
   _cleanup_close_ int fd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     return errno == ENOENT;
-  int dup_fd = dup(fd);
-  if (dup_fd < 0)
+  _cleanup_dir_ DIR *d = sr_opendir_fd(fd);
+  if (d == NULL)
     return false;
-  _cleanup_dir_ DIR *d = fdopendir(dup_fd);
-  if (d == NULL) {
-    close(dup_fd);
-    return false;
-  }
   struct dirent *de;
   bool alive = false;
   while ((de = readdir(d)) != NULL) {
@@ -221,14 +211,9 @@ static bool is_orphaned_container(int rootfd, const char *id, const char *real_r
 
 void sr_sandbox_reap_stale(const struct sr_global *g, int rootfd, const char *real_root)
 {
-  int fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0)
+  _cleanup_dir_ DIR *d = sr_opendir_fd(rootfd);
+  if (d == NULL)
     return;
-  _cleanup_dir_ DIR *d = fdopendir(fd);
-  if (d == NULL) {
-    close(fd);
-    return;
-  }
   _cleanup_strv_ char **orphans = NULL;
   size_t n = 0;
   struct dirent *de;

@@ -2,6 +2,8 @@
 
 #include "userns_registry.h"
 
+#include "statedir.h"
+
 #include "cleanup.h"
 #include "util.h"
 
@@ -233,13 +235,9 @@ static void unlock(struct locked *l)
  * every writer holds the lock, so under it any such file is a leftover. */
 static void sweep_temporaries(const struct locked *l)
 {
-  int fd = openat(l->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-  if (d == NULL) {
-    if (fd >= 0)
-      close(fd);
+  DIR *d = sr_opendir_fd(l->dirfd);
+  if (d == NULL)
     return;
-  }
   size_t n = strlen(l->name);
   for (struct dirent *e; (e = readdir(d)) != NULL;) {
     size_t len = strlen(e->d_name);
