@@ -38,6 +38,9 @@ int sr_cgroup_layout(const char *root, int *version, bool *hybrid, sr_error_t *e
 int sr_cgroup_resolve_path(const char *cgroups_path, const char *id, bool systemd, char **out,
                            sr_error_t *err);
 
+/* Where the host's cgroup hierarchies are mounted. */
+#define SR_CGROUP_ROOT "/sys/fs/cgroup"
+
 /* Detects the layout of root and allocates; path is validated as sr_cgroup_resolve_path's
  * result is (absolute, no "..", not the root cgroup). */
 int sr_cgroup_new(const char *root, const char *path, struct sr_cgroup **out, sr_error_t *err);

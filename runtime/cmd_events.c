@@ -166,10 +166,10 @@ static int collect(const struct sr_container *ct, struct sr_cgroup_stats *st, sr
 {
   struct sr_cgroup *cg = NULL;
   memset(st, 0, sizeof(*st));
-  if (ct->rec->cgroup_version == 0)
-    return 0;
-  if (sr_cgroup_new("/sys/fs/cgroup", ct->rec->cgroup_path, &cg, err) < 0)
+  if (sr_container_open_cgroup(ct, &cg, err) < 0)
     return -1;
+  if (cg == NULL)
+    return 0;
   int r = sr_cgroup_stats(cg, st, err);
   sr_cgroup_free(cg);
   return r;

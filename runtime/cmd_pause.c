@@ -35,7 +35,7 @@ static int freeze(const struct sr_global *g, const char *cmd, bool frozen, int a
     return sr_cli_fail(&err);
   }
   if (sr_cli_audit(g, ct, cmd, NULL, &err) < 0 ||
-      sr_cgroup_new("/sys/fs/cgroup", ct->rec->cgroup_path, &cg, &err) < 0)
+      sr_cgroup_new(SR_CGROUP_ROOT, ct->rec->cgroup_path, &cg, &err) < 0)
     return sr_cli_fail(&err);
   r = sr_cgroup_freeze(cg, frozen, &err);
   sr_cgroup_free(cg);

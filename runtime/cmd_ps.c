@@ -6,6 +6,7 @@
 
 #include "cgroup.h"
 #include "cleanup.h"
+#include "lifecycle.h"
 #include "opts.h"
 
 #include <errno.h>
@@ -144,9 +145,9 @@ int sr_cmd_ps(const struct sr_global *g, int argc, char **argv)
   struct sr_cgroup *cg = NULL;
   if (sr_cli_open_container(g, id, false, &ct, &err) < 0)
     return sr_cli_fail(&err);
-  if (ct->rec->cgroup_version) {
-    if (sr_cgroup_new("/sys/fs/cgroup", ct->rec->cgroup_path, &cg, &err) < 0)
-      return sr_cli_fail(&err);
+  if (sr_container_open_cgroup(ct, &cg, &err) < 0)
+    return sr_cli_fail(&err);
+  if (cg) {
     int r = sr_cgroup_pids(cg, &pids, &n, &err);
     sr_cgroup_free(cg);
     if (r < 0)

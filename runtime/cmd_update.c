@@ -299,7 +299,7 @@ int sr_cmd_update(const struct sr_global *g, int argc, char **argv)
     goto fail;
   }
   struct sr_cgroup *cg = NULL;
-  if (sr_cgroup_new("/sys/fs/cgroup", ct->rec->cgroup_path, &cg, &err) < 0)
+  if (sr_cgroup_new(SR_CGROUP_ROOT, ct->rec->cgroup_path, &cg, &err) < 0)
     goto fail;
   int rr = sr_cgroup_apply_resources(cg, &applied, true, &err);
   sr_cgroup_free(cg);

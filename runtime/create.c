@@ -529,7 +529,7 @@ static int prepare(struct sr_create_ctx *ctx, sr_error_t *err)
   _cleanup_free_ char *cgpath = NULL;
   if (sr_cgroup_resolve_path(c->linux_.cgroups_path, ctx->o->id, ctx->g->systemd_cgroup, &cgpath,
                              err) < 0 ||
-      sr_cgroup_new("/sys/fs/cgroup", cgpath, &ctx->cgroup, err) < 0)
+      sr_cgroup_new(SR_CGROUP_ROOT, cgpath, &ctx->cgroup, err) < 0)
     return -1;
   if (ctx->o->console_socket && ctx->console_fd < 0 &&
       connect_unix(ctx->o->console_socket, "--console-socket", &ctx->console_fd, err) < 0)

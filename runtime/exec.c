@@ -223,7 +223,7 @@ static int prepare(struct exec_ctx *x, sr_error_t *err)
   if (x->proc_fd < 0 || fstatfs(x->proc_fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
     return sr_error_make(err, 0, "/proc is not a procfs");
   if (r->cgroup_version) {
-    if (sr_cgroup_new("/sys/fs/cgroup", r->cgroup_path, &x->cg, err) < 0 ||
+    if (sr_cgroup_new(SR_CGROUP_ROOT, r->cgroup_path, &x->cg, err) < 0 ||
         sr_cgroup_open_dir(x->cg, &x->cgroup_fd, err) < 0)
       return -1;
   }

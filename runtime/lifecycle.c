@@ -18,7 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CGROUP_ROOT "/sys/fs/cgroup"
 
 static const char *status_names[] = {[SR_STATUS_CREATING] = "creating",
                                      [SR_STATUS_CREATED] = "created",
@@ -31,12 +30,12 @@ const char *sr_status_name(enum sr_status s)
   return status_names[s];
 }
 
-static int open_cgroup(const struct sr_container *c, struct sr_cgroup **cg, sr_error_t *err)
+int sr_container_open_cgroup(const struct sr_container *c, struct sr_cgroup **cg, sr_error_t *err)
 {
   *cg = NULL;
   if (c->rec->cgroup_version == 0)
     return 0;
-  return sr_cgroup_new(CGROUP_ROOT, c->rec->cgroup_path, cg, err);
+  return sr_cgroup_new(SR_CGROUP_ROOT, c->rec->cgroup_path, cg, err);
 }
 
 enum sr_status sr_container_observe(const struct sr_container *c, pid_t *live_pid)
@@ -60,7 +59,7 @@ enum sr_status sr_container_observe(const struct sr_container *c, pid_t *live_pi
   struct sr_cgroup *cg = NULL;
   sr_error_t err = NULL;
   bool frozen = false;
-  if (open_cgroup(c, &cg, &err) == 0 && cg)
+  if (sr_container_open_cgroup(c, &cg, &err) == 0 && cg)
     sr_cgroup_is_frozen(cg, &frozen, &err);
   sr_error_free(&err);
   if (cg)
@@ -225,7 +224,7 @@ int sr_container_kill(struct sr_container *c, int sig, bool all, sr_error_t *err
     return sr_error_make(err, ESRCH, "container \"%s\" not running", c->id);
   if (all) {
     struct sr_cgroup *cg = NULL;
-    if (open_cgroup(c, &cg, err) < 0)
+    if (sr_container_open_cgroup(c, &cg, err) < 0)
       return -1;
     if (cg) {
       int r = sr_cgroup_signal_all(cg, sig, err);
@@ -241,7 +240,7 @@ int sr_container_kill(struct sr_container *c, int sig, bool all, sr_error_t *err
   /* A frozen process only dies once thawed. */
   if (sig == SIGKILL && st == SR_STATUS_PAUSED) {
     struct sr_cgroup *cg = NULL;
-    if (open_cgroup(c, &cg, err) == 0 && cg) {
+    if (sr_container_open_cgroup(c, &cg, err) == 0 && cg) {
       sr_cgroup_freeze(cg, false, err);
       sr_cgroup_free(cg);
     }
@@ -287,7 +286,7 @@ int sr_container_delete(struct sr_container *c, bool force, sr_error_t *err)
       sr_pidfd_send_signal(pidfd, SIGKILL);
       if (st == SR_STATUS_PAUSED) {
         struct sr_cgroup *cg = NULL;
-        if (open_cgroup(c, &cg, &e) == 0 && cg) {
+        if (sr_container_open_cgroup(c, &cg, &e) == 0 && cg) {
           sr_cgroup_freeze(cg, false, &e);
           sr_cgroup_free(cg);
         }
@@ -299,7 +298,7 @@ int sr_container_delete(struct sr_container *c, bool force, sr_error_t *err)
   }
   SR_KILL_POINT("delete.after-kill");
   struct sr_cgroup *cg = NULL;
-  if (open_cgroup(c, &cg, err) < 0)
+  if (sr_container_open_cgroup(c, &cg, err) < 0)
     return -1;
   if (cg) {
     /* A systemd scope is stopped first (systemd removes what it made), then what is left of
@@ -340,7 +339,7 @@ static void cgroup_from_config(struct sr_container *c, struct sr_state_record *r
   struct sr_cgroup *cg = NULL;
   if (sr_container_load_config(c, &config, &e) < 0 ||
       sr_cgroup_resolve_path(config->linux_.cgroups_path, c->id, false, &path, &e) < 0 ||
-      sr_cgroup_new(CGROUP_ROOT, path, &cg, &e) < 0) {
+      sr_cgroup_new(SR_CGROUP_ROOT, path, &cg, &e) < 0) {
     _cleanup_free_ char *t = sr_error_text(e);
     sr_warn("delete: container \"%s\": no cgroup to clean up: %s", c->id, t ? t : "");
     sr_error_free(&e);

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 
+#include "cgroup.h"
 #include "config.h"
 #include "error.h"
 #include "statedir.h"
@@ -22,6 +23,8 @@ const char *sr_status_name(enum sr_status s);
 enum sr_status sr_container_status(const struct sr_container *c);
 /* Both at once, with one look at the init's /proc entry. */
 enum sr_status sr_container_observe(const struct sr_container *c, pid_t *live_pid);
+/* The container's cgroup; *cg is NULL for a container that has none. */
+int sr_container_open_cgroup(const struct sr_container *c, struct sr_cgroup **cg, sr_error_t *err);
 /* The init's pid while it lives, else 0 (what `state` reports). */
 pid_t sr_container_live_pid(const struct sr_container *c);
 

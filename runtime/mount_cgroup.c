@@ -23,7 +23,6 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#define HOST_CGROUP "/sys/fs/cgroup"
 
 /* A bind of <hierarchy>/<container path>, or of the hierarchy root when the container has no
  * cgroup there. */
@@ -40,7 +39,7 @@ static int bind_hierarchy(const char *hierarchy, const char *path, int *out, sr_
 
 /* The unified hierarchy: a new cgroup2 instance inside a cgroup namespace (whose root is the
  * container's cgroup), else a bind of the container's cgroup from the host's unified mount
- * (unified: HOST_CGROUP on v2, its "unified" mount on hybrid, NULL when there is none). */
+ * (unified: SR_CGROUP_ROOT on v2, its "unified" mount on hybrid, NULL when there is none). */
 static int v2_mount(const struct sr_mount *m, const char *unified, const struct sr_cgroup *cg,
                     bool cgroupns, int target, sr_error_t *err)
 {
@@ -92,7 +91,7 @@ static int v1_mount(const struct sr_mount *m, const struct sr_cgroup *cg, int ta
   if (sr_attach_mount(tmp, target) < 0)
     return sr_error_sys(err, "attach cgroup mount on `%s`", m->destination);
   _cleanup_close_ int dir = openat(tmp, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  int hostfd = open(HOST_CGROUP, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int hostfd = open(SR_CGROUP_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir < 0 || hostfd < 0) {
     if (hostfd >= 0)
       close(hostfd);
@@ -101,7 +100,7 @@ static int v1_mount(const struct sr_mount *m, const struct sr_cgroup *cg, int ta
   _cleanup_dir_ DIR *d = fdopendir(hostfd);
   if (d == NULL) {
     close(hostfd);
-    return sr_error_sys(err, "read %s", HOST_CGROUP);
+    return sr_error_sys(err, "read %s", SR_CGROUP_ROOT);
   }
   struct dirent *de;
   while ((de = readdir(d)) != NULL) {
@@ -119,7 +118,7 @@ static int v1_mount(const struct sr_mount *m, const struct sr_cgroup *cg, int ta
       continue;
     }
     char hierarchy[PATH_MAX];
-    snprintf(hierarchy, sizeof(hierarchy), "%s/%s", HOST_CGROUP, de->d_name);
+    snprintf(hierarchy, sizeof(hierarchy), "%s/%s", SR_CGROUP_ROOT, de->d_name);
     struct statfs sfs;
     if (statfs(hierarchy, &sfs) < 0 ||
         (sfs.f_type != CGROUP_SUPER_MAGIC && sfs.f_type != CGROUP2_SUPER_MAGIC))
@@ -163,8 +162,8 @@ int sr_mount_cgroup(const struct sr_mount *m, const struct sr_cgroup *cg, bool c
   /* "cgroup2" asks for the unified hierarchy whatever the host's layout (on hybrid, the one
    * mounted at <root>/unified); "cgroup" for the host's layout. */
   if (cg->version == 2)
-    return v2_mount(m, HOST_CGROUP, cg, cgroupns, target, err);
+    return v2_mount(m, SR_CGROUP_ROOT, cg, cgroupns, target, err);
   if (strcmp(m->type, "cgroup2") == 0)
-    return v2_mount(m, cg->hybrid ? HOST_CGROUP "/unified" : NULL, cg, cgroupns, target, err);
+    return v2_mount(m, cg->hybrid ? SR_CGROUP_ROOT "/unified" : NULL, cg, cgroupns, target, err);
   return v1_mount(m, cg, target, err);
 }

@@ -26,7 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CGROUP_ROOT "/sys/fs/cgroup"
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
@@ -57,7 +56,7 @@ int sr_sandbox_block_signals(sr_error_t *err)
 static int kill_cgroup(const char *cgroup_path, sr_error_t *err)
 {
   _cleanup_cgroup_ struct sr_cgroup *cg = NULL;
-  if (sr_cgroup_new(CGROUP_ROOT, cgroup_path, &cg, err) < 0)
+  if (sr_cgroup_new(SR_CGROUP_ROOT, cgroup_path, &cg, err) < 0)
     return -1;
   return sr_cgroup_signal_all(cg, SIGKILL, err);
 }
@@ -160,11 +159,11 @@ int sr_sandbox_cgroup_usage(const char *cgroup_path, struct sr_sandbox_usage *u,
 {
   memset(u, 0, sizeof(*u));
   struct statfs sfs;
-  if (statfs(CGROUP_ROOT, &sfs) < 0)
-    return sr_error_sys(err, "statfs `%s`", CGROUP_ROOT);
+  if (statfs(SR_CGROUP_ROOT, &sfs) < 0)
+    return sr_error_sys(err, "statfs `%s`", SR_CGROUP_ROOT);
   char mem[PATH_MAX], cpu[PATH_MAX], text[4096];
   if (sfs.f_type == CGROUP2_SUPER_MAGIC) {
-    snprintf(mem, sizeof(mem), "%s%s", CGROUP_ROOT, cgroup_path);
+    snprintf(mem, sizeof(mem), "%s%s", SR_CGROUP_ROOT, cgroup_path);
     if (read_cg_file(mem, "cpu.stat", text, sizeof(text))) {
       u->cpu_ns = keyed(text, "usage_usec") * 1000;
       u->cpu_user_ns = keyed(text, "user_usec") * 1000;
@@ -177,8 +176,8 @@ int sr_sandbox_cgroup_usage(const char *cgroup_path, struct sr_sandbox_usage *u,
     u->peak_known = cg_u64(mem, "memory.peak", &u->peak_memory); /* Linux 5.19 */
   } else {
     /* v1 (hybrid included: its unified mount holds no controller we read). */
-    snprintf(mem, sizeof(mem), "%s/memory%s", CGROUP_ROOT, cgroup_path);
-    snprintf(cpu, sizeof(cpu), "%s/cpuacct%s", CGROUP_ROOT, cgroup_path);
+    snprintf(mem, sizeof(mem), "%s/memory%s", SR_CGROUP_ROOT, cgroup_path);
+    snprintf(cpu, sizeof(cpu), "%s/cpuacct%s", SR_CGROUP_ROOT, cgroup_path);
     cg_u64(cpu, "cpuacct.usage", &u->cpu_ns);
     if (read_cg_file(cpu, "cpuacct.stat", text, sizeof(text))) {
       /* USER_HZ ticks */
