@@ -85,22 +85,6 @@ int sr_create_notify_state_json(const struct sr_create_ctx *ctx, char **out, sr_
   return *out ? 0 : sr_error_make(err, ENOMEM, "seccomp state");
 }
 
-/* The path must be short enough for sockaddr_un; --console-socket paths usually are. */
-static int connect_unix(const char *path, const char *what, int *out, sr_error_t *err)
-{
-  struct sockaddr_un addr = {.sun_family = AF_UNIX};
-  if (strlen(path) >= sizeof(addr.sun_path))
-    return sr_error_make(err, ENAMETOOLONG, "%s `%s`", what, path);
-  strcpy(addr.sun_path, path);
-  _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    return sr_error_sys(err, "%s: socket", what);
-  if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
-    return sr_error_sys(err, "%s: connect `%s`", what, path);
-  *out = steal_fd(fd);
-  return 0;
-}
-
 /* linux.resources.devices for the cgroup: the config's rules (usually "deny all" first), then
  * the default nodes every container has, then every device the config creates: the last
  * matching rule wins, as in runc. */
@@ -532,7 +516,7 @@ static int prepare(struct sr_create_ctx *ctx, sr_error_t *err)
       sr_cgroup_new(SR_CGROUP_ROOT, cgpath, &ctx->cgroup, err) < 0)
     return -1;
   if (ctx->o->console_socket && ctx->console_fd < 0 &&
-      connect_unix(ctx->o->console_socket, "--console-socket", &ctx->console_fd, err) < 0)
+      sr_connect_unix(ctx->o->console_socket, "--console-socket", &ctx->console_fd, err) < 0)
     return -1;
   /* A plain directory is idmapped once the user namespace exists; overlayfs (the engines'
    * image layers) cannot be, so it is rebuilt from idmapped layers here. */
@@ -546,7 +530,7 @@ static int prepare(struct sr_create_ctx *ctx, sr_error_t *err)
   }
   const struct sr_seccomp *sc = c->linux_.seccomp;
   if (sc && sc->uses_notify &&
-      connect_unix(sc->listener_path, "linux.seccomp.listenerPath", &ctx->notify_fd, err) < 0)
+      sr_connect_unix(sc->listener_path, "linux.seccomp.listenerPath", &ctx->notify_fd, err) < 0)
     return -1;
   return 0;
 }

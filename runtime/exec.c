@@ -148,24 +148,6 @@ __attribute__((noreturn)) static void exec_intermediate(struct exec_ctx *x)
   _exit(0);
 }
 
-static int connect_listener(const char *path, int *out, sr_error_t *err)
-{
-  struct sockaddr_un addr = {.sun_family = AF_UNIX};
-  if (strlen(path) >= sizeof(addr.sun_path))
-    return sr_error_make(err, ENAMETOOLONG, "`%s`", path);
-  strcpy(addr.sun_path, path);
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    return sr_error_sys(err, "socket");
-  if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
-    sr_error_sys(err, "connect `%s`", path);
-    close(fd);
-    return -1;
-  }
-  *out = fd;
-  return 0;
-}
-
 /* Whether the namespace of kind k of process pid differs from the runtime's (true when it
  * cannot be told: joining our own namespace again is harmless, missing one is not). */
 static bool init_ns_is_not_ours(pid_t pid, int k)
@@ -205,13 +187,13 @@ static int prepare(struct exec_ctx *x, sr_error_t *err)
     if (x->o->console_socket == NULL)
       return sr_error_make(err, 0, "cannot allocate a terminal without --console-socket "
                                    "(--tty)");
-    if (connect_listener(x->o->console_socket, &x->console_fd, err) < 0)
-      return sr_error_wrap(err, "--console-socket");
+    if (sr_connect_unix(x->o->console_socket, "--console-socket", &x->console_fd, err) < 0)
+      return -1;
   }
   const struct sr_seccomp *sc = x->config->linux_.seccomp;
   if (sc && sc->uses_notify &&
-      connect_listener(sc->listener_path, &x->notify_fd, err) < 0)
-    return sr_error_wrap(err, "linux.seccomp.listenerPath");
+      sr_connect_unix(sc->listener_path, "linux.seccomp.listenerPath", &x->notify_fd, err) < 0)
+    return -1;
   int cache = sc ? sr_seccomp_cache_open(x->c->rootfd) : -1;
   int prepared = sr_seccomp_prepare(sc, cache, &x->seccomp_prog, err);
   if (cache >= 0)

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -252,4 +254,19 @@ bool sr_parse_uint(const char *s, unsigned long long max, unsigned long long *ou
     return false;
   *out = v;
   return true;
+}
+
+int sr_connect_unix(const char *path, const char *what, int *out, sr_error_t *err)
+{
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  if (strlen(path) >= sizeof(addr.sun_path))
+    return sr_error_make(err, ENAMETOOLONG, "%s `%s`", what, path);
+  strcpy(addr.sun_path, path);
+  _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return sr_error_sys(err, "%s: socket", what);
+  if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+    return sr_error_sys(err, "%s: connect `%s`", what, path);
+  *out = steal_fd(fd);
+  return 0;
 }

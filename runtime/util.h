@@ -27,6 +27,8 @@ int sr_write_file_atomic(int dirfd, const char *name, const void *data, size_t l
 int sr_write_file_at(int dirfd, const char *path, const void *data, size_t len, int flags,
                      sr_error_t *err);
 int sr_write_all(int fd, const void *data, size_t len);
+/* A stream connection to the unix socket at path; errors start with what ("--console-socket"). */
+int sr_connect_unix(const char *path, const char *what, int *out, sr_error_t *err);
 int sr_mkdir_p(const char *path, mode_t mode, sr_error_t *err);
 
 /* Process start time (field 22 of /proc/PID/stat) and state letter; -1 with ESRCH when the
