@@ -251,10 +251,14 @@ static int exec_run(const struct sr_global *g, const struct exec_args *ea, struc
     return 0;
   }
   if (console_parent >= 0 && sr_terminal_recv_master(console_parent, &master, &err) < 0) {
+    /* Nobody could reach its terminal or wait for it: it must not run on unwatched. */
+    sr_pidfd_send_signal(res.pidfd, SIGKILL);
+    while (waitpid(res.pid, NULL, 0) < 0 && errno == EINTR)
+      ;
     close(res.pidfd);
     goto fail;
   }
-  sr_foreground_wait(master, res.pidfd, res.pid, &err);
+  sr_foreground_wait(master, res.pidfd, &err);
   sr_error_free(&err);
   close(res.pidfd);
   int status = 0;

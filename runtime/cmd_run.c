@@ -112,7 +112,7 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
     sr_policy_ctx_release(&pc);
     return 0;
   }
-  if (sr_foreground_wait(master, pidfd, pid, &err) < 0) {
+  if (sr_foreground_wait(master, pidfd, &err) < 0) {
     close(pidfd);
     sr_policy_ctx_release(&pc);
     /* Nobody waits for the container now: without --keep it must not outlive this run. */

@@ -138,7 +138,7 @@ static bool pump(int from, int to)
   return true;
 }
 
-int sr_foreground_wait(int master, int pidfd, pid_t pid, sr_error_t *err)
+int sr_foreground_wait(int master, int pidfd, sr_error_t *err)
 {
   struct termios saved;
   bool raw = master >= 0 && isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
@@ -204,6 +204,5 @@ int sr_foreground_wait(int master, int pidfd, pid_t pid, sr_error_t *err)
   if (raw)
     tcsetattr(STDIN_FILENO, TCSANOW, &saved);
   sigprocmask(SIG_SETMASK, &old, NULL);
-  (void)pid;
   return 0;
 }

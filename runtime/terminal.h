@@ -21,8 +21,8 @@ int sr_terminal_setup(int console_fd, const struct sr_process *p, bool bind_cons
 int sr_terminal_recv_master(int sock, int *master, sr_error_t *err);
 
 /* `run` in the foreground, until pidfd reports the container process's exit: signals sent to
- * the runtime are forwarded to pid; with a master (terminal), stdin/stdout and the window size
+ * the runtime are forwarded to that process; with a master (terminal), stdin/stdout and the window size
  * are relayed between the caller's terminal (in raw mode meanwhile) and the pty. */
-int sr_foreground_wait(int master, int pidfd, pid_t pid, sr_error_t *err);
+int sr_foreground_wait(int master, int pidfd, sr_error_t *err);
 
 #endif
