@@ -75,6 +75,14 @@ static int run_hook(const struct sr_hook *h, const char *name, size_t index, con
   _cleanup_close_ int to_hook = in[1];
   _cleanup_close_ int from_hook = out[0];
   _cleanup_close_ int pidfd = sr_pidfd_open(pid);
+  if (pidfd < 0) {
+    /* Without it the hook could neither be fed its state nor timed out. */
+    int saved = errno;
+    kill(-pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+      ;
+    return sr_error_make(err, saved, "hook %s[%zu]: pidfd_open", name, index);
+  }
 
   /* The state goes in as the hook reads it: a state larger than the pipe must arrive whole,
    * and a hook that does not read its stdin must not block us (SIGPIPE is ignored by main). */
@@ -89,7 +97,7 @@ static int run_hook(const struct sr_hook *h, const char *name, size_t index, con
   int status = 0;
   /* Wait for the hook's exit, not for its stdout to close: a hook that leaves a daemon
    * holding the pipe must not hang the runtime. */
-  while (pidfd >= 0) {
+  for (;;) {
     if (to_hook >= 0 && written == len) {
       close(to_hook);
       to_hook = -1;
