@@ -8,7 +8,7 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 apt-get install -y -q --no-install-recommends \
   build-essential autoconf automake libtool pkg-config git \
-  libyajl-dev libseccomp-dev libcap-dev libselinux1-dev libsystemd-dev \
+  libyajl-dev libseccomp-dev libcap-dev libselinux1-dev libsystemd-dev nettle-dev \
   busybox-static python3 python3-pytest \
   dbus-daemon python3-dbus python3-gi \
   clang libclang-rt-14-dev >/dev/null

@@ -17,20 +17,18 @@
 #include <linux/filter.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <nettle/sha2.h>
 #include <stdint.h>
 
 #include "config.h"
 #include "error.h"
 
-/* ---- SHA-256 (FIPS 180-4) ------------------------------------------------------------ */
+/* ---- SHA-256 (nettle's) --------------------------------------------------------------- */
 
-#define SR_SHA256_LEN 32
+#define SR_SHA256_LEN SHA256_DIGEST_SIZE
 
 struct sr_sha256 {
-  uint32_t h[8];
-  uint64_t total; /* bytes hashed so far */
-  uint8_t block[64];
-  size_t used; /* bytes in block */
+  struct sha256_ctx ctx;
 };
 
 void sr_sha256_init(struct sr_sha256 *c);
