@@ -9,6 +9,14 @@
   sr_json_get_i64((o), (p), (k), (min), (max), false, &(dst).v, &(dst).set, err)
 #define GET_U64(o, p, k, max, dst) sr_json_get_u64((o), (p), (k), (max), false, &(dst).v, &(dst).set, err)
 
+/* path is "" for the document of `update --resources`: "devices[0]", not ".devices[0]". */
+#define SEP(path) ((path)[0] ? "." : "")
+
+static char *item_path(struct sr_arena *a, const char *path, const char *key, size_t i)
+{
+  return sr_arena_printf(a, "%s%s%s[%zu]", path, SEP(path), key, i);
+}
+
 static int parse_device_rules(struct sr_arena *a, yajl_val obj, const char *path,
                               struct sr_resources *r, sr_error_t *err)
 {
@@ -24,7 +32,7 @@ static int parse_device_rules(struct sr_arena *a, yajl_val obj, const char *path
   for (size_t i = 0; i < n; i++) {
     yajl_val v = arr->u.array.values[i];
     struct sr_device_rule *d = &r->devices[i];
-    char *ip = sr_arena_printf(a, "%s.devices[%zu]", path, i);
+    char *ip = item_path(a, path, "devices", i);
     char *type = NULL, *access = NULL;
     bool has_allow;
     if (ip == NULL)
@@ -117,7 +125,7 @@ static int parse_weight_devices(struct sr_arena *a, yajl_val obj, const char *pa
   for (size_t i = 0; i < n; i++) {
     yajl_val v = arr->u.array.values[i];
     struct sr_weight_device *d = &r->block_io.weight_devices[i];
-    char *ip = sr_arena_printf(a, "%s.weightDevice[%zu]", path, i);
+    char *ip = item_path(a, path, "weightDevice", i);
     if (ip == NULL)
       return SR_OOM(err, path);
     if (sr_json_want_object(v, ip, err) < 0 ||
@@ -146,7 +154,7 @@ static int parse_throttle(struct sr_arena *a, yajl_val obj, const char *path, co
   for (size_t i = 0; i < n; i++) {
     yajl_val v = arr->u.array.values[i];
     struct sr_throttle_device *d = &(*out)[i];
-    char *ip = sr_arena_printf(a, "%s.%s[%zu]", path, key, i);
+    char *ip = item_path(a, path, key, i);
     if (ip == NULL)
       return SR_OOM(err, path);
     if (sr_json_want_object(v, ip, err) < 0 ||
@@ -190,7 +198,7 @@ static int parse_hugepages(struct sr_arena *a, yajl_val obj, const char *path,
   for (size_t i = 0; i < n; i++) {
     yajl_val v = arr->u.array.values[i];
     struct sr_hugepage_limit *h = &r->hugepage_limits[i];
-    char *ip = sr_arena_printf(a, "%s.hugepageLimits[%zu]", path, i);
+    char *ip = item_path(a, path, "hugepageLimits", i);
     if (ip == NULL)
       return SR_OOM(err, path);
     if (sr_json_want_object(v, ip, err) < 0 ||
@@ -225,7 +233,7 @@ static int parse_network(struct sr_arena *a, yajl_val obj, const char *path,
   for (size_t i = 0; i < n; i++) {
     yajl_val v = arr->u.array.values[i];
     struct sr_net_priority *p = &r->network.priorities[i];
-    char *ip = sr_arena_printf(a, "%s.priorities[%zu]", path, i);
+    char *ip = item_path(a, path, "priorities", i);
     if (ip == NULL)
       return SR_OOM(err, path);
     if (sr_json_want_object(v, ip, err) < 0 ||
@@ -252,7 +260,7 @@ static int parse_rdma(struct sr_arena *a, yajl_val obj, const char *path, struct
     return SR_OOM(err, path);
   for (size_t i = 0; i < n; i++) {
     struct sr_rdma_limit *l = &r->rdma[i];
-    char *ip = sr_arena_printf(a, "%s.rdma.%s", path, m->u.object.keys[i]);
+    char *ip = sr_arena_printf(a, "%s%srdma.%s", path, SEP(path), m->u.object.keys[i]);
     l->device = sr_arena_strdup(a, m->u.object.keys[i]);
     if (ip == NULL || l->device == NULL)
       return SR_OOM(err, path);
@@ -299,7 +307,7 @@ int sr_parse_resources(struct sr_arena *a, yajl_val obj, const char *path,
     const char *k = r->unified_keys[i];
     /* A key names a file in the container's cgroup directory, never a path out of it. */
     if (k[0] == '\0' || k[0] == '.' || strchr(k, '/') != NULL || strchr(k, '.') == NULL)
-      return sr_error_make(err, 0, "%s.unified: invalid key \"%s\"", path, k);
+      return sr_error_make(err, 0, "%s%sunified: invalid key \"%s\"", path, SEP(path), k);
   }
   return 0;
 }

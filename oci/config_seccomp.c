@@ -15,7 +15,6 @@ static int parse_action(struct sr_arena *a, yajl_val obj, const char *path, cons
   int64_t act;
   uint64_t ret;
   bool has_ret;
-  (void)a;
   if (sr_json_get_string(a, obj, path, key, true, &name, err) < 0 ||
       sr_json_get_u64(obj, path, errno_key, 4095, false, &ret, &has_ret, err) < 0)
     return -1;

@@ -686,8 +686,6 @@ static int parse_userns(struct sr_arena *a, yajl_val root, struct sr_policy *pol
   if (v == NULL)
     return 0;
   char *registry = NULL;
-  bool has;
-  uint64_t n;
   if (sr_json_get_string(a, v, path, "registry", false, &registry, err) < 0)
     return -1;
   if (registry) {
@@ -695,19 +693,11 @@ static int parse_userns(struct sr_arena *a, yajl_val root, struct sr_policy *pol
       return sr_error_make(err, 0, "userNamespaces.registry: must be an absolute path");
     u->registry = registry;
   }
-  if (sr_json_get_u64(v, path, "first", UINT32_MAX - 1, false, &n, &has, err) < 0)
-    return -1;
-  if (has)
-    u->first = n;
-  if (sr_json_get_u64(v, path, "size", UINT32_MAX, false, &n, &has, err) < 0)
-    return -1;
-  if (has)
-    u->size = n;
-  if (sr_json_get_u64(v, path, "count", UINT32_MAX, false, &n, &has, err) < 0)
-    return -1;
-  if (has)
-    u->count = n;
-  if (sr_json_get_i64(v, path, "graceSeconds", 0, INT64_MAX, false, &u->grace_seconds, NULL,
+  /* An absent key leaves the default in place (the getters write only what they read). */
+  if (sr_json_get_u64(v, path, "first", UINT32_MAX - 1, false, &u->first, NULL, err) < 0 ||
+      sr_json_get_u64(v, path, "size", UINT32_MAX, false, &u->size, NULL, err) < 0 ||
+      sr_json_get_u64(v, path, "count", UINT32_MAX, false, &u->count, NULL, err) < 0 ||
+      sr_json_get_i64(v, path, "graceSeconds", 0, INT64_MAX, false, &u->grace_seconds, NULL,
                       err) < 0)
     return -1;
   /* Host uid 0 is what the ranges keep containers away from; 65535 and below are the host's

@@ -117,6 +117,10 @@ int sr_pa_check_devices(struct sr_pa_ctx *x, const struct sr_linux *l);
 int sr_pa_apply_resources(struct sr_pa_ctx *x, struct sr_config *c);
 /* An allow rule that only reaches nodes the profile allows (deny rules: always). */
 bool sr_pa_rule_covered(const struct sr_policy_profile *p, const struct sr_device_rule *r);
+/* The profile's limit that a unified key sets ("pids.max", "memory.max") and the knob it is
+ * under; NULL for every other key. */
+const struct sr_policy_limit *sr_pa_unified_limit(const struct sr_policy_profile *p,
+                                                  const char *key, const char **knob);
 /* A cgroup v2 value: "max" -> -1, digits -> the number; -2 for anything else. */
 int64_t sr_pa_unified_value(const char *v);
 

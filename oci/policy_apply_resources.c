@@ -51,12 +51,7 @@ bool sr_pa_rule_covered(const struct sr_policy_profile *p, const struct sr_devic
     return true;
   if (r->type == 'a' || r->major < 0)
     return false;
-  for (size_t i = 0; i < p->n_devices; i++) {
-    const struct sr_policy_device *d = &p->devices[i];
-    if (d->type == r->type && d->major == r->major && (d->minor < 0 || d->minor == r->minor))
-      return true;
-  }
-  return false;
+  return device_allowed(p, r->type, r->major, r->minor);
 }
 
 /* The part of an allow rule that an allowed device covers. */
@@ -155,6 +150,20 @@ static int floor_ceiling(struct sr_pa_ctx *x, const char *field, const char *kno
   return sr_pa_allow(x, field, asked, P("within profiles.%s.resources.%s", name, knob));
 }
 
+const struct sr_policy_limit *sr_pa_unified_limit(const struct sr_policy_profile *p,
+                                                  const char *key, const char **knob)
+{
+  if (strcmp(key, "pids.max") == 0) {
+    *knob = "pids";
+    return &p->pids;
+  }
+  if (strcmp(key, "memory.max") == 0) {
+    *knob = "memory";
+    return &p->memory;
+  }
+  return NULL;
+}
+
 int64_t sr_pa_unified_value(const char *v)
 {
   if (strcmp(v, "max") == 0)
@@ -201,14 +210,12 @@ int sr_pa_apply_resources(struct sr_pa_ctx *x, struct sr_config *c)
 
   /* unified is written last and wins: "pids.max": "max" must not lift the floor. */
   for (size_t i = 0; i < r->n_unified; i++) {
-    const char *k = r->unified_keys[i];
-    const struct sr_policy_limit *l = strcmp(k, "pids.max") == 0     ? &x->p->pids
-                                      : strcmp(k, "memory.max") == 0 ? &x->p->memory
-                                                                     : NULL;
+    const char *k = r->unified_keys[i], *knob;
+    const struct sr_policy_limit *l = sr_pa_unified_limit(x->p, k, &knob);
     int64_t uv = l ? sr_pa_unified_value(r->unified_values[i]) : -2;
     if (uv == -2)
       continue;
-    TRY(floor_ceiling(x, P("linux.resources.unified.%s", k), l == &x->p->pids ? "pids" : "memory",
+    TRY(floor_ceiling(x, P("linux.resources.unified.%s", k), knob,
                       sr_pa_text_str(x->a, r->unified_values[i]), uv, l, &v, &changed));
     if (changed) {
       r->unified_values[i] = P("%" PRId64, v);

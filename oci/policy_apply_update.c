@@ -44,23 +44,19 @@ int sr_policy_check_update(const struct sr_policy_profile *p, struct sr_arena *a
     TRY(update_limit(x, "linux.resources.memory.limit", "memory",
                      r->memory.limit.v > 0 ? r->memory.limit.v : -1, &p->memory));
   for (size_t i = 0; i < r->n_unified; i++) {
-    const char *k = r->unified_keys[i];
-    const struct sr_policy_limit *l = strcmp(k, "pids.max") == 0     ? &p->pids
-                                      : strcmp(k, "memory.max") == 0 ? &p->memory
-                                                                     : NULL;
+    const char *k = r->unified_keys[i], *knob;
+    const struct sr_policy_limit *l = sr_pa_unified_limit(p, k, &knob);
     int64_t v = l ? sr_pa_unified_value(r->unified_values[i]) : -2;
     if (v != -2)
-      TRY(update_limit(x, P("linux.resources.unified.%s", k), l == &p->pids ? "pids" : "memory", v,
-                       l));
+      TRY(update_limit(x, P("linux.resources.unified.%s", k), knob, v, l));
   }
   for (size_t i = 0; i < r->n_devices; i++)
-    if (!sr_pa_rule_covered(p, &r->devices[i])) {
-      struct sr_device_rule one = r->devices[i];
-      TRY(sr_pa_refuse(x, P("linux.resources.devices[%zu]", i), sr_pa_text_rules(a, &one, 1),
+    if (!sr_pa_rule_covered(p, &r->devices[i]))
+      TRY(sr_pa_refuse(x, P("linux.resources.devices[%zu]", i),
+                       sr_pa_text_rules(a, &r->devices[i], 1),
                        "update: linux.resources.devices[%zu]: an allow rule beyond profile \"%s\" "
                        "(profiles.%s.devices.allowed)",
                        i, x->name, x->name));
-    }
   *applied = *requested;
   return 0;
 }

@@ -111,19 +111,24 @@ char *sr_pa_text_strv(struct sr_arena *a, char **v, size_t n)
   return sb_finish(&b, a);
 }
 
-static void sb_caps(struct sb *b, uint64_t caps)
+/* The names of caps: JSON strings separated by ",", or bare names separated by ", ". */
+static void sb_caps(struct sb *b, uint64_t caps, bool json)
 {
   bool first = true;
   for (int c = 0; c < 64; c++)
     if (caps & CAP_BIT(c)) {
       const char *name = sr_name_of(SR_NAMES(sr_capability_names), c);
       if (!first)
-        sb_add(b, ",");
+        sb_add(b, json ? "," : ", ");
       first = false;
-      if (name)
+      if (name && json)
         sb_json_str(b, name);
-      else
+      else if (name)
+        sb_add(b, name);
+      else if (json)
         sb_addf(b, "\"%d\"", c);
+      else
+        sb_addf(b, "%d", c);
     }
 }
 
@@ -131,7 +136,7 @@ char *sr_pa_text_caps(struct sr_arena *a, uint64_t caps)
 {
   struct sb b = {0};
   sb_add(&b, "[");
-  sb_caps(&b, caps);
+  sb_caps(&b, caps, true);
   sb_add(&b, "]");
   return sb_finish(&b, a);
 }
@@ -139,18 +144,7 @@ char *sr_pa_text_caps(struct sr_arena *a, uint64_t caps)
 char *sr_pa_names_caps(struct sr_arena *a, uint64_t caps)
 {
   struct sb b = {0};
-  bool first = true;
-  for (int c = 0; c < 64; c++)
-    if (caps & CAP_BIT(c)) {
-      const char *name = sr_name_of(SR_NAMES(sr_capability_names), c);
-      if (!first)
-        sb_add(&b, ", ");
-      first = false;
-      if (name)
-        sb_add(&b, name);
-      else
-        sb_addf(&b, "%d", c);
-    }
+  sb_caps(&b, caps, false);
   return sb_finish(&b, a);
 }
 

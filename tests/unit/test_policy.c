@@ -279,6 +279,14 @@ static void dump_decisions(const struct sr_decisions *d)
     }                                                                                              \
   } while (0)
 
+/* Applies profile p to config_json on facts, checks the refusal as CHECK_REFUSED, and frees. */
+#define APPLY_REFUSED(r, p, config_json, facts, field_, text_)                                     \
+  do {                                                                                             \
+    run_apply((r), (p), (config_json), (facts));                                                   \
+    CHECK_REFUSED((r), field_, text_);                                                             \
+    run_done(r);                                                                                   \
+  } while (0)
+
 /* The built-in policy, parsed once. */
 static struct sr_policy *builtin;
 
@@ -1105,22 +1113,18 @@ static void the_tmp_size_annotation_asks_within_the_profiles_ceiling(void)
     CHECK_STR_EQ(r.c->mounts[0].opts.data, "mode=1777,size=536870912");
   run_done(&r);
 
-  run_apply(&r, profile("untrusted-user-code"),
-            CONFIG_WITH("mounts", mounts, "annotations", JSON({"io.seerun.tmp-size": "512m"})),
-            benign_host(&h));
-  CHECK_REFUSED(&r, "annotations.io.seerun.tmp-size",
+  APPLY_REFUSED(&r, profile("untrusted-user-code"),
+                CONFIG_WITH("mounts", mounts, "annotations", JSON({"io.seerun.tmp-size": "512m"})),
+                benign_host(&h), "annotations.io.seerun.tmp-size",
                 "annotation io.seerun.tmp-size=512m: not allowed by profile "
                 "\"untrusted-user-code\" (profiles.untrusted-user-code.rootfs.tmpfs[0].maxSize is "
                 "268435456)");
-  run_done(&r);
 
-  run_apply(&r, profile("default"),
-            CONFIG_WITH("mounts", mounts, "annotations", JSON({"io.seerun.tmp-size": "big"})),
-            benign_host(&h));
-  CHECK_REFUSED(&r, "annotations.io.seerun.tmp-size",
+  APPLY_REFUSED(&r, profile("default"),
+                CONFIG_WITH("mounts", mounts, "annotations", JSON({"io.seerun.tmp-size": "big"})),
+                benign_host(&h), "annotations.io.seerun.tmp-size",
                 "annotation io.seerun.tmp-size=big: not a size (bytes, or a number with a k, m, "
                 "g or t suffix)");
-  run_done(&r);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -1298,29 +1302,24 @@ static void a_foreign_network_namespace_path_is_a_request_for_network(void)
   run_done(&r);
 
   /* A profile that denies network refuses it, asked or not. */
-  run_apply(&r, profile("untrusted-user-code"), CONFIG_WITH("linux", linux_), benign_host(&h));
-  CHECK_REFUSED(&r, "linux.namespaces.network",
+  APPLY_REFUSED(&r, profile("untrusted-user-code"), CONFIG_WITH("linux", linux_), benign_host(&h),
+                "linux.namespaces.network",
                 "linux.namespaces.network: path \"/run/netns/cni-1234\": the engine configured a "
                 "network, which profile \"untrusted-user-code\" does not grant "
                 "(profiles.untrusted-user-code.network.allow is false)");
-  run_done(&r);
-  run_apply(&r, profile("untrusted-user-code"),
-            CONFIG_WITH("linux", linux_, "annotations", JSON({"io.seerun.network": "enabled"})),
-            benign_host(&h));
-  CHECK_REFUSED(&r, "linux.namespaces.network",
+  APPLY_REFUSED(&r, profile("untrusted-user-code"),
+                CONFIG_WITH("linux", linux_, "annotations", JSON({"io.seerun.network": "enabled"})),
+                benign_host(&h), "linux.namespaces.network",
                 "linux.namespaces.network: path \"/run/netns/cni-1234\": the engine configured a "
                 "network, which profile \"untrusted-user-code\" does not grant "
                 "(profiles.untrusted-user-code.network.allow is false)");
-  run_done(&r);
 
   /* Asking for loopback only in a namespace that has network is a contradiction: refused. */
-  run_apply(&r, profile("network-service"),
-            CONFIG_WITH("linux", linux_, "annotations", JSON({"io.seerun.network": "none"})),
-            benign_host(&h));
-  CHECK_REFUSED(&r, "annotations.io.seerun.network",
+  APPLY_REFUSED(&r, profile("network-service"),
+                CONFIG_WITH("linux", linux_, "annotations", JSON({"io.seerun.network": "none"})),
+                benign_host(&h), "annotations.io.seerun.network",
                 "annotation io.seerun.network=none: linux.namespaces.network is a namespace that "
                 "has network");
-  run_done(&r);
 }
 
 static void the_hosts_network_namespace_by_path_is_refused(void)
@@ -1333,12 +1332,11 @@ static void the_hosts_network_namespace_by_path_is_refused(void)
     {"type": "mount"}, {"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "cgroup"},
     {"type": "network", "path": "/proc/1/ns/net"}
   ]));
-  run_apply(&r, profile("default"), CONFIG_WITH("linux", linux_), f);
-  CHECK_REFUSED(&r, "linux.namespaces.network",
+  APPLY_REFUSED(&r, profile("default"), CONFIG_WITH("linux", linux_), f,
+                "linux.namespaces.network",
                 "linux.namespaces.network: path \"/proc/1/ns/net\" is the host's network "
                 "namespace, not allowed by profile \"default\" (profiles.default.network.allowHost "
                 "is false)");
-  run_done(&r);
 }
 
 static void a_pod_joins_another_seerun_containers_network(void)
@@ -1369,12 +1367,11 @@ static void a_pod_joins_another_seerun_containers_network(void)
   run_done(&r);
 
   /* Without asking, it would get network it did not ask for: refused, saying how to ask. */
-  run_apply(&r, profile("default"), CONFIG_WITH("linux", linux_), f);
-  CHECK_REFUSED(&r, "linux.namespaces.network",
+  APPLY_REFUSED(&r, profile("default"), CONFIG_WITH("linux", linux_), f,
+                "linux.namespaces.network",
                 "linux.namespaces.network: path \"/proc/4242/ns/net\" joins a seerun container "
                 "that has network, not allowed by profile \"default\" (no annotation "
                 "io.seerun.network=enabled (profiles.default.network.onRequest))");
-  run_done(&r);
 
   /* network-service grants it without asking. */
   run_apply(&r, profile("network-service"), CONFIG_WITH("linux", linux_), f);
@@ -1383,12 +1380,11 @@ static void a_pod_joins_another_seerun_containers_network(void)
   run_done(&r);
 
   /* A strict profile cannot join a pod that has network. */
-  run_apply(&r, profile("untrusted-user-code"), CONFIG_WITH("linux", linux_), f);
-  CHECK_REFUSED(&r, "linux.namespaces.network",
+  APPLY_REFUSED(&r, profile("untrusted-user-code"), CONFIG_WITH("linux", linux_), f,
+                "linux.namespaces.network",
                 "linux.namespaces.network: path \"/proc/4242/ns/net\" joins a seerun container "
                 "that has network, not allowed by profile \"untrusted-user-code\" "
                 "(profiles.untrusted-user-code.network.allow is false)");
-  run_done(&r);
 
   /* A pod without network: loopback only, and asking for network is refused early. */
   f->ns[SR_NS_NET].container_has_network = false;
@@ -1400,25 +1396,22 @@ static void a_pod_joins_another_seerun_containers_network(void)
   CHECK_INT_EQ(r.ret, 0);
   CHECK(!r.d.network_granted);
   run_done(&r);
-  run_apply(&r, profile("default"),
-            CONFIG_WITH("linux", linux_, "annotations", JSON({"io.seerun.network": "enabled"})),
-            f);
-  CHECK_REFUSED(&r, "annotations.io.seerun.network",
+  APPLY_REFUSED(&r, profile("default"),
+                CONFIG_WITH("linux", linux_, "annotations", JSON({"io.seerun.network": "enabled"})),
+                f, "annotations.io.seerun.network",
                 "annotation io.seerun.network=enabled: the container would have loopback only "
                 "(the pod's network namespace has loopback only)");
-  run_done(&r);
 }
 
 static void the_network_annotation_only_requests_what_the_profile_allows(void)
 {
   struct host h;
   struct run r;
-  run_apply(&r, profile("untrusted-user-code"),
-            CONFIG_WITH("annotations", JSON({"io.seerun.network": "enabled"})), benign_host(&h));
-  CHECK_REFUSED(&r, "annotations.io.seerun.network",
+  APPLY_REFUSED(&r, profile("untrusted-user-code"),
+                CONFIG_WITH("annotations", JSON({"io.seerun.network": "enabled"})), benign_host(&h),
+                "annotations.io.seerun.network",
                 "annotation io.seerun.network=enabled: not allowed by profile "
                 "\"untrusted-user-code\" (profiles.untrusted-user-code.network.allow is false)");
-  run_done(&r);
 
   run_apply(&r, profile("default"),
             CONFIG_WITH("annotations", JSON({"io.seerun.network": "enabled"})), benign_host(&h));
@@ -1435,25 +1428,24 @@ static void the_network_annotation_only_requests_what_the_profile_allows(void)
   CHECK(r.d.network_granted);
   run_done(&r);
 
-  run_apply(&r, profile("default"),
-            CONFIG_WITH("annotations", JSON({"io.seerun.network": "outbound"})), benign_host(&h));
-  CHECK_REFUSED(&r, "annotations.io.seerun.network",
+  APPLY_REFUSED(&r, profile("default"),
+                CONFIG_WITH("annotations", JSON({"io.seerun.network": "outbound"})),
+                benign_host(&h),
+                "annotations.io.seerun.network",
                 "annotation io.seerun.network=outbound: unknown value (\"none\" or \"enabled\")");
-  run_done(&r);
 
   /* Asked for network, but host network is neutralised to loopback: refused, not silent. */
-  run_apply(&r, profile("default"),
-            CONFIG_WITH("annotations", JSON({"io.seerun.network": "enabled"}), "linux",
-                        linux_with_namespaces(JSON([
-                          {"type": "mount"}, {"type": "pid"}, {"type": "ipc"}, {"type": "uts"},
-                          {"type": "cgroup"}
-                        ]))),
-            benign_host(&h));
-  CHECK_REFUSED(&r, "annotations.io.seerun.network",
+  APPLY_REFUSED(&r, profile("default"),
+                CONFIG_WITH("annotations", JSON({"io.seerun.network": "enabled"}), "linux",
+                            linux_with_namespaces(JSON([
+                              {"type": "mount"}, {"type": "pid"}, {"type": "ipc"}, {"type": "uts"},
+                              {"type": "cgroup"}
+                            ]))),
+                benign_host(&h),
+                "annotations.io.seerun.network",
                 "annotation io.seerun.network=enabled: the container would have loopback only "
                 "(host network is replaced by a new network namespace with loopback only "
                 "(profiles.default.network.allowHost is false))");
-  run_done(&r);
 }
 
 static void unknown_seerun_annotations_are_refused_and_others_ignored(void)
@@ -1716,19 +1708,18 @@ static void a_bind_of_a_denied_host_path_is_refused(void)
   struct sr_policy_facts *f = benign_host(&h);
   h.mounts[1].source_denied = true;
   h.mounts[1].denied_path = "/etc/seerun";
-  run_apply(&r, profile("default"),
-            CONFIG_WITH("mounts", JSON([
-                          {"destination": "/proc", "type": "proc", "source": "proc"}, {
-                            "destination": "/host",
-                            "type": "bind",
-                            "source": "/",
-                            "options": ["rbind", "rw"]
-                          }
-                        ])),
-            f);
-  CHECK_REFUSED(&r, "mounts[1].source",
+  APPLY_REFUSED(&r, profile("default"),
+                CONFIG_WITH("mounts", JSON([
+                              {"destination": "/proc", "type": "proc", "source": "proc"}, {
+                                "destination": "/host",
+                                "type": "bind",
+                                "source": "/",
+                                "options": ["rbind", "rw"]
+                              }
+                            ])),
+                f,
+                "mounts[1].source",
                 "mounts[1].source: \"/\" is or contains the denied host path \"/etc/seerun\"");
-  run_done(&r);
 
   /* Without facts nothing is known about the host: a bind is refused, not assumed safe. */
   run_apply(
@@ -1757,17 +1748,16 @@ static void a_bind_of_a_denied_host_path_is_refused(void)
                 "the directory it names");
   run_done(&r);
 
-  run_apply(&r, profile("default"), CONFIG_WITH("mounts", JSON([{
-                                                  "destination": "/data",
-                                                  "type": "bind",
-                                                  "source": "rootfs/../../etc",
-                                                  "options": ["bind"]
-                                                }])),
-            benign_host(&h));
-  CHECK_REFUSED(&r, "mounts[0].source",
+  APPLY_REFUSED(&r, profile("default"), CONFIG_WITH("mounts", JSON([{
+                                                      "destination": "/data",
+                                                      "type": "bind",
+                                                      "source": "rootfs/../../etc",
+                                                      "options": ["bind"]
+                                                    }])),
+                benign_host(&h),
+                "mounts[0].source",
                 "mounts[0].source: \"rootfs/../../etc\": a source relative to the bundle must "
                 "not contain \"..\"");
-  run_done(&r);
 }
 
 static void every_bind_gets_nosuid_and_nodev(void)
@@ -1825,18 +1815,17 @@ static void binds_and_working_directories_through_proc_are_refused(void)
 {
   struct host h;
   struct run r;
-  run_apply(&r, profile("default"), CONFIG_WITH("mounts", JSON([{
-                                                  "destination": "/x",
-                                                  "type": "bind",
-                                                  "source": "/proc/self/fd/3",
-                                                  "options": ["bind"]
-                                                }])),
-            benign_host(&h));
-  CHECK_REFUSED(&r, "mounts[0].source",
+  APPLY_REFUSED(&r, profile("default"), CONFIG_WITH("mounts", JSON([{
+                                                      "destination": "/x",
+                                                      "type": "bind",
+                                                      "source": "/proc/self/fd/3",
+                                                      "options": ["bind"]
+                                                    }])),
+                benign_host(&h),
+                "mounts[0].source",
                 "mounts[0].source: \"/proc/self/fd/3\" is under /proc (or /dev/fd): a "
                 "/proc/self/fd or /proc/<pid>/root path can reach the host's filesystem "
                 "(CVE-2024-21626 class)");
-  run_done(&r);
   run_apply(&r, profile("default"), CONFIG_WITH("mounts", JSON([{
                                                   "destination": "/x",
                                                   "type": "bind",
@@ -1972,11 +1961,10 @@ static void a_device_the_profile_does_not_allow_is_refused(void)
            "{\"namespaces\": %s, \"devices\": [{\"type\": \"c\", \"path\": \"/dev/fuse\", "
            "\"major\": 10, \"minor\": 229}]}",
            ns);
-  run_apply(&r, profile("default"), CONFIG_WITH("linux", linux_), benign_host(&h));
-  CHECK_REFUSED(&r, "linux.devices[0]",
+  APPLY_REFUSED(&r, profile("default"), CONFIG_WITH("linux", linux_), benign_host(&h),
+                "linux.devices[0]",
                 "linux.devices[0]: character device \"/dev/fuse\" (c 10:229) is not allowed by "
                 "profile \"default\" (profiles.default.devices.allowed)");
-  run_done(&r);
   run_apply(&r, class_profile("trusted-internal"), CONFIG_WITH("linux", linux_), benign_host(&h));
   CHECK_INT_EQ(r.ret, 0);
   run_done(&r);
@@ -2137,20 +2125,18 @@ static void only_namespaced_sysctls_on_the_allowlist_pass(void)
   /* Namespaced, but not on this profile's list. */
   snprintf(linux_, sizeof(linux_),
            "{\"namespaces\": %s, \"sysctl\": {\"kernel.domainname\": \"example.org\"}}", ns);
-  run_apply(&r, profile("default"), CONFIG_WITH("linux", linux_), benign_host(&h));
-  CHECK_REFUSED(&r, "linux.sysctl.kernel.domainname",
+  APPLY_REFUSED(&r, profile("default"), CONFIG_WITH("linux", linux_), benign_host(&h),
+                "linux.sysctl.kernel.domainname",
                 "linux.sysctl.kernel.domainname: not allowed by profile \"default\" "
                 "(profiles.default.sysctls.allowed)");
-  run_done(&r);
   snprintf(linux_, sizeof(linux_),
            "{\"namespaces\": %s, \"sysctl\": {\"net.ipv4.ping_group_range\": \"0 0\", "
            "\"kernel.shmmax\": \"1000\"}}",
            ns);
-  run_apply(&r, profile("untrusted-user-code"), CONFIG_WITH("linux", linux_), benign_host(&h));
-  CHECK_REFUSED(&r, "linux.sysctl.kernel.shmmax",
+  APPLY_REFUSED(&r, profile("untrusted-user-code"), CONFIG_WITH("linux", linux_), benign_host(&h),
+                "linux.sysctl.kernel.shmmax",
                 "linux.sysctl.kernel.shmmax: not allowed by profile "
                 "\"untrusted-user-code\" (profiles.untrusted-user-code.sysctls.allowed)");
-  run_done(&r);
 
   /* net.* would change the host's when the container joins the host's network namespace (a
    * profile may allow that), kernel.shm* likewise with the host's ipc namespace. */
@@ -2175,11 +2161,10 @@ static void only_namespaced_sysctls_on_the_allowlist_pass(void)
              "{\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"network\"}, {\"type\": "
              "\"ipc\", \"path\": \"/proc/1/ns/ipc\"}], \"sysctl\": {\"fs.mqueue.msg_max\": "
              "\"100\"}}");
-    run_apply(&r, sr_policy_profile(pol, "p"), CONFIG_WITH("linux", linux_), f);
-    CHECK_REFUSED(&r, "linux.sysctl.fs.mqueue.msg_max",
+    APPLY_REFUSED(&r, sr_policy_profile(pol, "p"), CONFIG_WITH("linux", linux_), f,
+                  "linux.sysctl.fs.mqueue.msg_max",
                   "linux.sysctl.fs.mqueue.msg_max: needs the container's own ipc namespace (it "
                   "would change the host's)");
-    run_done(&r);
     sr_policy_free(pol);
   }
 }
