@@ -266,5 +266,7 @@ def check_no_leaks(seerun, tmp_path):
             leaks.append(f"state entries: {left}")
     leaks += [f"cgroup: {c}" for c in cgroup_leaks(seerun.prefix)]
     leaks += [f"mount: {m.strip()}" for m in mount_leaks(tmp_path)]
+    # The shared busybox root filesystem (busybox_rootfs: <basetemp>/rootfsN) too.
+    leaks += [f"mount: {m.strip()}" for m in mount_leaks(tmp_path.parent / "rootfs")]
     leaks += [f"process: {p}" for p in process_leaks(seerun.prefix)]
     assert not leaks, "leaked after the test:\n" + "\n".join(leaks)
