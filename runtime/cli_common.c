@@ -266,6 +266,12 @@ bool sr_cli_container_exists(const struct sr_global *g, const char *id)
   return !gone; /* when in doubt, it exists: its range must not be released */
 }
 
+void sr_cli_create_failed(const struct sr_global *g, const char *id)
+{
+  if (!sr_cli_container_exists(g, id))
+    sr_cli_release_userns(g, id);
+}
+
 void sr_cli_release_userns(const struct sr_global *g, const char *id)
 {
   struct sr_policy_ctx pc;

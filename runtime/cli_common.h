@@ -57,6 +57,10 @@ bool sr_cli_container_exists(const struct sr_global *g, const char *id);
 
 /* After delete: the container's user namespace range waits for its id in the registry (the
  * policy's grace period).  Failures are warnings: the container is gone either way. */
+/* After a create (or run) failed, wherever it failed: the user namespace range the policy may
+ * have taken for the id is released, since no container is left for the engine's `delete
+ * --force` to find; not when the id is another container's (create refused it). */
+void sr_cli_create_failed(const struct sr_global *g, const char *id);
 void sr_cli_release_userns(const struct sr_global *g, const char *id);
 
 /* A wait status as a process exit status: the code, or 128+N for a signal; `otherwise` for

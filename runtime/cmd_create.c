@@ -29,20 +29,14 @@ int sr_cmd_create(const struct sr_global *g, int argc, char **argv)
   struct sr_policy_ctx pc = {0};
   if (sr_validate_id(o.id, &err) < 0 ||
       sr_cli_load_bundle_audited(g, o.id, bundle_arg, &bundle, &ctx, &err) < 0 ||
-      (o.bundle = bundle, sr_cli_prepare_create(g, &ctx, &pc, NULL, &err)) < 0) {
-    sr_create_ctx_release(&ctx);
-    sr_policy_ctx_release(&pc);
-    return sr_cli_fail(&err);
-  }
-  r = sr_container_create(&ctx, &err);
+      (o.bundle = bundle, sr_cli_prepare_create(g, &ctx, &pc, NULL, &err)) < 0)
+    r = -1;
+  else
+    r = sr_container_create(&ctx, &err);
   sr_create_ctx_release(&ctx);
   sr_policy_ctx_release(&pc);
   if (r < 0) {
-    /* A failed create removed its state directory, so the engine's `delete --force` finds no
-     * container: release the user namespace range it took here, or it stays held for good.
-     * Not when the id is another container's (create refused it): that one keeps its range. */
-    if (!sr_cli_container_exists(g, o.id))
-      sr_cli_release_userns(g, o.id);
+    sr_cli_create_failed(g, o.id);
     return sr_cli_fail(&err);
   }
   return 0;

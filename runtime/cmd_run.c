@@ -142,5 +142,6 @@ fail_created: {
 fail:
   sr_create_ctx_release(&ctx);
   sr_policy_ctx_release(&pc);
+  sr_cli_create_failed(g, o.id);
   return sr_cli_fail(&err);
 }

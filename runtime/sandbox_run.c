@@ -69,12 +69,12 @@ static int enforce_policy(struct sr_sandbox *s, sr_error_t *err)
     return sr_error_make(err, 0, "sandbox: the config would leave the sandbox without a user "
                                  "namespace");
   struct sr_decisions d = {0};
+  /* Also when it fails: the range may have been taken before a later step failed (releasing
+   * one that was not taken changes nothing). */
+  s->range_taken = true;
   int r = sr_cli_prepare_create(&s->g, &s->ctx, &s->pc, &d, err);
   s->decisions_json = decisions_text(&d);
-  if (r < 0)
-    return -1;
-  s->range_taken = true;
-  return 0;
+  return r < 0 ? -1 : 0;
 }
 
 /* The host ids the sandbox user maps to, for the owner of /out; -1 when it has none. */

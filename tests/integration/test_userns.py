@@ -207,3 +207,24 @@ def test_a_writer_killed_mid_save_leaves_no_temporary_file(hardened, bundle):
     hardened.cmd("run", "--bundle", bundle.args("true").write(), hardened.id(), check=True)
     assert not os.path.exists(leftover)
     assert len(registry(hardened)) == 1
+
+
+@pytest.mark.parametrize("how", ["run", "create"])
+def test_a_failed_create_leaves_no_range_held(hardened, bundle, how):
+    # No container is left for the engine's `delete --force` to find: a range still held for
+    # the id would never be handed out again.  One fails after the container was made (its
+    # process does not exist), one while the policy's decisions are recorded.
+    cid = hardened.id(how)
+    if how == "run":
+        bundle.args("/no/such/program")
+    else:
+        os.makedirs(hardened.audit_log)  # the audit log cannot be written
+    r = hardened.cmd(how, "--bundle", bundle.write(), cid)
+    assert r.returncode != 0
+    assert ("/no/such/program" if how == "run" else "audit log") in r.stderr, r.stderr
+    assert hardened.list_ids() == []
+    entries = registry(hardened)
+    assert entries, "the policy took no range: the test shows nothing"
+    assert all(e["released"] > 0 for e in entries.values()), entries
+    if how == "create":
+        os.rmdir(hardened.audit_log)
