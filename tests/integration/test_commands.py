@@ -6,6 +6,8 @@ import time
 
 import pytest
 
+from conftest import read_userns_registry
+
 
 @pytest.fixture
 def running(seerun, bundle):
@@ -29,9 +31,17 @@ def test_pause_freezes_every_process_and_resume_thaws_them(seerun, running):
     cid, pid = running
     seerun.cmd("pause", cid, check=True)
     assert seerun.state(cid)["status"] == "paused"
-    # A frozen task shows as sleeping in D/S, but its loop makes no progress.
+    # A frozen task shows as sleeping in D/S, but its loop makes no progress (read from the
+    # host: an exec would join the frozen cgroup).
     with open(f"/sys/fs/cgroup/freezer/{cid}/freezer.state") as f:
         assert f.read().strip() == "FROZEN"
+
+    def host_ticks():
+        with open(f"/proc/{pid}/root/dev/shm/ticks") as f:
+            return len(f.read().splitlines())
+    frozen_at = host_ticks()
+    time.sleep(0.3)
+    assert host_ticks() == frozen_at
     r = seerun.cmd("pause", cid)
     assert r.returncode != 0 and "not running" in r.stderr
     r = seerun.cmd("exec", cid, "true")
@@ -173,8 +183,22 @@ def test_policy_check_prints_the_decisions_without_running_anything(hardened, bu
 
 
 def test_gc_releases_the_ranges_of_deleted_containers(hardened, bundle, tmp_path):
+    bundle.args("sleep", "30")
+    path = bundle.write()
+    gone, live = hardened.id("gone"), hardened.id("live")
+    hardened.cmd("run", "--bundle", path, "-d", gone, check=True)
+    hardened.cmd("run", "--bundle", path, "-d", live, check=True)
+    hardened.cmd("delete", "--force", gone, check=True)
+    before = read_userns_registry(hardened.registry)
+    assert len(before) == 2
+    assert sorted(e["released"] > 0 for e in before.values()) == [False, True]
+    # Within the grace period a deleted container keeps its range; --all forgets it.
+    r = hardened.cmd("gc", check=True)
+    assert r.stdout == "released 0 user namespace ranges\n"
     r = hardened.cmd("gc", "--all", check=True)
-    assert r.stdout.startswith("released ")
+    assert r.stdout == "released 1 user namespace range\n"
+    after = read_userns_registry(hardened.registry)
+    assert list(after.values()) == [e for e in before.values() if e["released"] == 0]
 
 
 @pytest.mark.parametrize("cmd", ["create", "run", "start", "state", "kill", "delete", "list",
