@@ -3,13 +3,14 @@ container's state on stdin, exactly its own args and env; a failing or slow hook
 operation it belongs to (and says why), except poststop, which only warns."""
 import json
 import os
+import pathlib
 import shutil
 import signal as sig
 import time
 
 import pytest
 
-from conftest import Bundle
+from conftest import Bundle, check_no_leaks
 
 KINDS = ["prestart", "createRuntime", "createContainer", "startContainer", "poststart",
          "poststop"]
@@ -80,7 +81,9 @@ def read(logdir, name):
 
 
 def assert_nothing_left(seerun):
+    """No container listed, and none of its state, cgroups, mounts or processes on the host."""
     assert seerun.list_ids() == []
+    check_no_leaks(seerun, pathlib.Path(seerun.root).parent)
 
 
 def test_every_hook_runs_at_its_moment_with_the_state_on_stdin(seerun, bundle, logdir):

@@ -7,6 +7,7 @@ import errno
 import fcntl
 import json
 import os
+import pathlib
 import resource
 import signal
 import socket
@@ -15,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import Bundle
+from conftest import Bundle, check_no_leaks
 
 # Capability numbers (linux/capability.h).
 CAP_CHOWN = 0
@@ -67,9 +68,9 @@ def hardened_bundle(tmp_path, busybox_rootfs, hardened):
 
 
 def assert_nothing_left(seerun):
+    """No container listed, and none of its state, cgroups, mounts or processes on the host."""
     assert seerun.list_ids() == []
-    if os.path.isdir(seerun.root):
-        assert [e for e in os.listdir(seerun.root) if not e.startswith(".")] == []
+    check_no_leaks(seerun, pathlib.Path(seerun.root).parent)
 
 
 # ---- args, env, cwd ----
