@@ -39,16 +39,24 @@ static int send_msg(int fd, const struct sr_sync_msg *m, size_t len)
     ssize_t w = send(fd, m, len, MSG_NOSIGNAL);
     if (w < 0 && errno == EINTR)
       continue;
-    return w == (ssize_t)len ? 0 : -1;
+    if (w == (ssize_t)len)
+      return 0;
+    if (w >= 0)
+      errno = EIO; /* a short packet: never an errno left over from before */
+    return -1;
   }
 }
 
 int sr_sync_send(int fd, enum sr_sync_type type, int32_t value, sr_error_t *err)
 {
   struct sr_sync_msg m = {.type = type, .value = value};
-  if (send_msg(fd, &m, offsetof(struct sr_sync_msg, text) + 1) < 0)
-    return sr_error_sys(err, "sync: send \"%s\"", type_names[type]);
-  return 0;
+  if (send_msg(fd, &m, offsetof(struct sr_sync_msg, text) + 1) == 0)
+    return 0;
+  /* The peer is gone (EPIPE; ECONNRESET when it died with a message unread): it exited, as
+   * EOF tells on receive, and the caller explains how. */
+  if (errno == EPIPE || errno == ECONNRESET)
+    return sr_error_make(err, 0, PEER_EXITED);
+  return sr_error_sys(err, "sync: send \"%s\"", type_names[type]);
 }
 
 void sr_sync_send_error(int fd, sr_error_t e)
