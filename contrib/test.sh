@@ -1,9 +1,10 @@
 #!/bin/sh
 # Builds seerun and runs every test: the unit tests (plain, and under AddressSanitizer and
-# UndefinedBehaviorSanitizer with leak detection), bounded fuzzing of the config and policy
-# parsers, the integration tests against the real binary as root (with the kill-point build
-# for the crash tests, and podman, containerd and Docker driving seerun), and the integration
-# tests once more against the ASan+UBSan build.
+# UndefinedBehaviorSanitizer with leak detection), a clang pass for gotos past cleanup
+# variables, bounded fuzzing of the config and policy parsers, the integration tests against
+# the real binary as root (with the kill-point build for the crash tests, and podman,
+# containerd and Docker driving seerun), and the integration tests once more against the
+# ASan+UBSan build.
 #
 # Build directories: build (setup.sh), build-asan (--enable-sanitizers), build-kp
 # (--enable-kill-points: a test-only binary that kills itself at a named step; never install
@@ -27,6 +28,11 @@ stage() { echo "== $* (at $(( $(date +%s) - t0 ))s) =="; }
 
 stage "unit tests"
 make -C build check
+
+stage "clang: no goto jumps past a cleanup variable (gcc accepts it and frees garbage)"
+# shellcheck disable=SC2046
+clang -fsyntax-only -w -D_GNU_SOURCE -Ibuild -Ioci -Iruntime \
+  $(pkg-config --cflags yajl libseccomp libcap libselinux nettle libsystemd) runtime/*.c oci/*.c
 
 stage "unit tests under ASan+UBSan (LeakSanitizer on)"
 mkdir -p build-asan
