@@ -4,7 +4,7 @@ full, and when commands race.
 
 * Kill points: a test-only build of seerun (./configure --enable-kill-points, given to these
   tests as SEERUN_KILLPOINT_BINARY; contrib/test.sh builds it in build-kp) kills itself with
-  SIGKILL at the step named by SEERUN_KILL_POINT (runtime/killpoint.h).  The names are read
+  SIGKILL at the step named by SEERUN_KILL_POINT (runtime/linux/killpoint.h).  The names are read
   from the sources, and every one is tested: create, exec, delete or run is killed there (or
   its intermediate, init or exec process is); then `state` and `list` agree and tell the truth
   (a half-made container reads "stopped" with pid 0, never "created" or "running" unless it
@@ -19,6 +19,7 @@ full, and when commands race.
   of create, by blocks and by inodes); parallel creates of one id; 100 parallel
   create/start/delete; delete --force racing start; kill racing the process's own exit.
 """
+import glob
 import json
 import os
 import random
@@ -45,11 +46,9 @@ needs_kill_points = pytest.mark.skipif(
 def kill_point_names():
     """Every SR_KILL_POINT("name") in the sources: the tests follow the code."""
     names = set()
-    runtime = os.path.join(TOP, "runtime")
-    for f in sorted(os.listdir(runtime)):
-        if f.endswith(".c"):
-            with open(os.path.join(runtime, f)) as fh:
-                names.update(re.findall(r'SR_KILL_POINT\("([^"]+)"\)', fh.read()))
+    for f in sorted(glob.glob(os.path.join(TOP, "runtime", "*", "*.c"))):
+        with open(f) as fh:
+            names.update(re.findall(r'SR_KILL_POINT\("([^"]+)"\)', fh.read()))
     return sorted(names)
 
 

@@ -1,4 +1,4 @@
-/* The overlay layers read back from an engine's mount (runtime/overlay_layers.c). */
+/* The overlay layers read back from an engine's mount (runtime/linux/overlay_layers.c). */
 #include "build.h"
 
 #include "overlay_layers.h"

@@ -1,4 +1,4 @@
-/* Internal to oci/policy_apply*.c and oci/policy_render.c: what the sections of the policy
+/* Internal to oci/policy_apply*.c and runtime/policy/policy_render.c: what the sections of the policy
  * share.  The public interface is policy_apply.h.
  *
  * sr_policy_apply runs the sections in order over one context (struct sr_pa_ctx); each appends

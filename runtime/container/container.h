@@ -63,7 +63,7 @@ struct sr_create_ctx {
 int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err);
 void sr_create_ctx_release(struct sr_create_ctx *ctx);
 
-/* Children (runtime/init.c).  They never return: they exec or _exit. */
+/* Children (runtime/container/init.c).  They never return: they exec or _exit. */
 __attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool after_intermediate);
 __attribute__((noreturn)) void sr_intermediate_main(struct sr_create_ctx *ctx);
 
