@@ -13,6 +13,9 @@ apt-get install -y -q --no-install-recommends \
   dbus-daemon python3-dbus python3-gi \
   clang libclang-rt-14-dev >/dev/null
 
+# CRIU 4.1 for checkpoint/restore (built from Debian's source tarball when not installed).
+contrib/setup-criu.sh
+
 ./autogen.sh >/dev/null
 mkdir -p build
 cd build
