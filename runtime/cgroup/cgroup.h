@@ -33,8 +33,9 @@ int sr_cgroup_layout(const char *root, int *version, bool *hybrid, sr_error_t *e
  * below the cgroup of the calling process, read from /proc/self/cgroup — the v2 "0::" line, or
  * on v1 the name=systemd or pids line), else "/<id>" as runc does.  The result is cleaned
  * ("//" and "." removed); ".." components and a path naming the root cgroup are refused with an
- * error naming linux.cgroupsPath.  systemd=true ("slice:prefix:name") is an error: "systemd is
- * not running" without /run/systemd/system, else "not supported yet". */
+ * error naming linux.cgroupsPath.  systemd=true: linux.cgroupsPath is "slice:prefix:name" and
+ * the result is the unit's path below its slice (cgroup_systemd.c makes the transient scope);
+ * an error "systemd is not running" without /run/systemd/system. */
 int sr_cgroup_resolve_path(const char *cgroups_path, const char *id, bool systemd, char **out,
                            sr_error_t *err);
 
