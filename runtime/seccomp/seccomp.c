@@ -1,6 +1,7 @@
 #include "build.h"
 
 #include "seccomp_filter.h"
+#include "seccomp_enosys.h"
 
 #include <seccomp.h>
 
@@ -373,6 +374,11 @@ int sr_seccomp_compile(const struct sr_seccomp *s, struct sock_filter **insns, s
   }
   *insns = steal_ptr(prog);
   *len = (size_t)size / sizeof(struct sock_filter);
+  if (sr_seccomp_enosys_applies(s) && sr_seccomp_enosys_prepend(s, insns, len, err) < 0) {
+    free(*insns);
+    *insns = NULL;
+    return -1;
+  }
   return 0;
 }
 

@@ -74,7 +74,8 @@ static void key_str(struct sr_sha256 *c, const char *s)
 }
 
 /* The format of the serialization and of the entries: bump it when either changes. */
-#define KEY_TAG "seerun seccomp cache v1"
+/* v2: programs carry the ENOSYS stub (seccomp_enosys.h). */
+#define KEY_TAG "seerun seccomp cache v2"
 
 void sr_seccomp_cache_key(const struct sr_seccomp *s, uint8_t key[SR_SHA256_LEN])
 {

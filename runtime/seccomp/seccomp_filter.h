@@ -22,7 +22,8 @@ int sr_seccomp_install(const struct sr_seccomp *s, int *notify_fd, sr_error_t *e
 
 /* Builds the filter described by `s` as sr_seccomp_install does (same checks, same errors)
  * and exports its BPF program instead of loading it: *insns (malloc'd, owned by the caller),
- * *len instructions.  What the kernel would refuse at load (a program over BPF_MAXINSNS, an
+ * *len instructions, behind the ENOSYS stub for syscalls newer than the profile
+ * (seccomp_enosys.h; what the runtime loads, through the cache).  What the kernel would refuse at load (a program over BPF_MAXINSNS, an
  * unsupported flag) is not checked here.  Used by the filter cache (seccomp_cache.h). */
 int sr_seccomp_compile(const struct sr_seccomp *s, struct sock_filter **insns, size_t *len,
                        sr_error_t *err);
