@@ -221,11 +221,21 @@ int sr_process_apply_scheduler(const struct sr_process *p, sr_error_t *err)
                          s->priority);
   if (syscall(SYS_sched_setattr, 0, &attr, 0) < 0) {
     const char *name = sr_name_of(SR_NAMES(sr_sched_policy_names), s->policy);
+    /* EPERM for a real-time policy is rarely about the process itself: say what it needs. */
+    bool rt = s->policy == SCHED_FIFO || s->policy == SCHED_RR;
+    const char *why = errno == EPERM && rt
+                          ? " (a real-time policy needs a real-time budget in the container's "
+                            "cpu cgroup where the kernel schedules groups (cgroup v1 "
+                            "cpu.rt_runtime_us, 0 in a new cgroup: set "
+                            "linux.resources.cpu.realtimeRuntime), and in a user namespace a "
+                            "process.rlimits RLIMIT_RTPRIO of at least the priority)"
+                          : "";
     return sr_error_sys(
         err,
         "process.scheduler: sched_setattr %s (nice %" PRId32 ", priority %" PRId32
-        ", flags 0x%" PRIx64 ", runtime %" PRIu64 ", deadline %" PRIu64 ", period %" PRIu64 ")",
-        name ? name : "?", s->nice, s->priority, s->flags, s->runtime, s->deadline, s->period);
+        ", flags 0x%" PRIx64 ", runtime %" PRIu64 ", deadline %" PRIu64 ", period %" PRIu64
+        ")%s",
+        name ? name : "?", s->nice, s->priority, s->flags, s->runtime, s->deadline, s->period, why);
   }
   return 0;
 }
