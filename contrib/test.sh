@@ -8,7 +8,7 @@
 #
 # Build directories: build (setup.sh), build-asan (--enable-sanitizers), build-kp
 # (--enable-kill-points: a test-only binary that kills itself at a named step; never install
-# it).  FUZZ_SECONDS and FUZZ_POLICY_SECONDS bound the fuzzing; SEERUN_SKIP_ASAN_INTEGRATION=1
+# it).  FUZZ_SECONDS, FUZZ_POLICY_SECONDS and FUZZ_EGRESS_SECONDS bound the fuzzing; SEERUN_SKIP_ASAN_INTEGRATION=1
 # skips the second integration run (for a quick local check, not for CI).
 #
 # Measured on the 2-core development VM (busy with other work): about 12.5 minutes in all
@@ -44,10 +44,11 @@ mkdir -p build-kp
 (cd build-kp && { [ -f Makefile ] || ../configure -q --enable-kill-points; } &&
   make -j"$jobs" seerun >/dev/null)
 
-stage "config and policy parser fuzzing (libFuzzer, ASan+UBSan, bounded)"
+stage "config, policy and egress parser fuzzing (libFuzzer, ASan+UBSan, bounded)"
 # Into a log, not a pipe: a crash must fail this script (sh has no pipefail).
 if ! make -C build fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-60}" \
-    FUZZ_POLICY_SECONDS="${FUZZ_POLICY_SECONDS:-30}" >build/fuzz.log 2>&1; then
+    FUZZ_POLICY_SECONDS="${FUZZ_POLICY_SECONDS:-30}" FUZZ_EGRESS_SECONDS="${FUZZ_EGRESS_SECONDS:-30}" \
+    >build/fuzz.log 2>&1; then
   tail -60 build/fuzz.log
   exit 1
 fi
