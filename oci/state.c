@@ -68,6 +68,16 @@ int sr_state_record_parse(const char *buf, size_t len, struct sr_state_record **
   if (sr_json_get_i64(root, "", "pid", 0, INT32_MAX, false, &n, NULL, err) < 0)
     return sr_error_wrap(err, "state.json");
   r->pid = sr_json_field(root, "pid") ? (pid_t)n : 0;
+  yajl_val sup;
+  if (sr_json_get_object(root, "", "supervisor", false, &sup, err) < 0)
+    return sr_error_wrap(err, "state.json");
+  if (sup) {
+    if (sr_json_get_i64(sup, "supervisor", "pid", 1, INT32_MAX, true, &n, NULL, err) < 0 ||
+        sr_json_get_u64(sup, "supervisor", "startTime", UINT64_MAX, true, &r->supervisor_start,
+                        NULL, err) < 0)
+      return sr_error_wrap(err, "state.json");
+    r->supervisor_pid = (pid_t)n;
+  }
   yajl_val cg;
   if (sr_json_get_object(root, "", "cgroup", false, &cg, err) < 0)
     return sr_error_wrap(err, "state.json");
@@ -90,6 +100,7 @@ int sr_state_record_parse(const char *buf, size_t len, struct sr_state_record **
     if (sr_json_get_string(a, dec, "decided", "profile", false, &r->profile, err) < 0 ||
         sr_json_get_bool(dec, "decided", "networkGranted", &r->network_granted, NULL, err) < 0 ||
         sr_json_get_bool(dec, "decided", "builtinSeccomp", &r->builtin_seccomp, NULL, err) < 0 ||
+        sr_json_get_bool(dec, "decided", "egressProxy", &r->egress_proxy, NULL, err) < 0 ||
         sr_json_get_array(dec, "decided", "capabilities", false, &caps, err) < 0)
       return sr_error_wrap(err, "state.json");
     if (caps) {
@@ -154,6 +165,13 @@ int sr_state_record_serialize(const struct sr_state_record *r, char **out, size_
     sr_json_put_kv_i64(g, "pid", r->pid);
     sr_json_put_kv_u64(g, "pidStartTime", r->pid_start);
   }
+  if (r->supervisor_pid > 0) {
+    sr_json_put_key(g, "supervisor");
+    yajl_gen_map_open(g);
+    sr_json_put_kv_i64(g, "pid", r->supervisor_pid);
+    sr_json_put_kv_u64(g, "startTime", r->supervisor_start);
+    yajl_gen_map_close(g);
+  }
   if (r->cgroup_version) {
     sr_json_put_key(g, "cgroup");
     yajl_gen_map_open(g);
@@ -170,6 +188,8 @@ int sr_state_record_serialize(const struct sr_state_record *r, char **out, size_
     sr_json_put_kv_string(g, "profile", r->profile);
     sr_json_put_kv_bool(g, "networkGranted", r->network_granted);
     sr_json_put_kv_bool(g, "builtinSeccomp", r->builtin_seccomp);
+    if (r->egress_proxy)
+      sr_json_put_kv_bool(g, "egressProxy", true);
     if (r->has_decided_caps) {
       sr_json_put_key(g, "capabilities");
       yajl_gen_array_open(g);

@@ -43,6 +43,12 @@ struct sr_state_record {
   bool builtin_seccomp;     /* the built-in filter is installed */
   bool has_decided_caps;
   uint64_t decided_caps[5]; /* the container process's capability sets, as applied */
+  /* Egress through seerun's proxy (decided.egressProxy), and the container's supervisor that
+   * serves it (runtime/supervisor): written before the supervisor starts being needed, so
+   * that delete and delete --force stop it. */
+  bool egress_proxy;
+  pid_t supervisor_pid; /* 0: none */
+  uint64_t supervisor_start;
 };
 
 int sr_state_record_parse(const char *buf, size_t len, struct sr_state_record **out,

@@ -232,6 +232,10 @@ int sr_cli_prepare_create(const struct sr_global *g, struct sr_create_ctx *ctx,
   ctx->audit = &pc->audit;
   ctx->network_granted = sr_policy_network_granted(d);
   ctx->builtin_seccomp = sr_policy_builtin_seccomp(pc->profile);
+  ctx->egress_proxy = d->egress_proxy;
+  ctx->egress = &pc->profile->network.egress;
+  ctx->egress_narrow = d->egress_narrow;
+  ctx->n_egress_narrow = d->n_egress_narrow;
   if (sr_audit_event(&pc->audit, "create", NULL, err) < 0)
     return -1;
   return sr_seal_if_needed(c, g->argv, err);

@@ -204,6 +204,9 @@ static int exec_policy(const struct sr_global *g, const struct sr_container *ct,
       goto out;
     }
   }
+  /* Its clients go through the container's egress proxy, like the init's. */
+  if (ct->rec->egress_proxy && sr_policy_set_proxy_env(&config->arena, p, err) < 0)
+    goto out;
   const char *fields[] = {"command", p->args[0], NULL};
   ret = sr_audit_event(&pc.audit, "exec", fields, err);
 out:

@@ -13,6 +13,7 @@
 #include "devices.h"
 #include "mount.h"
 #include "namespaces.h"
+#include "policy_egress.h"
 #include "seccomp_cache.h"
 #include "statedir.h"
 
@@ -52,6 +53,12 @@ struct sr_create_ctx {
   const struct sr_audit *audit; /* decisions taken during create (the idmap) go here */
   bool network_granted;
   bool builtin_seccomp;
+  /* Egress through seerun's proxy: the container's supervisor serves it (supervisor.h). */
+  bool egress_proxy;
+  const struct sr_egress *egress;
+  const struct sr_egress_host *egress_narrow;
+  size_t n_egress_narrow;
+  pid_t supervisor_pid; /* parent: started, 0 until then */
   struct sr_container *container; /* parent only */
   pid_t child_pid;                /* parent: first child */
   pid_t init_pid;                 /* parent: the init */

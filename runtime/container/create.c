@@ -15,6 +15,7 @@
 #include "process_attrs.h"
 #include "rootfs_overlay.h"
 #include "state.h"
+#include "supervisor.h"
 #include "sync.h"
 #include "util.h"
 
@@ -176,9 +177,34 @@ static int start_scope(struct sr_create_ctx *ctx, pid_t child, sr_error_t *err)
 }
 
 /* Kills what the create made and removes it: processes, cgroup, state. */
+/* The container's supervisor, serving its egress proxy from outside: started once the init's
+ * network namespace exists, recorded before the container is "created".  It ends with the
+ * init; delete stops it too. */
+static int start_supervisor(struct sr_create_ctx *ctx, sr_error_t *err)
+{
+  struct sr_supervisor_config sc = {
+      .audit = ctx->audit,
+      .profile = ctx->profile,
+      .egress = ctx->egress,
+      .narrow = ctx->egress_narrow,
+      .n_narrow = ctx->n_egress_narrow,
+      .init_pidfd = ctx->init_pidfd,
+  };
+  struct sr_state_record *rec = ctx->container->rec;
+  if (sr_supervisor_start(&sc, &rec->supervisor_pid, &rec->supervisor_start, err) < 0)
+    return sr_error_wrap(err, "egress proxy");
+  ctx->supervisor_pid = rec->supervisor_pid;
+  rec->egress_proxy = true;
+  /* No kill point: a create killed from here on leaves a supervisor that ends with the init,
+   * which delete --force kills. */
+  return 0;
+}
+
 static void create_abort(struct sr_create_ctx *ctx)
 {
   sr_error_t e = NULL;
+  if (ctx->supervisor_pid > 0)
+    sr_supervisor_stop(ctx->supervisor_pid, ctx->container->rec->supervisor_start);
   pid_t pids[2] = {ctx->init_pid, ctx->child_pid};
   for (int i = 0; i < 2; i++)
     if (pids[i] > 0)
@@ -625,6 +651,8 @@ int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
   if (ctx->o->pid_file && sr_write_pid_file(ctx->o->pid_file, ctx->init_pid, err) < 0)
     goto fail;
   SR_KILL_POINT("create.after-pid-file");
+  if (ctx->egress_proxy && start_supervisor(ctx, err) < 0)
+    goto fail;
   ctx->container->rec->phase = SR_PHASE_CREATED;
   ctx->container->rec->creator_pid = 0;
   if (sr_container_save(ctx->container, err) < 0)

@@ -7,6 +7,7 @@
 #include "cleanup.h"
 #include "hooks.h"
 #include "log.h"
+#include "supervisor.h"
 #include "util.h"
 
 #include <errno.h>
@@ -297,6 +298,9 @@ int sr_container_delete(struct sr_container *c, bool force, sr_error_t *err)
     sr_error_free(&e);
   }
   SR_KILL_POINT("delete.after-kill");
+  /* It ends with the init; a supervisor that is still there (its init was never started, or
+   * it is stuck) is stopped here. */
+  sr_supervisor_stop(c->rec->supervisor_pid, c->rec->supervisor_start);
   struct sr_cgroup *cg = NULL;
   if (sr_container_open_cgroup(c, &cg, err) < 0)
     return -1;

@@ -119,3 +119,15 @@ int sr_audit_refusal(const struct sr_audit *a, const char *field, const char *as
   sr_json_put_kv_string(g, "reason", reason);
   return finish(g, a, err);
 }
+
+int sr_audit_event_with(const struct sr_audit *a, const char *event, sr_audit_fields_fn put,
+                        void *data, sr_error_t *err)
+{
+  if (a == NULL || a->path == NULL)
+    return 0;
+  _cleanup_gen_ yajl_gen g = NULL;
+  if (begin(&g, a, event, err) < 0)
+    return -1;
+  put(g, data);
+  return finish(g, a, err);
+}

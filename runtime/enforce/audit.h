@@ -7,6 +7,7 @@
 #define SEERUN_AUDIT_H
 
 #include <stdbool.h>
+#include <yajl/yajl_gen.h>
 
 #include "error.h"
 
@@ -25,6 +26,11 @@ int sr_audit_event(const struct sr_audit *a, const char *event, const char *cons
 /* An event with an integer field (exit status and the like). */
 int sr_audit_event_int(const struct sr_audit *a, const char *event, const char *key, long value,
                        sr_error_t *err);
+/* An event whose fields `put` writes (typed: numbers as numbers, booleans as booleans) into
+ * the line's open map. */
+typedef void (*sr_audit_fields_fn)(yajl_gen g, void *data);
+int sr_audit_event_with(const struct sr_audit *a, const char *event, sr_audit_fields_fn put,
+                        void *data, sr_error_t *err);
 /* Every decision of the policy, one line each. */
 int sr_audit_decisions(const struct sr_audit *a, const struct sr_decisions *d, sr_error_t *err);
 /* One refusal that is not the policy's (config.json refused by the parser), as a decision

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #define OOM(err, what) sr_error_make((err), ENOMEM, "%s", (what))
 
@@ -23,7 +24,9 @@ static const char baseline_json[] =
     "   {\"path\": \"/tmp\", \"size\": \"64m\", \"mode\": \"1777\"},"
     "   {\"path\": \"/var/tmp\", \"size\": \"64m\", \"mode\": \"1777\"},"
     "   {\"path\": \"/run\", \"size\": \"16m\", \"mode\": \"755\"}]},"
-    " \"network\": {\"allow\": false, \"onRequest\": true, \"allowHost\": false},"
+    " \"network\": {\"allow\": false, \"onRequest\": true, \"allowHost\": false,"
+    "   \"proxy\": false, \"mode\": \"none\", \"egress\": {\"allow\": [], \"deny\": [],"
+    "   \"pins\": {}, \"allowAddresses\": [], \"callerMayAllow\": false}},"
     " \"namespaces\": {\"allowHost\": [], \"allowJoin\": [], \"requireUser\": false},"
     " \"capabilities\": {\"allowed\": [\"CAP_CHOWN\", \"CAP_DAC_OVERRIDE\", \"CAP_FOWNER\","
     "   \"CAP_FSETID\", \"CAP_KILL\", \"CAP_SETGID\", \"CAP_SETUID\", \"CAP_SETPCAP\","
@@ -141,7 +144,11 @@ static int check_profile_keys(struct sr_arena *a, yajl_val v, const char *path, 
       "readonlyPaths", "resources",    "sysctls", "hooks",  NULL};
   static const char *const rootfs[] = {"readonly", "tmpfs", NULL};
   static const char *const tmpfs[] = {"path", "size", "maxSize", "mode", "noexec", NULL};
-  static const char *const network[] = {"allow", "onRequest", "allowHost", NULL};
+  static const char *const network[] = {"allow", "onRequest", "allowHost", "proxy",
+                                        "mode",  "egress",    NULL};
+  static const char *const egress[] = {"allow",          "deny",        "pins",
+                                       "allowAddresses", "bindAddress", "callerMayAllow",
+                                       NULL};
   static const char *const namespaces[] = {"allowHost", "allowJoin", "requireUser", NULL};
   static const char *const allowed[] = {"allowed", NULL};
   static const char *const device[] = {"type", "major", "minor", NULL};
@@ -160,6 +167,12 @@ static int check_profile_keys(struct sr_arena *a, yajl_val v, const char *path, 
       check_sub_keys(a, v, path, "resources", resources, err) < 0 ||
       check_sub_keys(a, v, path, "sysctls", allowed, err) < 0 ||
       check_sub_keys(a, v, path, "hooks", hooks, err) < 0)
+    return -1;
+  yajl_val nv = sr_json_field(v, "network");
+  char *np = sr_json_path(a, path, "network");
+  if (np == NULL)
+    return OOM(err, path);
+  if (check_sub_keys(a, nv, np, "egress", egress, err) < 0)
     return -1;
   yajl_val r = sr_json_field(v, "resources");
   char *rp = sr_json_path(a, path, "resources");
@@ -533,6 +546,98 @@ static int parse_hooks(struct sr_arena *a, const struct chain *ch, struct sr_pol
   return parse_paths(a, &h, "allowedPaths", &p->hook_paths, &p->n_hook_paths, err);
 }
 
+/* network.egress: host entries, pins and address ranges, each checked where it is written. */
+static int parse_hosts(struct sr_arena *a, const struct chain *eg, const char *key,
+                       struct sr_egress_host **out, size_t *n, sr_error_t *err)
+{
+  char **v;
+  size_t nv;
+  const char *path;
+  if (chain_strv(a, eg, key, &v, &nv, &path, err) < 0)
+    return -1;
+  *out = sr_arena_array(a, nv ? nv : 1, sizeof(**out));
+  if (*out == NULL)
+    return OOM(err, key);
+  for (size_t i = 0; i < nv; i++) {
+    char *ip = sr_arena_printf(a, "%s[%zu]", path, i);
+    if (ip == NULL)
+      return OOM(err, key);
+    if (sr_egress_host_parse(a, v[i], ip, &(*out)[i], err) < 0)
+      return -1;
+  }
+  *n = nv;
+  return 0;
+}
+
+static int parse_egress(struct sr_arena *a, const struct chain *net, struct sr_policy_profile *p,
+                        sr_error_t *err)
+{
+  struct chain eg;
+  struct sr_egress *e = &p->network.egress;
+  yajl_val owner, v;
+  const char *path;
+  char *mode;
+  if (chain_bool(net, "proxy", &p->network.proxy, err) < 0)
+    return -1;
+  if (chain_find(net, "mode", &owner, &path) == NULL ||
+      sr_json_get_string(a, owner, path, "mode", true, &mode, err) < 0)
+    return -1;
+  if (strcmp(mode, "proxy") != 0 && strcmp(mode, "none") != 0)
+    return sr_error_make(err, 0, "%s.mode: \"%s\" is not \"none\" or \"proxy\"", path, mode);
+  p->network.mode_proxy = strcmp(mode, "proxy") == 0;
+  if (chain_sub(a, net, "egress", &eg, err) < 0 ||
+      parse_hosts(a, &eg, "allow", &e->allow, &e->n_allow, err) < 0 ||
+      parse_hosts(a, &eg, "deny", &e->deny, &e->n_deny, err) < 0 ||
+      chain_bool(&eg, "callerMayAllow", &e->caller_may_allow, err) < 0)
+    return -1;
+  char **ranges;
+  if (chain_strv(a, &eg, "allowAddresses", &ranges, &e->n_allow_addresses, &path, err) < 0)
+    return -1;
+  e->allow_addresses = sr_arena_array(a, e->n_allow_addresses ? e->n_allow_addresses : 1,
+                                      sizeof(*e->allow_addresses));
+  if (e->allow_addresses == NULL)
+    return OOM(err, "network.egress");
+  for (size_t i = 0; i < e->n_allow_addresses; i++)
+    if (sr_cidr_parse(ranges[i], &e->allow_addresses[i]) < 0)
+      return sr_error_make(err, 0, "%s[%zu]: \"%s\" is not an address or a range like "
+                                   "\"10.0.0.0/8\"", path, i, ranges[i]);
+  if ((v = chain_find(&eg, "pins", &owner, &path)) != NULL) {
+    char *pp = sr_json_path(a, path, "pins");
+    if (pp == NULL)
+      return OOM(err, path);
+    if (!YAJL_IS_OBJECT(v))
+      return sr_error_make(err, 0, "%s: must be an object of host name -> address", pp);
+    size_t n = v->u.object.len;
+    e->pins = sr_arena_array(a, n ? n : 1, sizeof(*e->pins));
+    if (e->pins == NULL)
+      return OOM(err, pp);
+    for (size_t i = 0; i < n; i++) {
+      yajl_val addr = v->u.object.values[i];
+      struct sr_egress_host h;
+      char *ip = sr_arena_printf(a, "%s.%s", pp, v->u.object.keys[i]);
+      if (ip == NULL)
+        return OOM(err, pp);
+      if (sr_egress_host_parse(a, v->u.object.keys[i], ip, &h, err) < 0)
+        return -1;
+      if (h.wildcard || h.is_ip || h.port)
+        return sr_error_make(err, 0, "%s: a pin names one host, without a port", ip);
+      if (!YAJL_IS_STRING(addr) || sr_ipaddr_parse(addr->u.string, &e->pins[i].addr) < 0)
+        return sr_error_make(err, 0, "%s: must be an IP address", ip);
+      e->pins[i].name = h.name;
+    }
+    e->n_pins = n;
+  }
+  if ((v = chain_find(&eg, "bindAddress", &owner, &path)) != NULL) {
+    struct sr_ipaddr b;
+    if (sr_json_get_string(a, owner, path, "bindAddress", true, &e->bind_address, err) < 0)
+      return -1;
+    if (sr_ipaddr_parse(e->bind_address, &b) < 0)
+      return sr_error_make(err, 0, "%s.bindAddress: \"%s\" is not an IP address", path,
+                           e->bind_address);
+  }
+  return 0;
+}
+
 static int parse_profile(struct sr_arena *a, const struct chain *ch, struct sr_policy_profile *p,
                          sr_error_t *err)
 {
@@ -548,6 +653,7 @@ static int parse_profile(struct sr_arena *a, const struct chain *ch, struct sr_p
       chain_bool(&net, "allow", &p->network.allow, err) < 0 ||
       chain_bool(&net, "onRequest", &p->network.on_request, err) < 0 ||
       chain_bool(&net, "allowHost", &p->network.allow_host, err) < 0 ||
+      parse_egress(a, &net, p, err) < 0 ||
       parse_namespaces(a, ch, p, err) < 0 || parse_capabilities(a, ch, p, err) < 0 ||
       parse_devices(a, ch, p, err) < 0 || chain_sub(a, ch, "mounts", &mounts, err) < 0 ||
       chain_strv(a, &mounts, "allowedTypes", &p->mount_types, &p->n_mount_types, NULL, err) < 0 ||
@@ -898,6 +1004,50 @@ static void put_limit(yajl_gen g, const char *key, const struct sr_policy_limit 
   yajl_gen_map_close(g);
 }
 
+static void put_hosts(yajl_gen g, const char *key, const struct sr_egress_host *h, size_t n)
+{
+  char buf[300], ip[64];
+  sr_json_put_key(g, key);
+  yajl_gen_array_open(g);
+  for (size_t i = 0; i < n; i++) {
+    const char *name = h[i].is_ip ? sr_ipaddr_format(&h[i].ip, ip, sizeof(ip)) : h[i].name;
+    bool v6 = h[i].is_ip && h[i].ip.family == AF_INET6;
+    int k = snprintf(buf, sizeof(buf), "%s%s%s%s", h[i].wildcard ? "*." : "", v6 ? "[" : "",
+                     name, v6 ? "]" : "");
+    if (h[i].port && k > 0 && (size_t)k < sizeof(buf))
+      snprintf(buf + k, sizeof(buf) - (size_t)k, ":%u", h[i].port);
+    sr_json_put_string(g, buf);
+  }
+  yajl_gen_array_close(g);
+}
+
+static void put_egress(yajl_gen g, const struct sr_egress *e)
+{
+  char buf[64];
+  sr_json_put_key(g, "egress");
+  yajl_gen_map_open(g);
+  put_hosts(g, "allow", e->allow, e->n_allow);
+  put_hosts(g, "deny", e->deny, e->n_deny);
+  sr_json_put_key(g, "pins");
+  yajl_gen_map_open(g);
+  for (size_t i = 0; i < e->n_pins; i++)
+    sr_json_put_kv_string(g, e->pins[i].name, sr_ipaddr_format(&e->pins[i].addr, buf, sizeof(buf)));
+  yajl_gen_map_close(g);
+  sr_json_put_key(g, "allowAddresses");
+  yajl_gen_array_open(g);
+  for (size_t i = 0; i < e->n_allow_addresses; i++) {
+    char r[80];
+    snprintf(r, sizeof(r), "%s/%u", sr_ipaddr_format(&e->allow_addresses[i].addr, buf, sizeof(buf)),
+             e->allow_addresses[i].prefix);
+    sr_json_put_string(g, r);
+  }
+  yajl_gen_array_close(g);
+  if (e->bind_address)
+    sr_json_put_kv_string(g, "bindAddress", e->bind_address);
+  sr_json_put_kv_bool(g, "callerMayAllow", e->caller_may_allow);
+  yajl_gen_map_close(g);
+}
+
 int sr_policy_profile_to_json(const struct sr_policy_profile *p, yajl_gen g)
 {
   char mode[8];
@@ -929,6 +1079,9 @@ int sr_policy_profile_to_json(const struct sr_policy_profile *p, yajl_gen g)
   sr_json_put_kv_bool(g, "allow", p->network.allow);
   sr_json_put_kv_bool(g, "onRequest", p->network.on_request);
   sr_json_put_kv_bool(g, "allowHost", p->network.allow_host);
+  sr_json_put_kv_bool(g, "proxy", p->network.proxy);
+  sr_json_put_kv_string(g, "mode", p->network.mode_proxy ? "proxy" : "none");
+  put_egress(g, &p->network.egress);
   yajl_gen_map_close(g);
 
   sr_json_put_key(g, "namespaces");

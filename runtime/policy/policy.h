@@ -20,6 +20,7 @@
 #include "arena.h"
 #include "config.h"
 #include "error.h"
+#include "policy_egress.h"
 
 #define SR_POLICY_VERSION 1
 #define SR_POLICY_DEFAULT_PATH "/etc/seerun/policy.json"
@@ -66,6 +67,13 @@ struct sr_policy_profile {
     bool allow;      /* network beyond loopback (a network the engine configures) */
     bool on_request; /* allow only where annotation io.seerun.network=enabled asks */
     bool allow_host; /* the host's network namespace */
+    /* Egress through seerun's proxy (runtime/supervisor/egress_proxy.h): a grant of its own,
+     * independent of `allow`.  proxy: a container may ask for it (annotation
+     * io.seerun.network=proxy, seerun sandbox --network); mode_proxy: it gets it without
+     * asking (network.mode "proxy", for engine entries that cannot pass annotations). */
+    bool proxy;
+    bool mode_proxy;
+    struct sr_egress egress;
   } network;
   struct {
     bool allow_host[SR_NS_COUNT]; /* pid, ipc, uts, cgroup: the host's may be kept */

@@ -107,9 +107,14 @@ static int check_annotations(struct sr_pa_ctx *x, const struct sr_config *c, str
         rq->network = NET_NONE;
       else if (strcmp(v, "enabled") == 0)
         rq->network = NET_ENABLED;
+      else if (strcmp(v, "proxy") == 0)
+        rq->network = NET_PROXY;
       else
         TRY(sr_pa_refuse(x, field, asked,
-                         "annotation %s=%s: unknown value (\"none\" or \"enabled\")", k, v));
+                         "annotation %s=%s: unknown value (\"none\", \"enabled\" or \"proxy\")",
+                         k, v));
+    } else if (strcmp(k, SR_ANNOTATION_EGRESS_ALLOW) == 0) {
+      TRY(sr_pa_parse_egress_allow(x, v, rq));
     } else if (strcmp(k, SR_ANNOTATION_TMP_SIZE) == 0) {
       if (sr_policy_parse_size(v, &rq->tmp_size) < 0 || rq->tmp_size == 0)
         TRY(sr_pa_refuse(x, field, asked,
@@ -123,9 +128,10 @@ static int check_annotations(struct sr_pa_ctx *x, const struct sr_config *c, str
     } else
       /* A typo must not pass for a request that was granted. */
       TRY(sr_pa_refuse(x, field, asked,
-                       "annotation %s=%s: unknown seerun annotation (known: %s, %s; a profile is "
-                       "chosen by the operator's bindings, not by an annotation)",
-                       k, v, SR_ANNOTATION_NETWORK, SR_ANNOTATION_TMP_SIZE));
+                       "annotation %s=%s: unknown seerun annotation (known: %s, %s, %s; a "
+                       "profile is chosen by the operator's bindings, not by an annotation)",
+                       k, v, SR_ANNOTATION_NETWORK, SR_ANNOTATION_EGRESS_ALLOW,
+                       SR_ANNOTATION_TMP_SIZE));
   }
   return 0;
 }
@@ -304,7 +310,7 @@ int sr_policy_apply(const struct sr_policy_profile *p, const struct sr_policy_fa
                     struct sr_config *c, struct sr_decisions *out, sr_error_t *err)
 {
   struct sr_pa_ctx ctx, *x = &ctx;
-  struct requests rq = {NET_UNSET, false, 0, NULL};
+  struct requests rq = {.network = NET_UNSET};
   sr_pa_ctx_init(x, p, &c->arena, out, err);
   struct sr_linux *l = &c->linux_;
 
@@ -313,6 +319,7 @@ int sr_policy_apply(const struct sr_policy_profile *p, const struct sr_policy_fa
   TRY(check_annotations(x, c, &rq));
   TRY(sr_pa_apply_namespaces(x, facts, c));
   TRY(sr_pa_apply_network(x, facts, c, &rq));
+  TRY(sr_pa_apply_egress(x, c, &rq));
   TRY(sr_pa_apply_mounts(x, facts, c));
   TRY(sr_pa_check_cwd(x, c->process));
   TRY(sr_pa_apply_rootfs(x, c, &rq));

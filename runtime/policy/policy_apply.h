@@ -38,6 +38,11 @@ struct sr_decisions {
   /* Set by sr_policy_apply: whether the container may have more than loopback.  The runtime
    * checks after the hooks that a container without the grant sees only lo. */
   bool network_granted;
+  /* Egress through seerun's proxy: the runtime starts the container's supervisor, which
+   * serves 127.0.0.1:3128 inside; egress_narrow is the annotation's list (NULL: none). */
+  bool egress_proxy;
+  const struct sr_egress_host *egress_narrow;
+  size_t n_egress_narrow;
 };
 
 /* Host facts the runtime computed; the policy does no I/O. */
@@ -92,6 +97,10 @@ int sr_policy_apply_exec(const struct sr_policy_profile *p, struct sr_arena *a,
 
 bool sr_policy_network_granted(const struct sr_decisions *d);
 
+/* `exec` into a container whose egress goes through seerun's proxy: the process gets the
+ * proxy's variables (HTTP_PROXY, ... as create gave them). */
+int sr_policy_set_proxy_env(struct sr_arena *a, struct sr_process *p, sr_error_t *err);
+
 /* Whether the runtime installs its built-in seccomp filter (besides any of the config):
  * always, unless the profile is permissive. */
 bool sr_policy_builtin_seccomp(const struct sr_policy_profile *p);
@@ -102,7 +111,8 @@ const char *sr_decision_kind_name(enum sr_decision_kind k); /* "enforced", ... *
 int sr_decisions_to_json(const struct sr_decisions *d, yajl_gen g);
 
 /* The known annotations, which only request what the profile allows. */
-#define SR_ANNOTATION_NETWORK "io.seerun.network"   /* "none" or "enabled" */
+#define SR_ANNOTATION_NETWORK "io.seerun.network"   /* "none", "enabled" or "proxy" */
+#define SR_ANNOTATION_EGRESS_ALLOW "io.seerun.egress.allow" /* HOST[,HOST...]: narrows */
 #define SR_ANNOTATION_TMP_SIZE "io.seerun.tmp-size" /* a size: the /tmp tmpfs */
 
 #endif

@@ -8,6 +8,7 @@
  *                              capabilities, seccomp (4, 5, 3), sysctls (11), hooks (13), and
  *                              sr_policy_apply, which runs the sections
  *   policy_apply_namespaces.c  namespaces (7) and the network (2)
+ *   policy_apply_egress.c      egress through seerun's proxy (2b)
  *   policy_apply_mounts.c      mounts and cwd (8, 12), the read-only root and its tmpfs (1),
  *                              masked and read-only paths (6)
  *   policy_apply_resources.c   devices and device rules (9), pids and memory limits (10)
@@ -79,10 +80,14 @@ static inline bool sr_pa_in_list(char **v, size_t n, const char *s)
 }
 
 /* What the annotations (section 14) request, for the sections that grant it. */
-enum net_request { NET_UNSET, NET_NONE, NET_ENABLED };
+enum net_request { NET_UNSET, NET_NONE, NET_ENABLED, NET_PROXY };
 
 struct requests {
   enum net_request network;
+  /* io.seerun.egress.allow: only narrows the profile's network.egress.allow */
+  bool has_egress_allow;
+  struct sr_egress_host *egress_allow;
+  size_t n_egress_allow;
   bool has_tmp_size;
   uint64_t tmp_size;
   const char *tmp_size_text;
@@ -103,6 +108,9 @@ int sr_pa_apply_namespaces(struct sr_pa_ctx *x, const struct sr_policy_facts *fa
                            struct sr_config *c);
 int sr_pa_apply_network(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
                         struct sr_config *c, const struct requests *rq);
+/* policy_apply_egress.c: egress through seerun's proxy (after the network). */
+int sr_pa_apply_egress(struct sr_pa_ctx *x, struct sr_config *c, const struct requests *rq);
+int sr_pa_parse_egress_allow(struct sr_pa_ctx *x, const char *value, struct requests *rq);
 
 /* policy_apply_mounts.c */
 int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,

@@ -4,6 +4,7 @@
 #include "build.h"
 
 #include "egress_http.h"
+#include "policy.h"
 #include "policy_egress.h"
 #include "tls_sni.h"
 
@@ -359,6 +360,73 @@ static void tls_server_name(void)
   CHECK_INT_EQ(sr_tls_client_hello_sni(hello, n, name, sizeof(name)), SR_SNI_MALFORMED);
 }
 
+static struct sr_policy *policy(const char *profiles, sr_error_t *err)
+{
+  char buf[4096];
+  snprintf(buf, sizeof(buf), "{\"version\": 1, \"defaultProfile\": \"a\", \"profiles\": %s}",
+           profiles);
+  struct sr_policy *p = NULL;
+  if (sr_policy_parse(buf, strlen(buf), "policy.json", &p, err) < 0)
+    return NULL;
+  return p;
+}
+
+static void egress_knobs_parse_inherit_and_render(void)
+{
+  sr_error_t err = NULL;
+  struct sr_policy *p = policy(
+      "{\"base\": {\"network\": {\"proxy\": true, \"egress\": {\"allow\": [\"pypi.org\"],"
+      "   \"pins\": {\"Mirror.test\": \"10.200.0.2\"}, \"allowAddresses\": [\"10.200.0.0/24\"]}}},"
+      " \"a\": {\"base\": \"base\", \"network\": {\"mode\": \"proxy\","
+      "   \"egress\": {\"deny\": [\"*.evil.test\"], \"bindAddress\": \"192.0.2.1\"}}}}",
+      &err);
+  CHECK_OK(p ? 0 : -1, err);
+  if (p == NULL)
+    return;
+  const struct sr_policy_profile *a = sr_policy_profile(p, "a");
+  CHECK(a && a->network.proxy && a->network.mode_proxy);
+  CHECK_INT_EQ(a->network.egress.n_allow, 1); /* inherited key by key from the base */
+  CHECK_STR_EQ(a->network.egress.allow[0].name, "pypi.org");
+  CHECK_INT_EQ(a->network.egress.n_deny, 1);
+  CHECK(a->network.egress.deny[0].wildcard);
+  CHECK_INT_EQ(a->network.egress.n_pins, 1);
+  CHECK_STR_EQ(a->network.egress.pins[0].name, "mirror.test");
+  CHECK_STR_EQ(a->network.egress.bind_address, "192.0.2.1");
+  CHECK(!a->network.egress.caller_may_allow);
+  const struct sr_policy_profile *b = sr_policy_profile(p, "base");
+  CHECK(b && b->network.proxy && !b->network.mode_proxy && b->network.egress.n_deny == 0);
+  sr_policy_free(p);
+}
+
+static void policy_refused(const char *profiles, const char *want)
+{
+  sr_error_t err = NULL;
+  struct sr_policy *p = policy(profiles, &err);
+  CHECK(p == NULL);
+  char *msg = err ? sr_error_text(err) : NULL;
+  CHECK(msg && strstr(msg, want));
+  if (msg == NULL || strstr(msg, want) == NULL)
+    fprintf(stderr, "  got %s\n", msg ? msg : "(no error)");
+  free(msg);
+  sr_error_free(&err);
+  if (p)
+    sr_policy_free(p);
+}
+
+static void bad_egress_knobs_are_refused_naming_them(void)
+{
+  policy_refused("{\"a\": {\"network\": {\"egress\": {\"allow\": [\"ok.org\", \"bad host\"]}}}}",
+                 "profiles.a.network.egress.allow[1]: \"bad host\" is not a host name");
+  policy_refused("{\"a\": {\"network\": {\"egress\": {\"allowAddresses\": [\"10.0.0.0/40\"]}}}}",
+                 "profiles.a.network.egress.allowAddresses[0]");
+  policy_refused("{\"a\": {\"network\": {\"egress\": {\"pins\": {\"*.x.org\": \"10.0.0.1\"}}}}}",
+                 "a pin names one host");
+  policy_refused("{\"a\": {\"network\": {\"egress\": {\"pins\": {\"x.org\": \"nope\"}}}}}",
+                 "must be an IP address");
+  policy_refused("{\"a\": {\"network\": {\"mode\": \"full\"}}}", "is not \"none\" or \"proxy\"");
+  policy_refused("{\"a\": {\"network\": {\"egress\": {\"alow\": []}}}}", "alow");
+}
+
 int main(void)
 {
   RUN(host_entries_parse_and_match);
@@ -368,6 +436,8 @@ int main(void)
   RUN(http_connect_and_forward_requests);
   RUN(http_requests_refused);
   RUN(tls_server_name);
+  RUN(egress_knobs_parse_inherit_and_render);
+  RUN(bad_egress_knobs_are_refused_naming_them);
   sr_arena_release(&arena);
   return unit_report();
 }

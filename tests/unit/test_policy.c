@@ -544,9 +544,9 @@ static void a_profile_that_says_nothing_gets_the_hardened_defaults(void)
   if (def) {
     char *mine = profile_json_text(p), *theirs = profile_json_text(def);
     CHECK(mine && strstr(mine, "\"network\":{\"allow\":false,\"onRequest\":true,"
-                               "\"allowHost\":false}") != NULL);
+                               "\"allowHost\":false,") != NULL);
     CHECK(theirs && strstr(theirs, "\"network\":{\"allow\":true,\"onRequest\":true,"
-                                   "\"allowHost\":false}") != NULL);
+                                   "\"allowHost\":false,") != NULL);
     free(mine);
     free(theirs);
   }
@@ -633,7 +633,7 @@ static void network_on_request_is_read_defaults_to_true_and_is_inherited(void)
   const struct sr_policy_profile *svc = sr_policy_profile(pol, "service-child");
   char *text = svc ? profile_json_text(svc) : NULL;
   CHECK(text && strstr(text, "\"network\":{\"allow\":true,\"onRequest\":false,"
-                             "\"allowHost\":false}") != NULL);
+                             "\"allowHost\":false,") != NULL);
   free(text);
   char *all = policy_json_text(pol);
   struct sr_policy *again = all ? policy_of(all) : NULL;
@@ -1432,7 +1432,7 @@ static void the_network_annotation_only_requests_what_the_profile_allows(void)
                 CONFIG_WITH("annotations", JSON({"io.seerun.network": "outbound"})),
                 benign_host(&h),
                 "annotations.io.seerun.network",
-                "annotation io.seerun.network=outbound: unknown value (\"none\" or \"enabled\")");
+                "annotation io.seerun.network=outbound: unknown value (\"none\", \"enabled\" or \"proxy\")");
 
   /* Asked for network, but host network is neutralised to loopback: refused, not silent. */
   APPLY_REFUSED(&r, profile("default"),
@@ -1457,8 +1457,8 @@ static void unknown_seerun_annotations_are_refused_and_others_ignored(void)
             benign_host(&h));
   CHECK_REFUSED(&r, "annotations.io.seerun.netwrok",
                 "annotation io.seerun.netwrok=none: unknown seerun annotation (known: "
-                "io.seerun.network, io.seerun.tmp-size; a profile is chosen by the operator's "
-                "bindings, not by an annotation)");
+                "io.seerun.network, io.seerun.egress.allow, io.seerun.tmp-size; a profile is "
+                "chosen by the operator's bindings, not by an annotation)");
   CHECK(decision(&r.d, "annotations.org.example.x") == NULL);
   run_done(&r);
 
@@ -2405,8 +2405,8 @@ static void the_permissive_profile_changes_nothing_but_records_everything(void)
   run_apply(&r, profile("default"), hostile_config(), f);
   CHECK_REFUSED(&r, "annotations.io.seerun.bogus",
                 "annotation io.seerun.bogus=1: unknown seerun annotation (known: "
-                "io.seerun.network, io.seerun.tmp-size; a profile is chosen by the operator's "
-                "bindings, not by an annotation)");
+                "io.seerun.network, io.seerun.egress.allow, io.seerun.tmp-size; a profile is "
+                "chosen by the operator's bindings, not by an annotation)");
   run_done(&r);
 }
 
@@ -3020,14 +3020,14 @@ static void policy_show_prints_the_resolved_profile(void)
   if (text) {
     /* Inheritance resolved: every knob explicit, no base. */
     CHECK(strstr(text, "\"base\"") == NULL);
-    CHECK(strstr(text, "\"network\":{\"allow\":false,\"onRequest\":true,\"allowHost\":false}") !=
+    CHECK(strstr(text, "\"network\":{\"allow\":false,\"onRequest\":true,\"allowHost\":false,") !=
           NULL);
     CHECK(strstr(text, "\"maskedPaths\":[\"/proc/acpi\"") != NULL);
     CHECK(strstr(text, "\"pids\":{\"default\":512,\"max\":1024}") != NULL);
     const struct sr_policy_profile *svc = profile("network-service");
     char *svc_text = svc ? profile_json_text(svc) : NULL;
     CHECK(svc_text && strstr(svc_text, "\"network\":{\"allow\":true,\"onRequest\":false,"
-                                       "\"allowHost\":false}") != NULL);
+                                       "\"allowHost\":false,") != NULL);
     free(svc_text);
     /* And it reads back as the same profile. */
     char *body = NULL;

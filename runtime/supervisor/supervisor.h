@@ -1,0 +1,42 @@
+/* A container's supervisor: a small process per container that seerun starts outside the
+ * container and its cgroup, which outlives `seerun create`, and serves what the container
+ * needs from outside it for as long as its init lives: today the egress proxy
+ * (egress_proxy.h), whose decisions it writes to the audit log (egress_record.h).
+ *
+ * It holds no descriptor of the engine's (conmon and containerd's shim wait for EOF on the
+ * stdio they passed to create): its stdio is /dev/null and every other descriptor but the
+ * init's pidfd and the proxy's sockets is closed.  It ends when the init has gone (a pidfd),
+ * when it is stopped (delete, delete --force: sr_supervisor_stop with the pid and start time
+ * recorded in the state), and takes the proxy with it (the proxy's parent-death signal). */
+#ifndef SEERUN_SUPERVISOR_H
+#define SEERUN_SUPERVISOR_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "audit.h"
+#include "error.h"
+#include "policy_egress.h"
+
+struct sr_supervisor_config {
+  const struct sr_audit *audit;
+  const char *profile;
+  const struct sr_egress *egress;
+  const struct sr_egress_host *narrow; /* io.seerun.egress.allow; NULL: none */
+  size_t n_narrow;
+  int init_pidfd; /* the container's init: its network namespace, and its end */
+};
+
+/* Creates the proxy's listening socket in the init's network namespace and starts the
+ * supervisor; *pid and *start_time identify it for sr_supervisor_stop. */
+int sr_supervisor_start(const struct sr_supervisor_config *cfg, pid_t *pid, uint64_t *start_time,
+                        sr_error_t *err);
+
+/* Stops the supervisor if pid is still the process that started at start_time. */
+void sr_supervisor_stop(pid_t pid, uint64_t start_time);
+
+/* The proxy's identity: the overflow ids, which own nothing on the host. */
+#define SR_SUPERVISOR_PROXY_UID 65534
+#define SR_SUPERVISOR_PROXY_GID 65534
+
+#endif

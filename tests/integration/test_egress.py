@@ -1,0 +1,227 @@
+"""Egress by host name through seerun's own proxy, for engine containers: the annotation
+io.seerun.network=proxy, a test policy whose names are pinned to a server on the host's
+loopback (allowed there explicitly with allowAddresses, as a site would list its mirror), and
+what the container, the audit log and the host see.
+
+No traffic leaves this machine: the origin server listens on 127.0.0.1; other names are refused
+before anything is resolved, and the refused address classes are reached through pins."""
+import http.server
+import json
+import os
+import socket
+import threading
+import time
+
+import pytest
+
+from conftest import make_seerun, check_no_leaks, Bundle
+
+
+def wait_for(pred, timeout=10.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+class Origin(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = f"origin saw {self.path} host={self.headers.get('Host')}\n".encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *a):
+        pass
+
+
+@pytest.fixture
+def origin():
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Origin)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    yield srv.server_address[1]
+    srv.shutdown()
+    srv.server_close()
+
+
+def egress_policy(s, port, **profile_network):
+    with open(s.policy) as f:
+        policy = json.load(f)
+    net = policy["profiles"]["default"].setdefault("network", {})
+    net.update({"proxy": True, "egress": {
+        "allow": [f"allowed.test:{port}", f"*.wild.test:{port}", f"loop.test:{port}",
+                  f"meta.test:{port}"],
+        "deny": [f"secret.wild.test:{port}"],
+        "pins": {"allowed.test": "127.0.0.1", "a.wild.test": "127.0.0.1",
+                 "secret.wild.test": "127.0.0.1", "loop.test": "127.0.0.2",
+                 "meta.test": "169.254.169.254"},
+        "allowAddresses": ["127.0.0.1/32"],
+    }})
+    net.update(profile_network)
+    with open(s.policy, "w") as f:
+        json.dump(policy, f)
+
+
+@pytest.fixture
+def proxied(tmp_path, busybox_rootfs):
+    s = make_seerun(tmp_path, "default")
+    path = tmp_path / "bundle"
+    path.mkdir()
+    b = Bundle(path, busybox_rootfs, s)
+    b.config.setdefault("annotations", {})["io.seerun.network"] = "proxy"
+    yield s, b
+    s.cleanup()
+    check_no_leaks(s, tmp_path)
+
+
+def egress_lines(s, event="egress"):
+    return [l for l in s.audit() if l.get("event") == event]
+
+
+def test_an_allowed_name_is_fetched_and_everything_else_is_refused_and_audited(proxied, origin):
+    s, b = proxied
+    egress_policy(s, origin)
+    b.shell(f"""
+        echo "proxy=$http_proxy no=$NO_PROXY"
+        wget -q -O - http://allowed.test:{origin}/ok
+        wget -q -O - http://a.wild.test:{origin}/wild
+        for h in other.test secret.wild.test loop.test meta.test; do
+          wget -q -O - http://$h:{origin}/x 2>&1 | tail -1; done
+        wget -q -O - http://127.0.0.1:{origin}/direct 2>&1 | tail -1
+        printf 'GET http://allowed.test:{origin}/ HTTP/1.1\\r\\nHost: evil.test\\r\\n\\r\\n' |
+          nc 127.0.0.1 3128 | tail -1
+        env -u http_proxy wget -q -O - http://192.0.2.1/ 2>&1 | tail -1
+    """)
+    r = s.cmd("run", "--bundle", b.write(), s.id())
+    out = r.stdout
+    assert "proxy=http://127.0.0.1:3128 no=localhost,127.0.0.1" in out, out + r.stderr
+    assert f"origin saw /ok host=allowed.test:{origin}" in out, out + r.stderr
+    assert f"origin saw /wild host=a.wild.test:{origin}" in out, out
+    # An IP literal needs an allow entry naming that address, whatever allowAddresses says.
+    assert out.count("403 Forbidden") == 5, out
+    assert "origin saw /x" not in out and "origin saw /direct" not in out, out
+    assert "the Host header must name the request URL's host" in out, out
+    assert "Network is unreachable" in out, out
+    d = {(l["host"], l["allowed"]): l for l in egress_lines(s)}
+    assert d[("allowed.test", True)]["address"] == "127.0.0.1"
+    assert d[("other.test", False)]["reason"] == "network.egress.allow"
+    assert d[("secret.wild.test", False)]["reason"] == "network.egress.deny"
+    assert d[("loop.test", False)]["reason"] == "127.0.0.2 is loopback"
+    assert d[("meta.test", False)]["reason"] == "169.254.169.254 is link-local"
+    assert d[("127.0.0.1", False)]["reason"] == "network.egress.allow"
+    closes = egress_lines(s, "egress.close")
+    ok = [c for c in closes if c["host"] == "allowed.test"]
+    assert ok and ok[0]["bytesDown"] > 0 and ok[0]["request"] == d[("allowed.test", True)]["request"]
+    assert isinstance(ok[0]["durationMs"], int)
+
+
+def test_the_refusal_says_what_to_change(proxied, origin):
+    s, b = proxied
+    egress_policy(s, origin)
+    b.shell(f"printf 'GET http://nope.test:{origin}/ HTTP/1.0\\r\\n\\r\\n' | nc 127.0.0.1 3128")
+    r = s.cmd("run", "--bundle", b.write(), s.id())
+    assert "HTTP/1.1 403 Forbidden" in r.stdout, r.stdout + r.stderr
+    assert (f'seerun: egress to nope.test:{origin} denied by profile "default" '
+            "(network.egress.allow)") in r.stdout
+
+
+def test_an_annotation_narrows_the_profile_and_cannot_widen_it(proxied, origin):
+    s, b = proxied
+    egress_policy(s, origin)
+    b.config["annotations"]["io.seerun.egress.allow"] = f"a.wild.test:{origin},evil.test:{origin}"
+    b.shell(f"""
+        wget -q -O - http://a.wild.test:{origin}/narrowed
+        wget -q -O - http://allowed.test:{origin}/x 2>&1 | tail -1
+        wget -q -O - http://evil.test:{origin}/x 2>&1 | tail -1
+    """)
+    r = s.cmd("run", "--bundle", b.write(), s.id())
+    assert f"origin saw /narrowed" in r.stdout, r.stdout + r.stderr
+    assert r.stdout.count("403 Forbidden") == 2, r.stdout
+    reasons = {l["host"]: l["reason"] for l in egress_lines(s) if not l["allowed"]}
+    assert reasons == {"allowed.test": "io.seerun.egress.allow",
+                       "evil.test": "network.egress.allow"}
+
+
+def test_a_connect_whose_tls_server_name_differs_is_cut(proxied, origin):
+    s, b = proxied
+    egress_policy(s, origin)
+    # A ClientHello naming evil.test through a tunnel to allowed.test (hand-built, in hex).
+    sni = b"evil.test"
+    ext = (b"\x00\x00" + (len(sni) + 5).to_bytes(2, "big") + (len(sni) + 3).to_bytes(2, "big")
+           + b"\x00" + len(sni).to_bytes(2, "big") + sni)
+    body = (b"\x03\x03" + b"\x07" * 32 + b"\x00" + b"\x00\x02\x13\x01" + b"\x01\x00"
+            + len(ext).to_bytes(2, "big") + ext)
+    hs = b"\x01" + len(body).to_bytes(3, "big") + body
+    rec = b"\x16\x03\x01" + len(hs).to_bytes(2, "big") + hs
+    esc = "".join(f"\\x{c:02x}" for c in rec)
+    b.shell(f"""{{ printf 'CONNECT allowed.test:{origin} HTTP/1.1\\r\\n\\r\\n'; sleep 0.2;
+                  printf '{esc}'; sleep 1; }} | nc 127.0.0.1 3128 | head -1""")
+    r = s.cmd("run", "--bundle", b.write(), s.id())
+    assert "200 Connection established" in r.stdout, r.stdout + r.stderr
+    refused = [l for l in egress_lines(s) if not l["allowed"]]
+    assert refused and refused[0]["host"] == "allowed.test", s.audit()
+    assert refused[0]["reason"] == "the TLS server name differs from the CONNECT host: evil.test"
+    assert not [l for l in egress_lines(s) if l["allowed"]]
+
+
+def test_exec_gets_the_proxy_and_the_supervisor_is_unprivileged_and_gone_after_delete(
+        proxied, origin):
+    s, b = proxied
+    egress_policy(s, origin)
+    b.args("sleep", "60")
+    cid = s.id()
+    s.cmd("run", "--detach", "--bundle", b.write(), cid, check=True)
+    with open(os.path.join(s.root, cid, "state.json")) as f:
+        sup = json.load(f)["supervisor"]["pid"]
+    assert os.path.exists(f"/proc/{sup}")
+    # Nothing of the caller's: its stdio is /dev/null, no other descriptor of ours.
+    fds = {os.readlink(f"/proc/{sup}/fd/{n}") for n in os.listdir(f"/proc/{sup}/fd")}
+    assert all(not f.startswith("/tmp") and "pytest" not in f for f in fds), fds
+    children = open(f"/proc/{sup}/task/{sup}/children").read().split()
+    assert len(children) == 1
+    status = open(f"/proc/{children[0]}/status").read()
+    uid = [l for l in status.splitlines() if l.startswith("Uid:")][0].split()[1:]
+    caps = [l for l in status.splitlines() if l.startswith("CapEff:")][0].split()[1]
+    nnp = [l for l in status.splitlines() if l.startswith("NoNewPrivs:")][0].split()[1]
+    assert uid == ["65534"] * 4 and caps == "0000000000000000" and nnp == "1"
+    r = s.cmd("exec", cid, "sh", "-c", f"echo $HTTPS_PROXY; wget -q -O - http://allowed.test:{origin}/exec")
+    assert "http://127.0.0.1:3128" in r.stdout and "origin saw /exec" in r.stdout, r.stdout + r.stderr
+    s.cmd("delete", "--force", cid, check=True)
+    wait_for(lambda: not os.path.exists(f"/proc/{sup}") or
+             open(f"/proc/{sup}/stat").read().split()[2] == "Z", what="the supervisor to end")
+
+
+def test_the_supervisor_ends_with_the_container_even_when_seerun_is_gone(proxied, origin):
+    s, b = proxied
+    egress_policy(s, origin)
+    b.args("sh", "-c", "sleep 60")
+    cid = s.id()
+    s.cmd("run", "--detach", "--bundle", b.write(), cid, check=True)
+    st = json.load(open(os.path.join(s.root, cid, "state.json")))
+    sup, init = st["supervisor"]["pid"], st["pid"]
+    os.kill(init, 9)  # no seerun involved: the init dies
+    wait_for(lambda: not os.path.exists(f"/proc/{sup}") or
+             open(f"/proc/{sup}/stat").read().split()[2] == "Z", what="the supervisor to end")
+
+
+def test_a_profile_without_proxy_refuses_the_annotation(proxied, origin):
+    s, b = proxied
+    egress_policy(s, origin, proxy=False)
+    r = s.cmd("run", "--bundle", b.write(), s.id())
+    assert r.returncode != 0
+    assert ('annotation io.seerun.network=proxy: not allowed by profile "default" '
+            "(profiles.default.network.proxy is false)") in r.stderr
+
+
+def test_network_mode_proxy_gives_the_proxy_without_asking(proxied, origin):
+    s, b = proxied
+    egress_policy(s, origin, mode="proxy")
+    del b.config["annotations"]["io.seerun.network"]
+    b.shell(f"wget -q -O - http://allowed.test:{origin}/mode")
+    r = s.cmd("run", "--bundle", b.write(), s.id())
+    assert "origin saw /mode" in r.stdout, r.stdout + r.stderr
