@@ -232,6 +232,8 @@ int sr_cli_prepare_create(const struct sr_global *g, struct sr_create_ctx *ctx,
   ctx->audit = &pc->audit;
   ctx->network_granted = sr_policy_network_granted(d);
   ctx->builtin_seccomp = sr_policy_builtin_seccomp(pc->profile);
+  ctx->landlock.abi = d->landlock_abi;
+  ctx->landlock.scope_abstract_unix = d->landlock_scope_abstract_unix;
   if (sr_audit_event(&pc->audit, "create", NULL, err) < 0)
     return -1;
   return sr_seal_if_needed(c, g->argv, err);

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "config.h"
 #include "devices.h"
+#include "landlock.h"
 #include "mount.h"
 #include "namespaces.h"
 #include "seccomp_cache.h"
@@ -52,6 +53,7 @@ struct sr_create_ctx {
   const struct sr_audit *audit; /* decisions taken during create (the idmap) go here */
   bool network_granted;
   bool builtin_seccomp;
+  struct sr_landlock_plan landlock; /* abi 0: none */
   struct sr_container *container; /* parent only */
   pid_t child_pid;                /* parent: first child */
   pid_t init_pid;                 /* parent: the init */
