@@ -304,6 +304,13 @@ def test_exec_d_processes_are_confined_like_the_init(
         assert json.load(f)["decided"]["landlock"] == ABI
     decisions = landlock_decisions(hardened)
     assert len(decisions) == 2 and all(d["kind"] == "enforced" for d in decisions), decisions
+    # Each exec is a Landlock domain of its own (a process cannot join another's): signals to
+    # the container's processes still work (not scoped), ptrace-class access to them
+    # (/proc/1/ns, /proc/1/root, ptrace) does not -- the documented price.
+    r = hardened.cmd("exec", cid, "sh", "-c", "kill -0 1 && echo signal-ok; "
+                     "readlink /proc/1/ns/net || echo ns-refused; readlink /proc/self/ns/net")
+    lines = r.stdout.split()
+    assert lines[:2] == ["signal-ok", "ns-refused"] and lines[2].startswith("net:["), r.stdout
     hardened.cmd("delete", "--force", cid, check=True)
 
 
