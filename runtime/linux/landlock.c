@@ -46,7 +46,8 @@ struct ruleset_attr {
    LANDLOCK_ACCESS_FS_MAKE_SYM)
 
 /* Every filesystem right the ABI has: a right left out of the handled set is simply allowed
- * everywhere, descriptors leaked in included. */
+ * everywhere, descriptors leaked in included.  ABI 4, 6 and 7 added none (the policy's decision
+ * says so for a kernel newer than 7: policy_apply_landlock.c). */
 static uint64_t fs_rights(int abi)
 {
   uint64_t r = FS_ABI1;
