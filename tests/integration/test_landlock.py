@@ -81,6 +81,16 @@ int main(int argc, char **argv)
         else
           printf("%s ok\n", argv[i]);
       }
+    } else if (sscanf(argv[i], "reopen%63[^:]:%d", what, &fd) == 2) {
+      /* reopenr:FD, reopenw:FD: the descriptor's /proc/self/fd name, for reading or writing */
+      char p[64];
+      snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+      int o = open(p, (what[0] == 'w' ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+      if (o >= 0 && what[0] == 'w') {
+        printf("%s ok\n", argv[i]);
+        close(o);
+      } else
+        report(argv[i], o);
     } else if (strncmp(argv[i], "read:", 5) == 0)
       report(argv[i], open(argv[i] + 5, O_RDONLY | O_CLOEXEC));
     else if (strncmp(argv[i], "unix:", 5) == 0) {
@@ -335,6 +345,29 @@ def test_descriptors_the_caller_hands_over_stay_usable_by_name(
     assert out.read_text() == "from-stdin\nto-stdout\nro-stdin\n", out.read_text()
     assert err.read_text() == "to-stderr\n", err.read_text()
     assert src.read_text() == "from-stdin\n"
+
+
+@needs_landlock
+def test_a_host_file_handed_in_read_only_cannot_be_reopened_for_writing(
+        hardened, busybox_rootfs, tmp_path, helpers):
+    # Another name for a handed-over file: /proc/self/fd/3.  It reopens with the access the
+    # descriptor has (reading), never more, even where the file's mode would let it write.
+    note = tmp_path / "note"
+    note.write_text("original\n")
+    os.chmod(note, 0o666)
+    bundle = probe_bundle(hardened, tmp_path, busybox_rootfs, helpers, "reopenr:3", "reopenw:3")
+    fd = os.open(note, os.O_RDONLY)
+    try:
+        r = subprocess.run([SEERUN, *hardened.global_args, "run", "--preserve-fds", "1",
+                            "--bundle", bundle.write(), hardened.id()],
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+                           pass_fds=(3,), preexec_fn=lambda: os.dup2(fd, 3))
+    finally:
+        os.close(fd)
+    assert r.returncode == 0, r.stderr
+    seen = parse(r.stdout)
+    assert seen == {"reopenr:3": "ok:original", "reopenw:3": "EACCES"}, seen
+    assert note.read_text() == "original\n"
 
 
 def test_where_the_kernel_has_no_landlock_the_audit_says_so_and_the_container_runs(
