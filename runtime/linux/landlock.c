@@ -108,7 +108,8 @@ static uint64_t inherited_rights(int fd, int abi)
 {
   struct stat st;
   int fl = fcntl(fd, F_GETFL);
-  if (fl < 0 || (fl & O_PATH) || fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)))
+  if (fl < 0 || (fl & O_PATH) || fstat(fd, &st) < 0 ||
+      !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)))
     return 0;
   uint64_t r = 0;
   int mode = fl & O_ACCMODE;
