@@ -97,12 +97,15 @@ int sr_state_record_parse(const char *buf, size_t len, struct sr_state_record **
     return sr_error_wrap(err, "state.json");
   if (dec) {
     yajl_val caps;
+    int64_t landlock = 0;
     if (sr_json_get_string(a, dec, "decided", "profile", false, &r->profile, err) < 0 ||
         sr_json_get_bool(dec, "decided", "networkGranted", &r->network_granted, NULL, err) < 0 ||
         sr_json_get_bool(dec, "decided", "builtinSeccomp", &r->builtin_seccomp, NULL, err) < 0 ||
         sr_json_get_bool(dec, "decided", "egressProxy", &r->egress_proxy, NULL, err) < 0 ||
+        sr_json_get_i64(dec, "decided", "landlock", 0, 1000, false, &landlock, NULL, err) < 0 ||
         sr_json_get_array(dec, "decided", "capabilities", false, &caps, err) < 0)
       return sr_error_wrap(err, "state.json");
+    r->landlock_abi = (int)landlock;
     if (caps) {
       if (caps->u.array.len != 5)
         return sr_error_make(err, 0, "state.json: decided.capabilities: must have 5 sets");
@@ -190,6 +193,7 @@ int sr_state_record_serialize(const struct sr_state_record *r, char **out, size_
     sr_json_put_kv_bool(g, "builtinSeccomp", r->builtin_seccomp);
     if (r->egress_proxy)
       sr_json_put_kv_bool(g, "egressProxy", true);
+    sr_json_put_kv_i64(g, "landlock", r->landlock_abi);
     if (r->has_decided_caps) {
       sr_json_put_key(g, "capabilities");
       yajl_gen_array_open(g);

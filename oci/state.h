@@ -41,6 +41,8 @@ struct sr_state_record {
   char *profile;            /* NULL: created before policies existed */
   bool network_granted;     /* may see more than loopback */
   bool builtin_seccomp;     /* the built-in filter is installed */
+  int landlock_abi;         /* the processes are confined by Landlock of this ABI; 0: not.
+                               For `state` and the audit only: exec decides again. */
   bool has_decided_caps;
   uint64_t decided_caps[5]; /* the container process's capability sets, as applied */
   /* Egress through seerun's proxy (decided.egressProxy), and the container's supervisor that

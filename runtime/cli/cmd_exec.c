@@ -178,7 +178,8 @@ static int build_process(const struct exec_args *ea, char **args, int nargs,
 /* The exec is judged against what was decided at create: no capability beyond the container's
  * bounding set, always no_new_privileges, the create's LSM labels; and it is audited. */
 static int exec_policy(const struct sr_global *g, const struct sr_container *ct,
-                       struct sr_config *config, struct sr_process *p, sr_error_t *err)
+                       struct sr_config *config, struct sr_process *p, struct sr_exec_opts *o,
+                       sr_error_t *err)
 {
   struct sr_policy_ctx pc;
   if (sr_policy_load_for(g, ct, &pc, err) < 0)
@@ -195,6 +196,12 @@ static int exec_policy(const struct sr_global *g, const struct sr_container *ct,
     struct sr_decisions d = {0};
     sr_error_t refusal = NULL;
     int r = sr_policy_apply_exec(pc.profile, &config->arena, &created, p, &d, &refusal);
+    /* Decided again from the profile and the kernel, not read back from the state. */
+    if (r == 0)
+      r = sr_policy_apply_landlock(pc.profile, &config->arena, sr_landlock_abi(),
+                                   sr_container_in_our_netns(ct), &d, &refusal);
+    o->landlock.abi = d.landlock_abi;
+    o->landlock.scope_abstract_unix = d.landlock_scope_abstract_unix;
     if (sr_audit_decisions(&pc.audit, &d, err) < 0) {
       sr_error_free(&refusal);
       goto out;
@@ -229,7 +236,7 @@ static int exec_run(const struct sr_global *g, const struct exec_args *ea, struc
       sr_container_load_config(ct, &config, &err) < 0 ||
       build_process(ea, args, nargs, config, &p, &err) < 0)
     goto fail;
-  if (exec_policy(g, ct, config, p, &err) < 0)
+  if (exec_policy(g, ct, config, p, o, &err) < 0)
     goto fail;
   if (sr_config_needs_sealed_exe(config) && !sr_exe_is_sealed()) {
     /* Re-executed from the sealed binary, we come back here and take the lock again. */

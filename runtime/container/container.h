@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "config.h"
 #include "devices.h"
+#include "landlock.h"
 #include "mount.h"
 #include "namespaces.h"
 #include "policy_egress.h"
@@ -59,6 +60,7 @@ struct sr_create_ctx {
   const struct sr_egress_host *egress_narrow;
   size_t n_egress_narrow;
   pid_t supervisor_pid; /* parent: started, 0 until then */
+  struct sr_landlock_plan landlock; /* abi 0: none */
   struct sr_container *container; /* parent only */
   pid_t child_pid;                /* parent: first child */
   pid_t init_pid;                 /* parent: the init */

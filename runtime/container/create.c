@@ -584,6 +584,7 @@ static int record_begin(struct sr_create_ctx *ctx, int rootfd, sr_error_t *err)
     rec->profile = sr_arena_strdup(a, ctx->profile);
     rec->network_granted = ctx->network_granted;
     rec->builtin_seccomp = ctx->builtin_seccomp;
+    rec->landlock_abi = ctx->landlock.abi;
     const struct sr_capabilities *caps = ctx->config->process->capabilities;
     rec->has_decided_caps = true;
     for (int i = 0; i < SR_CAP_SET_COUNT; i++)

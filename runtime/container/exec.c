@@ -4,6 +4,7 @@
 
 #include "cgroup.h"
 #include "cleanup.h"
+#include "landlock.h"
 #include "lifecycle.h"
 #include "process_attrs.h"
 #include "process_exec.h"
@@ -93,6 +94,14 @@ __attribute__((noreturn)) static void exec_child(struct exec_ctx *x)
       child_fail(fd, &err);
   }
   close(x->proc_fd);
+  /* The same confinement as the init's: a descriptor the exec'd process inherits from the
+   * engine (or --preserve-fds) grants nothing beneath it. */
+  int landlock_fd = -1;
+  if (x->o->landlock.abi &&
+      (sr_landlock_prepare(&x->o->landlock, &landlock_fd, &err) < 0 ||
+       sr_landlock_restrict(&x->o->landlock, landlock_fd, x->o->preserve_fds,
+                            p->no_new_privileges, &err) < 0))
+    child_fail(fd, &err);
   t.seccomp = x->config->linux_.seccomp;
   t.seccomp_prog = &x->seccomp_prog;
   t.builtin_seccomp = x->c->rec->builtin_seccomp;
@@ -161,6 +170,11 @@ static bool init_ns_is_not_ours(pid_t pid, int k)
   if (stat(theirs, &a) < 0)
     return true;
   return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
+}
+
+bool sr_container_in_our_netns(const struct sr_container *c)
+{
+  return !init_ns_is_not_ours(c->rec->pid, SR_NS_NET);
 }
 
 static int prepare(struct exec_ctx *x, sr_error_t *err)

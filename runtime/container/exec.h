@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "error.h"
+#include "landlock.h"
 #include "statedir.h"
 
 struct sr_exec_opts {
@@ -17,7 +18,11 @@ struct sr_exec_opts {
   bool ignore_paused;
   int preserve_fds;
   int console_fd; /* set by the caller for a foreground tty: its end of a socketpair */
+  struct sr_landlock_plan landlock; /* what the policy decided for this process; abi 0: none */
 };
+
+/* Whether container c's init is in the runtime's (the host's) network namespace. */
+bool sr_container_in_our_netns(const struct sr_container *c);
 
 struct sr_exec_result {
   pid_t pid;

@@ -7,6 +7,7 @@
 #include "caps.h"
 #include "cleanup.h"
 #include "hooks.h"
+#include "landlock.h"
 #include "log.h"
 #include "paths.h"
 #include "process_attrs.h"
@@ -246,7 +247,8 @@ static int become_userns_root(const struct sr_config *c, sr_error_t *err)
 
 /* Everything up to "ready": runs with the sync channel open, errors go to the parent. */
 static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *proc_fd,
-                      char **exec_path, struct stat *runtime_exe, sr_error_t *err)
+                      int *landlock_fd, char **exec_path, struct stat *runtime_exe,
+                      sr_error_t *err)
 {
   const struct sr_config *c = ctx->config;
   int fd = ctx->sync[1];
@@ -306,6 +308,9 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
   if (sr_rootfs_pivot(root_fd, ctx->o->no_pivot, err) < 0 || sr_rootfs_finish(c, err) < 0)
     return -1;
   SR_KILL_POINT("init.after-pivot");
+  /* Built now that "/" is the container's and every mount is made; applied after start. */
+  if (ctx->landlock.abi && sr_landlock_prepare(&ctx->landlock, landlock_fd, err) < 0)
+    return -1;
   if (apply_sysctls(ctx, *proc_fd, err) < 0)
     return -1;
 
@@ -339,7 +344,7 @@ __attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool afte
 {
   sr_error_t err = NULL;
   int fd = ctx->sync[1];
-  int proc_fd = -1;
+  int proc_fd = -1, landlock_fd = -1;
   char *exec_path = NULL;
   struct sr_exec_target target = {.notify_sock = -1};
   if (!after_intermediate) {
@@ -347,7 +352,8 @@ __attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool afte
     close_parent_fds(ctx);
   }
   if (die_with_parent(&err) < 0 ||
-      init_setup(ctx, after_intermediate, &proc_fd, &exec_path, &target.runtime_exe, &err) < 0)
+      init_setup(ctx, after_intermediate, &proc_fd, &landlock_fd, &exec_path,
+                 &target.runtime_exe, &err) < 0)
     child_fail(fd, &err);
   SR_KILL_POINT("init.before-ready");
   if (sr_sync_send(fd, SYNC_READY, 0, &err) < 0)
@@ -370,6 +376,12 @@ __attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool afte
     _exit(1);
 
   const struct sr_config *c = ctx->config;
+  /* A host descriptor leaked in grants nothing beneath it.  Only now: the exec fifo (in the
+   * state directory, on the host) had to be opened first; before the startContainer hooks,
+   * the config's programs, and before the identity change, no_new_privs and seccomp. */
+  if (landlock_fd >= 0 && sr_landlock_restrict(&ctx->landlock, landlock_fd, ctx->o->preserve_fds,
+                                               c->process->no_new_privileges, &err) < 0)
+    start_fail(fifo, &err);
   if (c->hooks.n[SR_HOOK_START_CONTAINER]) {
     _cleanup_free_ char *state = NULL;
     if (sr_create_state_json(ctx, "created", getpid(), &state, &err) < 0 ||

@@ -3,6 +3,7 @@
 #include "policy_facts.h"
 
 #include "cleanup.h"
+#include "landlock.h"
 #include "lifecycle.h"
 #include "statedir.h"
 #include "util.h"
@@ -324,5 +325,6 @@ int sr_policy_facts_compute(const struct sr_config *c, const struct sr_facts_inp
   if (mount_facts(c, in, facts, err) < 0 || hook_facts(c, in, facts, err) < 0)
     return -1;
   ns_facts(c, in, facts);
+  facts->landlock_abi = sr_landlock_abi();
   return 0;
 }

@@ -95,6 +95,7 @@ struct sr_policy_profile {
   bool has_hook_paths; /* false: any hook on a trusted path; true: only these */
   char **hook_paths;
   size_t n_hook_paths;
+  bool landlock; /* confine every process to the container's file hierarchy (enforcing only) */
 };
 
 /* Where every container's user namespace maps its ids on the host: ranges of `size` ids from a

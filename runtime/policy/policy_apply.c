@@ -338,6 +338,7 @@ int sr_policy_apply(const struct sr_policy_profile *p, const struct sr_policy_fa
   TRY(sr_pa_apply_resources(x, c));
   TRY(check_sysctls(x, l));
   TRY(check_hooks(x, facts, &c->hooks));
+  TRY(sr_pa_apply_landlock(x, facts ? facts->landlock_abi : 0, !x->own_net));
   return 0;
 }
 

@@ -43,6 +43,10 @@ struct sr_decisions {
   bool egress_proxy;
   const struct sr_egress_host *egress_narrow;
   size_t n_egress_narrow;
+  /* Set by sr_policy_apply and sr_policy_apply_landlock: the Landlock ABI the container's
+   * processes are confined with (0: none) and whether abstract unix sockets are scoped. */
+  int landlock_abi;
+  bool landlock_scope_abstract_unix;
 };
 
 /* Host facts the runtime computed; the policy does no I/O. */
@@ -70,6 +74,7 @@ struct sr_policy_facts {
   struct sr_policy_ns_fact ns[SR_NS_COUNT];         /* for namespaces given by path */
   struct sr_policy_hook_fact *hooks[SR_HOOK_COUNT]; /* one per hook */
   bool have_network_grant_check;                    /* reserved */
+  int landlock_abi;                                 /* the kernel's Landlock ABI, 0: none */
 };
 
 /* Applies profile p to c in place (allocating in c->arena), appending every decision to out
@@ -94,6 +99,13 @@ int sr_policy_check_update(const struct sr_policy_profile *p, struct sr_arena *a
 int sr_policy_apply_exec(const struct sr_policy_profile *p, struct sr_arena *a,
                          const struct sr_process *created, struct sr_process *exec_process,
                          struct sr_decisions *out, sr_error_t *err);
+
+/* `exec` (and create, inside sr_policy_apply): Landlock for the process, from the profile's
+ * `landlock` knob and the kernel's ABI (0: none, recorded and never refused); host_network:
+ * the container shares the host's network namespace (abstract unix sockets are then scoped).
+ * Sets out->landlock_abi and out->landlock_scope_abstract_unix. */
+int sr_policy_apply_landlock(const struct sr_policy_profile *p, struct sr_arena *a, int abi,
+                             bool host_network, struct sr_decisions *out, sr_error_t *err);
 
 bool sr_policy_network_granted(const struct sr_decisions *d);
 

@@ -13,6 +13,7 @@
  *                              masked and read-only paths (6)
  *   policy_apply_resources.c   devices and device rules (9), pids and memory limits (10)
  *   policy_apply_update.c      `update` and `exec`
+ *   policy_apply_landlock.c    Landlock (16)
  *   policy_render.c            the short JSON texts of asked and applied values; decisions as
  *                              JSON
  *
@@ -131,6 +132,9 @@ const struct sr_policy_limit *sr_pa_unified_limit(const struct sr_policy_profile
                                                   const char *key, const char **knob);
 /* A cgroup v2 value: "max" -> -1, digits -> the number; -2 for anything else. */
 int64_t sr_pa_unified_value(const char *v);
+
+/* policy_apply_landlock.c: after the network (it reads whether the host's is kept) */
+int sr_pa_apply_landlock(struct sr_pa_ctx *x, int abi, bool host_network);
 
 /* ---- Texts (policy_render.c) ------------------------------------------------------------- */
 

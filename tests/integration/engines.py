@@ -68,9 +68,19 @@ def hard_limit(which):
 
 # The namespaces an exec'd process must share with the container's init (pid 1 inside).
 NAMESPACES = ("user", "mnt", "pid", "net", "ipc", "uts", "cgroup")
-SAME_NAMESPACES_SCRIPT = " ".join(
-    f'[ "$(readlink /proc/self/ns/{n})" = "$(readlink /proc/1/ns/{n})" ] && echo same || '
-    f'echo "{n}-differs";' for n in NAMESPACES)
+# The exec'd process prints its own namespaces, which the test compares with the init's as the
+# host sees them (namespaces_not_shared): under an enforcing profile the exec'd process cannot
+# read /proc/1/ns itself, each exec being a Landlock domain of its own, and Landlock refuses
+# ptrace-class access (/proc/<pid>/ns, root, fd, environ) across domains.
+OWN_NAMESPACES_SCRIPT = " ".join(f'echo "{n}=$(readlink /proc/self/ns/{n})";'
+                                 for n in NAMESPACES)
+
+
+def namespaces_not_shared(stdout, pid):
+    """The namespaces that the exec'd process (OWN_NAMESPACES_SCRIPT's output) does not share
+    with the process of host pid `pid`."""
+    seen = dict(line.split("=", 1) for line in stdout.split())
+    return [n for n in NAMESPACES if seen.get(n) != os.readlink(f"/proc/{pid}/ns/{n}")]
 # What a container sees of seerun's default profile, one "key=value" a line.
 POLICY_PROBE_SCRIPT = (
     "read a b c < /proc/self/uid_map; echo uidmap=$a:$b:$c; "

@@ -214,8 +214,9 @@ def test_exec(podman):
         r = podman("exec", "exec", "/no/such/command", check=False)
         assert r.returncode == 127, r.stderr
         # The exec'd process is in every namespace of the container's, its user namespace too.
-        r = podman("exec", "exec", "sh", "-c", engines.SAME_NAMESPACES_SCRIPT)
-        assert r.stdout.split() == ["same"] * len(engines.NAMESPACES), r.stdout
+        r = podman("exec", "exec", "sh", "-c", engines.OWN_NAMESPACES_SCRIPT)
+        init = int(podman.inspect("exec", "{{.State.Pid}}"))
+        assert engines.namespaces_not_shared(r.stdout, init) == [], r.stdout
     finally:
         podman("rm", "-f", "-t", "0", "exec")
 

@@ -3047,6 +3047,74 @@ static void policy_show_prints_the_resolved_profile(void)
 
 // clang-format on
 
+/* Landlock comes from the profile's knob and the kernel's ABI (a fact); a kernel without it is
+ * a notice, never a refusal; scoping of abstract unix sockets only with the host's network. */
+static void landlock_is_decided_from_the_knob_and_the_kernel(void)
+{
+  struct host h;
+  struct run r;
+  struct sr_policy_facts *f = benign_host(&h);
+  f->landlock_abi = 7;
+  run_apply(&r, profile("default"), CLEAN_CONFIG, f);
+  CHECK_INT_EQ(r.ret, 0);
+  CHECK_DECISION(&r.d, "landlock", SR_DECISION_ENFORCED, "null",
+                 "{\"abi\":7,\"filesystem\":\"beneath /\",\"scoped\":[]}");
+  CHECK_INT_EQ(r.d.landlock_abi, 7);
+  CHECK(!r.d.landlock_scope_abstract_unix);
+  run_done(&r);
+
+  f->landlock_abi = 0;
+  run_apply(&r, profile("default"), CLEAN_CONFIG, f);
+  CHECK_INT_EQ(r.ret, 0);
+  CHECK_DECISION(&r.d, "landlock", SR_DECISION_ALLOWED, "null", "null");
+  const struct sr_decision *d = decision(&r.d, "landlock");
+  CHECK(d && strstr(d->reason, "the kernel has no Landlock"));
+  CHECK_INT_EQ(r.d.landlock_abi, 0);
+  run_done(&r);
+
+  /* An older ABI names what it leaves uncovered. */
+  f->landlock_abi = 2;
+  run_apply(&r, profile("default"), CLEAN_CONFIG, f);
+  d = decision(&r.d, "landlock");
+  CHECK(d && strstr(d->reason, "truncate (ABI 3)"));
+  CHECK_INT_EQ(r.d.landlock_abi, 2);
+  run_done(&r);
+
+  /* The knob, and the permissive profile. */
+  f->landlock_abi = 7;
+  struct sr_policy *pol = policy_of(policy_with_profile(JSON({"landlock": false})));
+  if (pol) {
+    run_apply(&r, sr_policy_profile(pol, "p"), CLEAN_CONFIG, f);
+    CHECK_DECISION(&r.d, "landlock", SR_DECISION_ALLOWED, "null", "null");
+    CHECK_INT_EQ(r.d.landlock_abi, 0);
+    run_done(&r);
+    sr_policy_free(pol);
+  }
+  if (classes) {
+    run_apply(&r, sr_policy_profile(classes, "permissive"), CLEAN_CONFIG, f);
+    CHECK_INT_EQ(r.d.landlock_abi, 0);
+    run_done(&r);
+    run_apply(&r, sr_policy_profile(classes, "untrusted-user-code"), CLEAN_CONFIG, f);
+    CHECK_INT_EQ(r.d.landlock_abi, 7);
+    run_done(&r);
+  }
+
+  /* With the host's network kept, abstract unix sockets are scoped (ABI 6+). */
+  pol = policy_of(policy_with_profile(JSON({"network": {"allow": true, "allowHost": true}})));
+  if (pol) {
+    run_apply(&r, sr_policy_profile(pol, "p"),
+              CONFIG_WITH("linux", linux_with_namespaces(JSON([
+                            {"type": "mount"}, {"type": "pid"}, {"type": "ipc"},
+                            {"type": "uts"}, {"type": "cgroup"}
+                          ]))),
+              f);
+    CHECK_INT_EQ(r.ret, 0);
+    CHECK(r.d.landlock_scope_abstract_unix);
+    run_done(&r);
+    sr_policy_free(pol);
+  }
+}
+
 int main(int argc, char **argv)
 {
   if (argc > 1)
@@ -3120,6 +3188,7 @@ int main(int argc, char **argv)
   RUN(ctrs_config_runs_under_the_default_profile);
   RUN(decisions_are_written_as_a_json_array);
   RUN(policy_show_prints_the_resolved_profile);
+  RUN(landlock_is_decided_from_the_knob_and_the_kernel);
 
   if (classes)
     sr_policy_free(classes);
