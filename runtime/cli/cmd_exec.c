@@ -178,11 +178,15 @@ static int build_process(const struct exec_args *ea, char **args, int nargs,
 /* The exec is judged against what was decided at create: no capability beyond the container's
  * bounding set, always no_new_privileges, the create's LSM labels; and it is audited. */
 static int exec_policy(const struct sr_global *g, const struct sr_container *ct,
-                       struct sr_config *config, struct sr_process *p, sr_error_t *err)
+                       struct sr_config *config, struct sr_process *p, struct sr_exec_opts *o,
+                       sr_error_t *err)
 {
   struct sr_policy_ctx pc;
   if (sr_policy_load_for(g, ct, &pc, err) < 0)
     return -1;
+  /* The seccomp floor is the profile's: a rewritten state.json ("builtinSeccomp": false)
+   * must not take the filter off an exec'd process. */
+  o->builtin_seccomp = sr_policy_builtin_seccomp(pc.profile);
   int ret = -1;
   if (pc.profile && config->process) {
     struct sr_process created = *config->process;
@@ -226,7 +230,7 @@ static int exec_run(const struct sr_global *g, const struct exec_args *ea, struc
       sr_container_load_config(ct, &config, &err) < 0 ||
       build_process(ea, args, nargs, config, &p, &err) < 0)
     goto fail;
-  if (exec_policy(g, ct, config, p, &err) < 0)
+  if (exec_policy(g, ct, config, p, o, &err) < 0)
     goto fail;
   if (sr_config_needs_sealed_exe(config) && !sr_exe_is_sealed()) {
     /* Re-executed from the sealed binary, we come back here and take the lock again. */

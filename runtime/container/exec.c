@@ -95,7 +95,7 @@ __attribute__((noreturn)) static void exec_child(struct exec_ctx *x)
   close(x->proc_fd);
   t.seccomp = x->config->linux_.seccomp;
   t.seccomp_prog = &x->seccomp_prog;
-  t.builtin_seccomp = x->c->rec->builtin_seccomp;
+  t.builtin_seccomp = x->o->builtin_seccomp;
   t.notify_state = notify_state;
   t.exec_path = exec_path;
   if (sr_runtime_exe_identity(&t.runtime_exe, &err) < 0)

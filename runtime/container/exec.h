@@ -17,6 +17,9 @@ struct sr_exec_opts {
   bool ignore_paused;
   int preserve_fds;
   int console_fd; /* set by the caller for a foreground tty: its end of a socketpair */
+  /* The built-in seccomp filter goes first: the policy's decision (the caller's), never what
+   * state.json says, which a container that reached its state directory could rewrite. */
+  bool builtin_seccomp;
 };
 
 struct sr_exec_result {

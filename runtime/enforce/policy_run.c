@@ -155,8 +155,13 @@ int sr_policy_load_for(const struct sr_global *g, const struct sr_container *c,
       return sr_error_make(err, 0, "container \"%s\" was created under profile \"%s\", which "
                                    "the policy no longer has", c->id, c->rec->profile);
     }
-    pc->profile = p;
-    pc->audit.profile = p->name;
+    /* The name is read back from state.json, which a container that reached its state
+     * directory could rewrite: it never turns off the enforcement of the profile this
+     * invocation is bound to (a "permissive" there would drop the exec's seccomp floor). */
+    if (p->enforce || !pc->profile->enforce) {
+      pc->profile = p;
+      pc->audit.profile = p->name;
+    }
   }
   return 0;
 }
