@@ -187,6 +187,7 @@ static int exec_policy(const struct sr_global *g, const struct sr_container *ct,
   /* The seccomp floor is the profile's: a rewritten state.json ("builtinSeccomp": false)
    * must not take the filter off an exec'd process. */
   o->builtin_seccomp = sr_policy_builtin_seccomp(pc.profile);
+  o->require_own_userns = pc.profile->enforce;
   int ret = -1;
   if (pc.profile && config->process) {
     struct sr_process created = *config->process;

@@ -20,6 +20,9 @@ struct sr_exec_opts {
   /* The built-in seccomp filter goes first: the policy's decision (the caller's), never what
    * state.json says, which a container that reached its state directory could rewrite. */
   bool builtin_seccomp;
+  /* The profile enforces, so the container has a user namespace of its own: an init that is
+   * in the runtime's is not the container's (a pid rewritten in state.json). */
+  bool require_own_userns;
 };
 
 struct sr_exec_result {

@@ -275,3 +275,35 @@ def test_a_tampered_state_file_does_not_take_the_seccomp_filter_off_an_exec(hard
     assert int(seen["CapBnd"][0], 16) & ~ALLOWED_MASK == 0, seen["CapBnd"]
     hardened.cmd("kill", cid, "KILL")
     wait_stopped(hardened, cid)
+
+
+def start_time(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[19])
+
+
+def test_a_pid_rewritten_in_state_json_does_not_let_exec_join_the_hosts_namespaces(
+        hardened, bundle, probe_dir):
+    cid = start(hardened, bundle, "sleep", "60")
+    sdir = os.path.join(hardened.root, cid)
+    saved = {}
+    try:
+        # The init named as a host process (this test's own, with its start time): exec would
+        # join its namespaces, the host's, as host root.
+        for name in ("state.json", "recovery.json"):
+            with open(os.path.join(sdir, name)) as f:
+                saved[name] = f.read()
+            st = json.loads(saved[name])
+            st["pid"], st["pidStartTime"] = os.getpid(), start_time(os.getpid())
+            with open(os.path.join(sdir, name), "w") as f:
+                json.dump(st, f)
+        r = hardened.cmd("exec", cid, "readlink", "/proc/self/ns/user")
+        assert r.stdout.strip() != os.readlink("/proc/self/ns/user"), "exec ran on the host"
+        assert r.returncode != 0 and "state.json" in r.stderr, (r.stdout, r.stderr)
+    finally:
+        # Before anything kills "the container's init" that state.json names.
+        for name, text in saved.items():
+            with open(os.path.join(sdir, name), "w") as f:
+                f.write(text)
+    hardened.cmd("kill", cid, "KILL")
+    wait_stopped(hardened, cid)
