@@ -5,6 +5,7 @@
 #include "cleanup.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -78,6 +79,27 @@ static bool listed(char **v, size_t n, const char *s)
   return false;
 }
 
+/* What a runtime killed while rewriting the record left: ".state-roots.<pid>.tmp". */
+static void sweep_temporaries(int dirfd)
+{
+  int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+  if (d == NULL) {
+    if (fd >= 0)
+      close(fd);
+    return;
+  }
+  const char *prefix = "." SR_STATE_ROOTS_NAME ".";
+  size_t n = strlen(prefix);
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    size_t len = strlen(e->d_name);
+    if (len > n + 4 && strncmp(e->d_name, prefix, n) == 0 &&
+        strcmp(e->d_name + len - 4, ".tmp") == 0)
+      unlinkat(dirfd, e->d_name, 0);
+  }
+  closedir(d);
+}
+
 int sr_state_roots_record(const struct sr_userns_pool *pool, const char *root, sr_error_t *err)
 {
   _cleanup_(sr_arena_release) struct sr_arena a = {0};
@@ -113,6 +135,7 @@ int sr_state_roots_record(const struct sr_userns_pool *pool, const char *root, s
   while (flock(lockfd, LOCK_EX) < 0)
     if (errno != EINTR)
       return sr_error_sys(err, "state root record: lock");
+  sweep_temporaries(dirfd);
   /* Again under the lock: another runtime may have added roots meanwhile. */
   _cleanup_free_ char *buf = NULL;
   size_t len = 0;

@@ -205,8 +205,15 @@ def test_every_state_root_seerun_was_used_with_is_recorded_and_denied(hardened, 
     # Another state root (as Docker's or containerd's are), recorded at its first create.
     other = Seerun(tmp_path / "other-state", hardened.prefix, hardened.policy, "default")
     cid = other.id("victim")
+    record_dir = os.path.dirname(hardened.registry)
+    os.makedirs(record_dir, mode=0o700, exist_ok=True)
+    # What a runtime killed while rewriting the record leaves: swept at the next rewrite.
+    stale = os.path.join(record_dir, ".state-roots.99999.tmp")
+    with open(stale, "w") as f:
+        f.write("/half/written\n")
     try:
         other.cmd("create", "--bundle", bundle.write(), cid, check=True)
+        assert not os.path.exists(stale)
         i = add_mount(bundle, bind("/victim", tmp_path / "other-state" / cid, "bind", "ro"))
         d = refused_and_checked(hardened, bundle, f"mounts[{i}].source", "a seerun state root",
                                 "recorded in")
