@@ -184,6 +184,10 @@ static int exec_policy(const struct sr_global *g, const struct sr_container *ct,
   struct sr_policy_ctx pc;
   if (sr_policy_load_for(g, ct, &pc, err) < 0)
     return -1;
+  /* The seccomp floor is the profile's: a rewritten state.json ("builtinSeccomp": false)
+   * must not take the filter off an exec'd process. */
+  o->builtin_seccomp = sr_policy_builtin_seccomp(pc.profile);
+  o->require_own_userns = pc.profile->enforce;
   int ret = -1;
   if (pc.profile && config->process) {
     struct sr_process created = *config->process;

@@ -104,7 +104,7 @@ __attribute__((noreturn)) static void exec_child(struct exec_ctx *x)
     child_fail(fd, &err);
   t.seccomp = x->config->linux_.seccomp;
   t.seccomp_prog = &x->seccomp_prog;
-  t.builtin_seccomp = x->c->rec->builtin_seccomp;
+  t.builtin_seccomp = x->o->builtin_seccomp;
   t.notify_state = notify_state;
   t.exec_path = exec_path;
   if (sr_runtime_exe_identity(&t.runtime_exe, &err) < 0)
@@ -190,6 +190,13 @@ static int prepare(struct exec_ctx *x, sr_error_t *err)
   x->init_pidfd = sr_pidfd_open(r->pid);
   if (x->init_pidfd < 0 || !sr_proc_is(r->pid, r->pid_start))
     return sr_error_make(err, ESRCH, "container \"%s\" not running", x->c->id);
+  /* The init's pid is read back from state.json: rewritten to name a host process (with its
+   * start time), exec would join the host's namespaces, as host root. */
+  if (x->o->require_own_userns && !init_ns_is_not_ours(r->pid, SR_NS_USER))
+    return sr_error_make(err, 0, "container \"%s\": the init that state.json names (pid %d) is "
+                                 "in the runtime's own user namespace, which no container of an "
+                                 "enforcing profile is: state.json is not what seerun wrote",
+                         x->c->id, (int)r->pid);
   /* Every namespace of the init that is not the runtime's own, whatever config.json says: the
    * state directory keeps the engine's config, and the policy may have put the container in
    * more (its user namespace; new pid, ipc, uts or cgroup namespaces for the host's). Joining

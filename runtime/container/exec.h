@@ -19,6 +19,12 @@ struct sr_exec_opts {
   int preserve_fds;
   int console_fd; /* set by the caller for a foreground tty: its end of a socketpair */
   struct sr_landlock_plan landlock; /* what the policy decided for this process; abi 0: none */
+  /* The built-in seccomp filter goes first: the policy's decision (the caller's), never what
+   * state.json says, which a container that reached its state directory could rewrite. */
+  bool builtin_seccomp;
+  /* The profile enforces, so the container has a user namespace of its own: an init that is
+   * in the runtime's is not the container's (a pid rewritten in state.json). */
+  bool require_own_userns;
 };
 
 /* Whether container c's init is in the runtime's (the host's) network namespace. */

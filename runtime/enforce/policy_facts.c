@@ -43,6 +43,8 @@ struct protected_inode {
   ino_t ino;
   const char *denied; /* the denied path this inode is, or is above */
   bool below;         /* it is the denied path, and nothing below it may be bound either */
+  const char *reason; /* why, for the paths seerun adds at run time; NULL: a host path */
+  bool own_bundle_ok; /* see struct sr_denied_path */
 };
 
 struct protected_set {
@@ -66,7 +68,7 @@ static int add_inode(struct protected_set *s, const struct stat *st, const char 
     s->v = nv;
     s->cap = cap;
   }
-  s->v[s->n++] = (struct protected_inode){st->st_dev, st->st_ino, denied, below};
+  s->v[s->n++] = (struct protected_inode){st->st_dev, st->st_ino, denied, below, NULL, false};
   return 0;
 }
 
@@ -146,6 +148,69 @@ static bool under(const char *path, const char *dir)
   return strncmp(path, dir, l) == 0 && (path[l] == '/' || path[l] == '\0');
 }
 
+/* A path denied at and below it, never above (binds of /usr and /var/log stay fine). */
+static int protect_at_below(struct protected_set *s, const struct sr_denied_path *d)
+{
+  _cleanup_close_ int fd = open(d->path, O_PATH | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) < 0)
+    return 0; /* absent on this host: nothing to protect */
+  if (add_inode(s, &st, d->path, true) < 0)
+    return -1;
+  for (size_t i = 0; i < s->n; i++)
+    if (s->v[i].dev == st.st_dev && s->v[i].ino == st.st_ino && s->v[i].reason == NULL) {
+      s->v[i].reason = d->reason;
+      s->v[i].own_bundle_ok = d->own_bundle_ok;
+    }
+  return 0;
+}
+
+static const struct protected_inode *entry_of(const struct protected_set *s, const char *denied)
+{
+  for (size_t i = 0; i < s->n; i++)
+    if (s->v[i].denied == denied && s->v[i].below)
+      return &s->v[i];
+  return NULL;
+}
+
+/* Whether the object fd is, or is below, one of the directories of set (all marked below). */
+static const char *at_or_below(const struct protected_set *set, int fd, const struct stat *st)
+{
+  const char *m = protected_match(set, st);
+  return m ? m : protected_above(set, fd, st);
+}
+
+/* The directories of paths (absolute), by inode, for at_or_below. */
+static int dir_set(struct protected_set *set, char *const *paths, size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    _cleanup_close_ int fd = open(paths[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && add_inode(set, &st, paths[i], true) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* A denied state root does not deny the container's own bundle below it: the sandbox makes its
+ * rootfs and /out there.  Source and bundle are judged by inode. */
+static bool in_own_bundle(const struct protected_inode *root, const char *bundle, int fd,
+                          const struct stat *st)
+{
+  _cleanup_close_ int bfd = bundle ? open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+  struct stat bst;
+  if (bfd < 0 || fstat(bfd, &bst) < 0)
+    return false;
+  struct protected_set b = {0}, r = {0};
+  bool ok = false;
+  struct stat rst = {.st_dev = root->dev, .st_ino = root->ino};
+  if (add_inode(&b, &bst, bundle, true) == 0 && add_inode(&r, &rst, root->denied, true) == 0)
+    ok = at_or_below(&b, fd, st) != NULL && protected_above(&r, bfd, &bst) != NULL;
+  free(b.v);
+  free(r.v);
+  return ok;
+}
+
 static int mount_facts(const struct sr_config *c, const struct sr_facts_input *in,
                        struct sr_policy_facts *f, sr_error_t *err)
 {
@@ -159,9 +224,18 @@ static int mount_facts(const struct sr_config *c, const struct sr_facts_input *i
   if (in->state_root)
     protect(&set, in->state_root, false);
   protect(&set, SR_DEFAULT_ROOT, false);
+  /* Every state root seerun was used with, the audit log's directory and the runtime binary:
+   * at and below (another container's state directory holds its config and state, which exec
+   * and delete read back). */
+  struct protected_set idm = {0};
+  bool oom = false;
+  for (size_t i = 0; i < in->n_denied; i++)
+    oom = oom || protect_at_below(&set, &in->denied[i]) < 0;
+  oom = oom || dir_set(&idm, in->idmappable, in->n_idmappable) < 0;
   f->mounts = sr_arena_array((struct sr_arena *)&c->arena, c->n_mounts + 1, sizeof(*f->mounts));
-  if (f->mounts == NULL) {
+  if (f->mounts == NULL || oom) {
     free(set.v);
+    free(idm.v);
     return sr_error_make(err, ENOMEM, "policy facts");
   }
   for (size_t i = 0; i < c->n_mounts; i++) {
@@ -180,10 +254,18 @@ static int mount_facts(const struct sr_config *c, const struct sr_facts_input *i
     const char *match = protected_match(&set, &st);
     if (match == NULL)
       match = protected_above(&set, fd, &st);
+    const struct protected_inode *e = match ? entry_of(&set, match) : NULL;
+    if (e && e->own_bundle_ok && in_own_bundle(e, in->bundle, fd, &st))
+      match = NULL;
     if (match) {
       f->mounts[i].source_denied = true;
       f->mounts[i].denied_path = sr_arena_strdup((struct sr_arena *)&c->arena, match);
+      if (e && e->reason)
+        f->mounts[i].denied_reason = sr_arena_strdup((struct sr_arena *)&c->arena, e->reason);
     }
+    const char *idmappable = at_or_below(&idm, fd, &st);
+    if (idmappable)
+      f->mounts[i].idmappable = sr_arena_strdup((struct sr_arena *)&c->arena, idmappable);
     /* A relative source must stay in the bundle. */
     if (m->source[0] != '/') {
       char real[PATH_MAX];
@@ -192,6 +274,7 @@ static int mount_facts(const struct sr_config *c, const struct sr_facts_input *i
     }
   }
   free(set.v);
+  free(idm.v);
   return 0;
 }
 

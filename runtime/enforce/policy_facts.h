@@ -9,6 +9,14 @@
 #include "error.h"
 #include "policy_apply.h"
 
+/* A host path denied as a bind source at and below it (never above), and why. */
+struct sr_denied_path {
+  const char *path;
+  const char *reason; /* "a seerun state root (recorded in ...)" */
+  bool own_bundle_ok; /* a source within the container's own bundle, itself below the path,
+                         is not denied (the sandbox's /out, below its state root) */
+};
+
 struct sr_facts_input {
   const char *bundle;    /* absolute */
   const char *rootfs;    /* absolute */
@@ -16,6 +24,10 @@ struct sr_facts_input {
   const char *state_root;
   const char *id;        /* the container's id (its user namespace registry key) */
   bool dry_run;          /* policy check: no registry range is taken */
+  const struct sr_denied_path *denied; /* besides the built-in list */
+  size_t n_denied;
+  char **idmappable;                   /* the profile's mounts.idmappable */
+  size_t n_idmappable;
 };
 
 /* Fills facts, allocating in c->arena. */

@@ -4,6 +4,7 @@
 
 #include "cleanup.h"
 #include "log.h"
+#include "state_roots.h"
 #include "statedir.h"
 #include "userns_registry.h"
 #include "userns_remap.h"
@@ -110,10 +111,65 @@ void sr_policy_ctx_release(struct sr_policy_ctx *pc)
   memset(pc, 0, sizeof(*pc));
 }
 
+/* seerun's own files no container may bind, at and below them: every state root (others'
+ * state directories hold their configs and the state exec and delete read back), the audit
+ * log's directory, the runtime binary.  In c's arena. */
+static int own_denied(struct sr_policy_ctx *pc, struct sr_config *c, const char *state_root,
+                      struct sr_denied_path **out, size_t *n_out, sr_error_t *err)
+{
+  struct sr_arena *a = &c->arena;
+  char **roots = NULL;
+  size_t n_roots = 0;
+  if (sr_state_roots_read(a, &pc->policy->userns, &roots, &n_roots) < 0)
+    return sr_error_make(err, ENOMEM, "policy facts");
+  struct sr_denied_path *v = sr_arena_array(a, n_roots + 3, sizeof(*v));
+  const char *record = sr_state_roots_path(a, &pc->policy->userns);
+  const char *recorded = sr_arena_printf(a, "a seerun state root, recorded in %s", record);
+  if (v == NULL || record == NULL || recorded == NULL)
+    return sr_error_make(err, ENOMEM, "policy facts");
+  size_t n = 0;
+  if (state_root)
+    v[n++] = (struct sr_denied_path){state_root, "a seerun state root (--root)", true};
+  for (size_t i = 0; i < n_roots; i++)
+    v[n++] = (struct sr_denied_path){roots[i], recorded, true};
+  if (pc->policy->audit_log) {
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s", pc->policy->audit_log);
+    const char *d = sr_arena_strdup(a, dirname(dir));
+    if (d == NULL)
+      return sr_error_make(err, ENOMEM, "policy facts");
+    v[n++] = (struct sr_denied_path){d, "the audit log's directory (auditLog)", false};
+  }
+  char exe[PATH_MAX];
+  ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (len > 0 && exe[0] == '/') {
+    exe[len] = '\0';
+    const char *e = sr_arena_strdup(a, exe);
+    if (e == NULL)
+      return sr_error_make(err, ENOMEM, "policy facts");
+    v[n++] = (struct sr_denied_path){e, "the seerun binary", false};
+  }
+  *out = v;
+  *n_out = n;
+  return 0;
+}
+
 int sr_policy_enforce_create(struct sr_policy_ctx *pc, struct sr_config *c,
-                             const struct sr_facts_input *in, struct sr_decisions *d,
+                             const struct sr_facts_input *in_arg, struct sr_decisions *d,
                              sr_error_t *err)
 {
+  struct sr_facts_input local = *in_arg;
+  struct sr_facts_input *in = &local;
+  /* Recorded on first use, before anything is made in it. */
+  if (!in->dry_run && in->state_root &&
+      sr_state_roots_record(&pc->policy->userns, in->state_root, err) < 0)
+    return -1;
+  struct sr_denied_path *denied = NULL;
+  if (own_denied(pc, c, in->state_root, &denied, &local.n_denied, err) < 0)
+    return -1;
+  local.denied = denied;
+  local.idmappable = pc->profile->idmappable;
+  local.n_idmappable = pc->profile->n_idmappable;
   struct sr_policy_facts facts;
   if (sr_policy_facts_compute(c, in, &facts, err) < 0)
     return -1;
@@ -155,8 +211,13 @@ int sr_policy_load_for(const struct sr_global *g, const struct sr_container *c,
       return sr_error_make(err, 0, "container \"%s\" was created under profile \"%s\", which "
                                    "the policy no longer has", c->id, c->rec->profile);
     }
-    pc->profile = p;
-    pc->audit.profile = p->name;
+    /* The name is read back from state.json, which a container that reached its state
+     * directory could rewrite: it never turns off the enforcement of the profile this
+     * invocation is bound to (a "permissive" there would drop the exec's seccomp floor). */
+    if (p->enforce || !pc->profile->enforce) {
+      pc->profile = p;
+      pc->audit.profile = p->name;
+    }
   }
   return 0;
 }

@@ -23,13 +23,15 @@ int sr_policy_load(const struct sr_global *g, struct sr_policy_ctx *pc, sr_error
 void sr_policy_ctx_release(struct sr_policy_ctx *pc);
 
 /* create/run: applies the profile to c (in place) and audits the decisions.  A refusal is
- * audited, then returned as the error. */
+ * audited, then returned as the error.  Records in->state_root among the state roots (not
+ * for a dry run), and denies every recorded one as a bind source. */
 int sr_policy_enforce_create(struct sr_policy_ctx *pc, struct sr_config *c,
                              const struct sr_facts_input *in, struct sr_decisions *d,
                              sr_error_t *err);
 
 /* For a command on an existing container: the policy, with the profile recorded at its create
- * (an error if the policy no longer has it), and the audit set up for this container. */
+ * (an error if the policy no longer has it; the invocation's own if the recorded one does not
+ * enforce and that one does), and the audit set up for this container. */
 struct sr_container;
 int sr_policy_load_for(const struct sr_global *g, const struct sr_container *c,
                        struct sr_policy_ctx *pc, sr_error_t *err);

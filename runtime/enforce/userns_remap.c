@@ -190,7 +190,8 @@ static int clamp_sysctls(struct sr_config *c, uint32_t size, struct sr_decisions
 int sr_userns_remap(struct sr_config *c, const struct sr_policy_facts *facts,
                     const struct sr_remap_input *in, struct sr_decisions *d, sr_error_t *err)
 {
-  /* (A writable mount idmapped onto host id 0 is refused by the policy's mounts section.) */
+  /* (An idmapped bind that widens the ids the container acts as is refused by the policy's
+   * mounts section, check_idmap.) */
   struct sr_namespace *user = &c->linux_.namespaces[SR_NS_USER];
   const char *field = "linux.namespaces.user";
   if (user->present && user->path) {

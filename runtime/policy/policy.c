@@ -34,7 +34,7 @@ static const char baseline_json[] =
     " \"devices\": {\"allowed\": [\"null\", \"zero\", \"full\", \"random\", \"urandom\", \"tty\","
     "   \"console\", \"ptmx\", \"pts\"]},"
     " \"mounts\": {\"allowedTypes\": [\"proc\", \"sysfs\", \"tmpfs\", \"devpts\", \"mqueue\","
-    "   \"cgroup\", \"cgroup2\"]},"
+    "   \"cgroup\", \"cgroup2\"], \"idmappable\": []},"
     " \"maskedPaths\": [\"/proc/acpi\", \"/proc/asound\", \"/proc/kcore\", \"/proc/keys\","
     "   \"/proc/latency_stats\", \"/proc/timer_list\", \"/proc/timer_stats\","
     "   \"/proc/sched_debug\", \"/proc/scsi\", \"/sys/firmware\","
@@ -153,7 +153,7 @@ static int check_profile_keys(struct sr_arena *a, yajl_val v, const char *path, 
   static const char *const namespaces[] = {"allowHost", "allowJoin", "requireUser", NULL};
   static const char *const allowed[] = {"allowed", NULL};
   static const char *const device[] = {"type", "major", "minor", NULL};
-  static const char *const mounts[] = {"allowedTypes", NULL};
+  static const char *const mounts[] = {"allowedTypes", "idmappable", NULL};
   static const char *const resources[] = {"pids", "memory", NULL};
   static const char *const limit[] = {"default", "max", NULL};
   static const char *const hooks[] = {"allowedPaths", NULL};
@@ -658,6 +658,7 @@ static int parse_profile(struct sr_arena *a, const struct chain *ch, struct sr_p
       parse_namespaces(a, ch, p, err) < 0 || parse_capabilities(a, ch, p, err) < 0 ||
       parse_devices(a, ch, p, err) < 0 || chain_sub(a, ch, "mounts", &mounts, err) < 0 ||
       chain_strv(a, &mounts, "allowedTypes", &p->mount_types, &p->n_mount_types, NULL, err) < 0 ||
+      parse_paths(a, &mounts, "idmappable", &p->idmappable, &p->n_idmappable, err) < 0 ||
       parse_paths(a, ch, "maskedPaths", &p->masked_paths, &p->n_masked_paths, err) < 0 ||
       parse_paths(a, ch, "readonlyPaths", &p->readonly_paths, &p->n_readonly_paths, err) < 0 ||
       chain_sub(a, ch, "resources", &res, err) < 0 ||
@@ -1129,6 +1130,7 @@ int sr_policy_profile_to_json(const struct sr_policy_profile *p, yajl_gen g)
   sr_json_put_key(g, "mounts");
   yajl_gen_map_open(g);
   put_strv(g, "allowedTypes", p->mount_types, p->n_mount_types);
+  put_strv(g, "idmappable", p->idmappable, p->n_idmappable);
   yajl_gen_map_close(g);
   put_strv(g, "maskedPaths", p->masked_paths, p->n_masked_paths);
   put_strv(g, "readonlyPaths", p->readonly_paths, p->n_readonly_paths);

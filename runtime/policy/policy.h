@@ -85,6 +85,10 @@ struct sr_policy_profile {
   size_t n_devices;
   char **mount_types; /* filesystem types of non-bind mounts */
   size_t n_mount_types;
+  /* Directories below which an idmapped bind may let the container act as on-disk ids it
+   * does not hold (a volume store the engine idmaps, e.g. podman's). */
+  char **idmappable;
+  size_t n_idmappable;
   char **masked_paths;
   size_t n_masked_paths;
   char **readonly_paths;

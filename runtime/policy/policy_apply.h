@@ -53,8 +53,11 @@ struct sr_decisions {
 struct sr_policy_mount_fact {
   bool source_denied;
   const char *denied_path;    /* the denied host path the source is or contains */
+  const char *denied_reason;  /* why it is denied ("a seerun state root"), NULL: a host path */
   bool source_is_symlink_out; /* resolving the source left the directory it names (a symlink
                                  out of the bundle, ...) */
+  const char *idmappable;     /* the profile's mounts.idmappable entry the source is at or below
+                                 (compared by inode), NULL: none */
 };
 
 struct sr_policy_ns_fact {

@@ -110,29 +110,103 @@ static int add_nosuid_nodev(struct sr_pa_ctx *x, struct sr_mount *m, char ***out
   return 0;
 }
 
-static bool maps_host_zero(const struct sr_id_map *m, size_t n)
+/* The first of the host ids [a, b) outside the host ranges of the container's own mappings;
+ * b when it holds them all. */
+static uint64_t first_unheld(const struct sr_id_map *own, size_t n_own, uint64_t a, uint64_t b)
 {
-  for (size_t i = 0; i < n; i++)
-    if (m[i].host_id == 0)
-      return true; /* a range covers host 0 only if it starts there */
+  while (a < b) {
+    bool moved = false;
+    for (size_t j = 0; j < n_own; j++) {
+      uint64_t s = own[j].host_id, e = s + own[j].size;
+      if (s <= a && a < e) {
+        a = e;
+        moved = true;
+      }
+    }
+    if (!moved)
+      return a;
+  }
+  return b;
+}
+
+/* An idmapped mount whose mapping line is "containerID hostID size" (what the user namespace
+ * of the mount is written with) shows on-disk id containerID+k as host id hostID+k: a process
+ * holding host id hostID+k creates and opens files there as on-disk id containerID+k.  So the
+ * container acts on disk as containerID + (K - hostID) for every host id K it holds in
+ * [hostID, hostID+size).  own: the host ranges it holds; NULL: not known here (seerun's own
+ * user namespace on a range of the pool, a pod's, or a joined one), when only an identity
+ * line is harmless whatever the range.  Writes the first on-disk id that widens into *disk. */
+static bool idmap_widens(const struct sr_id_map *mm, size_t n, const struct sr_id_map *own,
+                         size_t n_own, uint64_t *disk)
+{
+  for (size_t i = 0; i < n; i++) {
+    uint64_t c = mm[i].container_id, h = mm[i].host_id, sz = mm[i].size;
+    if (c == h)
+      continue; /* identity: as without the idmap */
+    if (own == NULL) {
+      *disk = c;
+      return true;
+    }
+    for (size_t j = 0; j < n_own; j++) {
+      uint64_t s = own[j].host_id, e = s + own[j].size;
+      uint64_t lo = h > s ? h : s, hi = h + sz < e ? h + sz : e;
+      if (lo < hi && (*disk = first_unheld(own, n_own, c + (lo - h), c + (hi - h))) < c + (hi - h))
+        return true;
+    }
+  }
   return false;
 }
 
-/* A writable mount idmapped onto host id 0: what the container creates there is host root's
- * (a setuid-root binary the host runs, ...).  Judged here, with config.json's index, before the
- * profile's tmpfs are put first. */
-static int check_idmap(struct sr_pa_ctx *x, size_t i, const struct sr_mount *m)
+/* An idmapped mount lets the container act on that tree as the on-disk ids its mapping
+ * names: mapping on-disk 0 onto container root writes setuid-root files onto the host and
+ * reads root's 0600 files, read-only or not.  So the mapping (the mount's own, or with
+ * "idmap" and none, the container's user namespace's) may only let it act as host ids its own
+ * user namespace already holds; below a directory of profiles.<name>.mounts.idmappable (a
+ * volume store the engine idmaps) anything goes.  Judged here, with config.json's index,
+ * before the profile's tmpfs are put first. */
+static int check_idmap(struct sr_pa_ctx *x, size_t i, const struct sr_mount *m,
+                       const struct sr_linux *l, const struct sr_policy_mount_fact *mf)
 {
-  bool uid = maps_host_zero(m->uid_mappings, m->n_uid_mappings);
-  bool gid = maps_host_zero(m->gid_mappings, m->n_gid_mappings);
-  bool ro = (m->opts.flags & MS_RDONLY) || (m->opts.rec_attr_set & MOUNT_ATTR_RDONLY);
-  if (ro || !(uid || gid))
+  bool explicit_maps = m->n_uid_mappings > 0 || m->n_gid_mappings > 0;
+  if (!(m->opts.idmap || m->opts.ridmap || explicit_maps))
     return 0;
-  const char *which = uid ? "uidMappings" : "gidMappings";
-  return sr_pa_refuse(x, P("mounts[%zu].%s", i, which), "\"host id 0\"",
-                      "mounts[%zu].%s: a writable mount idmapped onto host id 0 is not allowed "
-                      "(profile \"%s\": no container process creates files as host root)",
-                      i, which, x->name);
+  const char *field = explicit_maps ? P("mounts[%zu].uidMappings", i) : P("mounts[%zu].options", i);
+  const char *asked = explicit_maps ? "\"mappings\"" : "\"idmap\"";
+  if (mf && mf->idmappable)
+    return sr_pa_allow(
+        x, field, asked,
+        P("the source is below \"%s\" (profiles.%s.mounts.idmappable)", mf->idmappable, x->name));
+  /* The container's own ids are known only from its own new user namespace's mappings. */
+  const struct sr_namespace *user = &l->namespaces[SR_NS_USER];
+  bool known = user->present && user->path == NULL;
+  const char *kind[2] = {"uid", "gid"};
+  const struct sr_id_map *own[2] = {known ? l->uid_mappings : NULL, known ? l->gid_mappings : NULL};
+  size_t n_own[2] = {l->n_uid_mappings, l->n_gid_mappings};
+  const struct sr_id_map *mm[2] = {m->uid_mappings, m->gid_mappings};
+  size_t n_mm[2] = {m->n_uid_mappings, m->n_gid_mappings};
+  for (int k = 0; k < 2; k++) {
+    /* "idmap" without mappings: the container's user namespace is the mount's. */
+    const struct sr_id_map *maps = explicit_maps ? mm[k] : own[k];
+    size_t n = explicit_maps ? n_mm[k] : n_own[k];
+    uint64_t disk = 0;
+    /* Not known (seerun's range, a pod's, a joined one): its container ids 0... are on-disk
+     * ids, which it does not hold as host ids. */
+    bool widens = (!explicit_maps && !known) || idmap_widens(maps, n, own[k], n_own[k], &disk);
+    if (!widens)
+      continue;
+    const char *which = explicit_maps ? (k ? "gidMappings" : "uidMappings") : "options";
+    return sr_pa_refuse(
+        x, P("mounts[%zu].%s", i, which), asked,
+        "mounts[%zu].%s: an idmapped bind of \"%s\" lets the container act as on-disk %s "
+        "%" PRIu64 ", %s: not allowed by profile \"%s\" (no directory of "
+        "profiles.%s.mounts.idmappable is above the source)",
+        i, which, m->source ? m->source : "", kind[k], disk,
+        known ? "outside the host ids its user namespace maps"
+              : "and its host ids are not in config.json (then only identity mappings are "
+                "allowed)",
+        x->name, x->name);
+  }
+  return sr_pa_allow(x, field, asked, "maps only host ids the container's user namespace holds");
 }
 
 int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
@@ -141,7 +215,9 @@ int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
   const char *name = x->name;
   for (size_t i = 0; i < c->n_mounts; i++) {
     struct sr_mount *m = &c->mounts[i];
-    TRY(check_idmap(x, i, m));
+    TRY(check_idmap(x, i, m, &c->linux_,
+                    facts && facts->mounts && (m->opts.bind || m->opts.rbind) ? &facts->mounts[i]
+                                                                              : NULL));
     if (!(m->opts.bind || m->opts.rbind)) {
       /* A remount creates no filesystem; any other type is a new one the runtime mounts as
        * root: a disk ("ext4" of /dev/sda1) or an overlay of host directories would bypass
@@ -178,6 +254,12 @@ int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
                        "mounts[%zu].source: \"%s\": no host facts were computed for this bind "
                        "(runtime error)",
                        i, m->source));
+    else if (mf->source_denied && mf->denied_reason)
+      TRY(sr_pa_refuse(x, field, asked,
+                       "mounts[%zu].source: \"%s\" is, contains or is below the denied host "
+                       "path \"%s\" (%s)",
+                       i, m->source, mf->denied_path ? mf->denied_path : m->source,
+                       mf->denied_reason));
     else if (mf->source_denied)
       TRY(sr_pa_refuse(x, field, asked,
                        "mounts[%zu].source: \"%s\" is or contains the denied host "

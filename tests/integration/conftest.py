@@ -66,7 +66,9 @@ def write_policy(directory):
         policy = json.load(f)
     with open(os.path.join(TOP, "contrib", "policy", "risk-classes.json")) as f:
         policy["profiles"]["permissive"] = json.load(f)["profiles"]["permissive"]
-    policy["auditLog"] = str(directory / "audit.jsonl")
+    # In a directory of its own: the audit log's directory is a denied bind source, at and
+    # below, and tests bind things from their own directory.
+    policy["auditLog"] = str(directory / "audit" / "audit.jsonl")
     # The test's own user namespace registry: ranges it takes never mix with the host's.
     policy["userNamespaces"]["registry"] = str(directory / "userns" / "ranges")
     path = directory / "policy.json"
@@ -86,7 +88,7 @@ class Seerun:
         self.prefix = prefix
         self.policy = str(policy)
         self.profile = profile
-        self.audit_log = os.path.join(os.path.dirname(self.policy), "audit.jsonl")
+        self.audit_log = os.path.join(os.path.dirname(self.policy), "audit", "audit.jsonl")
         self.registry = os.path.join(os.path.dirname(self.policy), "userns", "ranges")
         self.global_args = ["--root", self.root, "--policy", self.policy, "--profile", profile]
         self.created = set()

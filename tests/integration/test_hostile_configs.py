@@ -286,11 +286,13 @@ def test_a_writable_mount_idmapped_onto_host_root_is_refused(hardened, bundle, p
     bundle.config["mounts"].append({
         "destination": "/idmapped", "type": "bind", "source": str(shared),
         "options": ["bind", "rw", "idmap"],
-        "uidMappings": [{"containerID": 0, "hostID": 0, "size": 1}],
-        "gidMappings": [{"containerID": 0, "hostID": 0, "size": 1}]})
+        # On-disk 0 shown as the container's root: its host id, the first range of this
+        # test's (fresh) registry.
+        "uidMappings": [{"containerID": 0, "hostID": 1 << 30, "size": 65536}],
+        "gidMappings": [{"containerID": 0, "hostID": 1 << 30, "size": 65536}]})
     index = len(bundle.config["mounts"]) - 1
     r = run(hardened, bundle)
-    refused(hardened, r, f"mounts[{index}].uidMappings", "host id 0")
+    refused(hardened, r, f"mounts[{index}].uidMappings", "on-disk uid 0")
 
 
 # ---- mounts ----

@@ -1760,6 +1760,93 @@ static void a_bind_of_a_denied_host_path_is_refused(void)
                 "not contain \"..\"");
 }
 
+/* Mapping ids is granting them: a mount line "containerID hostID size" lets a process holding
+ * host id hostID+k act on disk as containerID+k. */
+#define USERNS_LINUX(uid_maps)                                                                     \
+  "{\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"user\"}, {\"type\": \"network\"}],"     \
+  " \"uidMappings\": " uid_maps ", \"gidMappings\": " uid_maps "}"
+#define OWN_MAPS "[{\"containerID\": 0, \"hostID\": 200000, \"size\": 65536}]"
+#define IDMAP_BIND(maps)                                                                           \
+  "[{\"destination\": \"/proc\", \"type\": \"proc\", \"source\": \"proc\"},"                     \
+  " {\"destination\": \"/v\", \"type\": \"bind\", \"source\": \"/srv/v\","                       \
+  "  \"options\": [\"rbind\", \"ro\", \"idmap\"]" maps "}]"
+
+static void an_idmapped_bind_may_only_let_the_container_act_as_ids_it_holds(void)
+{
+  struct host h;
+  struct run r;
+  struct sr_policy_facts *f = benign_host(&h);
+  /* "idmap" without mappings, read-only too: the container's own namespace, on-disk 0 is its
+   * root. */
+  APPLY_REFUSED(&r, profile("default"),
+                CONFIG_WITH("linux", USERNS_LINUX(OWN_MAPS), "mounts", IDMAP_BIND("")), f,
+                "mounts[1].options",
+                "mounts[1].options: an idmapped bind of \"/srv/v\" lets the container act as "
+                "on-disk uid 0, outside the host ids its user namespace maps: not allowed by "
+                "profile \"default\" (no directory of profiles.default.mounts.idmappable is "
+                "above the source)");
+  /* Explicit mappings onto the container's root, the other way round from "host id 0". */
+  APPLY_REFUSED(&r, profile("default"),
+                CONFIG_WITH("linux", USERNS_LINUX(OWN_MAPS), "mounts",
+                            IDMAP_BIND(", \"uidMappings\": " OWN_MAPS ", \"gidMappings\": " OWN_MAPS)),
+                f, "mounts[1].uidMappings",
+                "mounts[1].uidMappings: an idmapped bind of \"/srv/v\" lets the container act "
+                "as on-disk uid 0, outside the host ids its user namespace maps: not allowed by "
+                "profile \"default\" (no directory of profiles.default.mounts.idmappable is "
+                "above the source)");
+  /* Part of a range: the first id outside is named. */
+  APPLY_REFUSED(&r, profile("default"),
+                CONFIG_WITH("linux", USERNS_LINUX(OWN_MAPS), "mounts",
+                            IDMAP_BIND(", \"uidMappings\": [{\"containerID\": 200010, "
+                                       "\"hostID\": 200000, \"size\": 65536}], "
+                                       "\"gidMappings\": [{\"containerID\": 200000, "
+                                       "\"hostID\": 200000, \"size\": 65536}]")),
+                f, "mounts[1].uidMappings",
+                "mounts[1].uidMappings: an idmapped bind of \"/srv/v\" lets the container act "
+                "as on-disk uid 265536, outside the host ids its user namespace maps: not "
+                "allowed by profile \"default\" (no directory of "
+                "profiles.default.mounts.idmappable is above the source)");
+  /* No user namespace in the config: its host ids are seerun's to choose; only identity. */
+  APPLY_REFUSED(&r, profile("default"),
+                CONFIG_WITH("mounts", IDMAP_BIND(", \"uidMappings\": [{\"containerID\": 0, "
+                                                 "\"hostID\": 1073741824, \"size\": 65536}], "
+                                                 "\"gidMappings\": [{\"containerID\": 0, "
+                                                 "\"hostID\": 1073741824, \"size\": 65536}]")),
+                f, "mounts[1].uidMappings",
+                "mounts[1].uidMappings: an idmapped bind of \"/srv/v\" lets the container act "
+                "as on-disk uid 0, and its host ids are not in config.json (then only identity "
+                "mappings are allowed): not allowed by profile \"default\" (no directory of "
+                "profiles.default.mounts.idmappable is above the source)");
+  /* Identity over its own range; a mount that only shifts within it. */
+  run_apply(&r, profile("default"),
+            CONFIG_WITH("linux",
+                        USERNS_LINUX("[{\"containerID\": 0, \"hostID\": 200000, \"size\": 100},"
+                                     " {\"containerID\": 100, \"hostID\": 200100, \"size\": 100}]"),
+                        "mounts",
+                        IDMAP_BIND(", \"uidMappings\": [{\"containerID\": 200050, "
+                                   "\"hostID\": 200000, \"size\": 150}], "
+                                   "\"gidMappings\": [{\"containerID\": 200000, "
+                                   "\"hostID\": 200000, \"size\": 200}]")),
+            f);
+  CHECK_INT_EQ(r.ret, 0);
+  CHECK(decision(&r.d, "mounts[1].uidMappings") != NULL &&
+        decision(&r.d, "mounts[1].uidMappings")->kind == SR_DECISION_ALLOWED);
+  run_done(&r);
+  /* Below a directory the profile lists, anything: the fact says so. */
+  h.mounts[1].idmappable = "/var/lib/containers/storage/volumes";
+  run_apply(&r, profile("default"),
+            CONFIG_WITH("linux", USERNS_LINUX(OWN_MAPS), "mounts", IDMAP_BIND("")), f);
+  CHECK_INT_EQ(r.ret, 0);
+  const struct sr_decision *d = decision(&r.d, "mounts[1].options");
+  for (size_t i = r.d.n; d && i-- > 0;)
+    if (strcmp(r.d.list[i].field, "mounts[1].options") == 0 &&
+        strcmp(r.d.list[i].asked, "\"idmap\"") == 0)
+      d = &r.d.list[i];
+  CHECK(d != NULL && d->kind == SR_DECISION_ALLOWED &&
+        strstr(d->reason, "profiles.default.mounts.idmappable") != NULL);
+  run_done(&r);
+}
+
 static void every_bind_gets_nosuid_and_nodev(void)
 {
   struct host h;
@@ -3169,6 +3256,7 @@ int main(int argc, char **argv)
   RUN(host_pid_ipc_uts_and_cgroup_namespaces_become_new_ones);
   RUN(joining_a_namespace_that_is_no_containers_is_refused);
   RUN(a_bind_of_a_denied_host_path_is_refused);
+  RUN(an_idmapped_bind_may_only_let_the_container_act_as_ids_it_holds);
   RUN(every_bind_gets_nosuid_and_nodev);
   RUN(binds_and_working_directories_through_proc_are_refused);
   RUN(a_filesystem_the_profile_does_not_list_is_refused);
