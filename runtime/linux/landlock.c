@@ -25,6 +25,9 @@
 #ifndef LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
 #define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */
 #endif
+#ifndef LANDLOCK_SCOPE_SIGNAL
+#define LANDLOCK_SCOPE_SIGNAL (1ULL << 1) /* ABI 6 */
+#endif
 #ifndef __NR_landlock_create_ruleset
 #define __NR_landlock_create_ruleset 444
 #define __NR_landlock_add_rule 445
@@ -139,6 +142,34 @@ int sr_landlock_restrict(const struct sr_landlock_plan *plan, int ruleset_fd, in
    * process gets before its execve anyway. */
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
       syscall(__NR_landlock_restrict_self, ruleset, 0) < 0)
+    return sr_error_sys(err, "landlock: restrict the process");
+  return 0;
+}
+
+int sr_landlock_confine_helper(const char *const *readable, sr_error_t *err)
+{
+  int abi = sr_landlock_abi();
+  if (abi == 0)
+    return 0;
+  struct ruleset_attr attr = {.handled_access_fs = fs_rights(abi)};
+  size_t size = sizeof(attr.handled_access_fs);
+  if (abi >= 6) {
+    /* A helper signals and connects to nothing outside its own domain. */
+    size = sizeof(attr);
+    attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
+  }
+  _cleanup_close_ int ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, size, 0);
+  if (ruleset < 0)
+    return sr_error_sys(err, "landlock: create a ruleset (ABI %d)", abi);
+  uint64_t read = (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR) & fs_rights(abi);
+  for (size_t i = 0; readable && readable[i]; i++) {
+    _cleanup_close_ int fd = open(readable[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+      continue; /* a directory this host lacks (/lib64) needs no rule */
+    if (add_beneath(ruleset, fd, read) < 0)
+      return sr_error_sys(err, "landlock: allow reading beneath %s", readable[i]);
+  }
+  if (syscall(__NR_landlock_restrict_self, ruleset, 0) < 0)
     return sr_error_sys(err, "landlock: restrict the process");
   return 0;
 }

@@ -44,4 +44,11 @@ int sr_landlock_prepare(const struct sr_landlock_plan *plan, int *ruleset_fd, sr
 int sr_landlock_restrict(const struct sr_landlock_plan *plan, int ruleset_fd, int preserve_fds,
                          bool nnp_ok, sr_error_t *err);
 
+/* Confines a helper process of seerun's own (the egress proxy) that must read nothing but the
+ * directories listed (NULL-terminated; those the host lacks are skipped) and write nowhere,
+ * and may signal or reach abstract unix sockets only within its own domain.  The caller has
+ * no_new_privs set.  A kernel without Landlock confines nothing (the caller's other layers
+ * still hold). */
+int sr_landlock_confine_helper(const char *const *readable, sr_error_t *err);
+
 #endif

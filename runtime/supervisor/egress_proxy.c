@@ -6,6 +6,7 @@
 
 #include "cleanup.h"
 #include "egress_http.h"
+#include "landlock.h"
 #include "tls_sni.h"
 
 #include <arpa/inet.h>
@@ -645,6 +646,14 @@ static int confine(const struct sr_egress_proxy_config *cfg)
   /* setresuid away from 0 cleared the permitted and effective sets; check it did. */
   if (getuid() == 0 || geteuid() == 0)
     return -1;
+  /* The resolver's configuration and libraries, read-only; nothing else of the host's. */
+  static const char *const readable[] = {"/etc", "/usr/lib", "/lib", "/lib64", "/usr/lib64",
+                                         NULL};
+  sr_error_t err = NULL;
+  if (sr_landlock_confine_helper(readable, &err) < 0) {
+    sr_error_free(&err);
+    return -1;
+  }
   return confine_seccomp();
 }
 

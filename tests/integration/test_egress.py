@@ -55,7 +55,7 @@ def egress_policy(s, port, **profile_network):
     net = policy["profiles"]["default"].setdefault("network", {})
     net.update({"proxy": True, "egress": {
         "allow": [f"allowed.test:{port}", f"*.wild.test:{port}", f"loop.test:{port}",
-                  f"meta.test:{port}"],
+                  f"meta.test:{port}", f"localhost:{port}"],
         "deny": [f"secret.wild.test:{port}"],
         "pins": {"allowed.test": "127.0.0.1", "a.wild.test": "127.0.0.1",
                  "secret.wild.test": "127.0.0.1", "loop.test": "127.0.0.2",
@@ -90,6 +90,7 @@ def test_an_allowed_name_is_fetched_and_everything_else_is_refused_and_audited(p
         echo "proxy=$http_proxy no=$NO_PROXY"
         wget -q -O - http://allowed.test:{origin}/ok
         wget -q -O - http://a.wild.test:{origin}/wild
+        wget -q -O - http://localhost:{origin}/resolved
         for h in other.test secret.wild.test loop.test meta.test; do
           wget -q -O - http://$h:{origin}/x 2>&1 | tail -1; done
         wget -q -O - http://127.0.0.1:{origin}/direct 2>&1 | tail -1
@@ -102,6 +103,8 @@ def test_an_allowed_name_is_fetched_and_everything_else_is_refused_and_audited(p
     assert "proxy=http://127.0.0.1:3128 no=localhost,127.0.0.1" in out, out + r.stderr
     assert f"origin saw /ok host=allowed.test:{origin}" in out, out + r.stderr
     assert f"origin saw /wild host=a.wild.test:{origin}" in out, out
+    # Resolved by the confined proxy itself (/etc/hosts), then judged: 127.0.0.1 is listed.
+    assert f"origin saw /resolved host=localhost:{origin}" in out, out
     # An IP literal needs an allow entry naming that address, whatever allowAddresses says.
     assert out.count("403 Forbidden") == 5, out
     assert "origin saw /x" not in out and "origin saw /direct" not in out, out
