@@ -203,8 +203,6 @@ static int start_supervisor(struct sr_create_ctx *ctx, sr_error_t *err)
 static void create_abort(struct sr_create_ctx *ctx)
 {
   sr_error_t e = NULL;
-  if (ctx->supervisor_pid > 0)
-    sr_supervisor_stop(ctx->supervisor_pid, ctx->container->rec->supervisor_start);
   pid_t pids[2] = {ctx->init_pid, ctx->child_pid};
   for (int i = 0; i < 2; i++)
     if (pids[i] > 0)
@@ -213,6 +211,9 @@ static void create_abort(struct sr_create_ctx *ctx)
     if (pids[i] > 0)
       while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR)
         ;
+  /* After the init: it then ends by itself. */
+  if (ctx->supervisor_pid > 0)
+    sr_supervisor_stop(ctx->supervisor_pid, ctx->container->rec->supervisor_start);
   bool systemd = ctx->g->systemd_cgroup;
   if (ctx->cgroup && ctx->container && ctx->container->rec->cgroup_created &&
       (sr_cgroup_destroy(ctx->cgroup, !systemd, &e) < 0 ||

@@ -138,7 +138,15 @@ void sr_supervisor_stop(pid_t pid, uint64_t start_time)
     return;
   /* The pidfd pins the process: checking its start time after opening it closes the race
    * with a reused pid. */
-  if (sr_proc_is(pid, start_time))
-    sr_pidfd_send_signal(fd, SIGKILL);
+  if (sr_proc_is(pid, start_time)) {
+    /* Its init is gone by now, so it is writing its last audit lines and ending: give it a
+     * moment to finish them, then make sure. */
+    struct pollfd p = {fd, POLLIN, 0};
+    int r;
+    while ((r = poll(&p, 1, SR_SUPERVISOR_STOP_MS)) < 0 && errno == EINTR)
+      ;
+    if (r <= 0)
+      sr_pidfd_send_signal(fd, SIGKILL);
+  }
   close(fd);
 }

@@ -32,7 +32,10 @@ struct sr_supervisor_config {
 int sr_supervisor_start(const struct sr_supervisor_config *cfg, pid_t *pid, uint64_t *start_time,
                         sr_error_t *err);
 
-/* Stops the supervisor if pid is still the process that started at start_time. */
+/* Stops the supervisor if pid is still the process that started at start_time: once the
+ * container's init has gone it ends by itself after writing what it holds; it is given
+ * SR_SUPERVISOR_STOP_MS for that, then killed. */
+#define SR_SUPERVISOR_STOP_MS 2000
 void sr_supervisor_stop(pid_t pid, uint64_t start_time);
 
 /* The proxy's identity: the overflow ids, which own nothing on the host. */
