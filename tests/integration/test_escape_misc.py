@@ -76,3 +76,33 @@ def test_a_config_without_any_optional_object_runs(hardened, bundle):
     assert r.returncode == 0 and "MINIMAL" in r.stdout, (r.returncode, r.stderr)
     pr, doc = policy_check(hardened, bundle)
     assert pr.returncode == 0 and doc["allowed"] is True, pr.stderr
+
+
+# ---- 10. the refusal names the program, as runc's does ----
+
+
+@pytest.mark.parametrize("verb", ["create", "run"])
+def test_a_refusal_names_the_program_in_stderr_and_in_the_json_log(hardened, bundle, tmp_path,
+                                                                  verb):
+    log = tmp_path / "log.json"
+    index = len(bundle.config["mounts"])
+    bundle.config["mounts"].append({"destination": "/d", "type": "ext4", "source": "/dev/sda1"})
+    r, cid = run(hardened, bundle, "--log", str(log), "--log-format", "json", verb=verb)
+    assert r.returncode == 1
+    want = f'seerun {verb} failed: policy "default": mounts[{index}].type: '
+    # What containerd's and Docker's shims read: the last error line of the JSON log.
+    errors = [json.loads(line) for line in log.read_text().splitlines()]
+    errors = [e for e in errors if e.get("level") == "error"]
+    assert errors and errors[-1]["msg"].startswith(want), errors
+    assert r.stderr.strip().splitlines()[-1].startswith(want), r.stderr
+    nothing_left(hardened, cid)
+
+
+def test_a_config_error_names_the_program_too(hardened, bundle, tmp_path):
+    log = tmp_path / "log.json"
+    del bundle.config["process"]
+    r, _ = run(hardened, bundle, "--log", str(log), "--log-format", "json", verb="create")
+    assert r.returncode == 1
+    errors = [json.loads(line) for line in log.read_text().splitlines()]
+    msgs = [e["msg"] for e in errors if e.get("level") == "error"]
+    assert msgs and msgs[-1].startswith("seerun create failed: config.json: process: "), msgs
