@@ -46,6 +46,7 @@ struct sr_policy_mount_fact {
   const char *denied_path;    /* the denied host path the source is or contains */
   bool source_is_symlink_out; /* resolving the source left the directory it names (a symlink
                                  out of the bundle, ...) */
+  bool source_on_proc_or_sysfs; /* the source is on a proc or sysfs filesystem (fstatfs) */
 };
 
 struct sr_policy_ns_fact {

@@ -72,6 +72,7 @@ static void fixed_facts(struct sr_config *c, struct sr_policy_facts *f)
     f->mounts[i].source_denied = i % 3 == 1;
     f->mounts[i].denied_path = i % 3 == 1 ? "/root" : NULL;
     f->mounts[i].source_is_symlink_out = i % 3 == 2;
+    f->mounts[i].source_on_proc_or_sysfs = i % 5 == 4;
   }
   for (int k = 0; k < SR_NS_COUNT; k++) {
     f->ns[k].is_host = k % 2 == 0;

@@ -46,6 +46,99 @@ def nothing_left(s, cid):
         assert held == [], held
 
 
+# ---- 6. proc and sysfs only at /proc and /sys ----
+
+# (type, destination, what the container reads there that is masked at /proc or /sys)
+SECOND_INSTANCES = [
+    ("proc", "/p2", "/p2/keys"),                       # /proc/keys is masked
+    ("sysfs", "/s2", "/s2/firmware/memmap/1/end"),     # /sys/firmware is masked
+    ("proc", "/proc/sys/kernel", "/proc/sys/kernel/keys"),  # a proc inside proc
+    ("sysfs", "s3/../s2", "/s2/firmware/memmap/1/end"),     # relative, not clean
+]
+
+
+@pytest.mark.parametrize("fstype,dest,masked", SECOND_INSTANCES,
+                         ids=[f"{t}-at-{d}" for t, d, _ in SECOND_INSTANCES])
+def test_a_second_proc_or_sysfs_instance_elsewhere_is_refused(hardened, bundle, fstype, dest,
+                                                             masked):
+    if fstype == "sysfs" and not os.path.exists("/sys/firmware/memmap/1/end"):
+        pytest.skip("no readable /sys/firmware file on this host")
+    index = len(bundle.config["mounts"])
+    bundle.config["mounts"].append({"destination": dest, "type": fstype, "source": fstype})
+    bundle.shell(f"echo MASKED-READ; cat {masked} | wc -c")
+    r, cid = run(hardened, bundle)
+    assert "MASKED-READ" not in r.stdout, r.stdout
+    assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+    field = f"mounts[{index}].destination"
+    assert field in r.stderr and fstype in r.stderr, r.stderr
+    assert "/proc" in r.stderr and "/sys" in r.stderr and "masked" in r.stderr, r.stderr
+    found = refusals(hardened, field)
+    assert found and dest in found[-1]["asked"], hardened.audit()
+    nothing_left(hardened, cid)
+    # `policy check` agrees with create.
+    pr, doc = policy_check(hardened, bundle)
+    assert pr.returncode == 1 and doc is not None and doc["allowed"] is False, pr.stdout
+    assert any(d["field"] == field and d["kind"] == "refused" for d in doc["decisions"])
+
+
+@pytest.mark.parametrize("source", ["/sys/firmware", "/sys/firmware/memmap",
+                                    "/sys/devices/../firmware"])
+def test_a_bind_of_the_hosts_sysfs_below_sys_is_refused(hardened, bundle, tmp_path, source):
+    # The host's /sys/firmware bound elsewhere is the masked directory under another name;
+    # judged on the opened source (its filesystem), so a symlink to it is the same.
+    if not os.path.exists("/sys/firmware/memmap/1/end"):
+        pytest.skip("no readable /sys/firmware file on this host")
+    link = tmp_path / "fw-link"
+    link.symlink_to(source)
+    index = len(bundle.config["mounts"])
+    bundle.config["mounts"] += [
+        {"destination": "/fw", "type": "bind", "source": source, "options": ["rbind", "ro"]},
+        {"destination": "/fw2", "type": "bind", "source": str(link), "options": ["rbind", "ro"]}]
+    bundle.shell("echo MASKED-READ; find /fw /fw2 -name end | head -3")
+    r, cid = run(hardened, bundle)
+    assert "MASKED-READ" not in r.stdout, r.stdout
+    assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+    field = f"mounts[{index}].source"
+    assert field in r.stderr and "sysfs" in r.stderr and "masked" in r.stderr, r.stderr
+    assert refusals(hardened, field), hardened.audit()
+    nothing_left(hardened, cid)
+    # The symlink alone is refused the same way.
+    del bundle.config["mounts"][index]
+    r, cid = run(hardened, bundle)
+    assert r.returncode == 1 and "MASKED-READ" not in r.stdout, r.stdout
+    assert field in r.stderr and "sysfs" in r.stderr, r.stderr
+    pr, doc = policy_check(hardened, bundle)
+    assert pr.returncode == 1 and doc["allowed"] is False, pr.stdout
+
+
+def test_proc_and_sysfs_at_their_places_and_other_types_elsewhere_still_work(hardened, bundle):
+    # The rule is about proc and sysfs: a cgroup, mqueue or tmpfs mount elsewhere is no second
+    # name for a masked file, and a proc at "/proc/" (trailing slash) is /proc.
+    bundle.config["mounts"] = [m for m in bundle.config["mounts"]
+                               if m["type"] not in ("proc", "sysfs")]
+    bundle.config["mounts"] += [
+        {"destination": "/proc/", "type": "proc", "source": "proc"},
+        {"destination": "//sys", "type": "sysfs", "source": "sysfs", "options": ["ro"]},
+        {"destination": "/mq2", "type": "mqueue", "source": "mqueue"},
+        {"destination": "/cg2", "type": "cgroup", "source": "cgroup", "options": ["ro"]},
+    ]
+    bundle.shell("wc -c < /proc/keys; ls /sys/firmware | wc -l; echo OK")
+    r, _ = run(hardened, bundle)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.split()
+    assert lines == ["0", "0", "OK"], r.stdout
+
+
+def test_a_second_proc_instance_under_a_permissive_profile_is_only_audited(seerun, bundle):
+    index = len(bundle.config["mounts"])
+    bundle.config["mounts"].append({"destination": "/p2", "type": "proc", "source": "proc"})
+    bundle.shell("test -e /p2/self && echo THERE")
+    r, _ = run(seerun, bundle)
+    assert r.returncode == 0 and "THERE" in r.stdout, r.stderr
+    d = [x for x in seerun.audit() if x.get("field") == f"mounts[{index}].destination"]
+    assert d and d[-1]["kind"] == "allowed" and d[-1]["reason"] == "permissive", d
+
+
 # ---- 9. no input crashes seerun ----
 
 
