@@ -199,3 +199,39 @@ def test_a_config_error_names_the_program_too(hardened, bundle, tmp_path):
     errors = [json.loads(line) for line in log.read_text().splitlines()]
     msgs = [e["msg"] for e in errors if e.get("level") == "error"]
     assert msgs and msgs[-1].startswith("seerun create failed: config.json: process: "), msgs
+
+
+# ---- 11. the device cgroup is exactly resources.devices ----
+
+
+def kmsg_bundle(bundle, rules):
+    bundle.linux["devices"] = [{"path": "/dev/kmsg", "type": "c", "major": 1, "minor": 11,
+                                "fileMode": 0o644, "uid": 0, "gid": 0}]
+    bundle.linux.setdefault("resources", {})["devices"] = rules
+    bundle.shell("if echo seerun-escape-misc-test > /dev/kmsg; then echo WROTE; "
+                 "else echo REFUSED; fi; test -c /dev/kmsg && echo NODE")
+    return bundle
+
+
+def test_a_listed_device_is_not_reachable_when_resources_devices_denies_all(seerun, bundle):
+    # Permissive: the node is created as asked; only the device cgroup stands in the way.
+    kmsg_bundle(bundle, [{"allow": False, "access": "rwm"}])
+    r, _ = run(seerun, bundle)
+    assert r.returncode == 0, r.stderr
+    assert "NODE" in r.stdout, r.stdout
+    assert "REFUSED" in r.stdout and "WROTE" not in r.stdout, r.stdout
+
+
+def test_a_listed_device_that_resources_devices_allows_is_reachable(seerun, bundle):
+    kmsg_bundle(bundle, [{"allow": False, "access": "rwm"},
+                         {"allow": True, "type": "c", "major": 1, "minor": 11, "access": "w"}])
+    r, _ = run(seerun, bundle)
+    assert r.returncode == 0, r.stderr
+    assert "WROTE" in r.stdout and "NODE" in r.stdout, r.stdout
+
+
+def test_the_default_nodes_stay_reachable_with_deny_all(hardened, bundle):
+    bundle.linux.setdefault("resources", {})["devices"] = [{"allow": False, "access": "rwm"}]
+    bundle.shell("echo x > /dev/null && head -c 1 /dev/zero | wc -c && echo OK")
+    r, _ = run(hardened, bundle)
+    assert r.returncode == 0 and r.stdout.split() == ["1", "OK"], (r.stdout, r.stderr)
