@@ -846,9 +846,9 @@ int sr_cgroup_create_device_rules(const struct sr_resources *r, const struct sr_
                                   sr_error_t *err)
 {
   static const struct sr_device_rule defaults[] = {
-      {true, 'c', 1, 3, "rwm"},  {true, 'c', 1, 5, "rwm"},  {true, 'c', 1, 7, "rwm"},
-      {true, 'c', 1, 8, "rwm"},  {true, 'c', 1, 9, "rwm"},  {true, 'c', 5, 0, "rwm"},
-      {true, 'c', 5, 1, "rwm"},  {true, 'c', 5, 2, "rwm"},  {true, 'c', 136, -1, "rwm"},
+      {true, 'c', 1, 3, "rwm"}, {true, 'c', 1, 5, "rwm"}, {true, 'c', 1, 7, "rwm"},
+      {true, 'c', 1, 8, "rwm"}, {true, 'c', 1, 9, "rwm"}, {true, 'c', 5, 0, "rwm"},
+      {true, 'c', 5, 1, "rwm"}, {true, 'c', 5, 2, "rwm"}, {true, 'c', 136, -1, "rwm"},
   };
   size_t n_cfg = r ? r->n_devices : 0;
   size_t n_def = sizeof(defaults) / sizeof(defaults[0]);

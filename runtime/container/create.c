@@ -90,8 +90,8 @@ int sr_create_notify_state_json(const struct sr_create_ctx *ctx, char **out, sr_
 static int device_rules(struct sr_create_ctx *ctx, struct sr_resources *out, sr_error_t *err)
 {
   const struct sr_linux *l = &ctx->config->linux_;
-  return sr_cgroup_create_device_rules(l->resources, l->devices, l->n_devices,
-                                       &ctx->config->arena, out, err);
+  return sr_cgroup_create_device_rules(l->resources, l->devices, l->n_devices, &ctx->config->arena,
+                                       out, err);
 }
 
 static int setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)

@@ -139,7 +139,7 @@ static int check_idmap(struct sr_pa_ctx *x, size_t i, const struct sr_mount *m)
  * /sys/..., so a second instance anywhere else (/p2, /proc/sys/kernel) would show /proc/keys or
  * /sys/firmware unmasked.  Refused rather than masked there too: the masks are the profile's
  * list of paths below /proc and /sys, and one instance at the one place keeps that list whole
- * (runc and crun take the same lists, but let the instance elsewhere through). */
+ * (runc lets an instance elsewhere through). */
 static int check_pseudo_fs_place(struct sr_pa_ctx *x, size_t i, const struct sr_mount *m)
 {
   const char *home = strcmp(m->type, "proc") == 0    ? "/proc"
@@ -153,10 +153,10 @@ static int check_pseudo_fs_place(struct sr_pa_ctx *x, size_t i, const struct sr_
   if (strcmp(cl, home) == 0)
     return 0;
   return sr_pa_refuse(x, P("mounts[%zu].destination", i), sr_pa_text_str(x->a, m->destination),
-                      "mounts[%zu].destination: a %s filesystem at \"%s\": %s is mounted only at "
-                      "/proc and sysfs only at /sys (profile \"%s\": the masked and read-only "
+                      "mounts[%zu].destination: a %s filesystem at \"%s\": proc is mounted only "
+                      "at /proc and sysfs only at /sys (profile \"%s\": the masked and read-only "
                       "paths name /proc and /sys, an instance elsewhere would carry none of them)",
-                      i, m->type, m->destination, m->type, x->name);
+                      i, m->type, m->destination, x->name);
 }
 
 int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,

@@ -1892,14 +1892,14 @@ static void proc_and_sysfs_exist_only_at_proc_and_sys(void)
                               {"destination": "/p2", "type": "proc", "source": "proc"}
                             ])),
                 benign_host(&h), "mounts[1].destination",
-                "mounts[1].destination: a proc filesystem at \"/p2\": proc is mounted only at "
-                "/proc and sysfs only at /sys (profile \"default\": the masked and read-only "
+                "mounts[1].destination: a proc filesystem at \"/p2\": proc is mounted only "
+                "at /proc and sysfs only at /sys (profile \"default\": the masked and read-only "
                 "paths name /proc and /sys, an instance elsewhere would carry none of them)");
   APPLY_REFUSED(&r, profile("default"),
                 CONFIG_WITH("mounts", JSON([{"destination": "/sys/kernel/../kernel",
                                              "type": "sysfs", "source": "sysfs"}])),
                 benign_host(&h), "mounts[0].destination",
-                "mounts[0].destination: a sysfs filesystem at \"/sys/kernel/../kernel\": sysfs "
+                "mounts[0].destination: a sysfs filesystem at \"/sys/kernel/../kernel\": proc "
                 "is mounted only at /proc and sysfs only at /sys (profile \"default\": the "
                 "masked and read-only paths name /proc and /sys, an instance elsewhere would "
                 "carry none of them)");
