@@ -7,10 +7,11 @@
  * A config that parses then goes through what consumes it without touching the host: the pure
  * policy (runtime/policy) under every built-in profile and a permissive one, with no host facts
  * and with fixed ones (some binds denied, some namespace paths the host's, some hooks
- * untrusted), the rendering of its decisions, the `update` check of its resources and the
- * `exec` policy of the same bytes read as a process document.  A config without `process`,
- * `linux.resources` or `linux.seccomp` crashed `create` once (issue 13): optional objects are
- * where such bugs live.  Each refusal must be an error and the last decision.
+ * untrusted), the rendering of its decisions, the `update` check of its resources, the
+ * `exec` policy of the same bytes read as a process document, and what the runtime derives
+ * from the config before touching the host (device rules, cgroup path, systemd unit).  A config
+ * without `process`, `linux.resources` or `linux.seccomp` crashed `create` once (issue 13):
+ * optional objects are where such bugs live.  Each refusal must be an error and the last decision.
  */
 // Build (from the top of the tree, after ./configure so that build/build.h exists):
 //   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -include build/build.h \
@@ -24,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cgroup.h"
+#include "cgroup_systemd.h"
 #include "config.h"
 #include "policy.h"
 #include "policy_apply.h"
@@ -89,6 +92,33 @@ static void fixed_facts(struct sr_config *c, struct sr_policy_facts *f)
   }
 }
 
+/* What the runtime derives from the config before it touches the host: the device rules of
+ * the cgroup, the cgroup path (from a fixed /proc/self/cgroup) and the systemd unit. */
+static void runtime_consumers(struct sr_config *c)
+{
+  sr_error_t err = NULL;
+  struct sr_resources res;
+  const struct sr_linux *l = &c->linux_;
+  if (sr_cgroup_create_device_rules(l->resources, l->devices, l->n_devices, &c->arena, &res, &err) <
+      0)
+    sr_error_free(&err);
+  else if (res.n_devices < 9)
+    abort(); /* the default nodes are always there */
+  char *path = NULL;
+  if (sr_cgroup_resolve_path_in("12:pids:/user.slice\n0::/user.slice/session-1.scope\n",
+                                l->cgroups_path, "fuzz-id", &path, &err) < 0) {
+    check_refusal(err, "");
+    sr_error_free(&err);
+  } else if (path == NULL || path[0] != '/') {
+    abort();
+  }
+  free(path);
+  struct sr_systemd_unit u = {0};
+  if (sr_systemd_parse(l->cgroups_path, "fuzz-id", &u, &err) < 0)
+    sr_error_free(&err);
+  sr_systemd_unit_release(&u);
+}
+
 /* One profile over a fresh parse of the input (the policy changes the config in place). */
 static void apply_profile(const uint8_t *data, size_t size, const struct sr_policy_profile *p,
                           bool with_facts)
@@ -115,6 +145,7 @@ static void apply_profile(const uint8_t *data, size_t size, const struct sr_poli
       abort();
   render_decisions(&d);
   (void)sr_policy_network_granted(&d);
+  runtime_consumers(c);
 
   /* What `update` and `exec` then judge: the decided resources, the decided process. */
   if (r == 0 && c->linux_.resources) {
