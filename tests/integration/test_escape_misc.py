@@ -14,11 +14,22 @@ policy, written as the attacker would, each asserting what the user sees.
 """
 import json
 import os
+import shutil
 import uuid
 
 import pytest
 
 from conftest import read_userns_registry
+
+
+@pytest.fixture(autouse=True)
+def own_rootfs(tmp_path, busybox_rootfs, bundle):
+    """The test's own copy of the root filesystem: mount points and, without a /dev mount,
+    device nodes are made in it (the shared one stays pristine)."""
+    path = tmp_path / "own-rootfs"
+    shutil.copytree(busybox_rootfs, path, symlinks=True, copy_function=os.link)
+    bundle.config["root"]["path"] = str(path)
+    return path
 
 
 def run(s, bundle, *flags, verb="run", cid=None):
