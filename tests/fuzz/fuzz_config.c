@@ -1,4 +1,5 @@
-/* libFuzzer target: config.json (and the exec --process document) from untrusted bytes.
+/* libFuzzer target: config.json (and the exec --process and update --resources documents)
+ * from untrusted bytes.
  *
  * Whatever the input, the parser must not crash, leak or hit undefined behaviour, and it must
  * keep its contract: success hands out a config and no error; failure hands out an error whose
@@ -212,5 +213,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sr_error_free(&err);
   }
   sr_arena_release(&a);
+
+  /* The same bytes as `update --resources` reads them, judged by every built-in profile. */
+  struct sr_arena ra = {0};
+  struct sr_resources *r = NULL;
+  if (sr_resources_parse((const char *)data, size, "--resources", &ra, &r, &err) == 0) {
+    if (r == NULL || err != NULL)
+      abort();
+    const struct sr_policy *pol = builtin_policy();
+    for (size_t i = 0; i < pol->n_profiles; i++) {
+      struct sr_resources applied;
+      struct sr_decisions du = {0};
+      if (sr_policy_check_update(&pol->profiles[i], &ra, r, &applied, &du, &err) < 0) {
+        if (du.n == 0 || du.list[du.n - 1].kind != SR_DECISION_REFUSED)
+          abort();
+        check_refusal(err, "");
+        sr_error_free(&err);
+      }
+      render_decisions(&du);
+    }
+  } else {
+    check_refusal(err, "--resources: ");
+    sr_error_free(&err);
+  }
+  sr_arena_release(&ra);
   return 0;
 }
