@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds seerun and runs every test: the unit tests (plain, and under AddressSanitizer and
 # UndefinedBehaviorSanitizer with leak detection), a clang pass for gotos past cleanup
-# variables, bounded fuzzing of the config and policy parsers, the integration tests against
+# variables, bounded fuzzing of the config and policy parsers (the config fuzzer also applies
+# every built-in profile to what it parses), the integration tests against
 # the real binary as root (with the kill-point build for the crash tests, and podman,
 # containerd and Docker driving seerun), and the integration tests once more against the
 # ASan+UBSan build.
@@ -44,7 +45,7 @@ mkdir -p build-kp
 (cd build-kp && { [ -f Makefile ] || ../configure -q --enable-kill-points; } &&
   make -j"$jobs" seerun >/dev/null)
 
-stage "config, policy and egress parser fuzzing (libFuzzer, ASan+UBSan, bounded)"
+stage "config parser (and the pure policy on what it parses), policy and egress parser fuzzing (libFuzzer, ASan+UBSan, bounded)"
 # Into a log, not a pipe: a crash must fail this script (sh has no pipefail).
 if ! make -C build fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-60}" \
     FUZZ_POLICY_SECONDS="${FUZZ_POLICY_SECONDS:-30}" FUZZ_EGRESS_SECONDS="${FUZZ_EGRESS_SECONDS:-30}" \

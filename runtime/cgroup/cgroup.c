@@ -840,3 +840,36 @@ int sr_cg_stats_add_blkio(struct sr_cgroup_stats *st, uint64_t major, uint64_t m
   e->value = value;
   return 0;
 }
+
+int sr_cgroup_create_device_rules(const struct sr_resources *r, const struct sr_device *devices,
+                                  size_t n_devices, struct sr_arena *a, struct sr_resources *out,
+                                  sr_error_t *err)
+{
+  static const struct sr_device_rule defaults[] = {
+      {true, 'c', 1, 3, "rwm"}, {true, 'c', 1, 5, "rwm"}, {true, 'c', 1, 7, "rwm"},
+      {true, 'c', 1, 8, "rwm"}, {true, 'c', 1, 9, "rwm"}, {true, 'c', 5, 0, "rwm"},
+      {true, 'c', 5, 1, "rwm"}, {true, 'c', 5, 2, "rwm"}, {true, 'c', 136, -1, "rwm"},
+  };
+  size_t n_cfg = r ? r->n_devices : 0;
+  size_t n_def = sizeof(defaults) / sizeof(defaults[0]);
+  struct sr_device_rule *rules = sr_arena_array(a, n_cfg + n_def + n_devices + 1, sizeof(*rules));
+  if (rules == NULL)
+    return sr_error_make(err, ENOMEM, "device rules");
+  size_t n = 0;
+  for (size_t i = 0; i < n_cfg; i++)
+    rules[n++] = r->devices[i];
+  for (size_t i = 0; i < n_def; i++)
+    rules[n++] = defaults[i];
+  /* mknod only: linux.devices must not widen what resources.devices lets the container open. */
+  for (size_t i = 0; i < n_devices; i++)
+    if (devices[i].type != 'p')
+      rules[n++] = (struct sr_device_rule){true, devices[i].type == 'u' ? 'c' : devices[i].type,
+                                           devices[i].major, devices[i].minor, "m"};
+  if (r)
+    *out = *r;
+  else
+    memset(out, 0, sizeof(*out));
+  out->devices = rules;
+  out->n_devices = n;
+  return 0;
+}

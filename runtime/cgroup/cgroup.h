@@ -74,6 +74,17 @@ int sr_cgroup_open_dir(struct sr_cgroup *cg, int *fd, sr_error_t *err);
 int sr_cgroup_apply_resources(struct sr_cgroup *cg, const struct sr_resources *r, bool update,
                               sr_error_t *err);
 
+/* The device rules of create: linux.resources.devices as the policy left it (r may be NULL),
+ * then the default nodes every container has (null, zero, full, random, urandom, tty, console,
+ * ptmx, pts), the last matching rule winning, as in runc and crun, then "m" alone (mknod) for
+ * each node of linux.devices (`devices`), which the init creates: a node listed there exists,
+ * but it is reachable only where resources.devices allows it (a config that denies all and
+ * lists /dev/kmsg must not be able to write it).  *out is *r (zeroes when NULL) with that
+ * list, allocated in a. */
+int sr_cgroup_create_device_rules(const struct sr_resources *r, const struct sr_device *devices,
+                                  size_t n_devices, struct sr_arena *a, struct sr_resources *out,
+                                  sr_error_t *err);
+
 /* All processes, recursively including child cgroups, in every hierarchy; sorted; no
  * duplicates.  A hierarchy where the cgroup does not exist contributes none. */
 int sr_cgroup_pids(struct sr_cgroup *cg, pid_t **pids, size_t *n, sr_error_t *err);

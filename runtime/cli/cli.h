@@ -43,6 +43,9 @@ int sr_cmd_sandbox(const struct sr_global *g, int argc, char **argv);
 /* Prints "seerun: <error>" on stderr (and to the log), frees it, returns 1. */
 struct sr_error_s;
 int sr_cli_fail(struct sr_error_s **err);
+/* create and run, as runc: "seerun <verb> failed: <error>" on stderr and in the log (what
+ * engines show: "OCI runtime create failed: seerun create failed: ..."). */
+int sr_cli_fail_verb(const char *verb, struct sr_error_s **err);
 
 /* Descriptor hygiene and the log, once a command knows how many descriptors it passes on:
  * descriptors beyond 2 + preserve are closed (keep = false: only marked close-on-exec). */

@@ -71,7 +71,16 @@ int sr_cli_load_bundle(const char *bundle_arg, char **bundle, struct sr_create_c
   if (sr_read_file_at(dirfd, "config.json", SR_MAX_CONFIG_SIZE, &ctx->config_text,
                       &ctx->config_len, err) < 0)
     return sr_error_wrap(err, "bundle `%s`", abs);
-  return sr_config_parse(ctx->config_text, ctx->config_len, "config.json", &ctx->config, err);
+  if (sr_config_parse(ctx->config_text, ctx->config_len, "config.json", &ctx->config, err) < 0)
+    return -1;
+  /* The spec makes process optional (a config can describe a container to be joined), but
+   * create, run and policy check judge and start one: without it there is nothing to run, and
+   * every step after this one may rely on it (a config without it crashed create). */
+  if (ctx->config->process == NULL)
+    return sr_error_make(err, 0,
+                         "config.json: process: required for create (the container's "
+                         "process is what create prepares and start runs)");
+  return 0;
 }
 
 static void audit_refused_config(const struct sr_global *g, const char *id, const char *bundle,

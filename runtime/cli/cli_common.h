@@ -27,7 +27,8 @@ static inline void sr_cli_close_containerp(struct sr_container **c)
 /* The root filesystem's path: root.path, relative to the bundle unless absolute. */
 void sr_cli_rootfs_path(const struct sr_config *c, const char *bundle, char *buf, size_t size);
 
-/* Reads and parses <bundle>/config.json; bundle becomes absolute. */
+/* Reads and parses <bundle>/config.json for create, run and policy check (so a config without
+ * `process` is refused); bundle becomes absolute. */
 int sr_cli_load_bundle(const char *bundle_arg, char **bundle, struct sr_create_ctx *ctx,
                        sr_error_t *err);
 /* create and run: sr_cli_load_bundle, and a config.json it refuses (a sysctl that is not

@@ -37,7 +37,7 @@ int sr_cmd_create(const struct sr_global *g, int argc, char **argv)
   sr_policy_ctx_release(&pc);
   if (r < 0) {
     sr_cli_create_failed(g, o.id);
-    return sr_cli_fail(&err);
+    return sr_cli_fail_verb("create", &err);
   }
   return 0;
 }

@@ -116,7 +116,7 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
     close(pidfd);
     sr_policy_ctx_release(&pc);
     /* Nobody waits for the container now: without --keep it must not outlive this run. */
-    r = sr_cli_fail(&err);
+    r = sr_cli_fail_verb("run", &err);
     if (!f.keep)
       remove_container(g, o.id);
     return r;
@@ -143,5 +143,5 @@ fail:
   sr_create_ctx_release(&ctx);
   sr_policy_ctx_release(&pc);
   sr_cli_create_failed(g, o.id);
-  return sr_cli_fail(&err);
+  return sr_cli_fail_verb("run", &err);
 }

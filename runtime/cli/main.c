@@ -88,6 +88,19 @@ int sr_cli_fail(struct sr_error_s **err)
   return 1;
 }
 
+int sr_cli_fail_verb(const char *verb, struct sr_error_s **err)
+{
+  _cleanup_free_ char *text = sr_error_text(*err);
+  const char *t = text ? text : "out of memory";
+  /* containerd's and Docker's shims report the last error of the JSON log as "OCI runtime
+   * create failed: <msg>": the message names the program, as runc's "runc create failed: ". */
+  if (sr_log_to_file())
+    sr_log(SR_LOG_ERROR, "seerun %s failed: %s", verb, t);
+  fprintf(stderr, "seerun %s failed: %s\n", verb, t);
+  sr_error_free(err);
+  return 1;
+}
+
 int sr_cli_usage_error(const char *cmd, const char *usage_line, const char *fmt, ...)
 {
   char msg[512];

@@ -86,44 +86,13 @@ int sr_create_notify_state_json(const struct sr_create_ctx *ctx, char **out, sr_
   return *out ? 0 : sr_error_make(err, ENOMEM, "seccomp state");
 }
 
-/* linux.resources.devices for the cgroup: the config's rules (usually "deny all" first), then
- * the default nodes every container has, then every device the config creates: the last
- * matching rule wins, as in runc. */
+/* linux.resources.devices for the cgroup, with the default nodes (sr_cgroup_create_device_rules:
+ * the config's linux.devices may be created, not opened, so a deny-all keeps them out of reach). */
 static int device_rules(struct sr_create_ctx *ctx, struct sr_resources *out, sr_error_t *err)
 {
-  static const struct sr_device_rule defaults[] = {
-      {true, 'c', 1, 3, "rwm"},  {true, 'c', 1, 5, "rwm"},  {true, 'c', 1, 7, "rwm"},
-      {true, 'c', 1, 8, "rwm"},  {true, 'c', 1, 9, "rwm"},  {true, 'c', 5, 0, "rwm"},
-      {true, 'c', 5, 1, "rwm"},  {true, 'c', 5, 2, "rwm"},  {true, 'c', 136, -1, "rwm"},
-  };
-  const struct sr_config *c = ctx->config;
-  const struct sr_resources *r = c->linux_.resources;
-  size_t n_cfg = r ? r->n_devices : 0;
-  size_t n_def = sizeof(defaults) / sizeof(defaults[0]);
-  size_t total = n_def + n_cfg + c->linux_.n_devices;
-  struct sr_device_rule *rules =
-      sr_arena_array(&ctx->config->arena, total ? total : 1, sizeof(*rules));
-  if (rules == NULL)
-    return sr_error_make(err, ENOMEM, "device rules");
-  size_t n = 0;
-  for (size_t i = 0; i < n_cfg; i++)
-    rules[n++] = r->devices[i];
-  for (size_t i = 0; i < n_def; i++)
-    rules[n++] = defaults[i];
-  for (size_t i = 0; i < c->linux_.n_devices; i++) {
-    const struct sr_device *d = &c->linux_.devices[i];
-    if (d->type == 'p')
-      continue;
-    rules[n++] = (struct sr_device_rule){true, d->type == 'u' ? 'c' : d->type, d->major, d->minor,
-                                         "rwm"};
-  }
-  if (r)
-    *out = *r;
-  else
-    memset(out, 0, sizeof(*out));
-  out->devices = rules;
-  out->n_devices = n;
-  return 0;
+  const struct sr_linux *l = &ctx->config->linux_;
+  return sr_cgroup_create_device_rules(l->resources, l->devices, l->n_devices, &ctx->config->arena,
+                                       out, err);
 }
 
 static int setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)

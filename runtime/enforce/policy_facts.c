@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 /* Host paths no bind mount may expose, nor any directory above them.  The state directories
@@ -251,6 +253,10 @@ static int mount_facts(const struct sr_config *c, const struct sr_facts_input *i
     struct stat st;
     if (fd < 0 || fstat(fd, &st) < 0)
       continue; /* the mount itself reports a missing source */
+    /* Judged on the descriptor: the masks do not follow /sys/firmware to another place. */
+    struct statfs sfs;
+    if (fstatfs(fd, &sfs) == 0 && (sfs.f_type == PROC_SUPER_MAGIC || sfs.f_type == SYSFS_MAGIC))
+      f->mounts[i].source_on_proc_or_sysfs = true;
     const char *match = protected_match(&set, &st);
     if (match == NULL)
       match = protected_above(&set, fd, &st);

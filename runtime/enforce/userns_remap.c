@@ -148,6 +148,8 @@ static int joined_maps_host_zero(const char *path, bool *zero, sr_error_t *err)
 /* Ids the container uses must exist inside a namespace of `size` ids. */
 static int check_ids(struct sr_config *c, uint32_t size, const char *profile, sr_error_t *err)
 {
+  if (c->process == NULL)
+    return 0; /* no process, no ids (create refuses such a config before this) */
   const struct sr_user *u = &c->process->user;
   if (u->uid >= size || u->gid >= size)
     return sr_error_make(err, 0, "process.user: uid %u / gid %u is outside the container's %u "

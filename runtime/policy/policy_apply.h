@@ -58,6 +58,7 @@ struct sr_policy_mount_fact {
                                  out of the bundle, ...) */
   const char *idmappable;     /* the profile's mounts.idmappable entry the source is at or below
                                  (compared by inode), NULL: none */
+  bool source_on_proc_or_sysfs; /* the source is on a proc or sysfs filesystem (fstatfs) */
 };
 
 struct sr_policy_ns_fact {

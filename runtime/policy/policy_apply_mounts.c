@@ -209,6 +209,30 @@ static int check_idmap(struct sr_pa_ctx *x, size_t i, const struct sr_mount *m,
   return sr_pa_allow(x, field, asked, "maps only host ids the container's user namespace holds");
 }
 
+/* proc and sysfs only at /proc and /sys: the masked and read-only paths name /proc/... and
+ * /sys/..., so a second instance anywhere else (/p2, /proc/sys/kernel) would show /proc/keys or
+ * /sys/firmware unmasked.  Refused rather than masked there too: the masks are the profile's
+ * list of paths below /proc and /sys, and one instance at the one place keeps that list whole
+ * (runc lets an instance elsewhere through). */
+static int check_pseudo_fs_place(struct sr_pa_ctx *x, size_t i, const struct sr_mount *m)
+{
+  const char *home = strcmp(m->type, "proc") == 0    ? "/proc"
+                     : strcmp(m->type, "sysfs") == 0 ? "/sys"
+                                                     : NULL;
+  if (home == NULL)
+    return 0;
+  char *cl = clean_path(x->a, m->destination);
+  if (cl == NULL)
+    return sr_pa_oom(x);
+  if (strcmp(cl, home) == 0)
+    return 0;
+  return sr_pa_refuse(x, P("mounts[%zu].destination", i), sr_pa_text_str(x->a, m->destination),
+                      "mounts[%zu].destination: a %s filesystem at \"%s\": proc is mounted only "
+                      "at /proc and sysfs only at /sys (profile \"%s\": the masked and read-only "
+                      "paths name /proc and /sys, an instance elsewhere would carry none of them)",
+                      i, m->type, m->destination, x->name);
+}
+
 int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
                        struct sr_config *c)
 {
@@ -222,6 +246,8 @@ int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
       /* A remount creates no filesystem; any other type is a new one the runtime mounts as
        * root: a disk ("ext4" of /dev/sda1) or an overlay of host directories would bypass
        * every check on bind sources. */
+      if (!(m->opts.flags & MS_REMOUNT))
+        TRY(check_pseudo_fs_place(x, i, m));
       if ((m->opts.flags & MS_REMOUNT) ||
           sr_pa_in_list(x->p->mount_types, x->p->n_mount_types, m->type))
         continue;
@@ -269,6 +295,13 @@ int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
       TRY(sr_pa_refuse(x, field, asked,
                        "mounts[%zu].source: \"%s\" resolves through a symbolic link that leads out "
                        "of the directory it names",
+                       i, m->source));
+    else if (mf->source_on_proc_or_sysfs)
+      /* The host's /sys/firmware bound at /fw: the masks name /proc and /sys only. */
+      TRY(sr_pa_refuse(x, field, asked,
+                       "mounts[%zu].source: \"%s\" is on the host's proc or sysfs filesystem: the "
+                       "masked and read-only paths name /proc and /sys, a view of it elsewhere "
+                       "would carry none of them",
                        i, m->source));
     else
       TRY(sr_pa_allow(x, field, asked, "not a denied host path"));

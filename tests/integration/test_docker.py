@@ -282,6 +282,8 @@ def test_default_policy_applies(docker):
     r = docker("run", "--rm", "--runtime=seerun", "--network=host", BUSYBOX_IMAGE,
                "ls", "/sys/class/net", check=False)
     assert r.returncode != 0 and "the host's network namespace" in r.stderr, r.stderr
+    # The message names the program, as runc's does (read from seerun's --log JSON file).
+    assert 'seerun create failed: policy "default": ' in r.stderr, r.stderr
 
 
 def test_nothing_left_behind(docker):

@@ -222,7 +222,8 @@ def test_a_create_that_fails_says_what_and_leaves_nothing(seerun, bundle, tmp_pa
     assert time.monotonic() - t < 10
     assert r.returncode == 1, r.stderr
     line = one_line(r)
-    assert line.startswith("seerun: ") and what in line, line
+    # runc's form, which engines show after "OCI runtime create failed: ".
+    assert line.startswith("seerun create failed: ") and what in line, line
     assert not pidfile.exists()
     assert_nothing_left(seerun, cid, bundle.config["root"]["path"])
 

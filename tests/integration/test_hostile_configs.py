@@ -398,33 +398,23 @@ def test_a_mount_destination_that_is_a_dangling_symlink_out_of_the_rootfs_is_ref
     assert os.listdir(outside) == []
 
 
-def test_second_proc_sysfs_and_cgroup_mounts_elsewhere_give_no_way_around_masks_or_limits(
-        hardened, bundle, probe_dir):
-    # The masked and read-only paths name /proc and /sys; a second procfs, sysfs or cgroup
-    # mount elsewhere, writable, is the classic way around them.  What stops it here is the
-    # user namespace: the files belong to host root, who is nobody inside.
+def test_second_cgroup_mounts_elsewhere_give_no_way_around_limits(hardened, bundle, probe_dir):
+    # A second cgroup mount elsewhere, writable, is the classic way around the limits.  What
+    # stops it here is the user namespace: the files belong to host root, who is nobody inside.
+    # (A second proc or sysfs elsewhere is refused: test_escape_misc.py.)
     bundle.config["mounts"] += [
-        {"destination": "/xproc", "type": "proc", "source": "proc"},
-        {"destination": "/xsys", "type": "sysfs", "source": "sysfs"},
         {"destination": "/xcg2", "type": "cgroup2", "source": "cgroup2"},
         {"destination": "/xcg1", "type": "cgroup", "source": "cgroup", "options": ["rw"]},
     ]
-    writes = ["/xproc/sysrq-trigger", "/xproc/sys/kernel/core_pattern",
-              "/xproc/sys/vm/drop_caches", "/xsys/kernel/uevent_helper",
-              "/xsys/power/state", "/xcg2/cgroup.procs", "/xcg2/cgroup.subtree_control",
+    writes = ["/xcg2/cgroup.procs", "/xcg2/cgroup.subtree_control",
               "/xcg2/pids.max", "/xcg2/memory.max", "/xcg1/pids/pids.max",
               "/xcg1/pids/cgroup.procs", "/xcg1/pids/notify_on_release",
               "/xcg1/pids/release_agent", "/xcg1/memory/memory.limit_in_bytes",
               "/xcg1/devices/devices.allow"]
-    reads = ["/xproc/kcore", "/xproc/timer_list", "/xproc/sched_debug", "/xproc/keys"]
-    attacker(bundle, probe_dir, *[f"openw:{w}" for w in writes],
-             *[f"readlen:{r}" for r in reads])
+    attacker(bundle, probe_dir, *[f"openw:{w}" for w in writes])
     seen = run_probe(hardened, bundle)
     for w in writes:
         assert seen[f"openw:{w}"] != "ok", (w, seen)
-    for r in reads:
-        # Absent on this kernel, unreadable, or (/proc/keys: the caller's own keys) empty.
-        assert seen[f"readlen:{r}"] in ("ENOENT", "EACCES", "EPERM", 0), (r, seen)
 
 
 # ---- /proc, devices, resources, sysctls, hooks ----

@@ -681,8 +681,8 @@ def test_parallel_creates_of_one_id_exactly_one_wins_and_the_others_leave_nothin
         assert len(winners) == 1, [r.stderr for r in results]
         for r in results:
             if r.returncode != 0:
-                assert r.stderr.strip() == f'seerun: container with id "{cid}" already exists', \
-                    r.stderr
+                assert r.stderr.strip() == \
+                    f'seerun create failed: container with id "{cid}" already exists', r.stderr
         # Nothing of the losers: one directory, one cgroup per hierarchy, one process.
         assert state_entries(seerun) == [cid]
         st = seerun.state(cid)

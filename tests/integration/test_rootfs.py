@@ -603,16 +603,22 @@ def test_linux_devices_are_created_with_their_mode_and_owner_and_allowed(seerun,
         {"path": "/dev/mynull", "type": "c", "major": 1, "minor": 3, "fileMode": 0o640,
          "uid": 1000, "gid": 1000},
         {"path": "/dev/sub/myzero", "type": "c", "major": 1, "minor": 5},
-        # A minor of the memory devices no driver answers: the device cgroup lets the open
-        # through (to ENXIO) only because the config lists it; otherwise it would be EPERM.
+        # Minors of the memory devices no driver answers: the device cgroup lets the open
+        # through (to ENXIO) only because resources.devices allows it; listing the node in
+        # linux.devices creates it, and no more (as runc and crun): EPERM.
         {"path": "/dev/nodriver", "type": "c", "major": 1, "minor": 200},
+        {"path": "/dev/nodriver2", "type": "c", "major": 1, "minor": 201},
     ]
+    bundle.linux.setdefault("resources", {}).setdefault("devices", []).append(
+        {"allow": True, "type": "c", "major": 1, "minor": 200, "access": "r"})
     r = run(seerun, bundle, "stat -c '%F %t:%T %a %u:%g' /dev/mynull /dev/sub/myzero;"
-            "head -c 2 /dev/sub/myzero | wc -c; head -c 1 /dev/nodriver 2>&1; true")
+            "head -c 2 /dev/sub/myzero | wc -c; head -c 1 /dev/nodriver 2>&1;"
+            "head -c 1 /dev/nodriver2 2>&1; true")
     assert r.stdout.splitlines() == [
         "character special file 1:3 640 1000:1000",
         "character special file 1:5 666 0:0",
-        "2", "head: /dev/nodriver: No such device or address"]
+        "2", "head: /dev/nodriver: No such device or address",
+        "head: /dev/nodriver2: Operation not permitted"]
 
 
 def test_a_linux_device_over_a_different_file_of_the_image_is_an_error(seerun, bundle, rootfs):

@@ -1035,6 +1035,47 @@ out:
 
 /* ---- (4) cgroup paths ---- */
 
+/* create's device rules, for v1's devices.allow/deny and v2's eBPF program alike: the config's
+ * resources.devices, then the default nodes, then mknod alone for the nodes linux.devices lists
+ * -- never read or write for them: a config that denies all and lists /dev/kmsg does not get to
+ * write it (issue 13). */
+static void create_device_rules_are_resources_devices_and_the_defaults(void)
+{
+  struct sr_arena a = {0};
+  sr_error_t err = NULL;
+  struct sr_device_rule deny_all[] = {{false, 'a', -1, -1, "rwm"}};
+  struct sr_device devs[] = {{.type = 'c', .path = "/dev/kmsg", .major = 1, .minor = 11},
+                             {.type = 'p', .path = "/dev/fifo"},
+                             {.type = 'u', .path = "/dev/u", .major = 10, .minor = 200}};
+  struct sr_resources r, out;
+  memset(&r, 0, sizeof(r));
+  r.devices = deny_all;
+  r.n_devices = 1;
+  r.pids_limit = (sr_opt_i64){true, 7};
+  CHECK_OK(sr_cgroup_create_device_rules(&r, devs, 3, &a, &out, &err), err);
+  CHECK(out.pids_limit.set && out.pids_limit.v == 7);
+  CHECK_UINT_EQ(out.n_devices, 1 + 9 + 2);
+  CHECK(!out.devices[0].allow && out.devices[0].type == 'a' && out.devices[0].major < 0);
+  size_t defaults = 0;
+  for (size_t i = 1; i < 10; i++) {
+    const struct sr_device_rule *d = &out.devices[i];
+    CHECK(d->allow && d->type == 'c' && strcmp(d->access, "rwm") == 0);
+    CHECK(!(d->major == 1 && d->minor == 11));
+    defaults += (d->major == 1 && d->minor == 3) || (d->major == 136 && d->minor < 0);
+  }
+  CHECK_UINT_EQ(defaults, 2); /* /dev/null and the pts among them */
+  const struct sr_device_rule *k = &out.devices[10], *u = &out.devices[11];
+  CHECK(k->allow && k->type == 'c' && k->major == 1 && k->minor == 11);
+  CHECK_STR_EQ(k->access, "m");
+  CHECK(u->allow && u->type == 'c' && u->major == 10 && u->minor == 200);
+  CHECK_STR_EQ(u->access, "m");
+  /* No resources: the defaults alone. */
+  CHECK_OK(sr_cgroup_create_device_rules(NULL, NULL, 0, &a, &out, &err), err);
+  CHECK_UINT_EQ(out.n_devices, 9);
+  CHECK(!out.pids_limit.set);
+  sr_arena_release(&a);
+}
+
 static void cgroup_paths_resolve_as_runc_does(void)
 {
   sr_error_t err = NULL;
@@ -1146,6 +1187,7 @@ int main(void)
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   bool hugetlb_before = hugetlb_enabled_at_unified_root();
   RUN(cgroup_paths_resolve_as_runc_does);
+  RUN(create_device_rules_are_resources_devices_and_the_defaults);
   RUN(the_layout_is_detected_by_filesystem_type);
   RUN(a_v2_tree_gets_every_resource_as_runc_writes_it);
   RUN(a_v1_tree_uses_the_v1_files_and_the_unified_mount_for_hugetlb);

@@ -1967,6 +1967,62 @@ static void a_filesystem_the_profile_does_not_list_is_refused(void)
   run_done(&r);
 }
 
+/* The masks name /proc and /sys: a second proc or sysfs elsewhere, or a bind of the host's
+ * sysfs, would carry none of them (issue 13). */
+static void proc_and_sysfs_exist_only_at_proc_and_sys(void)
+{
+  struct host h;
+  struct run r;
+  APPLY_REFUSED(&r, profile("default"),
+                CONFIG_WITH("mounts", JSON([
+                              {"destination": "/proc", "type": "proc", "source": "proc"},
+                              {"destination": "/p2", "type": "proc", "source": "proc"}
+                            ])),
+                benign_host(&h), "mounts[1].destination",
+                "mounts[1].destination: a proc filesystem at \"/p2\": proc is mounted only "
+                "at /proc and sysfs only at /sys (profile \"default\": the masked and read-only "
+                "paths name /proc and /sys, an instance elsewhere would carry none of them)");
+  APPLY_REFUSED(&r, profile("default"),
+                CONFIG_WITH("mounts", JSON([{"destination": "/sys/kernel/../kernel",
+                                             "type": "sysfs", "source": "sysfs"}])),
+                benign_host(&h), "mounts[0].destination",
+                "mounts[0].destination: a sysfs filesystem at \"/sys/kernel/../kernel\": proc "
+                "is mounted only at /proc and sysfs only at /sys (profile \"default\": the "
+                "masked and read-only paths name /proc and /sys, an instance elsewhere would "
+                "carry none of them)");
+  /* Their own places, however spelled; other types anywhere. */
+  run_apply(&r, profile("default"),
+            CONFIG_WITH("mounts", JSON([
+                          {"destination": "/proc/", "type": "proc", "source": "proc"},
+                          {"destination": "//sys/.", "type": "sysfs", "source": "sysfs"},
+                          {"destination": "/c2", "type": "cgroup2", "source": "cgroup2"},
+                          {"destination": "/m2", "type": "mqueue", "source": "mqueue"}
+                        ])),
+            benign_host(&h));
+  CHECK_INT_EQ(r.ret, 0);
+  run_done(&r);
+  /* Permissive: recorded, not refused. */
+  struct sr_policy_profile permissive = *profile("default");
+  permissive.enforce = false;
+  run_apply(&r, &permissive,
+            CONFIG_WITH("mounts", JSON([{"destination": "/p2", "type": "proc", "source": "proc"}])),
+            benign_host(&h));
+  CHECK_INT_EQ(r.ret, 0);
+  const struct sr_decision *d = decision(&r.d, "mounts[0].destination");
+  CHECK(d && d->kind == SR_DECISION_ALLOWED && strcmp(d->reason, "permissive") == 0);
+  run_done(&r);
+  /* A bind whose source the runtime found on proc or sysfs. */
+  struct sr_policy_facts *f = benign_host(&h);
+  h.mounts[0].source_on_proc_or_sysfs = true;
+  APPLY_REFUSED(&r, profile("default"),
+                CONFIG_WITH("mounts", JSON([{"destination": "/fw", "type": "bind",
+                                             "source": "/srv/fw", "options": ["rbind", "ro"]}])),
+                f, "mounts[0].source",
+                "mounts[0].source: \"/srv/fw\" is on the host's proc or sysfs filesystem: the "
+                "masked and read-only paths name /proc and /sys, a view of it elsewhere would "
+                "carry none of them");
+}
+
 /* ---------------------------------------------------------------------------------------------
  * 9. Devices
  */
@@ -3260,6 +3316,7 @@ int main(int argc, char **argv)
   RUN(every_bind_gets_nosuid_and_nodev);
   RUN(binds_and_working_directories_through_proc_are_refused);
   RUN(a_filesystem_the_profile_does_not_list_is_refused);
+  RUN(proc_and_sysfs_exist_only_at_proc_and_sys);
   RUN(an_allow_all_device_rule_is_narrowed_to_the_allowed_nodes);
   RUN(a_device_the_profile_does_not_allow_is_refused);
   RUN(missing_limits_get_the_profiles_and_high_ones_its_ceiling);
