@@ -229,6 +229,7 @@ int sr_cli_prepare_create(const struct sr_global *g, struct sr_create_ctx *ctx,
   if (r < 0)
     return -1;
   ctx->profile = pc->profile->name;
+  ctx->hook_profile = pc->profile;
   ctx->audit = &pc->audit;
   ctx->network_granted = sr_policy_network_granted(d);
   ctx->builtin_seccomp = sr_policy_builtin_seccomp(pc->profile);
@@ -270,6 +271,22 @@ void sr_cli_create_failed(const struct sr_global *g, const char *id)
 {
   if (!sr_cli_container_exists(g, id))
     sr_cli_release_userns(g, id);
+}
+
+void sr_cli_hook_gate(const struct sr_global *g, const struct sr_container *c,
+                      struct sr_policy_ctx *pc, struct sr_hook_gate *gate)
+{
+  sr_error_t err = NULL;
+  *gate = (struct sr_hook_gate){.rejudge = true,
+                                .places = {c->rec->bundle, c->rec->rootfs, g->root}};
+  if (sr_policy_load_for(g, c, pc, &err) < 0) {
+    _cleanup_free_ char *t = sr_error_text(err);
+    sr_warn("container \"%s\": no hook will run: %s", c->id, t ? t : "");
+    sr_error_free(&err);
+    return;
+  }
+  gate->profile = pc->profile;
+  gate->audit = &pc->audit;
 }
 
 void sr_cli_release_userns(const struct sr_global *g, const char *id)

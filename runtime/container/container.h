@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "config.h"
 #include "devices.h"
+#include "hooks.h"
 #include "mount.h"
 #include "namespaces.h"
 #include "seccomp_cache.h"
@@ -52,6 +53,10 @@ struct sr_create_ctx {
   const struct sr_audit *audit; /* decisions taken during create (the idmap) go here */
   bool network_granted;
   bool builtin_seccomp;
+  /* What the hooks are judged against where they run (the profile of the create). */
+  const struct sr_policy_profile *hook_profile;
+  /* The createContainer hooks, judged and opened by the parent, run by the init. */
+  struct sr_hook_batch container_hooks;
   struct sr_container *container; /* parent only */
   pid_t child_pid;                /* parent: first child */
   pid_t init_pid;                 /* parent: the init */
