@@ -30,6 +30,16 @@ static const char *const launchers[] = {
     "ionice", "taskset", "unshare", "nsenter", "setpriv", "capsh",  "chrt",   "prlimit",
 };
 
+/* Interpreters and launchers a host has, recognised by inode whatever name a hook gives them
+ * (the policy also knows them by name). */
+static const char *const known_interpreters[] = {
+    "/bin/sh",          "/bin/bash",        "/bin/dash",       "/bin/busybox",
+    "/usr/bin/env",     "/usr/bin/python3", "/usr/bin/perl",   "/usr/bin/ruby",
+    "/usr/bin/node",    "/usr/bin/awk",     "/usr/bin/gawk",   "/usr/bin/mawk",
+    "/usr/bin/sudo",    "/usr/bin/nsenter", "/usr/bin/xargs",  "/usr/bin/find",
+    "/usr/bin/timeout", "/usr/bin/nice",    "/usr/bin/setsid", "/usr/sbin/chroot",
+};
+
 void sr_hook_file_init(struct sr_hook_file *f)
 {
   memset(f, 0, sizeof(*f));
@@ -181,9 +191,13 @@ static int judge_fd(int fd, const struct place *places, char *resolved, size_t r
   return 0;
 }
 
-/* The first bytes of the file fd (an O_PATH descriptor), read through that same file. */
+/* The first bytes of the file fd (an O_PATH descriptor), read through that same file.  Only
+ * a regular file is opened: opening a device node can act (a watchdog starts counting). */
 static ssize_t read_head(int fd, char *buf, size_t size)
 {
+  struct stat st;
+  if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+    return -1;
   char link[64];
   snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
   _cleanup_close_ int r = open(link, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
@@ -316,7 +330,8 @@ int sr_hook_file_fact(const struct sr_hook_file *f, const struct sr_policy_profi
   if (m == NULL)
     return sr_error_make(err, ENOMEM, "hook facts");
   struct stat st;
-  if (f->fd >= 0 && fstat(f->fd, &st) == 0)
+  bool have_st = f->fd >= 0 && fstat(f->fd, &st) == 0;
+  if (have_st)
     for (size_t j = 0; j < n; j++) {
       /* The entry names a file: the hook is it when both open the same inode. */
       struct stat e;
@@ -324,6 +339,12 @@ int sr_hook_file_fact(const struct sr_hook_file *f, const struct sr_policy_profi
       m[j] = efd >= 0 && fstat(efd, &e) == 0 && e.st_dev == st.st_dev && e.st_ino == st.st_ino;
     }
   out->matches = m;
+  for (size_t i = 0; have_st && i < sizeof(known_interpreters) / sizeof(known_interpreters[0]);
+       i++) {
+    struct stat k;
+    if (stat(known_interpreters[i], &k) == 0 && k.st_dev == st.st_dev && k.st_ino == st.st_ino)
+      out->interpreter = true;
+  }
   return 0;
 }
 

@@ -64,6 +64,8 @@ struct sr_policy_hook_fact {
   const char *untrusted; /* why it is not, for the refusal; NULL: no detail */
   const char *resolved;  /* the file's name on the host (/proc/<pid>/exe: the program); NULL:
                             the path as written */
+  bool interpreter;      /* the file is a well-known interpreter's or launcher's, under any
+                            name (a hard link or copy of /bin/sh by the same inode) */
   const bool *matches;   /* one per entry of the profile's hooks.allowedPaths: that entry opens
                             this same file (device and inode); NULL: the entry's text is
                             compared with `resolved` */

@@ -200,7 +200,8 @@ int sr_pa_check_hook(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
     return filter_env(x, facts, kind, i, h);
   }
   const char *file = !in_container && f && f->resolved ? f->resolved : h->path;
-  bool interpreter = sr_policy_hook_is_interpreter(file) || sr_policy_hook_is_interpreter(h->path);
+  bool interpreter = sr_policy_hook_is_interpreter(file) ||
+                     sr_policy_hook_is_interpreter(h->path) || (f && f->interpreter);
   bool named = false;
   for (size_t j = 0; j < x->p->n_hooks_allowed; j++) {
     const struct sr_policy_hook_allow *e = &x->p->hooks_allowed[j];

@@ -129,6 +129,28 @@ def test_an_allowed_interpreter_without_an_argv_constraint_is_not_allowed(
     assert checked(out, "hooks.createRuntime[0].path")["kind"] == "refused"
 
 
+def test_a_shell_under_another_name_is_still_an_interpreter(hardened, hbundle, tmp_path,
+                                                           trusted_dir):
+    # The operator listed a hook by a name that hides what it is: a hard link to the host's
+    # shell.  It is judged as the file it is (by inode), not by its name.
+    shell = os.path.realpath("/bin/sh")
+    hook = f"{trusted_dir}/myhook"
+    try:
+        os.link(shell, hook)
+    except OSError as e:
+        pytest.skip(f"no hard link of {shell} in {trusted_dir}: {e}")
+    with_profile_hooks(hardened, [hook])
+    marker = tmp_path / "hook-ran"
+    hbundle.config["hooks"] = {"prestart": [
+        {"path": hook, "args": ["sh", "-c", f"touch {marker}"]}]}
+    rc, out = policy_check(hardened, hbundle)
+    r = hardened.cmd("run", "--bundle", hbundle.write(), hardened.id())
+    assert not marker.exists(), "a shell under another name ran the attacker's script"
+    assert r.returncode != 0 and "interpreter" in r.stderr, r.stderr
+    assert decision(hardened, "hooks.prestart[0].path")["kind"] == "refused"
+    assert out["allowed"] is False
+
+
 # ---- class 4: the environment ----
 
 
