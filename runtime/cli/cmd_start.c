@@ -24,10 +24,12 @@ int sr_cmd_start(const struct sr_global *g, int argc, char **argv)
       sr_container_load_config(ct, &config, &err) < 0 ||
       sr_cli_audit(g, ct, "start", NULL, &err) < 0)
     return sr_cli_fail(&err);
-  /* The poststart hooks come from the config copy: judged again. */
+  /* The poststart hooks come from the config copy: judged again (the policy is loaded only
+   * when there is one to judge). */
   struct sr_policy_ctx pc = {0};
-  struct sr_hook_gate gate;
-  sr_cli_hook_gate(g, ct, &pc, &gate);
+  struct sr_hook_gate gate = {.rejudge = true};
+  if (config->hooks.n[SR_HOOK_POSTSTART])
+    sr_cli_hook_gate(g, ct, &pc, &gate);
   r = sr_container_start(ct, config, &gate, &err);
   sr_policy_ctx_release(&pc);
   if (r < 0)
