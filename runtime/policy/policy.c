@@ -525,7 +525,7 @@ static int parse_sysctls(struct sr_arena *a, const struct chain *ch, struct sr_p
 static int parse_hook_allow(struct sr_arena *a, yajl_val v, const char *ip,
                             struct sr_policy_hook_allow *h, sr_error_t *err)
 {
-  static const char *const keys[] = {"path", "args", NULL};
+  static const char *const keys[] = {"path", "args", "env", NULL};
   if (v && YAJL_IS_STRING(v)) {
     h->path = sr_arena_strdup(a, v->u.string);
     if (h->path == NULL)
@@ -533,8 +533,20 @@ static int parse_hook_allow(struct sr_arena *a, yajl_val v, const char *ip,
   } else if (v && YAJL_IS_OBJECT(v)) {
     if (check_keys(v, ip, keys, err) < 0 ||
         sr_json_get_string(a, v, ip, "path", true, &h->path, err) < 0 ||
-        sr_json_get_strv(a, v, ip, "args", false, &h->args, &h->n_args, err) < 0)
+        sr_json_get_strv(a, v, ip, "args", false, &h->args, &h->n_args, err) < 0 ||
+        sr_json_get_strv(a, v, ip, "env", false, &h->env, &h->n_env, err) < 0)
       return -1;
+    for (size_t j = 0; j < h->n_env; j++) {
+      const char *e = h->env[j];
+      size_t n = strlen(e), name = strspn(e, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                "0123456789_");
+      if (n == 0 || (e[0] >= '0' && e[0] <= '9') ||
+          !(name == n || (name == n - 1 && e[n - 1] == '*')))
+        return sr_error_make(err, 0,
+                             "%s.env[%zu]: \"%s\" is not a variable name or a prefix ending in "
+                             "\"*\"",
+                             ip, j, e);
+    }
     h->has_args = sr_json_field(v, "args") != NULL;
     for (size_t j = 0; j < h->n_args; j++) {
       const char *star = strchr(h->args[j], '*');
@@ -1039,13 +1051,16 @@ int sr_policy_profile_to_json(const struct sr_policy_profile *p, yajl_gen g)
   yajl_gen_array_open(g);
   for (size_t i = 0; i < p->n_hooks_allowed; i++) {
     const struct sr_policy_hook_allow *h = &p->hooks_allowed[i];
-    if (!h->has_args) {
+    if (!h->has_args && h->n_env == 0) {
       sr_json_put_string(g, h->path);
       continue;
     }
     yajl_gen_map_open(g);
     sr_json_put_kv_string(g, "path", h->path);
-    put_strv(g, "args", h->args, h->n_args);
+    if (h->has_args)
+      put_strv(g, "args", h->args, h->n_args);
+    if (h->n_env)
+      put_strv(g, "env", h->env, h->n_env);
     yajl_gen_map_close(g);
   }
   yajl_gen_array_close(g);

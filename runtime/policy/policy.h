@@ -49,6 +49,8 @@ struct sr_policy_hook_allow {
   bool has_args; /* false: any argv (never enough for an interpreter or launcher) */
   char **args;   /* one pattern per argv element: exact, or a prefix ending in "*" */
   size_t n_args;
+  char **env; /* environment names it may get beyond the built-in few: exact, or prefix* */
+  size_t n_env;
 };
 
 /* A resource floor and ceiling. */

@@ -108,8 +108,34 @@ static bool relative_search_path(const char *value)
   }
 }
 
-/* Why `var` ("NAME=value") does not reach the hook; NULL: it does. */
-static const char *env_refused(const char *var, const struct sr_policy_facts *facts)
+/* The names every allowed hook may get: what a program needs to find its locale, its home and
+ * its programs.  Anything else only as its allow entry's "env" lists it. */
+static const char *const env_allowed[] = {"PATH", "HOME", "LANG",  "LANGUAGE", "LC_*", "TERM",
+                                          "TZ",   "USER", "LOGNAME", "HOSTNAME", NULL};
+
+static bool name_matches(const char *pattern, const char *name, size_t n)
+{
+  size_t p = strlen(pattern);
+  if (p && pattern[p - 1] == '*')
+    return n >= p - 1 && strncmp(name, pattern, p - 1) == 0;
+  return p == n && strncmp(name, pattern, n) == 0;
+}
+
+static bool env_name_allowed(const char *name, size_t n, const struct sr_policy_hook_allow *e)
+{
+  for (const char *const *a = env_allowed; *a; a++)
+    if (name_matches(*a, name, n))
+      return true;
+  for (size_t i = 0; e && i < e->n_env; i++)
+    if (name_matches(e->env[i], name, n))
+      return true;
+  return false;
+}
+
+/* Why `var` ("NAME=value") does not reach the hook; NULL: it does.  e: the entry that allows
+ * the hook (NULL: none). */
+static const char *env_refused(const char *var, const struct sr_policy_facts *facts,
+                               const struct sr_policy_hook_allow *e)
 {
   const char *eq = strchr(var, '=');
   if (eq == NULL || eq == var)
@@ -121,8 +147,11 @@ static const char *env_refused(const char *var, const struct sr_policy_facts *fa
           (i > 0 && ch >= '0' && ch <= '9')))
       return "not a plain name";
   }
+  /* Never, even where an entry lists it. */
   if (env_name_denied(var, n))
     return "makes a program load or run other code";
+  if (!env_name_allowed(var, n, e))
+    return "not an allowed name";
   const char *value = eq + 1;
   /* The image is the tenant's: no value may lead the hook into it, by any name. */
   if (strstr(value, "/proc/"))
@@ -136,7 +165,8 @@ static const char *env_refused(const char *var, const struct sr_policy_facts *fa
 }
 
 static int filter_env(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
-                      const char *kind, size_t i, struct sr_hook *h)
+                      const char *kind, size_t i, struct sr_hook *h,
+                      const struct sr_policy_hook_allow *e, size_t entry)
 {
   if (h->n_env == 0)
     return 0;
@@ -146,7 +176,7 @@ static int filter_env(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
   size_t n = 0;
   char *dropped = NULL;
   for (size_t j = 0; j < h->n_env; j++) {
-    const char *why = env_refused(h->env[j], facts);
+    const char *why = env_refused(h->env[j], facts, e);
     if (why == NULL) {
       kept[n++] = h->env[j];
       continue;
@@ -163,7 +193,11 @@ static int filter_env(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
   kept[n] = NULL;
   int r = sr_pa_change(x, P("hooks.%s[%zu].env", kind, i), sr_pa_text_strv(x->a, h->env, h->n_env),
                        sr_pa_text_strv(x->a, kept, n),
-                       P("dropped %s: a hook runs as host root", dropped));
+                       e ? P("dropped %s: a hook runs as host root (it may get PATH, HOME, "
+                             "LANG, LANGUAGE, LC_*, TERM, TZ, USER, LOGNAME, HOSTNAME and the "
+                             "names in profiles.%s.hooks.allowedPaths[%zu].env)",
+                             dropped, x->name, entry)
+                         : P("dropped %s: a hook runs as host root", dropped));
   if (r > 0) {
     h->env = kept;
     h->n_env = n;
@@ -197,7 +231,7 @@ int sr_pa_check_hook(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
                      "the rootfs)%s%s",
                      kind, i, h->path, f && f->untrusted ? ": " : "",
                      f && f->untrusted ? f->untrusted : ""));
-    return filter_env(x, facts, kind, i, h);
+    return filter_env(x, facts, kind, i, h, NULL, 0);
   }
   const char *file = !in_container && f && f->resolved ? f->resolved : h->path;
   bool interpreter = sr_policy_hook_is_interpreter(file) ||
@@ -214,7 +248,7 @@ int sr_pa_check_hook(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
     TRY(sr_pa_allow(x, field, asked,
                     P("allowed by profiles.%s.hooks.allowedPaths[%zu]%s", name, j,
                       file != h->path && strcmp(file, h->path) ? P(" (it is %s)", file) : "")));
-    return filter_env(x, facts, kind, i, h);
+    return filter_env(x, facts, kind, i, h, e, j);
   }
   const char *file_note = file != h->path && strcmp(file, h->path) ? P(" (the file %s)", file) : "";
   if (named && interpreter)
@@ -237,7 +271,7 @@ int sr_pa_check_hook(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
                      in_container ? "; a startContainer hook is a file of the container, "
                                     "named as the config names it"
                                   : ""));
-  return filter_env(x, facts, kind, i, h);
+  return filter_env(x, facts, kind, i, h, NULL, 0);
 }
 
 int sr_pa_check_hooks(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,

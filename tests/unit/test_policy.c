@@ -2296,8 +2296,10 @@ static void a_hooks_environment_cannot_make_it_run_other_code(void)
 {
   struct host h;
   struct run r;
-  struct sr_policy *pol =
-      policy_of(policy_with_profile(JSON({"hooks": {"allowedPaths": ["/usr/bin/hook"]}})));
+  struct sr_policy *pol = policy_of(policy_with_profile(JSON({
+    "hooks": {"allowedPaths": ["/usr/bin/hook",
+                               {"path": "/usr/bin/gpu-hook", "env": ["GPU_*", "LD_PRELOAD"]}]}
+  })));
   if (pol == NULL)
     return;
   struct sr_policy_facts *f = benign_host(&h);
@@ -2307,18 +2309,33 @@ static void a_hooks_environment_cannot_make_it_run_other_code(void)
                                           "LD_PRELOAD=/b/rootfs/lib/evil.so", "HOME=/root",
                                           "PYTHONPATH=/x", "BASH_ENV=/x", "CFG=/b/rootfs/etc/x",
                                           "PATH=.:/usr/bin", "not-a-name=1", "GCONV_PATH=/x",
-                                          "A=/proc/1/root/x", "PATH=/usr/bin:/bin"]}]})),
+                                          "A=/proc/1/root/x", "PATH=/usr/bin:/bin",
+                                          "GPU_DEVICES=all", "LC_ALL=C"]}]})),
             f);
   CHECK_INT_EQ(r.ret, 0);
+  /* An allowlist: a name the entry does not list (GPU_DEVICES) is dropped too. */
   CHECK_DECISION(&r.d, "hooks.prestart[0].env", SR_DECISION_ENFORCED, NULL,
-                 "[\"HOME=/root\",\"PATH=/usr/bin:/bin\"]");
+                 "[\"HOME=/root\",\"PATH=/usr/bin:/bin\",\"LC_ALL=C\"]");
   if (r.c) {
     const struct sr_hook *hk = &r.c->hooks.list[SR_HOOK_PRESTART][0];
-    CHECK_INT_EQ(hk->n_env, 2);
+    CHECK_INT_EQ(hk->n_env, 3);
     CHECK_STR_EQ(hk->env[1], "PATH=/usr/bin:/bin");
-    CHECK(hk->env[2] == NULL);
+    CHECK(hk->env[3] == NULL);
   }
   run_done(&r);
+  /* The entry's "env" adds names; the loader's never pass. */
+  run_apply(&r, sr_policy_profile(pol, "p"),
+            CONFIG_WITH("hooks", JSON({"prestart": [{"path": "/usr/bin/gpu-hook", "env": [
+                                          "GPU_DEVICES=all", "LD_PRELOAD=/usr/lib/x.so"]}]})),
+            benign_host(&h));
+  CHECK_INT_EQ(r.ret, 0);
+  CHECK_DECISION(&r.d, "hooks.prestart[0].env", SR_DECISION_ENFORCED, NULL,
+                 "[\"GPU_DEVICES=all\"]");
+  run_done(&r);
+  POLICY_REFUSED(policy_with_profile(JSON({"hooks": {"allowedPaths": [{"path": "/x",
+                                                                       "env": ["A-B"]}]}})),
+                 "policy.json: profiles.p.hooks.allowedPaths[0].env[0]: \"A-B\" is not a variable "
+                 "name or a prefix ending in \"*\"");
   sr_policy_free(pol);
 }
 
