@@ -287,6 +287,18 @@ void sr_cli_hook_gate(const struct sr_global *g, const struct sr_container *c,
   }
   gate->profile = pc->profile;
   gate->audit = &pc->audit;
+  /* The profile is named by the container's state.json, which is read back from disk: the
+   * profile this invocation's bindings select must allow each hook as well. */
+  const char *argv0 = g->argv && g->argv[0] ? g->argv[0] : "seerun";
+  const char *base = strrchr(argv0, '/') ? strrchr(argv0, '/') + 1 : argv0;
+  char root[PATH_MAX];
+  const char *root_dir = realpath(g->root, root) ? root : g->root;
+  if (sr_policy_select(pc->policy, g->profile, base, root_dir, &gate->also, &err) < 0) {
+    _cleanup_free_ char *t = sr_error_text(err);
+    sr_warn("container \"%s\": no hook will run: %s", c->id, t ? t : "");
+    sr_error_free(&err);
+    gate->profile = NULL;
+  }
 }
 
 void sr_cli_release_userns(const struct sr_global *g, const char *id)

@@ -231,19 +231,30 @@ static int prepare_one(const struct sr_hook *h, enum sr_hook_kind kind, size_t i
     facts.hooks[kind] = fv;
     sr_hook_places_tenant_dirs(&gate->places, &b->arena, &facts);
     struct sr_hook judged = *h;
-    struct sr_decisions d = {0};
-    rc = sr_policy_check_hook(gate->profile, &b->arena, &facts, kind, i, &judged, &d, &refusal);
-    /* Fail closed: a hook whose decision leaves no trace does not run. */
-    if ((gate->rejudge || rc < 0) && sr_audit_decisions(gate->audit, &d, err) < 0) {
-      sr_error_free(&refusal);
-      sr_hook_file_close(&r->file);
-      return sr_error_wrap(err, "hook %s[%zu] `%s`", name, i, h->path);
+    const struct sr_policy_profile *judges[2] = {gate->profile,
+                                                 gate->also != gate->profile ? gate->also : NULL};
+    rc = 0;
+    for (int j = 0; j < 2 && rc == 0 && judges[j]; j++) {
+      /* The matches are the profile's own: facts again for the second one. */
+      if (j > 0 && sr_hook_file_fact(&r->file, judges[j], &b->arena, &fv[i], err) < 0) {
+        sr_hook_file_close(&r->file);
+        return -1;
+      }
+      struct sr_decisions d = {0};
+      rc = sr_policy_check_hook(judges[j], &b->arena, &facts, kind, i, &judged, &d, &refusal);
+      /* Fail closed: a hook whose decision leaves no trace does not run. */
+      if ((gate->rejudge || rc < 0) && sr_audit_decisions(gate->audit, &d, err) < 0) {
+        sr_error_free(&refusal);
+        sr_hook_file_close(&r->file);
+        return sr_error_wrap(err, "hook %s[%zu] `%s`", name, i, h->path);
+      }
+      if (rc < 0)
+        sr_error_wrap(&refusal, "policy \"%s\"", judges[j]->name);
     }
     if (rc == 0) {
       r->env = judged.env;
       r->n_env = judged.n_env;
-    } else
-      sr_error_wrap(&refusal, "policy \"%s\"", gate->profile->name);
+    }
   }
   if (rc == 0)
     return 1;

@@ -18,6 +18,9 @@
 /* What a hook is judged against where it runs. */
 struct sr_hook_gate {
   const struct sr_policy_profile *profile; /* NULL: no policy; no hook of the host runs */
+  /* The profile this invocation is bound to, when it is not `profile` (which a state
+   * directory names): a hook read back from there runs only if both allow it. */
+  const struct sr_policy_profile *also;
   const struct sr_audit *audit;            /* where refusals (and re-judgements) are recorded */
   struct sr_hook_places places;
   /* What is read back from a state directory (start, delete): every decision is recorded, and

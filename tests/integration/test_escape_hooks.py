@@ -324,6 +324,35 @@ def test_a_hook_written_into_the_state_copy_after_create_never_runs(hardened, hb
     assert d["kind"] == "refused" and d.get("id") == cid, d
 
 
+def test_a_state_that_names_a_looser_profile_does_not_let_an_injected_hook_run(hardened, hbundle,
+                                                                              tmp_path):
+    # The attacker also rewrites the profile the container's state.json names ("permissive":
+    # audit only).  The profile this delete is bound to still judges the hook.
+    marker = tmp_path / "hook-ran"
+    hbundle.args("sleep", "30")
+    cid = hardened.id()
+    hardened.cmd("create", "--bundle", hbundle.write(), cid, check=True)
+    copy = os.path.join(hardened.root, cid, "config.json")
+    with open(copy) as f:
+        cfg = json.load(f)
+    cfg["hooks"] = {"poststop": [{"path": "/bin/sh", "args": ["sh", "-c", f"touch {marker}"]}]}
+    with open(copy, "w") as f:
+        json.dump(cfg, f)
+    state = os.path.join(hardened.root, cid, "state.json")
+    with open(state) as f:
+        st = json.load(f)
+    assert st["decided"]["profile"] == "default"
+    st["decided"]["profile"] = "permissive"
+    with open(state, "w") as f:
+        json.dump(st, f)
+    r = hardened.cmd("delete", "--force", cid)
+    assert not marker.exists(), "a hook from the state directory ran under the profile it named"
+    assert r.returncode == 0, r.stderr
+    assert "poststop[0]" in r.stderr and 'policy "default"' in r.stderr, r.stderr
+    assert hardened.list_ids() == []
+    assert decisions(hardened, "hooks.poststop[0].path")[-1]["kind"] == "refused"
+
+
 def test_an_allowed_poststop_hook_still_runs_at_delete(hardened, hbundle, tmp_path,
                                                        trusted_dir):
     marker = tmp_path / "hook-ran"
