@@ -238,6 +238,7 @@ int sr_cli_prepare_create(const struct sr_global *g, struct sr_create_ctx *ctx,
   if (r < 0)
     return -1;
   ctx->profile = pc->profile->name;
+  ctx->hook_profile = pc->profile;
   ctx->audit = &pc->audit;
   ctx->network_granted = sr_policy_network_granted(d);
   ctx->builtin_seccomp = sr_policy_builtin_seccomp(pc->profile);
@@ -285,6 +286,34 @@ void sr_cli_create_failed(const struct sr_global *g, const char *id)
 {
   if (!sr_cli_container_exists(g, id))
     sr_cli_release_userns(g, id);
+}
+
+void sr_cli_hook_gate(const struct sr_global *g, const struct sr_container *c,
+                      struct sr_policy_ctx *pc, struct sr_hook_gate *gate)
+{
+  sr_error_t err = NULL;
+  *gate = (struct sr_hook_gate){.rejudge = true,
+                                .places = {c->rec->bundle, c->rec->rootfs, g->root}};
+  if (sr_policy_load_for(g, c, pc, &err) < 0) {
+    _cleanup_free_ char *t = sr_error_text(err);
+    sr_warn("container \"%s\": no hook will run: %s", c->id, t ? t : "");
+    sr_error_free(&err);
+    return;
+  }
+  gate->profile = pc->profile;
+  gate->audit = &pc->audit;
+  /* The profile is named by the container's state.json, which is read back from disk: the
+   * profile this invocation's bindings select must allow each hook as well. */
+  const char *argv0 = g->argv && g->argv[0] ? g->argv[0] : "seerun";
+  const char *base = strrchr(argv0, '/') ? strrchr(argv0, '/') + 1 : argv0;
+  char root[PATH_MAX];
+  const char *root_dir = realpath(g->root, root) ? root : g->root;
+  if (sr_policy_select(pc->policy, g->profile, base, root_dir, &gate->also, &err) < 0) {
+    _cleanup_free_ char *t = sr_error_text(err);
+    sr_warn("container \"%s\": no hook will run: %s", c->id, t ? t : "");
+    sr_error_free(&err);
+    gate->profile = NULL;
+  }
 }
 
 void sr_cli_release_userns(const struct sr_global *g, const char *id)

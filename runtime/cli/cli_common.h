@@ -64,6 +64,13 @@ bool sr_cli_container_exists(const struct sr_global *g, const char *id);
 void sr_cli_create_failed(const struct sr_global *g, const char *id);
 void sr_cli_release_userns(const struct sr_global *g, const char *id);
 
+/* The gate for hooks read back from c's state directory (start, delete): c's profile, every
+ * decision audited under it, a refused hook skipped.  A policy that cannot be loaded (or no
+ * longer has the profile) leaves gate->profile NULL, with a warning: no hook of the host runs.
+ * Release pc with sr_policy_ctx_release. */
+void sr_cli_hook_gate(const struct sr_global *g, const struct sr_container *c,
+                      struct sr_policy_ctx *pc, struct sr_hook_gate *gate);
+
 /* A wait status as a process exit status: the code, or 128+N for a signal; `otherwise` for
  * anything else. */
 int sr_cli_exit_status(int status, int otherwise);

@@ -6,6 +6,7 @@
 
 #include "cleanup.h"
 #include "lifecycle.h"
+#include "policy_run.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -42,7 +43,16 @@ int sr_cmd_delete(const struct sr_global *g, int argc, char **argv)
     return sr_cli_fail(&err);
   }
   const char *fields[] = {"force", force ? "true" : "false", NULL};
-  if (sr_cli_audit(g, ct, "delete", fields, &err) < 0 || sr_container_delete(ct, force, &err) < 0)
+  if (sr_cli_audit(g, ct, "delete", fields, &err) < 0)
+    return sr_cli_fail(&err);
+  /* The poststop hooks of the config copy are judged again: what the state directory says
+   * never widens what the policy allows. */
+  struct sr_policy_ctx pc = {0};
+  struct sr_hook_gate gate;
+  sr_cli_hook_gate(g, ct, &pc, &gate);
+  r = sr_container_delete(ct, force, &gate, &err);
+  sr_policy_ctx_release(&pc);
+  if (r < 0)
     return sr_cli_fail(&err);
   sr_cli_release_userns(g, argv[optind]);
   return 0;

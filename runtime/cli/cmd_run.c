@@ -55,7 +55,19 @@ static void remove_container(const struct sr_global *g, const char *id)
 {
   sr_error_t err = NULL;
   _cleanup_cli_container_ struct sr_container *c = NULL;
-  if (sr_cli_open_container(g, id, true, &c, &err) < 0 || sr_container_delete(c, true, &err) < 0) {
+  if (sr_cli_open_container(g, id, true, &c, &err) < 0) {
+    _cleanup_free_ char *t = sr_error_text(err);
+    sr_warn("run: remove container \"%s\": %s", id, t ? t : "");
+    sr_error_free(&err);
+    return;
+  }
+  /* The poststop hooks are read back from the state directory: judged again. */
+  struct sr_policy_ctx pc = {0};
+  struct sr_hook_gate gate;
+  sr_cli_hook_gate(g, c, &pc, &gate);
+  int r = sr_container_delete(c, true, &gate, &err);
+  sr_policy_ctx_release(&pc);
+  if (r < 0) {
     _cleanup_free_ char *t = sr_error_text(err);
     sr_warn("run: remove container \"%s\": %s", id, t ? t : "");
     sr_error_free(&err);
@@ -100,8 +112,10 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
   pid_t pid = ctx.init_pid;
   int pidfd = ctx.init_pidfd;
   ctx.init_pidfd = -1;
+  struct sr_hook_gate gate = {.profile = pc.profile, .audit = &pc.audit,
+                              .places = {ctx.o->bundle, ctx.rootfs, g->root}};
   if (sr_audit_event(&pc.audit, "start", NULL, &err) < 0 ||
-      sr_container_start(ctx.container, ctx.config, &err) < 0) {
+      sr_container_start(ctx.container, ctx.config, &gate, &err) < 0) {
     close(pidfd);
     goto fail_created;
   }
@@ -136,7 +150,9 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
 fail_created: {
   /* The container was created but could not run: it must not stay behind. */
   sr_error_t e = NULL;
-  if (ctx.container && sr_container_delete(ctx.container, true, &e) < 0)
+  struct sr_hook_gate undo = {.profile = pc.profile, .audit = &pc.audit,
+                              .places = {ctx.o->bundle, ctx.rootfs, g->root}};
+  if (ctx.container && sr_container_delete(ctx.container, true, &undo, &e) < 0)
     sr_error_free(&e);
 }
 fail:

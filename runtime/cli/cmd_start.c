@@ -5,6 +5,7 @@
 
 #include "cleanup.h"
 #include "lifecycle.h"
+#include "policy_run.h"
 
 #include <stdio.h>
 
@@ -21,7 +22,17 @@ int sr_cmd_start(const struct sr_global *g, int argc, char **argv)
   _cleanup_config_ struct sr_config *config = NULL;
   if (sr_cli_open_container(g, id, true, &ct, &err) < 0 ||
       sr_container_load_config(ct, &config, &err) < 0 ||
-      sr_cli_audit(g, ct, "start", NULL, &err) < 0 || sr_container_start(ct, config, &err) < 0)
+      sr_cli_audit(g, ct, "start", NULL, &err) < 0)
+    return sr_cli_fail(&err);
+  /* The poststart hooks come from the config copy: judged again (the policy is loaded only
+   * when there is one to judge). */
+  struct sr_policy_ctx pc = {0};
+  struct sr_hook_gate gate = {.rejudge = true};
+  if (config->hooks.n[SR_HOOK_POSTSTART])
+    sr_cli_hook_gate(g, ct, &pc, &gate);
+  r = sr_container_start(ct, config, &gate, &err);
+  sr_policy_ctx_release(&pc);
+  if (r < 0)
     return sr_cli_fail(&err);
   return 0;
 }

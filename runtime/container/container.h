@@ -12,6 +12,7 @@
 #include "config.h"
 #include "devices.h"
 #include "landlock.h"
+#include "hooks.h"
 #include "mount.h"
 #include "namespaces.h"
 #include "policy_egress.h"
@@ -61,6 +62,10 @@ struct sr_create_ctx {
   size_t n_egress_narrow;
   pid_t supervisor_pid; /* parent: started, 0 until then */
   struct sr_landlock_plan landlock; /* abi 0: none */
+  /* What the hooks are judged against where they run (the profile of the create). */
+  const struct sr_policy_profile *hook_profile;
+  /* The createContainer hooks, judged and opened by the parent, run by the init. */
+  struct sr_hook_batch container_hooks;
   struct sr_container *container; /* parent only */
   pid_t child_pid;                /* parent: first child */
   pid_t init_pid;                 /* parent: the init */

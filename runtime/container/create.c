@@ -259,6 +259,15 @@ static int map_userns(struct sr_create_ctx *ctx, pid_t pid, sr_error_t *err)
   return sr_binds_idmap(&ctx->binds, ctx->config, pid, err);
 }
 
+/* Each hook is judged again from the descriptor it is executed by: the policy's decision
+ * was about what the path opened then, and the path may name another file now. */
+static struct sr_hook_gate hook_gate(const struct sr_create_ctx *ctx)
+{
+  return (struct sr_hook_gate){.profile = ctx->hook_profile,
+                               .audit = ctx->audit,
+                               .places = {ctx->o->bundle, ctx->rootfs, ctx->g->root}};
+}
+
 static int run_runtime_hooks(struct sr_create_ctx *ctx, sr_error_t *err)
 {
   const struct sr_hooks *h = &ctx->config->hooks;
@@ -267,10 +276,21 @@ static int run_runtime_hooks(struct sr_create_ctx *ctx, sr_error_t *err)
   _cleanup_free_ char *state = NULL;
   if (sr_create_state_json(ctx, "creating", ctx->init_pid, &state, err) < 0)
     return -1;
-  if (sr_hooks_run(h, SR_HOOK_PRESTART, state, err) < 0 ||
-      sr_hooks_run(h, SR_HOOK_CREATE_RUNTIME, state, err) < 0)
+  struct sr_hook_gate gate = hook_gate(ctx);
+  if (sr_hooks_run(h, SR_HOOK_PRESTART, &gate, state, err) < 0 ||
+      sr_hooks_run(h, SR_HOOK_CREATE_RUNTIME, &gate, state, err) < 0)
     return -1;
   return 0;
+}
+
+/* The init runs the createContainer hooks in the container's user namespace, where host files
+ * are not what they are on the host (root's show as nobody's): the parent judges and opens
+ * them, and the init executes those descriptors. */
+static int prepare_container_hooks(struct sr_create_ctx *ctx, sr_error_t *err)
+{
+  struct sr_hook_gate gate = hook_gate(ctx);
+  return sr_hooks_prepare(&ctx->config->hooks, SR_HOOK_CREATE_CONTAINER, &gate,
+                          &ctx->container_hooks, err);
 }
 
 /* A container without a network grant must still have only loopback after the hooks ran
@@ -608,7 +628,8 @@ int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
   }
   SR_KILL_POINT("create.after-fifo");
 
-  if (setup_cgroup(ctx, err) < 0 || sr_sync_pair(ctx->sync, err) < 0)
+  if (setup_cgroup(ctx, err) < 0 || sr_sync_pair(ctx->sync, err) < 0 ||
+      prepare_container_hooks(ctx, err) < 0)
     goto fail;
   if (clone_child(ctx, err) < 0)
     goto fail;
@@ -659,6 +680,7 @@ void sr_create_ctx_release(struct sr_create_ctx *ctx)
   }
   ctx->container = NULL;
   sr_seccomp_prog_release(&ctx->seccomp_prog);
+  sr_hook_batch_release(&ctx->container_hooks);
   free(ctx->rootfs);
   ctx->rootfs = NULL;
   if (ctx->config)

@@ -4,6 +4,7 @@
 
 #include "cleanup.h"
 #include "log.h"
+#include "policy_apply.h"
 #include "process_exec.h"
 #include "util.h"
 
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,8 +33,10 @@ static int64_t now_ms(void)
 
 /* The hook's side of the fork: stdin the state, stdout and stderr the capture pipe, and the
  * signal state of a fresh process. */
-__attribute__((noreturn)) static void hook_child(const struct sr_hook *h, int in, int out)
+__attribute__((noreturn)) static void hook_child(const struct sr_hook_ready *r,
+                                                 enum sr_hook_kind kind, int in, int out)
 {
+  const struct sr_hook *h = r->hook;
   /* Its own process group, so that a timeout kills what the hook started as well. */
   setpgid(0, 0);
   if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
@@ -41,14 +45,46 @@ __attribute__((noreturn)) static void hook_child(const struct sr_hook *h, int in
    * otherwise reach every pipeline of the hook as EPIPE instead of a clean exit. */
   sr_reset_signals();
   char *const default_argv[] = {h->path, NULL};
-  execve(h->path, h->n_args ? h->args : default_argv, h->n_env ? h->env : empty_env);
+  char *const *argv = h->n_args ? h->args : default_argv;
+  char *const *envp = r->n_env ? r->env : empty_env;
+  if (kind == SR_HOOK_START_CONTAINER) {
+    /* A file of the container, named in its own root. */
+    execve(h->path, argv, envp);
+  } else if (r->file.fd < 0) {
+    errno = r->file.error ? r->file.error : ENOENT;
+  } else if (r->file.interp_fd >= 0) {
+    /* A script: what the kernel would do, with the interpreter judged and executed by its
+     * descriptor (the kernel would open it again by name).  The script goes by descriptor
+     * too: /dev/fd/N, as the kernel names a script executed with execveat. */
+    int script = dup(r->file.fd); /* without O_CLOEXEC: the interpreter opens it */
+    size_t n = h->n_args ? h->n_args : 1;
+    char name[32];
+    snprintf(name, sizeof(name), "/dev/fd/%d", script);
+    char *v[n + 4];
+    size_t k = 0;
+    v[k++] = (char *)r->file.interp;
+    if (r->file.has_interp_arg)
+      v[k++] = (char *)r->file.interp_arg;
+    v[k++] = name;
+    for (size_t i = 1; i < n; i++)
+      v[k++] = argv[i];
+    v[k] = NULL;
+    if (script >= 0)
+      syscall(SYS_execveat, r->file.interp_fd, "", v, envp, AT_EMPTY_PATH);
+  } else {
+    /* The file the policy judged, not whatever the path names now. */
+    syscall(SYS_execveat, r->file.fd, "", argv, envp, AT_EMPTY_PATH);
+  }
   dprintf(2, "exec %s: %s", h->path, strerror(errno));
   _exit(127);
 }
 
-static int run_hook(const struct sr_hook *h, const char *name, size_t index, const char *state_json,
-                    sr_error_t *err)
+static int run_hook(const struct sr_hook_ready *ready, enum sr_hook_kind kind,
+                    const char *state_json, sr_error_t *err)
 {
+  const struct sr_hook *h = ready->hook;
+  const char *name = sr_hook_name(kind);
+  size_t index = ready->index;
   int in[2], out[2];
   if (pipe2(in, O_CLOEXEC) < 0)
     return sr_error_sys(err, "hook %s[%zu]: pipe", name, index);
@@ -68,7 +104,7 @@ static int run_hook(const struct sr_hook *h, const char *name, size_t index, con
     return sr_error_make(err, saved, "hook %s[%zu]: fork", name, index);
   }
   if (pid == 0)
-    hook_child(h, in[0], out[1]);
+    hook_child(ready, kind, in[0], out[1]);
   setpgid(pid, pid); /* also here: the timeout must not find the child not yet moved */
   close(in[0]);
   close(out[1]);
@@ -163,15 +199,110 @@ static int run_hook(const struct sr_hook *h, const char *name, size_t index, con
                        used ? ": " : "", output);
 }
 
-int sr_hooks_run(const struct sr_hooks *hooks, enum sr_hook_kind kind, const char *state_json,
-                 sr_error_t *err)
+void sr_hook_batch_release(struct sr_hook_batch *b)
+{
+  for (size_t i = 0; i < b->n; i++)
+    sr_hook_file_close(&b->v[i].file);
+  sr_arena_release(&b->arena);
+  b->v = NULL;
+  b->n = 0;
+}
+
+/* One hook of the runtime's namespaces, judged from the descriptor it will be executed by.
+ * Returns 1: ready; 0: skipped (refused, with gate->rejudge); -1: refused, or an error. */
+static int prepare_one(const struct sr_hook *h, enum sr_hook_kind kind, size_t i,
+                       const struct sr_hook_gate *gate, struct sr_hook_batch *b,
+                       struct sr_hook_ready *r, sr_error_t *err)
+{
+  const char *name = sr_hook_name(kind);
+  sr_error_t refusal = NULL;
+  int rc;
+  if (gate == NULL || gate->profile == NULL) {
+    /* Nothing to judge it against: a hook of the host does not run on no one's word. */
+    rc = sr_error_make(&refusal, 0, "no policy profile to judge it against");
+  } else {
+    sr_hook_file_open(h->path, &gate->places, &r->file);
+    struct sr_policy_facts facts = {0};
+    struct sr_policy_hook_fact *fv = sr_arena_array(&b->arena, i + 1, sizeof(*fv));
+    if (fv == NULL || sr_hook_file_fact(&r->file, gate->profile, &b->arena, &fv[i], err) < 0) {
+      sr_hook_file_close(&r->file);
+      return fv ? -1 : sr_error_make(err, ENOMEM, "hook %s[%zu]", name, i);
+    }
+    facts.hooks[kind] = fv;
+    sr_hook_places_tenant_dirs(&gate->places, &b->arena, &facts);
+    struct sr_hook judged = *h;
+    const struct sr_policy_profile *judges[2] = {gate->profile,
+                                                 gate->also != gate->profile ? gate->also : NULL};
+    rc = 0;
+    for (int j = 0; j < 2 && rc == 0 && judges[j]; j++) {
+      /* The matches are the profile's own: facts again for the second one. */
+      if (j > 0 && sr_hook_file_fact(&r->file, judges[j], &b->arena, &fv[i], err) < 0) {
+        sr_hook_file_close(&r->file);
+        return -1;
+      }
+      struct sr_decisions d = {0};
+      rc = sr_policy_check_hook(judges[j], &b->arena, &facts, kind, i, &judged, &d, &refusal);
+      /* Fail closed: a hook whose decision leaves no trace does not run. */
+      if ((gate->rejudge || rc < 0) && sr_audit_decisions(gate->audit, &d, err) < 0) {
+        sr_error_free(&refusal);
+        sr_hook_file_close(&r->file);
+        return sr_error_wrap(err, "hook %s[%zu] `%s`", name, i, h->path);
+      }
+      if (rc < 0)
+        sr_error_wrap(&refusal, "policy \"%s\"", judges[j]->name);
+    }
+    if (rc == 0) {
+      r->env = judged.env;
+      r->n_env = judged.n_env;
+    }
+  }
+  if (rc == 0)
+    return 1;
+  sr_hook_file_close(&r->file);
+  if (gate && gate->rejudge) {
+    _cleanup_free_ char *t = sr_error_text(refusal);
+    sr_warn("hook %s[%zu] `%s`: not run: %s", name, i, h->path, t ? t : "");
+    sr_error_free(&refusal);
+    return 0;
+  }
+  *err = refusal;
+  return -1;
+}
+
+int sr_hooks_prepare(const struct sr_hooks *hooks, enum sr_hook_kind kind,
+                     const struct sr_hook_gate *gate, struct sr_hook_batch *out, sr_error_t *err)
+{
+  memset(out, 0, sizeof(*out));
+  out->kind = kind;
+  size_t n = hooks->n[kind];
+  out->v = sr_arena_array(&out->arena, n + 1, sizeof(*out->v));
+  if (out->v == NULL)
+    return sr_error_make(err, ENOMEM, "hooks %s", sr_hook_name(kind));
+  for (size_t i = 0; i < n; i++) {
+    const struct sr_hook *h = &hooks->list[kind][i];
+    struct sr_hook_ready *r = &out->v[out->n];
+    *r = (struct sr_hook_ready){.hook = h, .index = i, .env = h->env, .n_env = h->n_env};
+    sr_hook_file_init(&r->file);
+    /* startContainer: judged at create by its name, run in the container by its path. */
+    int rc = kind == SR_HOOK_START_CONTAINER ? 1 : prepare_one(h, kind, i, gate, out, r, err);
+    if (rc < 0) {
+      sr_hook_batch_release(out);
+      return -1;
+    }
+    if (rc > 0)
+      out->n++;
+  }
+  return 0;
+}
+
+int sr_hooks_run_batch(const struct sr_hook_batch *b, const char *state_json, sr_error_t *err)
 {
   /* The spec: a failing poststop hook is a warning, and the remaining hooks still run. */
-  bool keep_going = kind == SR_HOOK_POSTSTOP;
+  bool keep_going = b->kind == SR_HOOK_POSTSTOP;
   _cleanup_free_ char *failures = NULL;
-  for (size_t i = 0; i < hooks->n[kind]; i++) {
+  for (size_t i = 0; i < b->n; i++) {
     sr_error_t e = NULL;
-    if (run_hook(&hooks->list[kind][i], sr_hook_name(kind), i, state_json, &e) == 0)
+    if (run_hook(&b->v[i], b->kind, state_json, &e) == 0)
       continue;
     if (!keep_going) {
       *err = e;
@@ -190,4 +321,17 @@ int sr_hooks_run(const struct sr_hooks *hooks, enum sr_hook_kind kind, const cha
   if (failures)
     return sr_error_make(err, 0, "%s", failures);
   return 0;
+}
+
+int sr_hooks_run(const struct sr_hooks *hooks, enum sr_hook_kind kind,
+                 const struct sr_hook_gate *gate, const char *state_json, sr_error_t *err)
+{
+  if (hooks->n[kind] == 0)
+    return 0;
+  struct sr_hook_batch b;
+  if (sr_hooks_prepare(hooks, kind, gate, &b, err) < 0)
+    return -1;
+  int r = sr_hooks_run_batch(&b, state_json, err);
+  sr_hook_batch_release(&b);
+  return r;
 }

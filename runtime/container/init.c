@@ -299,12 +299,14 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
     return -1;
   SR_KILL_POINT("init.after-hooks");
   /* runtime.md: a hook in the container's namespaces gets the pid the container sees. */
-  if (c->hooks.n[SR_HOOK_CREATE_CONTAINER]) {
+  if (ctx->container_hooks.n) {
     _cleanup_free_ char *state = NULL;
     if (sr_create_state_json(ctx, "creating", getpid(), &state, err) < 0 ||
-        sr_hooks_run(&c->hooks, SR_HOOK_CREATE_CONTAINER, state, err) < 0)
+        sr_hooks_run_batch(&ctx->container_hooks, state, err) < 0)
       return -1;
   }
+  /* The hooks' descriptors are host files: none stays in the container. */
+  sr_hook_batch_release(&ctx->container_hooks);
   if (sr_rootfs_pivot(root_fd, ctx->o->no_pivot, err) < 0 || sr_rootfs_finish(c, err) < 0)
     return -1;
   SR_KILL_POINT("init.after-pivot");
@@ -385,7 +387,7 @@ __attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool afte
   if (c->hooks.n[SR_HOOK_START_CONTAINER]) {
     _cleanup_free_ char *state = NULL;
     if (sr_create_state_json(ctx, "created", getpid(), &state, &err) < 0 ||
-        sr_hooks_run(&c->hooks, SR_HOOK_START_CONTAINER, state, &err) < 0)
+        sr_hooks_run(&c->hooks, SR_HOOK_START_CONTAINER, NULL, state, &err) < 0)
       start_fail(fifo, &err);
   }
   _cleanup_free_ char *notify_state = NULL;

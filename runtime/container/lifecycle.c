@@ -136,17 +136,19 @@ static int open_init_pidfd(const struct sr_container *c, int *out, sr_error_t *e
 }
 
 static int run_hooks_with_state(const struct sr_container *c, const struct sr_config *config,
-                                enum sr_hook_kind kind, sr_error_t *err)
+                                enum sr_hook_kind kind, const struct sr_hook_gate *gate,
+                                sr_error_t *err)
 {
   if (config == NULL || config->hooks.n[kind] == 0)
     return 0;
   _cleanup_free_ char *state = NULL;
   if (sr_container_state_json(c, false, &state, err) < 0)
     return -1;
-  return sr_hooks_run(&config->hooks, kind, state, err);
+  return sr_hooks_run(&config->hooks, kind, gate, state, err);
 }
 
-int sr_container_start(struct sr_container *c, const struct sr_config *config, sr_error_t *err)
+int sr_container_start(struct sr_container *c, const struct sr_config *config,
+                       const struct sr_hook_gate *gate, sr_error_t *err)
 {
   if (c->damage)
     return sr_error_make(err, 0, "container \"%s\": %s", c->id, c->damage);
@@ -207,7 +209,7 @@ int sr_container_start(struct sr_container *c, const struct sr_config *config, s
   if (!released || (exited && used == 0))
     return sr_error_make(err, 0, "start container \"%s\": the container process exited before "
                                  "it was started", c->id);
-  if (run_hooks_with_state(c, config, SR_HOOK_POSTSTART, err) < 0) {
+  if (run_hooks_with_state(c, config, SR_HOOK_POSTSTART, gate, err) < 0) {
     sr_error_t e = NULL;
     sr_container_kill(c, SIGKILL, true, &e);
     sr_error_free(&e);
@@ -257,7 +259,8 @@ static void wait_gone(int pidfd)
     ;
 }
 
-int sr_container_delete(struct sr_container *c, bool force, sr_error_t *err)
+int sr_container_delete(struct sr_container *c, bool force, const struct sr_hook_gate *gate,
+                        sr_error_t *err)
 {
   if (c->damage) {
     if (!force)
@@ -321,7 +324,7 @@ int sr_container_delete(struct sr_container *c, bool force, sr_error_t *err)
   SR_KILL_POINT("delete.after-cgroup");
   if (config && config->hooks.n[SR_HOOK_POSTSTOP]) {
     sr_error_t e = NULL;
-    if (run_hooks_with_state(c, config, SR_HOOK_POSTSTOP, &e) < 0) {
+    if (run_hooks_with_state(c, config, SR_HOOK_POSTSTOP, gate, &e) < 0) {
       _cleanup_free_ char *t = sr_error_text(e);
       sr_warn("poststop hook: %s", t ? t : "");
       sr_error_free(&e);

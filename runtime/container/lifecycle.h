@@ -9,6 +9,7 @@
 #include "cgroup.h"
 #include "config.h"
 #include "error.h"
+#include "hooks.h"
 #include "statedir.h"
 
 enum sr_status {
@@ -33,15 +34,19 @@ int sr_container_load_config(const struct sr_container *c, struct sr_config **ou
                              sr_error_t *err);
 
 /* start: releases a created container's init and waits until it has exec'd the process (or
- * failed to); then runs the poststart hooks. */
-int sr_container_start(struct sr_container *c, const struct sr_config *config, sr_error_t *err);
+ * failed to); then runs the poststart hooks, each judged through gate (hooks.h). */
+int sr_container_start(struct sr_container *c, const struct sr_config *config,
+                       const struct sr_hook_gate *gate, sr_error_t *err);
 
 int sr_container_kill(struct sr_container *c, int sig, bool all, sr_error_t *err);
 
 /* delete: a stopped container, or with force any container (its processes are killed).
- * Removes the cgroup seerun made and the state, then runs the poststop hooks.  A damaged
- * container (from sr_container_recover) only with force. */
-int sr_container_delete(struct sr_container *c, bool force, sr_error_t *err);
+ * Removes the cgroup seerun made and the state, then runs the poststop hooks of the config
+ * copy, each judged again through gate (hooks.h; NULL: none runs): what the state directory
+ * says never widens what the policy allows.  A damaged container (from sr_container_recover)
+ * only with force. */
+int sr_container_delete(struct sr_container *c, bool force, const struct sr_hook_gate *gate,
+                        sr_error_t *err);
 
 /* For `delete --force` when sr_container_load failed on the container's own record: opens the
  * state root and loads the container whatever its state.json holds (statedir.h), the record

@@ -4,6 +4,7 @@
 
 #include "cleanup.h"
 #include "landlock.h"
+#include "hook_files.h"
 #include "lifecycle.h"
 #include "statedir.h"
 #include "util.h"
@@ -334,76 +335,30 @@ static void ns_facts(const struct sr_config *c, const struct sr_facts_input *in,
   }
 }
 
-/* Where engines keep images and containers' files.  What is there is the tenant's, though an
- * image's layers are root-owned files in root-owned directories like /usr/bin: no hook runs from
- * there, whatever path (a layer's, the merged rootfs's) names it. */
-static const char *const image_stores[] = {
-    "/var/lib/docker",  "/var/lib/containers", "/var/lib/containerd", "/run/containerd",
-    "/run/containers",  "/run/docker",         "/var/lib/kubelet",    "/var/lib/cri-o",
-    "/run/crio",        "/var/lib/lxc",        "/var/lib/lxd",        "/var/lib/seerun",
-};
-
-/* The canonical form of a directory the facts compare with (as given if it cannot be had). */
-static const char *canonical(const char *path, char *buf)
-{
-  return path && realpath(path, buf) ? buf : path;
-}
-
-/* Root-owned, not writable by group or others, all the way up; outside the bundle and root
- * filesystem (whose contents the tenant controls). */
-static bool trusted_path(const char *path, const struct sr_facts_input *in)
-{
-  char real[PATH_MAX], bundle[PATH_MAX], rootfs[PATH_MAX];
-  if (realpath(path, real) == NULL)
-    return false;
-  /* The file judged must be the file that runs.  A magic link (Docker's /proc/<dockerd>/exe,
-   * /proc/<pid>/root/...) opens a file of that process's mount namespace, while realpath gives
-   * its name, resolved in ours: /proc/<a container's pid>/exe reads "/bin/busybox" (a trusted
-   * host path) but runs the container's own binary, as host root. */
-  struct stat opened, judged;
-  _cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
-  if (fd < 0 || fstat(fd, &opened) < 0 || stat(real, &judged) < 0 ||
-      opened.st_dev != judged.st_dev || opened.st_ino != judged.st_ino)
-    return false;
-  /* root.path may name the rootfs through a symlink: compare canonical forms. */
-  const char *b = canonical(in->bundle, bundle), *r = canonical(in->rootfs, rootfs);
-  if ((b && under(real, b)) || (r && under(real, r)))
-    return false;
-  for (size_t i = 0; i < sizeof(image_stores) / sizeof(image_stores[0]); i++) {
-    char store[PATH_MAX];
-    if (under(real, canonical(image_stores[i], store)))
-      return false;
-  }
-  char state[PATH_MAX];
-  if (in->state_root && under(real, canonical(in->state_root, state)))
-    return false;
-  char cur[PATH_MAX];
-  snprintf(cur, sizeof(cur), "%s", real);
-  for (;;) {
-    struct stat st;
-    if (lstat(cur, &st) < 0 || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
-      return false;
-    char *slash = strrchr(cur, '/');
-    if (slash == NULL || cur[0] == '\0' || strcmp(cur, "/") == 0)
-      return true;
-    if (slash == cur)
-      slash[1] = '\0';
-    else
-      *slash = '\0';
-  }
-}
-
+/* Each hook's file judged from the descriptor its path opens (hook_files.h).  The hook is
+ * opened again where it runs, and judged again from that descriptor: these facts are the
+ * decision on record and `policy check`'s. */
 static int hook_facts(const struct sr_config *c, const struct sr_facts_input *in,
                       struct sr_policy_facts *f, sr_error_t *err)
 {
+  struct sr_hook_places places = {in->bundle, in->rootfs, in->state_root};
   for (int k = 0; k < SR_HOOK_COUNT; k++) {
     size_t n = c->hooks.n[k];
     f->hooks[k] = sr_arena_array((struct sr_arena *)&c->arena, n + 1, sizeof(*f->hooks[k]));
     if (f->hooks[k] == NULL)
       return sr_error_make(err, ENOMEM, "policy facts");
-    for (size_t i = 0; i < n; i++)
-      f->hooks[k][i].trusted_path = trusted_path(c->hooks.list[k][i].path, in);
+    /* startContainer names a file of the container: nothing on the host to judge. */
+    for (size_t i = 0; i < n && k != SR_HOOK_START_CONTAINER; i++) {
+      struct sr_hook_file file;
+      sr_hook_file_open(c->hooks.list[k][i].path, &places, &file);
+      int r = sr_hook_file_fact(&file, in->profile, (struct sr_arena *)&c->arena,
+                                &f->hooks[k][i], err);
+      sr_hook_file_close(&file);
+      if (r < 0)
+        return -1;
+    }
   }
+  sr_hook_places_tenant_dirs(&places, (struct sr_arena *)&c->arena, f);
   return 0;
 }
 

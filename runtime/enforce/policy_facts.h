@@ -1,7 +1,8 @@
 /* What the policy needs to know about the host, found out before it runs (the policy itself
  * does no I/O): whether bind sources are or contain denied host paths, compared by device and
  * inode from O_PATH descriptors (never by string prefix); whether namespace paths are the
- * host's or another seerun container's; whether hooks live on trusted paths. */
+ * host's or another seerun container's; what file each hook's path opens, and whether it is
+ * trusted. */
 #ifndef SEERUN_POLICY_FACTS_H
 #define SEERUN_POLICY_FACTS_H
 
@@ -28,6 +29,8 @@ struct sr_facts_input {
   size_t n_denied;
   char **idmappable;                   /* the profile's mounts.idmappable */
   size_t n_idmappable;
+  const struct sr_policy_profile *profile; /* whose hooks.allowedPaths the hooks are matched
+                                              against (set by sr_policy_enforce_create) */
 };
 
 /* Fills facts, allocating in c->arena. */

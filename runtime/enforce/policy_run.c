@@ -171,6 +171,9 @@ int sr_policy_enforce_create(struct sr_policy_ctx *pc, struct sr_config *c,
   local.idmappable = pc->profile->idmappable;
   local.n_idmappable = pc->profile->n_idmappable;
   struct sr_policy_facts facts;
+  struct sr_facts_input with_profile = *in;
+  with_profile.profile = pc->profile;
+  in = &with_profile;
   if (sr_policy_facts_compute(c, in, &facts, err) < 0)
     return -1;
   sr_error_t refusal = NULL;

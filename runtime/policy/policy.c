@@ -45,7 +45,7 @@ static const char baseline_json[] =
     " \"sysctls\": {\"allowed\": [\"kernel.msgmax\", \"kernel.msgmnb\", \"kernel.msgmni\","
     "   \"kernel.sem\", \"kernel.shmall\", \"kernel.shmmax\", \"kernel.shmmni\","
     "   \"kernel.shm_rmid_forced\", \"fs.mqueue.*\", \"net.*\"]},"
-    " \"hooks\": {},"
+    " \"hooks\": {\"allowedPaths\": []},"
     " \"landlock\": true}";
 #define BASELINE_PATH "(built-in defaults)"
 
@@ -535,16 +535,72 @@ static int parse_sysctls(struct sr_arena *a, const struct chain *ch, struct sr_p
   return 0;
 }
 
+/* hooks.allowedPaths: each entry a path, or {"path", "args"}. */
+static int parse_hook_allow(struct sr_arena *a, yajl_val v, const char *ip,
+                            struct sr_policy_hook_allow *h, sr_error_t *err)
+{
+  static const char *const keys[] = {"path", "args", "env", NULL};
+  if (v && YAJL_IS_STRING(v)) {
+    h->path = sr_arena_strdup(a, v->u.string);
+    if (h->path == NULL)
+      return OOM(err, ip);
+  } else if (v && YAJL_IS_OBJECT(v)) {
+    if (check_keys(v, ip, keys, err) < 0 ||
+        sr_json_get_string(a, v, ip, "path", true, &h->path, err) < 0 ||
+        sr_json_get_strv(a, v, ip, "args", false, &h->args, &h->n_args, err) < 0 ||
+        sr_json_get_strv(a, v, ip, "env", false, &h->env, &h->n_env, err) < 0)
+      return -1;
+    for (size_t j = 0; j < h->n_env; j++) {
+      const char *e = h->env[j];
+      size_t n = strlen(e), name = strspn(e, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                "0123456789_");
+      if (n == 0 || (e[0] >= '0' && e[0] <= '9') ||
+          !(name == n || (name == n - 1 && e[n - 1] == '*')))
+        return sr_error_make(err, 0,
+                             "%s.env[%zu]: \"%s\" is not a variable name or a prefix ending in "
+                             "\"*\"",
+                             ip, j, e);
+    }
+    h->has_args = sr_json_field(v, "args") != NULL;
+    for (size_t j = 0; j < h->n_args; j++) {
+      const char *star = strchr(h->args[j], '*');
+      if (star && star[1] != '\0')
+        return sr_error_make(err, 0,
+                             "%s.args[%zu]: \"%s\": \"*\" may only end a pattern (a prefix)", ip,
+                             j, h->args[j]);
+    }
+  } else
+    return sr_error_make(err, 0, "%s: must be a path or an object {\"path\", \"args\"}", ip);
+  if (!is_abs_clean(h->path))
+    return sr_error_make(err, 0, "%s: must be a clean absolute path, got \"%s\"", ip, h->path);
+  return 0;
+}
+
 static int parse_hooks(struct sr_arena *a, const struct chain *ch, struct sr_policy_profile *p,
                        sr_error_t *err)
 {
   struct chain h;
-  yajl_val owner;
+  yajl_val owner, arr;
   const char *path;
   if (chain_sub(a, ch, "hooks", &h, err) < 0)
     return -1;
-  p->has_hook_paths = chain_find(&h, "allowedPaths", &owner, &path) != NULL;
-  return parse_paths(a, &h, "allowedPaths", &p->hook_paths, &p->n_hook_paths, err);
+  if (chain_find(&h, "allowedPaths", &owner, &path) == NULL)
+    return 0;
+  if (sr_json_get_array(owner, path, "allowedPaths", true, &arr, err) < 0)
+    return -1;
+  size_t n = arr->u.array.len;
+  p->hooks_allowed = sr_arena_array(a, n ? n : 1, sizeof(*p->hooks_allowed));
+  if (p->hooks_allowed == NULL)
+    return OOM(err, path);
+  for (size_t i = 0; i < n; i++) {
+    char *ip = sr_arena_printf(a, "%s.allowedPaths[%zu]", path, i);
+    if (ip == NULL)
+      return OOM(err, path);
+    if (parse_hook_allow(a, arr->u.array.values[i], ip, &p->hooks_allowed[i], err) < 0)
+      return -1;
+  }
+  p->n_hooks_allowed = n;
+  return 0;
 }
 
 /* network.egress: host entries, pins and address ranges, each checked where it is written. */
@@ -1148,8 +1204,23 @@ int sr_policy_profile_to_json(const struct sr_policy_profile *p, yajl_gen g)
 
   sr_json_put_key(g, "hooks");
   yajl_gen_map_open(g);
-  if (p->has_hook_paths)
-    put_strv(g, "allowedPaths", p->hook_paths, p->n_hook_paths);
+  sr_json_put_key(g, "allowedPaths");
+  yajl_gen_array_open(g);
+  for (size_t i = 0; i < p->n_hooks_allowed; i++) {
+    const struct sr_policy_hook_allow *h = &p->hooks_allowed[i];
+    if (!h->has_args && h->n_env == 0) {
+      sr_json_put_string(g, h->path);
+      continue;
+    }
+    yajl_gen_map_open(g);
+    sr_json_put_kv_string(g, "path", h->path);
+    if (h->has_args)
+      put_strv(g, "args", h->args, h->n_args);
+    if (h->n_env)
+      put_strv(g, "env", h->env, h->n_env);
+    yajl_gen_map_close(g);
+  }
+  yajl_gen_array_close(g);
   yajl_gen_map_close(g);
   sr_json_put_kv_bool(g, "landlock", p->landlock);
 

@@ -43,6 +43,17 @@ struct sr_policy_tmpfs {
   bool noexec;
 };
 
+/* A hook the profile allows (hooks.allowedPaths[i]): the file a hook's path resolves to, and
+ * optionally its argv. */
+struct sr_policy_hook_allow {
+  char *path;    /* names the file: a hook matches when its path opens the same inode */
+  bool has_args; /* false: any argv (never enough for an interpreter or launcher) */
+  char **args;   /* one pattern per argv element: exact, or a prefix ending in "*" */
+  size_t n_args;
+  char **env; /* environment names it may get beyond the built-in few: exact, or prefix* */
+  size_t n_env;
+};
+
 /* A resource floor and ceiling. */
 struct sr_policy_limit {
   bool has_default; /* set this when config.json asks for no limit */
@@ -96,9 +107,8 @@ struct sr_policy_profile {
   struct sr_policy_limit pids, memory;
   char **sysctls; /* "kernel.shmmax" (exact) or "net.*" (prefix) */
   size_t n_sysctls;
-  bool has_hook_paths; /* false: any hook on a trusted path; true: only these */
-  char **hook_paths;
-  size_t n_hook_paths;
+  struct sr_policy_hook_allow *hooks_allowed; /* the only hooks that run; none: no hooks */
+  size_t n_hooks_allowed;
   bool landlock; /* confine every process to the container's file hierarchy (enforcing only) */
 };
 

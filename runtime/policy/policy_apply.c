@@ -1,6 +1,6 @@
 /* The policy applied to a config (see policy_apply.h): recording decisions, and the sections
- * that judge the process -- annotations, no new privileges, capabilities, seccomp, sysctls,
- * hooks; sr_policy_apply runs every section in order.  The others are in policy_apply_*.c
+ * that judge the process -- annotations, no new privileges, capabilities, seccomp, sysctls;
+ * sr_policy_apply runs every section in order.  The others are in policy_apply_*.c
  * (policy_apply_internal.h lists them). */
 #include "build.h"
 
@@ -273,37 +273,6 @@ static int check_sysctls(struct sr_pa_ctx *x, const struct sr_linux *l)
   return 0;
 }
 
-/* ---- 13. Hooks --------------------------------------------------------------------------- */
-
-static int check_hooks(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
-                       const struct sr_hooks *h)
-{
-  const char *name = x->name;
-  for (int k = 0; k < SR_HOOK_COUNT; k++)
-    for (size_t i = 0; i < h->n[k]; i++) {
-      const char *path = h->list[k][i].path;
-      const struct sr_policy_hook_fact *f = facts && facts->hooks[k] ? &facts->hooks[k][i] : NULL;
-      char *field = P("hooks.%s[%zu].path", sr_hook_name(k), i);
-      char *asked = sr_pa_text_str(x->a, path);
-      /* Hooks run on the host, as root, outside every namespace of the container. */
-      if (f == NULL || !f->trusted_path)
-        TRY(sr_pa_refuse(
-            x, field, asked,
-            "hooks.%s[%zu].path: \"%s\" is not on a trusted path (a root-owned file in "
-            "root-owned directories no other user can write, outside the bundle and the "
-            "rootfs)",
-            sr_hook_name(k), i, path));
-      else if (x->p->has_hook_paths && !sr_pa_in_list(x->p->hook_paths, x->p->n_hook_paths, path))
-        TRY(sr_pa_refuse(x, field, asked,
-                         "hooks.%s[%zu].path: \"%s\" is not allowed by profile \"%s\" "
-                         "(profiles.%s.hooks.allowedPaths)",
-                         sr_hook_name(k), i, path, name, name));
-      else
-        TRY(sr_pa_allow(x, field, asked, "on a trusted path"));
-    }
-  return 0;
-}
-
 /* ---- Running the sections ---------------------------------------------------------------- */
 
 int sr_policy_apply(const struct sr_policy_profile *p, const struct sr_policy_facts *facts,
@@ -337,7 +306,7 @@ int sr_policy_apply(const struct sr_policy_profile *p, const struct sr_policy_fa
   TRY(sr_pa_check_devices(x, l));
   TRY(sr_pa_apply_resources(x, c));
   TRY(check_sysctls(x, l));
-  TRY(check_hooks(x, facts, &c->hooks));
+  TRY(sr_pa_check_hooks(x, facts, &c->hooks));
   TRY(sr_pa_apply_landlock(x, facts ? facts->landlock_abi : 0, !x->own_net));
   return 0;
 }

@@ -68,15 +68,31 @@ struct sr_policy_ns_fact {
   int container_pid;           /* that container's init (the runtime uses it for pods) */
 };
 
+/* What the file a hook's path opens is, judged from that descriptor (and, for a script, its
+ * #! interpreter's). */
 struct sr_policy_hook_fact {
-  bool trusted_path; /* root-owned file in root-owned directories no other user can write,
-                        outside the bundle and rootfs */
+  bool trusted_path;     /* root-owned file in root-owned directories no other user can write,
+                            outside the bundle, the rootfs and the engines' image stores; a
+                            script's interpreter likewise */
+  const char *untrusted; /* why it is not, for the refusal; NULL: no detail */
+  const char *resolved;  /* the file's name on the host (/proc/<pid>/exe: the program); NULL:
+                            the path as written */
+  bool interpreter;      /* the file is a well-known interpreter's or launcher's, under any
+                            name (a hard link or copy of /bin/sh by the same inode) */
+  const bool *matches;   /* one per entry of the profile's hooks.allowedPaths: that entry opens
+                            this same file (device and inode); NULL: the entry's text is
+                            compared with `resolved` */
 };
+
+#define SR_POLICY_TENANT_DIRS 4
 
 struct sr_policy_facts {
   struct sr_policy_mount_fact *mounts;              /* one per config->mounts[i] */
   struct sr_policy_ns_fact ns[SR_NS_COUNT];         /* for namespaces given by path */
   struct sr_policy_hook_fact *hooks[SR_HOOK_COUNT]; /* one per hook */
+  /* The bundle and the rootfs (as named and canonical): no hook environment value points
+   * there.  NULL entries: none. */
+  const char *tenant_dirs[SR_POLICY_TENANT_DIRS];
   bool have_network_grant_check;                    /* reserved */
   int landlock_abi;                                 /* the kernel's Landlock ABI, 0: none */
 };
@@ -110,6 +126,17 @@ int sr_policy_apply_exec(const struct sr_policy_profile *p, struct sr_arena *a,
  * Sets out->landlock_abi and out->landlock_scope_abstract_unix. */
 int sr_policy_apply_landlock(const struct sr_policy_profile *p, struct sr_arena *a, int abi,
                              bool host_network, struct sr_decisions *out, sr_error_t *err);
+/* One hook judged again, where it is about to run or as read back from a state directory: the
+ * same rules as at create (the profile must allow the file the hook's path opens, with its
+ * args; its environment is filtered in h).  facts->hooks[k][i] is its fact.  -1 with the error
+ * when the profile refuses it (recorded in out). */
+int sr_policy_check_hook(const struct sr_policy_profile *p, struct sr_arena *a,
+                         const struct sr_policy_facts *facts, enum sr_hook_kind k, size_t i,
+                         struct sr_hook *h, struct sr_decisions *out, sr_error_t *err);
+
+/* A program that runs whatever its arguments name (a shell, an interpreter, env, busybox ...),
+ * by its base name: an allow entry without "args" does not allow it. */
+bool sr_policy_hook_is_interpreter(const char *path);
 
 bool sr_policy_network_granted(const struct sr_decisions *d);
 

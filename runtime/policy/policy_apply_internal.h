@@ -5,7 +5,7 @@
  * its decisions through sr_pa_allow, sr_pa_change and sr_pa_refuse.  One concern per file:
  *
  *   policy_apply.c             recording decisions, annotations (14), no new privileges,
- *                              capabilities, seccomp (4, 5, 3), sysctls (11), hooks (13), and
+ *                              capabilities, seccomp (4, 5, 3), sysctls (11), and
  *                              sr_policy_apply, which runs the sections
  *   policy_apply_namespaces.c  namespaces (7) and the network (2)
  *   policy_apply_egress.c      egress through seerun's proxy (2b)
@@ -14,6 +14,7 @@
  *   policy_apply_resources.c   devices and device rules (9), pids and memory limits (10)
  *   policy_apply_update.c      `update` and `exec`
  *   policy_apply_landlock.c    Landlock (16)
+ *   policy_apply_hooks.c       hooks (13): the allow list, interpreters, the environment
  *   policy_render.c            the short JSON texts of asked and applied values; decisions as
  *                              JSON
  *
@@ -135,6 +136,11 @@ int64_t sr_pa_unified_value(const char *v);
 
 /* policy_apply_landlock.c: after the network (it reads whether the host's is kept) */
 int sr_pa_apply_landlock(struct sr_pa_ctx *x, int abi, bool host_network);
+/* policy_apply_hooks.c */
+int sr_pa_check_hook(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
+                     enum sr_hook_kind k, size_t i, struct sr_hook *h);
+int sr_pa_check_hooks(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
+                      struct sr_hooks *h);
 
 /* ---- Texts (policy_render.c) ------------------------------------------------------------- */
 

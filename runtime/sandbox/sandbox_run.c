@@ -227,7 +227,7 @@ static bool remove_container(struct sr_sandbox *s)
     sr_error_free(&err);
     return gone;
   }
-  if (sr_container_delete(c, true, &err) < 0) {
+  if (sr_container_delete(c, true, NULL, &err) < 0) {
     _cleanup_free_ char *t = sr_error_text(err);
     sr_warn("sandbox: remove container \"%s\": %s", s->ws.id, t ? t : "");
     sr_error_free(&err);
@@ -244,7 +244,7 @@ static int run(struct sr_sandbox *s, sr_error_t *err)
   if (sr_audit_event(&s->pc.audit, "start", NULL, err) < 0)
     return -1;
   int64_t started = sr_sandbox_now_ns();
-  if (sr_container_start(s->ctx.container, s->ctx.config, err) < 0)
+  if (sr_container_start(s->ctx.container, s->ctx.config, NULL, err) < 0)
     return -1;
   /* The container's state directory holds the id now; the workspace goes while the command
    * runs. */
@@ -297,7 +297,7 @@ static void undo(struct sr_sandbox *s)
   if (s->created) {
     if (s->ctx.container) {
       sr_error_t e = NULL;
-      if (sr_container_delete(s->ctx.container, true, &e) < 0)
+      if (sr_container_delete(s->ctx.container, true, NULL, &e) < 0)
         sr_error_free(&e);
       else
         s->created = false;

@@ -178,7 +178,7 @@ static void reap_container(const struct sr_global *g, const char *id, const char
   if (c->rec->bundle == NULL || !sr_sandbox_bundle_orphaned(real_root, c->rec->bundle))
     return;
   const char *fields[] = {"force", "true", "reason", "its sandbox runtime is gone", NULL};
-  if (sr_cli_audit(g, c, "delete", fields, &err) < 0 || sr_container_delete(c, true, &err) < 0) {
+  if (sr_cli_audit(g, c, "delete", fields, &err) < 0 || sr_container_delete(c, true, NULL, &err) < 0) {
     _cleanup_free_ char *t = sr_error_text(err);
     sr_warn("sandbox: remove the orphaned sandbox \"%s\": %s", id, t ? t : "");
     sr_error_free(&err);

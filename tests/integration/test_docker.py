@@ -286,6 +286,25 @@ def test_default_policy_applies(docker):
     assert 'seerun create failed: policy "default": ' in r.stderr, r.stderr
 
 
+def test_libnetwork_hook_runs_as_dockerds_own_binary(docker):
+    """dockerd 20.10 adds `/proc/<its pid>/exe libnetwork-setkey ...` as a prestart hook to
+    every container with its own network namespace (--network=none too).  The profile allows it
+    as dockerd's binary with that argv, and nothing else: the container runs, and the audit log
+    says which file the hook was."""
+    docker.run("-d", "--name", "hooked", BUSYBOX_IMAGE, "sleep", "300")
+    try:
+        cid = docker.inspect("hooked", "{{.Id}}")
+        hooks = [e for e in engines.audit_events(cid) if e.get("event") == "decision" and
+                 e.get("field", "").startswith("hooks.")]
+        assert [h["field"] for h in hooks] == ["hooks.prestart[0].path"], hooks
+        assert hooks[0]["kind"] == "allowed", hooks
+        real = os.path.realpath(shutil.which("dockerd"))
+        assert hooks[0]["asked"].startswith('"/proc/') and real in hooks[0]["reason"], hooks
+        assert docker.inspect("hooked", "{{.State.Running}}") == "true"
+    finally:
+        docker("rm", "-f", "hooked")
+
+
 def test_nothing_left_behind(docker):
     ids = docker("ps", "-aq").stdout.split()
     if ids:

@@ -342,6 +342,14 @@ def test_under_the_default_profile_container_hooks_run_in_the_containers_user_na
     # The container's root is no host root here: the hooks report through the debug log (a
     # successful hook's output), not through a file of the host.
     script = "cat > /dev/null; echo userns=$(readlink /proc/self/ns/user)"
+    # The default profile runs no hook but Docker's: the operator allows this one, an
+    # interpreter, only with exactly these arguments.
+    with open(hardened.policy) as f:
+        policy = json.load(f)
+    policy["profiles"]["default"]["hooks"] = {"allowedPaths": [
+        {"path": BUSYBOX, "args": ["sh", "-c", script, "sh"]}]}
+    with open(hardened.policy, "w") as f:
+        json.dump(policy, f)
     bundle.config["hooks"] = {"createRuntime": [hook(script)],
                               "createContainer": [hook(script)]}
     bundle.args("sleep", "30")

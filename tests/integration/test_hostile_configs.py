@@ -489,14 +489,22 @@ def test_a_hook_from_inside_the_bundle_is_refused(hardened, bundle, probe_dir, t
 def test_a_hook_through_a_host_daemons_proc_exe_runs_as_dockers_does(hardened, bundle,
                                                                      probe_dir, tmp_path):
     # Docker 20.10's libnetwork hook is /proc/<dockerd pid>/exe: a host daemon's program, judged
-    # by the file the link opens (here a host busybox standing in for dockerd).
+    # by the file the link opens (here a host busybox standing in for dockerd), which the
+    # profile's hooks.allowedPaths names (the shipped default names dockerd's, with
+    # libnetwork-setkey's argv).
     marker = tmp_path / "hook-ran"
+    script = f"cat > /dev/null; touch {marker}"
+    with open(hardened.policy) as f:
+        policy = json.load(f)
+    policy["profiles"]["default"]["hooks"] = {"allowedPaths": [
+        {"path": "/bin/busybox", "args": ["sh", "-c", script]}]}
+    with open(hardened.policy, "w") as f:
+        json.dump(policy, f)
     daemon = subprocess.Popen(["/bin/busybox", "sleep", "60"])
     try:
         attacker(bundle, probe_dir, "ids")
         bundle.config["hooks"] = {"prestart": [{
-            "path": f"/proc/{daemon.pid}/exe",
-            "args": ["sh", "-c", f"cat > /dev/null; touch {marker}"]}]}
+            "path": f"/proc/{daemon.pid}/exe", "args": ["sh", "-c", script]}]}
         r = run(hardened, bundle)
     finally:
         daemon.kill()

@@ -537,7 +537,7 @@ static void a_profile_that_says_nothing_gets_the_hardened_defaults(void)
   CHECK(p->pids.has_default && p->pids.def == 4096 && !p->pids.has_max);
   CHECK(p->memory.has_default && p->memory.def == INT64_C(4) << 30 && !p->memory.has_max);
   CHECK_INT_EQ(p->n_sysctls, 10);
-  CHECK(!p->has_hook_paths);
+  CHECK_INT_EQ(p->n_hooks_allowed, 0); /* absent: no hook runs */
   /* The built-in "default" differs from these by granting the network to a container that asks
    * for it (annotation io.seerun.network=enabled). */
   const struct sr_policy_profile *def = profile("default");
@@ -589,7 +589,7 @@ static void a_profile_inherits_from_its_base_key_by_key(void)
   CHECK(c->devices[1].name == NULL && c->devices[1].type == 'c' && c->devices[1].major == 195 &&
         c->devices[1].minor == 0);
   CHECK(c->devices[2].type == 'b' && c->devices[2].minor == -1);
-  CHECK(c->has_hook_paths && c->n_hook_paths == 1);
+  CHECK(c->n_hooks_allowed == 1 && !c->hooks_allowed[0].has_args);
   CHECK_STR_EQ(pol->root_keys[0], "/run/c");
   CHECK_STR_EQ(pol->audit_log, "/var/log/x.jsonl");
   sr_policy_free(pol);
@@ -2320,41 +2320,188 @@ static void a_hook_not_on_a_trusted_path_is_refused(void)
 {
   struct host h;
   struct run r;
+  struct sr_policy *pol = policy_of(policy_with_profile(
+      JSON({"hooks": {"allowedPaths": ["/usr/libexec/oci/hook", "/tmp/evil"]}})));
+  if (pol == NULL)
+    return;
   struct sr_policy_facts *f = benign_host(&h);
   h.hooks[SR_HOOK_CREATE_RUNTIME][1].trusted_path = false;
+  h.hooks[SR_HOOK_CREATE_RUNTIME][1].untrusted = "it is in the bundle";
   run_apply(
-      &r, profile("default"),
+      &r, sr_policy_profile(pol, "p"),
       CONFIG_WITH(
           "hooks", JSON({
             "createRuntime":
                 [{"path": "/usr/libexec/oci/hook"}, {"path": "/tmp/evil", "args": ["evil"]}]
           })),
       f);
+  /* Listed, but not trusted: the place, not the list, says it is the tenant's. */
   CHECK_REFUSED(&r, "hooks.createRuntime[1].path",
                 "hooks.createRuntime[1].path: \"/tmp/evil\" is not on a trusted path (a "
                 "root-owned file in root-owned directories no other user can write, outside the "
-                "bundle and the rootfs)");
+                "bundle and the rootfs): it is in the bundle");
   CHECK_DECISION(&r.d, "hooks.createRuntime[0].path", SR_DECISION_ALLOWED,
                  "\"/usr/libexec/oci/hook\"", NULL);
   run_done(&r);
+  sr_policy_free(pol);
+}
 
-  /* A strict profile lists the only hooks it runs. */
-  struct sr_policy *pol =
-      policy_of(policy_with_profile(JSON({"hooks": {"allowedPaths": ["/usr/bin/nvidia-hook"]}})));
-  if (pol) {
-    run_apply(
-        &r, sr_policy_profile(pol, "p"),
-        CONFIG_WITH(
-            "hooks",
-            JSON(
-                {"prestart": [{"path": "/usr/bin/nvidia-hook"}, {"path": "/usr/bin/other"}]})),
-        benign_host(&h));
-    CHECK_REFUSED(&r, "hooks.prestart[1].path",
-                  "hooks.prestart[1].path: \"/usr/bin/other\" is not allowed by profile \"p\" "
-                  "(profiles.p.hooks.allowedPaths)");
+static void only_the_hooks_a_profile_lists_run(void)
+{
+  struct host h;
+  struct run r;
+  /* No allowedPaths: no hook runs, trusted or not; the refusal says how to allow one. */
+  run_apply(&r, class_profile("trusted-internal"),
+            CONFIG_WITH("hooks", JSON({"prestart": [{"path": "/usr/bin/nvidia-hook"}]})),
+            benign_host(&h));
+  CHECK_REFUSED(&r, "hooks.prestart[0].path",
+                "hooks.prestart[0].path: \"/usr/bin/nvidia-hook\" is not allowed by profile "
+                "\"trusted-internal\" (to allow it, list the file in "
+                "profiles.trusted-internal.hooks.allowedPaths, as a path or as {\"path\": ..., "
+                "\"args\": [...]} to constrain its arguments)");
+  run_done(&r);
+
+  struct sr_policy *pol = policy_of(policy_with_profile(JSON({
+    "hooks": {"allowedPaths": [
+      "/usr/bin/nvidia-hook", "/bin/sh",
+      {"path": "/usr/bin/setkey", "args": ["setkey", "-exec-root=*", "*"]}
+    ]}
+  })));
+  if (pol == NULL)
+    return;
+  const struct sr_policy_profile *p = sr_policy_profile(pol, "p");
+  run_apply(
+      &r, p,
+      CONFIG_WITH("hooks",
+                  JSON({"prestart": [{"path": "/usr/bin/nvidia-hook"}, {"path": "/usr/bin/other"}]})),
+      benign_host(&h));
+  CHECK_DECISION(&r.d, "hooks.prestart[0].path", SR_DECISION_ALLOWED, NULL, NULL);
+  CHECK_REFUSED(&r, "hooks.prestart[1].path",
+                "hooks.prestart[1].path: \"/usr/bin/other\" is not allowed by profile \"p\" (to "
+                "allow it, list the file in profiles.p.hooks.allowedPaths, as a path or as "
+                "{\"path\": ..., \"args\": [...]} to constrain its arguments)");
+  run_done(&r);
+
+  /* An entry names the file the path resolves to (the runtime's fact). */
+  struct sr_policy_facts *f = benign_host(&h);
+  h.hooks[SR_HOOK_PRESTART][0].resolved = "/usr/bin/setkey";
+  run_apply(&r, p,
+            CONFIG_WITH("hooks", JSON({"prestart": [{"path": "/proc/99/exe", "args": [
+                                                      "setkey", "-exec-root=/run/d", "abc"]}]})),
+            f);
+  CHECK_INT_EQ(r.ret, 0);
+  CHECK_DECISION(&r.d, "hooks.prestart[0].path", SR_DECISION_ALLOWED, "\"/proc/99/exe\"", NULL);
+  run_done(&r);
+  /* Its args patterns: exact, or a prefix ending in "*"; as many as the hook has. */
+  const char *bad_args[] = {
+      JSON({"prestart": [{"path": "/usr/bin/setkey", "args": ["setkey", "-x", "abc"]}]}),
+      JSON({"prestart": [{"path": "/usr/bin/setkey", "args": ["setkey", "-exec-root=/a"]}]}),
+      JSON({"prestart": [{"path": "/usr/bin/setkey",
+                          "args": ["setkey", "-exec-root=/a", "b", "c"]}]}),
+  };
+  for (size_t i = 0; i < sizeof(bad_args) / sizeof(bad_args[0]); i++) {
+    run_apply(&r, p, CONFIG_WITH("hooks", bad_args[i]), benign_host(&h));
+    CHECK_REFUSED(&r, "hooks.prestart[0].path",
+                  "hooks.prestart[0].path: \"/usr/bin/setkey\": its args are not allowed by "
+                  "profile \"p\" (the \"args\" of its entries in profiles.p.hooks.allowedPaths)");
     run_done(&r);
-    sr_policy_free(pol);
   }
+
+  /* An interpreter runs whatever its arguments say: its path alone allows nothing. */
+  run_apply(&r, p,
+            CONFIG_WITH("hooks", JSON({"poststop": [{"path": "/bin/sh",
+                                                     "args": ["sh", "-c", "id"]}]})),
+            benign_host(&h));
+  CHECK_REFUSED(&r, "hooks.poststop[0].path",
+                "hooks.poststop[0].path: \"/bin/sh\" is an interpreter or launcher, which runs "
+                "whatever its arguments say: an entry of profiles.p.hooks.allowedPaths allows it "
+                "only with \"args\" patterns that match this hook's args");
+  run_done(&r);
+  CHECK(sr_policy_hook_is_interpreter("/usr/bin/python3.11"));
+  CHECK(sr_policy_hook_is_interpreter("/usr/bin/env"));
+  CHECK(sr_policy_hook_is_interpreter("/bin/busybox"));
+  CHECK(!sr_policy_hook_is_interpreter("/usr/sbin/dockerd"));
+  sr_policy_free(pol);
+
+  /* The policy file: an entry is a path or {path, args}. */
+  POLICY_REFUSED(policy_with_profile(JSON({"hooks": {"allowedPaths": [{"path": "/x", "arg": []}]}})),
+                 "policy.json: profiles.p.hooks.allowedPaths[0].arg: unknown key");
+  POLICY_REFUSED(policy_with_profile(JSON({"hooks": {"allowedPaths": [{"path": "/x",
+                                                                       "args": ["a*b"]}]}})),
+                 "policy.json: profiles.p.hooks.allowedPaths[0].args[0]: \"a*b\": \"*\" may only "
+                 "end a pattern (a prefix)");
+  POLICY_REFUSED(policy_with_profile(JSON({"hooks": {"allowedPaths": [3]}})),
+                 "policy.json: profiles.p.hooks.allowedPaths[0]: must be a path or an object "
+                 "{\"path\", \"args\"}");
+}
+
+static void a_hooks_environment_cannot_make_it_run_other_code(void)
+{
+  struct host h;
+  struct run r;
+  struct sr_policy *pol = policy_of(policy_with_profile(JSON({
+    "hooks": {"allowedPaths": ["/usr/bin/hook",
+                               {"path": "/usr/bin/gpu-hook", "env": ["GPU_*", "LD_PRELOAD"]}]}
+  })));
+  if (pol == NULL)
+    return;
+  struct sr_policy_facts *f = benign_host(&h);
+  f->tenant_dirs[0] = "/b/rootfs";
+  run_apply(&r, sr_policy_profile(pol, "p"),
+            CONFIG_WITH("hooks", JSON({"prestart": [{"path": "/usr/bin/hook", "env": [
+                                          "LD_PRELOAD=/b/rootfs/lib/evil.so", "HOME=/root",
+                                          "PYTHONPATH=/x", "BASH_ENV=/x", "CFG=/b/rootfs/etc/x",
+                                          "PATH=.:/usr/bin", "not-a-name=1", "GCONV_PATH=/x",
+                                          "A=/proc/1/root/x", "PATH=/usr/bin:/bin",
+                                          "GPU_DEVICES=all", "LC_ALL=C"]}]})),
+            f);
+  CHECK_INT_EQ(r.ret, 0);
+  /* An allowlist: a name the entry does not list (GPU_DEVICES) is dropped too. */
+  CHECK_DECISION(&r.d, "hooks.prestart[0].env", SR_DECISION_ENFORCED, NULL,
+                 "[\"HOME=/root\",\"PATH=/usr/bin:/bin\",\"LC_ALL=C\"]");
+  if (r.c) {
+    const struct sr_hook *hk = &r.c->hooks.list[SR_HOOK_PRESTART][0];
+    CHECK_INT_EQ(hk->n_env, 3);
+    CHECK_STR_EQ(hk->env[1], "PATH=/usr/bin:/bin");
+    CHECK(hk->env[3] == NULL);
+  }
+  run_done(&r);
+  /* The entry's "env" adds names; the loader's never pass. */
+  run_apply(&r, sr_policy_profile(pol, "p"),
+            CONFIG_WITH("hooks", JSON({"prestart": [{"path": "/usr/bin/gpu-hook", "env": [
+                                          "GPU_DEVICES=all", "LD_PRELOAD=/usr/lib/x.so"]}]})),
+            benign_host(&h));
+  CHECK_INT_EQ(r.ret, 0);
+  CHECK_DECISION(&r.d, "hooks.prestart[0].env", SR_DECISION_ENFORCED, NULL,
+                 "[\"GPU_DEVICES=all\"]");
+  run_done(&r);
+  POLICY_REFUSED(policy_with_profile(JSON({"hooks": {"allowedPaths": [{"path": "/x",
+                                                                       "env": ["A-B"]}]}})),
+                 "policy.json: profiles.p.hooks.allowedPaths[0].env[0]: \"A-B\" is not a variable "
+                 "name or a prefix ending in \"*\"");
+  sr_policy_free(pol);
+}
+
+static void a_start_container_hook_is_matched_by_its_name_in_the_container(void)
+{
+  struct host h;
+  struct run r;
+  struct sr_policy *pol =
+      policy_of(policy_with_profile(JSON({"hooks": {"allowedPaths": ["/usr/bin/inside"]}})));
+  if (pol == NULL)
+    return;
+  /* No host fact (it is a file of the container): judged by the path as written. */
+  struct sr_policy_facts *f = benign_host(&h);
+  f->hooks[SR_HOOK_START_CONTAINER] = NULL;
+  run_apply(&r, sr_policy_profile(pol, "p"),
+            CONFIG_WITH("hooks", JSON({"startContainer": [{"path": "/usr/bin/inside"},
+                                                          {"path": "/bin/other"}]})),
+            f);
+  CHECK_DECISION(&r.d, "hooks.startContainer[0].path", SR_DECISION_ALLOWED, NULL, NULL);
+  CHECK_INT_EQ(r.ret, -1);
+  CHECK(r.err_text && strstr(r.err_text, "a startContainer hook is a file of the container"));
+  run_done(&r);
+  sr_policy_free(pol);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -3033,7 +3180,11 @@ static void docker_20_10s_config_runs_under_the_default_profile(void)
 {
   struct host h;
   struct run r;
-  run_apply(&r, profile("default"), DOCKER_20_10, benign_host(&h));
+  /* Its libnetwork-setkey hook is /proc/<dockerd pid>/exe, which the runtime resolves to
+   * dockerd's binary: the entry of the default profile names it. */
+  struct sr_policy_facts *docker_host = benign_host(&h);
+  h.hooks[SR_HOOK_PRESTART][0].resolved = "/usr/sbin/dockerd";
+  run_apply(&r, profile("default"), DOCKER_20_10, docker_host);
   CHECK_INT_EQ(r.ret, 0);
   if (r.err_text)
     fprintf(stderr, "  %s\n", r.err_text);
@@ -3075,7 +3226,9 @@ static void docker_20_10s_config_runs_under_the_default_profile(void)
   /* The operator's second Docker runtime entry, bound to network-service (a seerun symlink
    * named seerun-network-service, or --profile network-service in its runtimeArgs): the
    * network libnetwork configures is granted without asking. */
-  run_apply(&r, profile("network-service"), DOCKER_20_10, benign_host(&h));
+  docker_host = benign_host(&h);
+  h.hooks[SR_HOOK_PRESTART][0].resolved = "/usr/sbin/dockerd";
+  run_apply(&r, profile("network-service"), DOCKER_20_10, docker_host);
   CHECK_INT_EQ(r.ret, 0);
   if (r.err_text)
     fprintf(stderr, "  %s\n", r.err_text);
@@ -3323,6 +3476,9 @@ int main(int argc, char **argv)
   RUN(an_update_cannot_lift_a_limit_above_the_ceiling);
   RUN(only_namespaced_sysctls_on_the_allowlist_pass);
   RUN(a_hook_not_on_a_trusted_path_is_refused);
+  RUN(only_the_hooks_a_profile_lists_run);
+  RUN(a_hooks_environment_cannot_make_it_run_other_code);
+  RUN(a_start_container_hook_is_matched_by_its_name_in_the_container);
   RUN(an_exec_gains_nothing_beyond_what_create_decided);
   RUN(the_permissive_profile_changes_nothing_but_records_everything);
   RUN(a_careless_config_is_neutralised_item_by_item);
