@@ -77,6 +77,10 @@ struct sr_policy_profile {
   size_t n_devices;
   char **mount_types; /* filesystem types of non-bind mounts */
   size_t n_mount_types;
+  char **allow_sockets; /* directories whose sockets, FIFOs and daemon socket dirs may be bound */
+  size_t n_allow_sockets;
+  char **allow_hard_links; /* paths whose multiply-linked files may be bound */
+  size_t n_allow_hard_links;
   char **masked_paths;
   size_t n_masked_paths;
   char **readonly_paths;

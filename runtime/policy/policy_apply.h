@@ -46,6 +46,15 @@ struct sr_policy_mount_fact {
   const char *denied_path;    /* the denied host path the source is or contains */
   bool source_is_symlink_out; /* resolving the source left the directory it names (a symlink
                                  out of the bundle, ...) */
+  /* Judged from the descriptor the runtime then mounts (issue 13, classes 2, 5, 7, 8). */
+  const char *resolved;       /* the object's name on the host, from its descriptor; NULL: none
+                                 (the source could not be opened: the mount reports it) */
+  bool location_unknown;      /* where it lies in its filesystem cannot be told */
+  unsigned hard_links;        /* a regular file with more than one link on the filesystem of a
+                                 tree denied below (else 0): another name may be below it */
+  const char *hard_link_tree; /* that tree */
+  bool is_socket, is_fifo;    /* a unix socket or FIFO: a line to a host process */
+  const char *socket_dir;     /* a daemon socket directory it is, contains or is below */
 };
 
 struct sr_policy_ns_fact {
@@ -64,6 +73,8 @@ struct sr_policy_facts {
   struct sr_policy_mount_fact *mounts;              /* one per config->mounts[i] */
   struct sr_policy_ns_fact ns[SR_NS_COUNT];         /* for namespaces given by path */
   struct sr_policy_hook_fact *hooks[SR_HOOK_COUNT]; /* one per hook */
+  bool have_root;                                   /* root is known (the runtime always) */
+  struct sr_policy_mount_fact root;                 /* root.path, judged like a bind source */
   bool have_network_grant_check;                    /* reserved */
 };
 
