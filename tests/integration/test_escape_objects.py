@@ -351,3 +351,13 @@ def test_a_namespace_path_swapped_for_the_hosts_during_create_never_joins_the_ho
     finally:
         subprocess.run(["ip", "netns", "del", name], check=False)
 
+
+def test_a_fifo_device_entry_is_the_containers_own_not_the_hosts(hardened, bundle, tmp_path):
+    # In a user namespace host nodes are bound in; a FIFO (linux.devices type "p") named after
+    # a host FIFO (/run/initctl, say) must not be that FIFO.
+    fifo = tmp_path / "hostfifo"
+    os.mkfifo(fifo)
+    bundle.linux["devices"] = [{"path": str(fifo), "type": "p", "fileMode": 0o600}]
+    bundle.shell(f"test -p {fifo} && stat -c %i {fifo}")
+    out = run_ok(hardened, bundle).split()
+    assert out and int(out[-1]) != os.stat(fifo).st_ino, out
