@@ -88,6 +88,16 @@ def set_profile_knob(s, section, key, value):
         json.dump(policy, f, indent=2)
 
 
+@pytest.fixture(autouse=True)
+def own_rootfs(tmp_path, busybox_rootfs, bundle):
+    """The test's own copy of the root filesystem (files hard-linked, directories its own): the
+    mount points of the binds that are allowed are made in it, not in the shared one."""
+    path = tmp_path / "own-rootfs"
+    shutil.copytree(busybox_rootfs, path, symlinks=True, copy_function=os.link)
+    bundle.config["root"]["path"] = str(path)
+    return path
+
+
 @pytest.fixture
 def secret_dir():
     """A directory of the test's below /root (a denied tree), removed afterwards."""
