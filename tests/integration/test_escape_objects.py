@@ -220,6 +220,31 @@ def test_a_bind_view_of_a_file_below_a_denied_directory_is_refused(hardened, bun
         subprocess.run(["umount", "-l", str(target)], check=False)
 
 
+def test_an_rbind_of_a_directory_holding_a_view_of_a_denied_directory_is_refused(
+        hardened, bundle, tmp_path, secret_dir):
+    # The mounts below an rbind source come along: a view of /root/x mounted inside an
+    # innocent directory is /root/x inside the container.
+    outer = tmp_path / "outer"
+    (outer / "inner").mkdir(parents=True)
+    subprocess.run(["mount", "--bind", secret_dir, str(outer / "inner")], check=True)
+    try:
+        index = bind(bundle, outer, "/outer", "rbind", "ro")
+        bundle.shell("cat /outer/inner/secret")
+        assert_refused(hardened, bundle, f"mounts[{index}].source", '"/root"')
+    finally:
+        subprocess.run(["umount", "-l", str(outer / "inner")], check=False)
+
+
+def test_a_root_path_holding_a_view_of_the_hosts_root_is_refused(hardened, bundle, own_rootfs):
+    (own_rootfs / "host").mkdir()
+    subprocess.run(["mount", "--bind", "/", str(own_rootfs / "host")], check=True)
+    try:
+        bundle.shell("cat /host/etc/shadow")
+        assert_refused(hardened, bundle, "root.path", '"/"')
+    finally:
+        subprocess.run(["umount", "-l", str(own_rootfs / "host")], check=False)
+
+
 # ---- class 7: host sockets ----
 
 
