@@ -42,8 +42,9 @@ static const char *const denied_below[] = {
 
 /* Directories that hold host daemons' sockets: a bind of one (or of a directory containing
  * one, or below one) connects the container to those daemons (D-Bus, systemd, the engines).
- * Nothing below may be bound either: their sockets sit in subdirectories (/run/systemd/journal,
- * /run/user/0/bus).  Judged by inode and by where they lie; /var/run is /run here. */
+ * No directory below may be bound either: their sockets sit in subdirectories
+ * (/run/systemd/journal, /run/user/0/bus).  Judged by inode and by where they lie; /var/run is
+ * /run here. */
 static const char *const socket_dirs_below[] = {
     "/run/dbus",   "/run/systemd",   "/run/docker",   "/run/podman",   "/run/crio",
     "/run/user",   "/run/libvirt",   "/run/snapd",    "/run/lxd",      "/run/containerd/s",
@@ -256,6 +257,10 @@ static void judge_object(const struct protected_set *s, struct sr_arena *a, int 
   }
   f->is_socket = S_ISSOCK(st.st_mode);
   f->is_fifo = S_ISFIFO(st.st_mode);
+  /* A file below a daemon socket directory is what it is: a socket or FIFO is refused as one,
+   * a regular file (/run/systemd/resolve/resolv.conf) reaches no daemon. */
+  if (!S_ISDIR(st.st_mode))
+    f->socket_dir = NULL;
   /* Another name of a file below /root can be anywhere on /root's filesystem. */
   if (S_ISREG(st.st_mode) && st.st_nlink > 1)
     for (size_t i = 0; i < s->nt && f->hard_links == 0; i++)
