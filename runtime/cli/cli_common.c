@@ -229,7 +229,7 @@ int sr_cli_prepare_create(const struct sr_global *g, struct sr_create_ctx *ctx,
   if (sr_statedir_open_root(g->root, true, &rootfd, err) < 0)
     return -1;
   struct sr_facts_input in = {.bundle = ctx->o->bundle, .rootfs = rootfs, .state_rootfd = rootfd,
-                              .state_root = g->root, .id = ctx->o->id};
+                              .state_root = g->root, .id = ctx->o->id, .keep = &ctx->host};
   struct sr_decisions local = {0};
   struct sr_decisions *d = decided ? decided : &local;
   int r = sr_policy_enforce_create(pc, c, &in, d, err);

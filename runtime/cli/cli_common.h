@@ -22,7 +22,8 @@ static inline void sr_cli_close_containerp(struct sr_container **c)
  * closes those >= 0. */
 #define SR_CLI_CREATE_CTX(global, opts)                                                            \
   {.g = (global), .o = (opts), .sync = {-1, -1}, .fifo_fd = -1, .console_fd = -1,                 \
-   .notify_fd = -1, .cgroup_dir_fd = -1, .init_pidfd = -1, .rootfs_tree_fd = -1}
+   .notify_fd = -1, .cgroup_dir_fd = -1, .init_pidfd = -1, .rootfs_tree_fd = -1,              \
+   .host = SR_HOST_OBJECTS_INIT}
 
 /* The root filesystem's path: root.path, relative to the bundle unless absolute. */
 void sr_cli_rootfs_path(const struct sr_config *c, const char *bundle, char *buf, size_t size);

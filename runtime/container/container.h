@@ -16,6 +16,7 @@
 #include "mount.h"
 #include "namespaces.h"
 #include "policy_egress.h"
+#include "policy_facts.h"
 #include "seccomp_cache.h"
 #include "statedir.h"
 
@@ -38,12 +39,14 @@ struct sr_create_ctx {
   char *rootfs; /* absolute */
   char created[64];
   struct sr_ns_plan ns;
+  struct sr_host_objects host; /* what the policy judged (bind sources, root.path), open */
   struct sr_bind_plan binds;
   struct sr_dev_plan devs;
   struct sr_cgroup *cgroup;
   int cgroup_dir_fd; /* v2: for CLONE_INTO_CGROUP; -1 otherwise */
-  int rootfs_tree_fd; /* the idmapped root filesystem the parent prepared; -1: none */
+  int rootfs_tree_fd; /* the root filesystem the parent prepared, from host.root_fd */
   bool rootfs_idmapped; /* rootfs_tree_fd is idmapped already (an overlay rebuilt of layers) */
+  bool rootfs_idmap_wanted; /* rootfs_tree_fd is to be idmapped once the user namespace exists */
   struct sr_seccomp_prog seccomp_prog; /* the config's filter, compiled (or cached) by the parent */
   int sync[2];       /* [0]: the parent's end, [1]: the children's */
   int fifo_fd;       /* O_PATH of exec.fifo */

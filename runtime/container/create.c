@@ -235,7 +235,7 @@ static pid_t clone_child(struct sr_create_ctx *ctx, sr_error_t *err)
  * it cannot, host-owned files appear as nobody, which is recorded. */
 static int idmap_rootfs(struct sr_create_ctx *ctx, pid_t pid, sr_error_t *err)
 {
-  if (ctx->rootfs_tree_fd < 0 || ctx->rootfs_idmapped)
+  if (ctx->rootfs_tree_fd < 0 || ctx->rootfs_idmapped || !ctx->rootfs_idmap_wanted)
     return 0;
   sr_error_t e = NULL;
   if (sr_rootfs_idmap(ctx->rootfs_tree_fd, pid, &e) == 0) {
@@ -243,10 +243,9 @@ static int idmap_rootfs(struct sr_create_ctx *ctx, pid_t pid, sr_error_t *err)
                             "namespace", NULL};
     return sr_audit_event(ctx->audit, "rootfs-idmap", fields, err);
   }
+  /* The clone stays: the tree judged is the tree the init gets, idmapped or not. */
   _cleanup_free_ char *why = sr_error_text(e);
   sr_error_free(&e);
-  close(ctx->rootfs_tree_fd);
-  ctx->rootfs_tree_fd = -1;
   const char *fields[] = {"field", "root.path", "applied", "unmapped: host-owned files appear as "
                           "nobody", "reason", why ? why : "", NULL};
   return sr_audit_event(ctx->audit, "rootfs-unmapped", fields, err);
@@ -440,9 +439,7 @@ static bool under_dir(const char *path, const char *dir)
 static int precreate_mountpoints(struct sr_create_ctx *ctx, sr_error_t *err)
 {
   const struct sr_config *c = ctx->config;
-  _cleanup_close_ int root = open(ctx->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (root < 0)
-    return sr_error_sys(err, "root.path `%s`", ctx->rootfs);
+  int root = ctx->host.root_fd; /* the root the policy judged */
   for (size_t i = 0; i < c->n_mounts; i++) {
     const struct sr_mount *m = &c->mounts[i];
     bool below_earlier = false;
@@ -472,8 +469,8 @@ static int prepare_overlay_rootfs(struct sr_create_ctx *ctx, sr_error_t *err)
   if (!ctx->config->root_readonly)
     sr_error_make(&e, 0, "a writable overlay root cannot be rebuilt while the engine's overlay "
                          "holds its upper directory");
-  else if (sr_rootfs_overlay_idmapped(ctx->rootfs, &ctx->config->linux_, &ctx->rootfs_tree_fd,
-                                      &e) == 0) {
+  else if (sr_rootfs_overlay_idmapped(ctx->rootfs, ctx->host.root_fd, &ctx->config->linux_,
+                                      &ctx->rootfs_tree_fd, &e) == 0) {
     ctx->rootfs_idmapped = true;
     const char *fields[] = {"field", "root.path", "applied", "overlay rebuilt read-only from "
                             "layers idmapped to the container's user namespace", NULL};
@@ -516,14 +513,18 @@ static int prepare(struct sr_create_ctx *ctx, sr_error_t *err)
     ctx->rootfs = NULL;
   if (ctx->rootfs == NULL)
     return sr_error_make(err, ENOMEM, "root.path");
-  struct stat st;
-  if (stat(ctx->rootfs, &st) < 0)
-    return sr_error_sys(err, "root.path `%s`", ctx->rootfs);
-  if (!S_ISDIR(st.st_mode))
-    return sr_error_make(err, ENOTDIR, "root.path `%s`", ctx->rootfs);
+  /* The root the policy judged, opened once (O_DIRECTORY) by the policy's facts: never looked
+   * up by name again (a rootfs swapped for a symlink to / after the check). */
+  if (ctx->host.root_fd < 0)
+    return sr_error_make(err, ctx->host.root_errno ? ctx->host.root_errno : EBADF,
+                         "root.path `%s`", ctx->rootfs);
   bool userns = c->linux_.namespaces[SR_NS_USER].present;
-  if (sr_ns_plan_make(&c->linux_, &ctx->ns, err) < 0 || sr_ns_check_names(c, &ctx->ns, err) < 0 ||
-      sr_binds_prepare(c, ctx->o->bundle, &ctx->binds, err) < 0 ||
+  if (sr_ns_plan_make(&c->linux_, &(struct sr_ns_opened){ctx->host.ns_fd, ctx->host.ns_error},
+                      &ctx->ns, err) < 0 || sr_ns_check_names(c, &ctx->ns, err) < 0 ||
+      sr_binds_prepare(c,
+                       &(struct sr_bind_sources){ctx->host.mount_fd, ctx->host.mount_errno,
+                                                 ctx->host.n_mounts},
+                       &ctx->binds, err) < 0 ||
       sr_devices_prepare(c, userns, &ctx->devs, err) < 0)
     return -1;
   _cleanup_free_ char *cgpath = NULL;
@@ -537,12 +538,16 @@ static int prepare(struct sr_create_ctx *ctx, sr_error_t *err)
   /* A plain directory is idmapped once the user namespace exists; overlayfs (the engines'
    * image layers) cannot be, so it is rebuilt from idmapped layers here. */
   struct statfs sfs;
-  if (ctx->ns.new_userns && statfs(ctx->rootfs, &sfs) == 0) {
-    if (sfs.f_type != OVERLAYFS_SUPER_MAGIC) {
-      if (sr_rootfs_prepare_idmapped(ctx->rootfs, &ctx->rootfs_tree_fd, err) < 0)
-        return -1;
-    } else if (prepare_overlay_rootfs(ctx, err) < 0)
+  if (ctx->ns.new_userns && fstatfs(ctx->host.root_fd, &sfs) == 0 &&
+      sfs.f_type == OVERLAYFS_SUPER_MAGIC && prepare_overlay_rootfs(ctx, err) < 0)
+    return -1;
+  /* Otherwise a detached clone of the very tree the policy judged; the init attaches it. */
+  if (ctx->rootfs_tree_fd < 0) {
+    if (sr_rootfs_prepare_tree(ctx->host.root_fd, ctx->rootfs, &ctx->rootfs_tree_fd, err) < 0)
       return -1;
+    ctx->rootfs_idmap_wanted = ctx->ns.new_userns &&
+                               !(fstatfs(ctx->host.root_fd, &sfs) == 0 &&
+                                 sfs.f_type == OVERLAYFS_SUPER_MAGIC);
   }
   const struct sr_seccomp *sc = c->linux_.seccomp;
   if (sc && sc->uses_notify &&
@@ -668,6 +673,7 @@ void sr_create_ctx_release(struct sr_create_ctx *ctx)
     }
   sr_ns_plan_close(&ctx->ns);
   sr_bind_plan_close(&ctx->binds);
+  sr_host_objects_close(&ctx->host);
   sr_dev_plan_close(&ctx->devs);
   if (ctx->cgroup)
     sr_cgroup_free(ctx->cgroup);

@@ -3,19 +3,22 @@
 #include "policy_facts.h"
 
 #include "cleanup.h"
-#include "landlock.h"
 #include "hook_files.h"
+#include "landlock.h"
 #include "lifecycle.h"
+#include "mount_where.h"
+#include "namespaces.h"
+#include "paths.h"
 #include "statedir.h"
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -41,19 +44,65 @@ static const char *const denied_below[] = {
     "/run/crio/crio.sock",           "/var/lib/seerun", "/etc/seerun",
 };
 
+/* Directories that hold host daemons' sockets: a bind of one (or of a directory containing
+ * one, or below one) connects the container to those daemons (D-Bus, systemd, the engines).
+ * No directory below may be bound either: their sockets sit in subdirectories
+ * (/run/systemd/journal, /run/user/0/bus).  Judged by inode and by where they lie; /var/run is
+ * /run here. */
+static const char *const socket_dirs_below[] = {
+    "/run/dbus",   "/run/systemd",   "/run/docker",   "/run/podman",   "/run/crio",
+    "/run/user",   "/run/libvirt",   "/run/snapd",    "/run/lxd",      "/run/containerd/s",
+    "/run/udev",   "/run/avahi-daemon", "/run/cups", "/tmp/.X11-unix",
+    "/var/run/dbus", "/var/run/systemd", "/var/run/docker", "/var/run/podman", "/var/run/crio",
+    "/var/run/user", "/var/run/libvirt", "/var/run/containerd/s",
+};
+
+/* Those whose own directory (and what contains it) is refused, but not what is below: containerd
+ * keeps its sockets there and the CRI plugin the pods' /dev/shm below it. */
+static const char *const socket_dirs[] = {"/run/containerd", "/var/run/containerd"};
+
+enum protect_kind { PROTECT_DENIED, PROTECT_SOCKETS };
+
 struct protected_inode {
   dev_t dev;
   ino_t ino;
   const char *denied; /* the denied path this inode is, or is above */
   bool below;         /* it is the denied path, and nothing below it may be bound either */
+  enum protect_kind kind;
   const char *reason; /* why, for the paths seerun adds at run time; NULL: a host path */
   bool own_bundle_ok; /* see struct sr_denied_path */
+};
+
+/* A protected path itself as it lies in its filesystem: what a second view of it, a hard link
+ * or a mount below a bind source is compared with. */
+struct protected_tree {
+  dev_t dev;
+  char *fs_path;
+  const char *denied;
+  bool below;
+  enum protect_kind kind;
+  bool not_above;     /* denied at and below only: what contains it may be bound */
+  const char *reason;
+  bool own_bundle_ok;
+  dev_t root_dev;     /* its inode, for the own-bundle exception */
+  ino_t root_ino;
 };
 
 struct protected_set {
   struct protected_inode *v;
   size_t n, cap;
+  struct protected_tree *t;
+  size_t nt, tcap;
+  enum protect_kind adding; /* what protect() adds */
 };
+
+static void protected_set_free(struct protected_set *s)
+{
+  for (size_t i = 0; i < s->nt; i++)
+    free(s->t[i].fs_path);
+  free(s->t);
+  free(s->v);
+}
 
 static int add_inode(struct protected_set *s, const struct stat *st, const char *denied,
                      bool below)
@@ -71,7 +120,29 @@ static int add_inode(struct protected_set *s, const struct stat *st, const char 
     s->v = nv;
     s->cap = cap;
   }
-  s->v[s->n++] = (struct protected_inode){st->st_dev, st->st_ino, denied, below, NULL, false};
+  s->v[s->n++] =
+      (struct protected_inode){st->st_dev, st->st_ino, denied, below, s->adding, NULL, false};
+  return 0;
+}
+
+static int add_tree(struct protected_set *s, int fd, const char *denied, bool below)
+{
+  struct sr_where w;
+  if (sr_where_fd(fd, &w) < 0)
+    return 0; /* judged by inode only */
+  free(w.name);
+  if (s->nt == s->tcap) {
+    size_t cap = s->tcap ? s->tcap * 2 : 64;
+    struct protected_tree *nt = realloc(s->t, cap * sizeof(*nt));
+    if (nt == NULL) {
+      free(w.fs_path);
+      return -1;
+    }
+    s->t = nt;
+    s->tcap = cap;
+  }
+  s->t[s->nt++] =
+      (struct protected_tree){w.dev, w.fs_path, denied, below, s->adding, false, NULL, false, 0, 0};
   return 0;
 }
 
@@ -82,6 +153,10 @@ static int protect(struct protected_set *s, const char *path, bool below)
   int fd = open(path, O_PATH | O_CLOEXEC);
   if (fd < 0)
     return 0; /* absent on this host: nothing to protect */
+  if (add_tree(s, fd, path, below) < 0) {
+    close(fd);
+    return -1;
+  }
   for (int depth = 0; depth < 64; depth++) {
     struct stat st;
     if (fstat(fd, &st) < 0 || add_inode(s, &st, path, below && depth == 0) < 0)
@@ -101,42 +176,88 @@ static int protect(struct protected_set *s, const char *path, bool below)
   return 0;
 }
 
-static const char *protected_match(const struct protected_set *s, const struct stat *st)
+/* A path denied at and below it, never above (binds of /usr and /var/log stay fine): seerun's
+ * own files (state roots, the audit log's directory, the binary). */
+static int protect_at_below(struct protected_set *s, const struct sr_denied_path *d)
+{
+  _cleanup_close_ int fd = open(d->path, O_PATH | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) < 0)
+    return 0; /* absent on this host: nothing to protect */
+  s->adding = PROTECT_DENIED;
+  if (add_inode(s, &st, d->path, true) < 0 || add_tree(s, fd, d->path, true) < 0)
+    return -1;
+  for (size_t i = 0; i < s->n; i++)
+    if (s->v[i].dev == st.st_dev && s->v[i].ino == st.st_ino && s->v[i].reason == NULL) {
+      s->v[i].reason = d->reason;
+      s->v[i].own_bundle_ok = d->own_bundle_ok;
+    }
+  if (s->nt > 0 && s->t[s->nt - 1].denied == d->path) {
+    s->t[s->nt - 1].not_above = true;
+    s->t[s->nt - 1].reason = d->reason;
+    s->t[s->nt - 1].own_bundle_ok = d->own_bundle_ok;
+    s->t[s->nt - 1].root_dev = st.st_dev;
+    s->t[s->nt - 1].root_ino = st.st_ino;
+  }
+  return 0;
+}
+
+/* Whether the object fd is, or lies below (by its ".." chain), the inode (dev, ino). */
+static bool at_or_below_inode(int fd, dev_t dev, ino_t ino)
+{
+  struct stat st;
+  if (fstat(fd, &st) < 0)
+    return false;
+  if (st.st_dev == dev && st.st_ino == ino)
+    return true;
+  _cleanup_close_ int cur = openat(fd, "..", O_PATH | O_CLOEXEC);
+  struct stat prev = st;
+  for (int depth = 0; cur >= 0 && depth < 256; depth++) {
+    if (fstat(cur, &st) < 0 || (st.st_dev == prev.st_dev && st.st_ino == prev.st_ino))
+      return false; /* the root */
+    if (st.st_dev == dev && st.st_ino == ino)
+      return true;
+    prev = st;
+    int parent = openat(cur, "..", O_PATH | O_CLOEXEC);
+    close(cur);
+    cur = parent;
+  }
+  return false;
+}
+
+/* A denied state root does not deny the container's own bundle below it: the sandbox makes its
+ * rootfs and /out there.  Source, bundle and root are judged by inode. */
+static bool in_own_bundle(int bundlefd, dev_t root_dev, ino_t root_ino, int fd)
+{
+  struct stat bst;
+  if (bundlefd < 0 || fstat(bundlefd, &bst) < 0)
+    return false;
+  return at_or_below_inode(fd, bst.st_dev, bst.st_ino) &&
+         at_or_below_inode(bundlefd, root_dev, root_ino) &&
+         !(bst.st_dev == root_dev && bst.st_ino == root_ino);
+}
+
+static const struct protected_inode *protected_match(const struct protected_set *s,
+                                                     const struct stat *st)
 {
   for (size_t i = 0; i < s->n; i++)
     if (s->v[i].dev == st->st_dev && s->v[i].ino == st->st_ino)
-      return s->v[i].denied;
+      return &s->v[i];
   return NULL;
 }
 
-/* The denied path that fd (a bind source) is below, if nothing below it may be bound. */
-static const char *protected_above(const struct protected_set *s, int fd, const struct stat *fst)
+/* The protected path that the directory fd is below, if nothing below it may be bound, by the
+ * inodes of its ".." chain. */
+static const struct protected_inode *protected_above(const struct protected_set *s, int fd)
 {
-  _cleanup_close_ int cur = -1;
-  if (S_ISDIR(fst->st_mode))
-    cur = openat(fd, "..", O_PATH | O_CLOEXEC);
-  else {
-    /* A file: its directory, by the name the descriptor has (symlinks resolved). */
-    char link[64], path[PATH_MAX];
-    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(link, path, sizeof(path) - 1);
-    if (n <= 0 || path[0] != '/')
-      return NULL;
-    path[n] = '\0';
-    char *slash = strrchr(path, '/');
-    if (slash == path)
-      slash[1] = '\0';
-    else
-      *slash = '\0';
-    cur = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  }
+  _cleanup_close_ int cur = openat(fd, "..", O_PATH | O_CLOEXEC);
   struct stat st, prev = {0};
   for (int depth = 0; cur >= 0 && depth < 256; depth++) {
     if (fstat(cur, &st) < 0 || (depth > 0 && st.st_dev == prev.st_dev && st.st_ino == prev.st_ino))
       break; /* the root */
     for (size_t i = 0; i < s->n; i++)
       if (s->v[i].below && s->v[i].dev == st.st_dev && s->v[i].ino == st.st_ino)
-        return s->v[i].denied;
+        return &s->v[i];
     prev = st;
     int parent = openat(cur, "..", O_PATH | O_CLOEXEC);
     close(cur);
@@ -145,143 +266,237 @@ static const char *protected_above(const struct protected_set *s, int fd, const 
   return NULL;
 }
 
-static bool under(const char *path, const char *dir)
+/* The protected tree that (dev, fs_path) is, contains or (for one denied below) is below. */
+static const struct protected_tree *tree_match(const struct protected_set *s, dev_t dev,
+                                               const char *fs_path)
 {
-  size_t l = strlen(dir);
-  return strncmp(path, dir, l) == 0 && (path[l] == '/' || path[l] == '\0');
-}
-
-/* A path denied at and below it, never above (binds of /usr and /var/log stay fine). */
-static int protect_at_below(struct protected_set *s, const struct sr_denied_path *d)
-{
-  _cleanup_close_ int fd = open(d->path, O_PATH | O_CLOEXEC);
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) < 0)
-    return 0; /* absent on this host: nothing to protect */
-  if (add_inode(s, &st, d->path, true) < 0)
-    return -1;
-  for (size_t i = 0; i < s->n; i++)
-    if (s->v[i].dev == st.st_dev && s->v[i].ino == st.st_ino && s->v[i].reason == NULL) {
-      s->v[i].reason = d->reason;
-      s->v[i].own_bundle_ok = d->own_bundle_ok;
-    }
-  return 0;
-}
-
-static const struct protected_inode *entry_of(const struct protected_set *s, const char *denied)
-{
-  for (size_t i = 0; i < s->n; i++)
-    if (s->v[i].denied == denied && s->v[i].below)
-      return &s->v[i];
+  for (size_t i = 0; i < s->nt; i++) {
+    const struct protected_tree *t = &s->t[i];
+    if (t->dev == dev && ((!t->not_above && sr_where_path_under(t->fs_path, fs_path)) ||
+                          (t->below && sr_where_path_under(fs_path, t->fs_path))))
+      return t;
+  }
   return NULL;
 }
 
-/* Whether the object fd is, or is below, one of the directories of set (all marked below). */
-static const char *at_or_below(const struct protected_set *set, int fd, const struct stat *st)
+static void found(struct sr_arena *a, struct sr_policy_mount_fact *f, enum protect_kind kind,
+                  const char *what, const char *reason)
 {
-  const char *m = protected_match(set, st);
-  return m ? m : protected_above(set, fd, st);
+  if (kind == PROTECT_DENIED && !f->source_denied) {
+    f->source_denied = true;
+    f->denied_path = sr_arena_strdup(a, what);
+    if (reason)
+      f->denied_reason = sr_arena_strdup(a, reason);
+  } else if (kind == PROTECT_SOCKETS && f->socket_dir == NULL)
+    f->socket_dir = sr_arena_strdup(a, what);
 }
 
-/* The directories of paths (absolute), by inode, for at_or_below. */
-static int dir_set(struct protected_set *set, char *const *paths, size_t n)
+/* Judges the host object open at fd (a bind source, the root filesystem) as what it is and
+ * where it really lies, never by its name: a symlink, a hard link, a second mount view and a
+ * mount below it are other names for a denied tree (issue 13, class 5).  recursive: the mounts
+ * below it come along (rbind, the root). */
+static void judge_object(const struct protected_set *s, struct sr_arena *a, int fd,
+                         const char *given, bool recursive, int bundlefd,
+                         struct sr_policy_mount_fact *f)
 {
-  for (size_t i = 0; i < n; i++) {
-    _cleanup_close_ int fd = open(paths[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+  struct stat st;
+  if (fstat(fd, &st) < 0) {
+    f->location_unknown = true;
+    f->resolved = sr_arena_strdup(a, given);
+    return;
+  }
+  /* Judged on the descriptor: the masks do not follow /sys/firmware to another place. */
+  struct statfs sfs;
+  if (fstatfs(fd, &sfs) == 0 && (sfs.f_type == PROC_SUPER_MAGIC || sfs.f_type == SYSFS_MAGIC))
+    f->source_on_proc_or_sysfs = true;
+  const struct protected_inode *pi = protected_match(s, &st);
+  if (pi && !(pi->own_bundle_ok && in_own_bundle(bundlefd, pi->dev, pi->ino, fd)))
+    found(a, f, pi->kind, pi->denied, pi->reason);
+  if ((pi = protected_above(s, fd)) != NULL &&
+      !(pi->own_bundle_ok && in_own_bundle(bundlefd, pi->dev, pi->ino, fd)))
+    found(a, f, pi->kind, pi->denied, pi->reason);
+  _cleanup_(sr_where_release) struct sr_where w = {0};
+  if (sr_where_fd(fd, &w) < 0) {
+    f->location_unknown = true;
+    f->resolved = sr_arena_strdup(a, given);
+    return;
+  }
+  f->resolved = sr_arena_strdup(a, w.name);
+  const struct protected_tree *t = tree_match(s, w.dev, w.fs_path);
+  if (t && !(t->own_bundle_ok && in_own_bundle(bundlefd, t->root_dev, t->root_ino, fd)))
+    found(a, f, t->kind, t->denied, t->reason);
+  if (recursive && S_ISDIR(st.st_mode)) {
+    struct sr_where *subs = NULL;
+    size_t n = 0;
+    if (sr_where_submounts(w.name, &subs, &n) < 0)
+      f->location_unknown = true;
+    for (size_t i = 0; i < n; i++) {
+      if ((t = tree_match(s, subs[i].dev, subs[i].fs_path)) != NULL && !t->own_bundle_ok)
+        found(a, f, t->kind, t->denied, t->reason);
+      sr_where_release(&subs[i]);
+    }
+    free(subs);
+  }
+  f->is_socket = S_ISSOCK(st.st_mode);
+  f->is_fifo = S_ISFIFO(st.st_mode);
+  /* A file below a daemon socket directory is what it is: a socket or FIFO is refused as one,
+   * a regular file (/run/systemd/resolve/resolv.conf) reaches no daemon. */
+  if (!S_ISDIR(st.st_mode))
+    f->socket_dir = NULL;
+  /* Another name of a file below /root can be anywhere on /root's filesystem. */
+  if (S_ISREG(st.st_mode) && st.st_nlink > 1)
+    for (size_t i = 0; i < s->nt && f->hard_links == 0; i++)
+      if (s->t[i].kind == PROTECT_DENIED && s->t[i].below && s->t[i].dev == st.st_dev) {
+        f->hard_links = (unsigned)st.st_nlink;
+        f->hard_link_tree = sr_arena_strdup(a, s->t[i].denied);
+      }
+}
+
+void sr_host_objects_close(struct sr_host_objects *o)
+{
+  for (size_t i = 0; o->mount_fd && i < o->n_mounts; i++)
+    if (o->mount_fd[i] >= 0)
+      close(o->mount_fd[i]);
+  free(o->mount_fd);
+  free(o->mount_errno);
+  if (o->root_fd >= 0)
+    close(o->root_fd);
+  for (int k = 0; o->ns_fd && k < SR_NS_COUNT; k++)
+    if (o->ns_fd[k] >= 0)
+      close(o->ns_fd[k]);
+  for (int k = 0; o->ns_error && k < SR_NS_COUNT; k++)
+    free(o->ns_error[k]);
+  free(o->ns_fd);
+  free(o->ns_error);
+  *o = (struct sr_host_objects)SR_HOST_OBJECTS_INIT;
+}
+
+int sr_host_objects_replace_mount(struct sr_host_objects *o, size_t index, int fd)
+{
+  if (o->mount_fd == NULL || index >= o->n_mounts) {
+    errno = EINVAL;
+    return -1;
+  }
+  int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  if (dup < 0)
+    return -1;
+  if (o->mount_fd[index] >= 0)
+    close(o->mount_fd[index]);
+  o->mount_fd[index] = dup;
+  return 0;
+}
+
+/* The one resolution of a host path the container gets: what is judged is this descriptor,
+ * and the runtime mounts this descriptor (a name swapped for a symlink to / between the check
+ * and the mount: TOCTOU, issue 13 class 2).  Magic links (/proc/self/fd/N) are no names of a
+ * host path.  A relative path is the bundle's; beneath: it must stay below the bundle. */
+static int open_host_object(int bundlefd, const char *path, bool beneath, int flags)
+{
+  unsigned long long resolve = RESOLVE_NO_MAGICLINKS | (beneath ? RESOLVE_BENEATH : 0);
+  return sr_openat2(path[0] == '/' ? AT_FDCWD : bundlefd, path, O_PATH | O_CLOEXEC | flags, 0,
+                    resolve);
+}
+
+static int protected_set_make(const struct sr_facts_input *in, struct protected_set *set)
+{
+  memset(set, 0, sizeof(*set));
+  set->adding = PROTECT_DENIED;
+  /* Each inode names the first denied path that reaches it: "/" for /, not "/boot". */
+  for (size_t i = 0; i < sizeof(denied_paths) / sizeof(denied_paths[0]); i++)
+    if (protect(set, denied_paths[i], false) < 0)
+      return -1;
+  for (size_t i = 0; i < sizeof(denied_below) / sizeof(denied_below[0]); i++)
+    if (protect(set, denied_below[i], true) < 0)
+      return -1;
+  /* The state roots themselves only: a sandbox's bundle (and its /out) is below its root. */
+  if ((in->state_root && protect(set, in->state_root, false) < 0) ||
+      protect(set, SR_DEFAULT_ROOT, false) < 0)
+    return -1;
+  /* Every state root seerun was used with, the audit log's directory and the runtime binary:
+   * at and below (another container's state directory holds its config and state, which exec
+   * and delete read back), never above. */
+  for (size_t i = 0; i < in->n_denied; i++)
+    if (protect_at_below(set, &in->denied[i]) < 0)
+      return -1;
+  set->adding = PROTECT_SOCKETS;
+  for (size_t i = 0; i < sizeof(socket_dirs_below) / sizeof(socket_dirs_below[0]); i++)
+    if (protect(set, socket_dirs_below[i], true) < 0)
+      return -1;
+  for (size_t i = 0; i < sizeof(socket_dirs) / sizeof(socket_dirs[0]); i++)
+    if (protect(set, socket_dirs[i], false) < 0)
+      return -1;
+  return 0;
+}
+
+/* The profile's mounts.idmappable directories, by inode (at and below them). */
+static int idmappable_set(const struct sr_facts_input *in, struct protected_set *set)
+{
+  for (size_t i = 0; i < in->n_idmappable; i++) {
+    _cleanup_close_ int fd = open(in->idmappable[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
     struct stat st;
-    if (fd >= 0 && fstat(fd, &st) == 0 && add_inode(set, &st, paths[i], true) < 0)
+    if (fd >= 0 && fstat(fd, &st) == 0 && add_inode(set, &st, in->idmappable[i], true) < 0)
       return -1;
   }
   return 0;
 }
 
-/* A denied state root does not deny the container's own bundle below it: the sandbox makes its
- * rootfs and /out there.  Source and bundle are judged by inode. */
-static bool in_own_bundle(const struct protected_inode *root, const char *bundle, int fd,
-                          const struct stat *st)
-{
-  _cleanup_close_ int bfd = bundle ? open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
-  struct stat bst;
-  if (bfd < 0 || fstat(bfd, &bst) < 0)
-    return false;
-  struct protected_set b = {0}, r = {0};
-  bool ok = false;
-  struct stat rst = {.st_dev = root->dev, .st_ino = root->ino};
-  if (add_inode(&b, &bst, bundle, true) == 0 && add_inode(&r, &rst, root->denied, true) == 0)
-    ok = at_or_below(&b, fd, st) != NULL && protected_above(&r, bfd, &bst) != NULL;
-  free(b.v);
-  free(r.v);
-  return ok;
-}
-
 static int mount_facts(const struct sr_config *c, const struct sr_facts_input *in,
-                       struct sr_policy_facts *f, sr_error_t *err)
+                       struct sr_policy_facts *f, struct sr_host_objects *objs, sr_error_t *err)
 {
-  struct protected_set set = {0};
-  /* Each inode names the first denied path that reaches it: "/" for /, not "/boot". */
-  for (size_t i = 0; i < sizeof(denied_paths) / sizeof(denied_paths[0]); i++)
-    protect(&set, denied_paths[i], false);
-  for (size_t i = 0; i < sizeof(denied_below) / sizeof(denied_below[0]); i++)
-    protect(&set, denied_below[i], true);
-  /* The state roots themselves only: a sandbox's bundle (and its /out) is below its root. */
-  if (in->state_root)
-    protect(&set, in->state_root, false);
-  protect(&set, SR_DEFAULT_ROOT, false);
-  /* Every state root seerun was used with, the audit log's directory and the runtime binary:
-   * at and below (another container's state directory holds its config and state, which exec
-   * and delete read back). */
-  struct protected_set idm = {0};
-  bool oom = false;
-  for (size_t i = 0; i < in->n_denied; i++)
-    oom = oom || protect_at_below(&set, &in->denied[i]) < 0;
-  oom = oom || dir_set(&idm, in->idmappable, in->n_idmappable) < 0;
-  f->mounts = sr_arena_array((struct sr_arena *)&c->arena, c->n_mounts + 1, sizeof(*f->mounts));
-  if (f->mounts == NULL || oom) {
-    free(set.v);
-    free(idm.v);
+  struct sr_arena *a = (struct sr_arena *)&c->arena;
+  _cleanup_(protected_set_free) struct protected_set set = {0};
+  _cleanup_(protected_set_free) struct protected_set idm = {0};
+  if (protected_set_make(in, &set) < 0 || idmappable_set(in, &idm) < 0)
     return sr_error_make(err, ENOMEM, "policy facts");
-  }
+  f->mounts = sr_arena_array(a, c->n_mounts + 1, sizeof(*f->mounts));
+  objs->n_mounts = c->n_mounts;
+  objs->mount_fd = malloc((c->n_mounts + 1) * sizeof(int));
+  objs->mount_errno = calloc(c->n_mounts + 1, sizeof(int));
+  if (f->mounts == NULL || objs->mount_fd == NULL || objs->mount_errno == NULL)
+    return sr_error_make(err, ENOMEM, "policy facts");
+  for (size_t i = 0; i < c->n_mounts; i++)
+    objs->mount_fd[i] = -1;
+  _cleanup_close_ int bundlefd = open(in->bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (bundlefd < 0)
+    return sr_error_sys(err, "bundle `%s`", in->bundle);
   for (size_t i = 0; i < c->n_mounts; i++) {
     const struct sr_mount *m = &c->mounts[i];
     if (!(m->opts.bind || m->opts.rbind) || m->source == NULL)
       continue;
-    char src[PATH_MAX];
-    if (m->source[0] == '/')
-      snprintf(src, sizeof(src), "%s", m->source);
-    else
-      snprintf(src, sizeof(src), "%s/%s", in->bundle, m->source);
-    _cleanup_close_ int fd = open(src, O_PATH | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) < 0)
+    bool relative = m->source[0] != '/';
+    int fd = open_host_object(bundlefd, m->source, relative, 0);
+    if (fd < 0 && relative && (errno == EXDEV || errno == ELOOP)) {
+      /* A relative source must stay in the bundle: refused, and judged where it leads to say
+       * what it would have exposed; never mounted. */
+      f->mounts[i].source_is_symlink_out = true;
+      objs->mount_errno[i] = errno;
+      _cleanup_close_ int out = open_host_object(bundlefd, m->source, false, 0);
+      if (out >= 0)
+        judge_object(&set, a, out, m->source, m->opts.rbind, bundlefd, &f->mounts[i]);
+      continue;
+    }
+    if (fd < 0) {
+      objs->mount_errno[i] = errno;
       continue; /* the mount itself reports a missing source */
-    /* Judged on the descriptor: the masks do not follow /sys/firmware to another place. */
-    struct statfs sfs;
-    if (fstatfs(fd, &sfs) == 0 && (sfs.f_type == PROC_SUPER_MAGIC || sfs.f_type == SYSFS_MAGIC))
-      f->mounts[i].source_on_proc_or_sysfs = true;
-    const char *match = protected_match(&set, &st);
-    if (match == NULL)
-      match = protected_above(&set, fd, &st);
-    const struct protected_inode *e = match ? entry_of(&set, match) : NULL;
-    if (e && e->own_bundle_ok && in_own_bundle(e, in->bundle, fd, &st))
-      match = NULL;
-    if (match) {
-      f->mounts[i].source_denied = true;
-      f->mounts[i].denied_path = sr_arena_strdup((struct sr_arena *)&c->arena, match);
-      if (e && e->reason)
-        f->mounts[i].denied_reason = sr_arena_strdup((struct sr_arena *)&c->arena, e->reason);
     }
-    const char *idmappable = at_or_below(&idm, fd, &st);
-    if (idmappable)
-      f->mounts[i].idmappable = sr_arena_strdup((struct sr_arena *)&c->arena, idmappable);
-    /* A relative source must stay in the bundle. */
-    if (m->source[0] != '/') {
-      char real[PATH_MAX];
-      if (realpath(src, real) != NULL && !under(real, in->bundle))
-        f->mounts[i].source_is_symlink_out = true;
-    }
+    objs->mount_fd[i] = fd;
+    judge_object(&set, a, fd, m->source, m->opts.rbind, bundlefd, &f->mounts[i]);
+    struct stat st;
+    const struct protected_inode *im = NULL;
+    if (fstat(fd, &st) == 0 && ((im = protected_match(&idm, &st)) != NULL ||
+                                (im = protected_above(&idm, fd)) != NULL))
+      f->mounts[i].idmappable = sr_arena_strdup(a, im->denied);
   }
-  free(set.v);
-  free(idm.v);
+  /* root.path: the tree the container gets as / (a symlink to /, a view of /: class 8). */
+  const char *rp = c->root_path ? c->root_path : "";
+  /* Relative to the bundle, wherever its symlinks lead: judged as the object it is. */
+  objs->root_fd = sr_openat2(rp[0] == '/' ? AT_FDCWD : bundlefd, rp,
+                             O_PATH | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE_NO_MAGICLINKS);
+  objs->root_errno = objs->root_fd < 0 ? errno : 0;
+  if (objs->root_fd >= 0) {
+    f->have_root = true;
+    judge_object(&set, a, objs->root_fd, in->rootfs, true, bundlefd, &f->root);
+  }
   return 0;
 }
 
@@ -291,14 +506,29 @@ static ino_t ns_ino(const char *path)
   return stat(path, &st) == 0 ? st.st_ino : 0;
 }
 
-static void ns_facts(const struct sr_config *c, const struct sr_facts_input *in,
-                     struct sr_policy_facts *f)
+/* Each namespace path opened once: what is judged (the host's? another container's?) is the
+ * namespace then joined, not whatever the path names by then. */
+static int ns_facts(const struct sr_config *c, const struct sr_facts_input *in,
+                    struct sr_policy_facts *f, struct sr_host_objects *objs)
 {
+  objs->ns_fd = malloc(SR_NS_COUNT * sizeof(int));
+  objs->ns_error = calloc(SR_NS_COUNT, sizeof(char *));
+  if (objs->ns_fd == NULL || objs->ns_error == NULL)
+    return -1;
+  for (int k = 0; k < SR_NS_COUNT; k++)
+    objs->ns_fd[k] = -1;
   for (int k = 0; k < SR_NS_COUNT; k++) {
     const char *path = c->linux_.namespaces[k].path;
-    if (path == NULL)
+    if (path == NULL || !c->linux_.namespaces[k].present)
       continue;
-    ino_t ino = ns_ino(path);
+    sr_error_t oe = NULL;
+    if (sr_ns_open(path, (enum sr_ns_kind)k, &objs->ns_fd[k], &oe) < 0) {
+      objs->ns_error[k] = sr_error_text(oe);
+      sr_error_free(&oe);
+      continue;
+    }
+    struct stat nst;
+    ino_t ino = fstat(objs->ns_fd[k], &nst) == 0 ? nst.st_ino : 0;
     if (ino == 0)
       continue;
     char host[64], self[64];
@@ -333,6 +563,7 @@ static void ns_facts(const struct sr_config *c, const struct sr_facts_input *in,
       }
     }
   }
+  return 0;
 }
 
 /* Each hook's file judged from the descriptor its path opens (hook_files.h).  The hook is
@@ -363,12 +594,16 @@ static int hook_facts(const struct sr_config *c, const struct sr_facts_input *in
 }
 
 int sr_policy_facts_compute(const struct sr_config *c, const struct sr_facts_input *in,
-                            struct sr_policy_facts *facts, sr_error_t *err)
+                            struct sr_policy_facts *facts, struct sr_host_objects *objs,
+                            sr_error_t *err)
 {
   memset(facts, 0, sizeof(*facts));
-  if (mount_facts(c, in, facts, err) < 0 || hook_facts(c, in, facts, err) < 0)
+  sr_host_objects_close(objs);
+  if (mount_facts(c, in, facts, objs, err) < 0 || hook_facts(c, in, facts, err) < 0 ||
+      (ns_facts(c, in, facts, objs) < 0 && sr_error_make(err, ENOMEM, "policy facts") < 0)) {
+    sr_host_objects_close(objs);
     return -1;
-  ns_facts(c, in, facts);
+  }
   facts->landlock_abi = sr_landlock_abi();
   return 0;
 }

@@ -17,6 +17,24 @@ struct sr_denied_path {
   bool own_bundle_ok; /* a source within the container's own bundle, itself below the path,
                          is not denied (the sandbox's /out, below its state root) */
 };
+/* The host objects the facts were taken from, still open: create mounts these descriptors and
+ * never resolves the paths again (a check of one object and a mount of another: issue 13,
+ * class 2). */
+struct sr_host_objects {
+  int *mount_fd;    /* per config.json mounts[i]: O_PATH of the bind source, or -1 */
+  int *mount_errno; /* why a bind source could not be opened */
+  size_t n_mounts;
+  int root_fd;      /* O_PATH of root.path, or -1 */
+  int root_errno;
+  int *ns_fd;       /* SR_NS_COUNT: the namespace file of each path in linux.namespaces, -1 */
+  char **ns_error;  /* SR_NS_COUNT: why one could not be opened */
+};
+#define SR_HOST_OBJECTS_INIT {.root_fd = -1}
+void sr_host_objects_close(struct sr_host_objects *o);
+/* The runtime's own mount replaces what was judged at config.json's mounts[index] (the
+ * sandbox's /out tmpfs, mounted over the judged directory once the policy decided its owner).
+ * fd is duplicated.  -1 with errno. */
+int sr_host_objects_replace_mount(struct sr_host_objects *o, size_t index, int fd);
 
 struct sr_facts_input {
   const char *bundle;    /* absolute */
@@ -31,10 +49,14 @@ struct sr_facts_input {
   size_t n_idmappable;
   const struct sr_policy_profile *profile; /* whose hooks.allowedPaths the hooks are matched
                                               against (set by sr_policy_enforce_create) */
+  struct sr_host_objects *keep; /* create: receives the judged descriptors, which it then
+                                   mounts and joins; NULL (policy check): they are closed */
 };
 
-/* Fills facts, allocating in c->arena. */
+/* Fills facts, allocating in c->arena, and objs with the descriptors the facts were taken from
+ * (the caller closes them; on failure they are closed). */
 int sr_policy_facts_compute(const struct sr_config *c, const struct sr_facts_input *in,
-                            struct sr_policy_facts *facts, sr_error_t *err);
+                            struct sr_policy_facts *facts, struct sr_host_objects *objs,
+                            sr_error_t *err);
 
 #endif

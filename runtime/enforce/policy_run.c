@@ -5,6 +5,7 @@
 #include "cleanup.h"
 #include "log.h"
 #include "state_roots.h"
+#include "namespaces.h"
 #include "statedir.h"
 #include "userns_registry.h"
 #include "userns_remap.h"
@@ -17,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -154,6 +157,29 @@ static int own_denied(struct sr_policy_ctx *pc, struct sr_config *c, const char 
   return 0;
 }
 
+/* A pod member joins the user namespace of the seerun container whose namespaces it joins (the
+ * remap adds its path): the one that owns the very namespace judged and joined, taken from that
+ * descriptor, not from a /proc/<pid> path that a pid reused in between would name. */
+static int adopt_pod_userns(const struct sr_config *c, const struct sr_policy_facts *facts,
+                            struct sr_host_objects *objs, sr_error_t *err)
+{
+  const struct sr_namespace *user = &c->linux_.namespaces[SR_NS_USER];
+  if (!user->present || user->path == NULL || objs->ns_fd == NULL ||
+      objs->ns_fd[SR_NS_USER] >= 0 || objs->ns_error[SR_NS_USER] != NULL)
+    return 0;
+  for (int k = 0; k < SR_NS_COUNT; k++) {
+    if (k == SR_NS_USER || !facts->ns[k].is_seerun_container || objs->ns_fd[k] < 0)
+      continue;
+    int fd = ioctl(objs->ns_fd[k], NS_GET_USERNS);
+    if (fd < 0)
+      return sr_error_sys(err, "linux.namespaces.user: the owner of the joined %s namespace",
+                          sr_ns_name((enum sr_ns_kind)k));
+    objs->ns_fd[SR_NS_USER] = fd;
+    return 0;
+  }
+  return 0;
+}
+
 int sr_policy_enforce_create(struct sr_policy_ctx *pc, struct sr_config *c,
                              const struct sr_facts_input *in_arg, struct sr_decisions *d,
                              sr_error_t *err)
@@ -174,7 +200,9 @@ int sr_policy_enforce_create(struct sr_policy_ctx *pc, struct sr_config *c,
   struct sr_facts_input with_profile = *in;
   with_profile.profile = pc->profile;
   in = &with_profile;
-  if (sr_policy_facts_compute(c, in, &facts, err) < 0)
+  _cleanup_(sr_host_objects_close) struct sr_host_objects own_objs = SR_HOST_OBJECTS_INIT;
+  struct sr_host_objects *objs = in->keep ? in->keep : &own_objs;
+  if (sr_policy_facts_compute(c, in, &facts, objs, err) < 0)
     return -1;
   sr_error_t refusal = NULL;
   int r = sr_policy_apply(pc->profile, &facts, c, d, &refusal);
@@ -182,11 +210,14 @@ int sr_policy_enforce_create(struct sr_policy_ctx *pc, struct sr_config *c,
     _cleanup_free_ char *key = sr_userns_key(in->state_root, in->id);
     struct sr_remap_input ri = {.pool = &pc->policy->userns, .key = key,
                                 .enforce = pc->profile->enforce, .dry_run = in->dry_run,
-                                .profile = pc->profile->name};
+                                .profile = pc->profile->name,
+                                .user_ns_fd = objs->ns_fd ? objs->ns_fd[SR_NS_USER] : -1};
     if (key == NULL)
       r = sr_error_make(&refusal, ENOMEM, "user namespace");
     else
       r = sr_userns_remap(c, &facts, &ri, d, &refusal);
+    if (r == 0)
+      r = adopt_pod_userns(c, &facts, objs, &refusal);
   }
   /* The decisions, the refusal included, are on record before anything happens. */
   if (sr_audit_decisions(&pc->audit, d, err) < 0) {

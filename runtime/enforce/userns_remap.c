@@ -95,11 +95,12 @@ static int map_file_maps_zero(const char *file, bool *zero)
 /* Whether the user namespace at path maps host uid 0 or gid 0: its uid_map and gid_map as seen
  * from inside it.  The runtime's own user namespace (the host's: "0 0 4294967295") cannot be
  * entered with setns (EINVAL), so its maps are read directly. */
-static int joined_maps_host_zero(const char *path, bool *zero, sr_error_t *err)
+static int joined_maps_host_zero(const char *path, int fd, bool *zero, sr_error_t *err)
 {
   *zero = false;
   struct stat target, self;
-  if (stat(path, &target) < 0)
+  /* fd: the namespace the facts opened, the one then joined (a path swapped in between). */
+  if ((fd >= 0 ? fstat(fd, &target) : stat(path, &target)) < 0)
     return sr_error_sys(err, "linux.namespaces.user: `%s`", path);
   if (stat("/proc/self/ns/user", &self) == 0 && self.st_dev == target.st_dev &&
       self.st_ino == target.st_ino) {
@@ -120,7 +121,7 @@ static int joined_maps_host_zero(const char *path, bool *zero, sr_error_t *err)
   }
   if (pid == 0) {
     close(fds[0]);
-    int ns = open(path, O_RDONLY | O_CLOEXEC);
+    int ns = fd >= 0 ? fd : open(path, O_RDONLY | O_CLOEXEC);
     bool z = false;
     if (ns < 0 || setns(ns, CLONE_NEWUSER) < 0 ||
         map_file_maps_zero("/proc/self/uid_map", &z) < 0 ||
@@ -198,7 +199,7 @@ int sr_userns_remap(struct sr_config *c, const struct sr_policy_facts *facts,
   const char *field = "linux.namespaces.user";
   if (user->present && user->path) {
     bool zero = false;
-    if (joined_maps_host_zero(user->path, &zero, err) < 0) {
+    if (joined_maps_host_zero(user->path, in->user_ns_fd, &zero, err) < 0) {
       /* Refused, and on record like every refusal: what cannot be checked does not run. */
       _cleanup_free_ char *why = sr_error_text(*err);
       sr_error_t ignored = NULL;

@@ -18,6 +18,7 @@ struct sr_remap_input {
   bool enforce;         /* false: permissive, only record what would happen */
   bool dry_run;         /* policy check: decide, but take no range from the registry */
   const char *profile;  /* for messages */
+  int user_ns_fd;       /* the joined user namespace the facts opened; -1: open the path */
 };
 
 /* Changes c in place, appending decisions to d (allocated in c->arena). */

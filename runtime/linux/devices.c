@@ -111,6 +111,10 @@ int sr_devices_prepare(const struct sr_config *c, bool userns, struct sr_dev_pla
     return 0;
   for (size_t i = 0; i < plan->n; i++) {
     size_t index = i >= first_config ? i - first_config : i;
+    /* A FIFO is made inside (mkfifo needs no privilege): the host's FIFO at that path would be
+     * a line to whatever host process reads it (/run/initctl). */
+    if (plan->devices[i].type == 'p')
+      continue;
     if (open_host_node(&plan->devices[i], index, &plan->host_node_fd[i], err) < 0) {
       sr_dev_plan_close(plan);
       return -1;

@@ -94,19 +94,34 @@ void sr_bind_plan_close(struct sr_bind_plan *plan)
   plan->n = 0;
 }
 
-static int prepare_bind(const struct sr_mount *m, const char *bundle, int *tree, bool *is_dir,
-                        sr_error_t *err)
+/* config.json's index of a mount ("mounts[3]"); -1 for one the policy added. */
+static long config_index(const struct sr_mount *m)
 {
-  /* An absolute source is used as it is: a copy cut at PATH_MAX would name another path. */
-  char buf[PATH_MAX];
+  char *end;
+  if (m->field == NULL || strncmp(m->field, "mounts[", 7) != 0 || m->field[7] < '0' ||
+      m->field[7] > '9')
+    return -1;
+  long i = strtol(m->field + 7, &end, 10);
+  return end[0] == ']' && end[1] == '\0' ? i : -1;
+}
+
+static int prepare_bind(const struct sr_mount *m, const struct sr_bind_sources *srcs, int *tree,
+                        bool *is_dir, sr_error_t *err)
+{
   const char *src = m->source;
-  if (src[0] != '/') {
-    if ((size_t)snprintf(buf, sizeof(buf), "%s/%s", bundle, m->source) >= sizeof(buf))
-      return sr_error_make(err, ENAMETOOLONG, "%s.source", m->field);
-    src = buf;
-  }
-  unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->opts.rbind ? AT_RECURSIVE : 0);
-  _cleanup_close_ int fd = sr_open_tree(AT_FDCWD, src, flags);
+  long idx = config_index(m);
+  if (idx < 0 || (size_t)idx >= srcs->n)
+    return sr_error_make(err, 0, "%s.source: `%s`: the policy judged no such bind source "
+                                 "(runtime error)",
+                         m->field, src);
+  if (srcs->fd[idx] < 0)
+    return sr_error_make(err, srcs->err_no[idx] ? srcs->err_no[idx] : ENOENT,
+                         "%s: bind source `%s`", m->field, src);
+  /* The descriptor the policy judged, not the path again: a source swapped for a symlink to /
+   * between the check and the mount would bind the host's / (TOCTOU). */
+  unsigned flags =
+      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (m->opts.rbind ? AT_RECURSIVE : 0);
+  _cleanup_close_ int fd = sr_open_tree(srcs->fd[idx], "", flags);
   if (fd < 0)
     return sr_error_sys(err, "%s: bind source `%s`", m->field, src);
   struct stat st;
@@ -129,8 +144,8 @@ static int prepare_bind(const struct sr_mount *m, const char *bundle, int *tree,
   return 0;
 }
 
-int sr_binds_prepare(const struct sr_config *c, const char *bundle, struct sr_bind_plan *plan,
-                     sr_error_t *err)
+int sr_binds_prepare(const struct sr_config *c, const struct sr_bind_sources *srcs,
+                     struct sr_bind_plan *plan, sr_error_t *err)
 {
   plan->n = c->n_mounts;
   plan->tree_fd = malloc((c->n_mounts + 1) * sizeof(int));
@@ -145,7 +160,7 @@ int sr_binds_prepare(const struct sr_config *c, const char *bundle, struct sr_bi
     const struct sr_mount *m = &c->mounts[i];
     if (!(m->opts.bind || m->opts.rbind))
       continue;
-    if (prepare_bind(m, bundle, &plan->tree_fd[i], &plan->is_dir[i], err) < 0) {
+    if (prepare_bind(m, srcs, &plan->tree_fd[i], &plan->is_dir[i], err) < 0) {
       sr_bind_plan_close(plan);
       return -1;
     }
@@ -183,10 +198,11 @@ int sr_binds_idmap(struct sr_bind_plan *plan, const struct sr_config *c, pid_t u
   return 0;
 }
 
-int sr_rootfs_prepare_idmapped(const char *rootfs_path, int *tree_fd, sr_error_t *err)
+int sr_rootfs_prepare_tree(int root_fd, const char *rootfs_path, int *tree_fd, sr_error_t *err)
 {
-  _cleanup_close_ int tree =
-      sr_open_tree(AT_FDCWD, rootfs_path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+  /* The tree the policy judged (root.path swapped for a symlink to / after the check). */
+  _cleanup_close_ int tree = sr_open_tree(
+      root_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
   if (tree < 0)
     return sr_error_sys(err, "bind root filesystem `%s`", rootfs_path);
   /* Host mounts still show up inside; nothing inside propagates to the host. */
@@ -215,16 +231,14 @@ int sr_rootfs_attach(const char *rootfs_path, int prepared_tree, int *root_fd, s
   /* Nothing the container mounts may propagate back into the host's namespace. */
   if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
     return sr_error_sys(err, "make / a recursive slave mount");
+  /* The content is the tree the parent cloned from the descriptor the policy judged; the name
+   * only says where in this (private) namespace it is attached before the pivot. */
+  _cleanup_close_ int tree = prepared_tree;
+  if (tree < 0)
+    return sr_error_make(err, EBADF, "root filesystem `%s`: not prepared", rootfs_path);
   _cleanup_close_ int target = open(rootfs_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (target < 0)
     return sr_error_sys(err, "root.path `%s`", rootfs_path);
-  _cleanup_close_ int tree =
-      prepared_tree >= 0
-          ? prepared_tree
-          : sr_open_tree(target, "",
-                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
-  if (tree < 0)
-    return sr_error_sys(err, "bind root filesystem `%s`", rootfs_path);
   /* pivot_root needs the new root to be a mount point in this namespace. */
   if (sr_attach_mount(tree, target) < 0)
     return sr_error_sys(err, "attach root filesystem `%s`", rootfs_path);

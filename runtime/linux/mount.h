@@ -21,9 +21,17 @@ struct sr_bind_plan {
   size_t n;
 };
 
+/* The bind sources the policy judged, open (O_PATH), by config.json's mount index: binds are
+ * made of these descriptors, never of the paths again. */
+struct sr_bind_sources {
+  const int *fd;      /* -1: could not be opened */
+  const int *err_no;  /* why */
+  size_t n;
+};
+
 /* Parent, before clone. */
-int sr_binds_prepare(const struct sr_config *c, const char *bundle, struct sr_bind_plan *plan,
-                     sr_error_t *err);
+int sr_binds_prepare(const struct sr_config *c, const struct sr_bind_sources *src,
+                     struct sr_bind_plan *plan, sr_error_t *err);
 /* Parent, once the container's user namespace exists: idmapped binds ("idmap", "ridmap"). */
 int sr_binds_idmap(struct sr_bind_plan *plan, const struct sr_config *c, pid_t userns_pid,
                    sr_error_t *err);
@@ -32,10 +40,11 @@ void sr_bind_plan_close(struct sr_bind_plan *plan);
 /* Init, in its mount namespace: makes every mount a slave (nothing propagates back to the
  * host), clones the root filesystem onto itself, and returns its mount descriptor. */
 int sr_rootfs_attach(const char *rootfs_path, int prepared_tree, int *root_fd, sr_error_t *err);
-/* Parent: a detached clone of the root filesystem, to be idmapped once the container's user
- * namespace exists, so that the image's files keep the owners they have inside (files owned by
- * host root are the container's root's).  The init attaches it instead of its own clone. */
-int sr_rootfs_prepare_idmapped(const char *rootfs_path, int *tree_fd, sr_error_t *err);
+/* Parent: a detached clone of the root filesystem open at root_fd (the one the policy judged),
+ * which the init attaches; idmapped (sr_rootfs_idmap) once the container's user namespace
+ * exists, so that the image's files keep the owners they have inside (files owned by host root
+ * are the container's root's).  rootfs_path: for messages. */
+int sr_rootfs_prepare_tree(int root_fd, const char *rootfs_path, int *tree_fd, sr_error_t *err);
 int sr_rootfs_idmap(int tree_fd, pid_t userns_pid, sr_error_t *err);
 /* The config's mounts, in order. */
 struct sr_cgroup;

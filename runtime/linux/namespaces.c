@@ -26,7 +26,7 @@
 /* Opens a namespace file to join.  Whatever the path is, only an nsfs file is opened for real:
  * a FIFO would block the open until a writer comes, a device would see an open (and then an
  * ioctl) meant for a namespace. */
-static int open_ns(const char *path, enum sr_ns_kind k, int *out, sr_error_t *err)
+int sr_ns_open(const char *path, enum sr_ns_kind k, int *out, sr_error_t *err)
 {
   const char *article = k == SR_NS_IPC ? "an" : "a";
   _cleanup_close_ int opath = open(path, O_PATH | O_CLOEXEC);
@@ -94,7 +94,8 @@ int sr_ns_check_names(const struct sr_config *c, const struct sr_ns_plan *plan, 
   return 0;
 }
 
-int sr_ns_plan_make(const struct sr_linux *l, struct sr_ns_plan *plan, sr_error_t *err)
+int sr_ns_plan_make(const struct sr_linux *l, const struct sr_ns_opened *opened,
+                    struct sr_ns_plan *plan, sr_error_t *err)
 {
   memset(plan, 0, sizeof(*plan));
   for (int k = 0; k < SR_NS_COUNT; k++)
@@ -109,7 +110,20 @@ int sr_ns_plan_make(const struct sr_linux *l, struct sr_ns_plan *plan, sr_error_
       new_flags |= sr_ns_clone_flag(k);
       continue;
     }
-    if (open_ns(ns->path, k, &plan->join_fd[k], err) < 0)
+    if (opened && opened->fd) {
+      /* The namespace the policy judged, not the path again (a swap to the host's). */
+      if (opened->fd[k] < 0) {
+        sr_error_make(err, 0, "%s", opened->error && opened->error[k]
+                                        ? opened->error[k]
+                                        : "linux.namespaces: not judged by the policy");
+        goto fail;
+      }
+      plan->join_fd[k] = fcntl(opened->fd[k], F_DUPFD_CLOEXEC, 3);
+      if (plan->join_fd[k] < 0) {
+        sr_error_sys(err, "linux.namespaces: %s namespace `%s`", sr_ns_name(k), ns->path);
+        goto fail;
+      }
+    } else if (sr_ns_open(ns->path, k, &plan->join_fd[k], err) < 0)
       goto fail;
     plan->path[k] = ns->path;
     any_join = true;

@@ -27,7 +27,18 @@ struct sr_ns_plan {
 
 /* Opens every namespace path (checking it is a namespace of the right type) and decides the
  * path taken.  Errors name linux.namespaces. */
-int sr_ns_plan_make(const struct sr_linux *l, struct sr_ns_plan *plan, sr_error_t *err);
+/* Namespace files opened (and judged) before: fd[k] (-1: error[k] says why).  NULL: the
+ * paths are opened here. */
+struct sr_ns_opened {
+  const int *fd;
+  char *const *error;
+};
+int sr_ns_plan_make(const struct sr_linux *l, const struct sr_ns_opened *opened,
+                    struct sr_ns_plan *plan, sr_error_t *err);
+
+/* Opens a namespace file to join, checking it is a namespace of kind k (O_RDONLY, for setns).
+ * Errors name linux.namespaces. */
+int sr_ns_open(const char *path, enum sr_ns_kind k, int *out, sr_error_t *err);
 void sr_ns_plan_close(struct sr_ns_plan *plan);
 
 /* hostname and domainname are set in the container's uts namespace: refused when that is the

@@ -41,10 +41,12 @@ static void close_layer_fds(struct layer_fds **p)
 }
 
 /* The layers of the overlay mounted at rootfs_path, from its mountinfo line. */
-static int read_layers(const char *rootfs_path, struct sr_overlay_layers *l, sr_error_t *err)
+static int read_layers(const char *rootfs_path, int root_fd, struct sr_overlay_layers *l,
+                       sr_error_t *err)
 {
   struct statx stx;
-  if (statx(AT_FDCWD, rootfs_path, 0, STATX_MNT_ID, &stx) < 0)
+  /* The overlay the policy judged (root_fd), not whatever the name leads to now. */
+  if (statx(root_fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0)
     return sr_error_sys(err, "statx `%s`", rootfs_path);
   if (!(stx.stx_mask & STATX_MNT_ID) || !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
     return sr_error_make(err, 0, "the kernel does not report mount ids");
@@ -122,11 +124,11 @@ static int set_lower_layers(int fs, const struct layer_fds *fds, sr_error_t *err
   return 0;
 }
 
-int sr_rootfs_overlay_idmapped(const char *rootfs_path, const struct sr_linux *maps,
+int sr_rootfs_overlay_idmapped(const char *rootfs_path, int root_fd, const struct sr_linux *maps,
                                int *tree_fd, sr_error_t *err)
 {
   _cleanup_(sr_overlay_layers_release) struct sr_overlay_layers layers = {0};
-  if (read_layers(rootfs_path, &layers, err) < 0)
+  if (read_layers(rootfs_path, root_fd, &layers, err) < 0)
     return -1;
   _cleanup_close_ int userns = -1;
   if (sr_userns_open_with_maps(maps, &userns, err) < 0)

@@ -15,7 +15,7 @@
 
 /* rootfs_path must be the root of an overlay mount; maps holds the container's uid and gid
  * mappings.  On success *tree_fd is a detached read-only mount to attach as the root. */
-int sr_rootfs_overlay_idmapped(const char *rootfs_path, const struct sr_linux *maps,
+int sr_rootfs_overlay_idmapped(const char *rootfs_path, int root_fd, const struct sr_linux *maps,
                                int *tree_fd, sr_error_t *err);
 
 #endif

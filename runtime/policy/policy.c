@@ -153,7 +153,8 @@ static int check_profile_keys(struct sr_arena *a, yajl_val v, const char *path, 
   static const char *const namespaces[] = {"allowHost", "allowJoin", "requireUser", NULL};
   static const char *const allowed[] = {"allowed", NULL};
   static const char *const device[] = {"type", "major", "minor", NULL};
-  static const char *const mounts[] = {"allowedTypes", "idmappable", NULL};
+  static const char *const mounts[] = {"allowedTypes", "idmappable", "allowSockets",
+                                       "allowHardLinks", NULL};
   static const char *const resources[] = {"pids", "memory", NULL};
   static const char *const limit[] = {"default", "max", NULL};
   static const char *const hooks[] = {"allowedPaths", NULL};
@@ -715,6 +716,9 @@ static int parse_profile(struct sr_arena *a, const struct chain *ch, struct sr_p
       parse_devices(a, ch, p, err) < 0 || chain_sub(a, ch, "mounts", &mounts, err) < 0 ||
       chain_strv(a, &mounts, "allowedTypes", &p->mount_types, &p->n_mount_types, NULL, err) < 0 ||
       parse_paths(a, &mounts, "idmappable", &p->idmappable, &p->n_idmappable, err) < 0 ||
+      parse_paths(a, &mounts, "allowSockets", &p->allow_sockets, &p->n_allow_sockets, err) < 0 ||
+      parse_paths(a, &mounts, "allowHardLinks", &p->allow_hard_links, &p->n_allow_hard_links,
+                  err) < 0 ||
       parse_paths(a, ch, "maskedPaths", &p->masked_paths, &p->n_masked_paths, err) < 0 ||
       parse_paths(a, ch, "readonlyPaths", &p->readonly_paths, &p->n_readonly_paths, err) < 0 ||
       chain_sub(a, ch, "resources", &res, err) < 0 ||
@@ -1187,6 +1191,8 @@ int sr_policy_profile_to_json(const struct sr_policy_profile *p, yajl_gen g)
   yajl_gen_map_open(g);
   put_strv(g, "allowedTypes", p->mount_types, p->n_mount_types);
   put_strv(g, "idmappable", p->idmappable, p->n_idmappable);
+  put_strv(g, "allowSockets", p->allow_sockets, p->n_allow_sockets);
+  put_strv(g, "allowHardLinks", p->allow_hard_links, p->n_allow_hard_links);
   yajl_gen_map_close(g);
   put_strv(g, "maskedPaths", p->masked_paths, p->n_masked_paths);
   put_strv(g, "readonlyPaths", p->readonly_paths, p->n_readonly_paths);

@@ -100,6 +100,10 @@ struct sr_policy_profile {
    * does not hold (a volume store the engine idmaps, e.g. podman's). */
   char **idmappable;
   size_t n_idmappable;
+  char **allow_sockets; /* directories whose sockets, FIFOs and daemon socket dirs may be bound */
+  size_t n_allow_sockets;
+  char **allow_hard_links; /* paths whose multiply-linked files may be bound */
+  size_t n_allow_hard_links;
   char **masked_paths;
   size_t n_masked_paths;
   char **readonly_paths;

@@ -290,6 +290,7 @@ int sr_policy_apply(const struct sr_policy_profile *p, const struct sr_policy_fa
   TRY(sr_pa_apply_network(x, facts, c, &rq));
   TRY(sr_pa_apply_egress(x, c, &rq));
   TRY(sr_pa_apply_mounts(x, facts, c));
+  TRY(sr_pa_check_root(x, facts, c));
   TRY(sr_pa_check_cwd(x, c->process));
   TRY(sr_pa_apply_rootfs(x, c, &rq));
   if (c->process) {

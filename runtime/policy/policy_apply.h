@@ -59,6 +59,15 @@ struct sr_policy_mount_fact {
   const char *idmappable;     /* the profile's mounts.idmappable entry the source is at or below
                                  (compared by inode), NULL: none */
   bool source_on_proc_or_sysfs; /* the source is on a proc or sysfs filesystem (fstatfs) */
+  /* Judged from the descriptor the runtime then mounts (issue 13, classes 2, 5, 7, 8). */
+  const char *resolved;       /* the object's name on the host, from its descriptor; NULL: none
+                                 (the source could not be opened: the mount reports it) */
+  bool location_unknown;      /* where it lies in its filesystem cannot be told */
+  unsigned hard_links;        /* a regular file with more than one link on the filesystem of a
+                                 tree denied below (else 0): another name may be below it */
+  const char *hard_link_tree; /* that tree */
+  bool is_socket, is_fifo;    /* a unix socket or FIFO: a line to a host process */
+  const char *socket_dir;     /* a daemon socket directory it is, contains or is below */
 };
 
 struct sr_policy_ns_fact {
@@ -93,6 +102,8 @@ struct sr_policy_facts {
   /* The bundle and the rootfs (as named and canonical): no hook environment value points
    * there.  NULL entries: none. */
   const char *tenant_dirs[SR_POLICY_TENANT_DIRS];
+  bool have_root;                                   /* root is known (the runtime always) */
+  struct sr_policy_mount_fact root;                 /* root.path, judged like a bind source */
   bool have_network_grant_check;                    /* reserved */
   int landlock_abi;                                 /* the kernel's Landlock ABI, 0: none */
 };

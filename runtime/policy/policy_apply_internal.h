@@ -118,6 +118,9 @@ int sr_pa_parse_egress_allow(struct sr_pa_ctx *x, const char *value, struct requ
 int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
                        struct sr_config *c);
 int sr_pa_check_cwd(struct sr_pa_ctx *x, const struct sr_process *proc);
+/* root.path, judged like a bind source (a rootfs that is a symlink to, or a view of, /). */
+int sr_pa_check_root(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
+                     const struct sr_config *c);
 int sr_pa_apply_rootfs(struct sr_pa_ctx *x, struct sr_config *c, const struct requests *rq);
 int sr_pa_union_paths(struct sr_pa_ctx *x, const char *field, const char *knob, char ***v,
                       size_t *n, char **add, size_t n_add);

@@ -80,6 +80,92 @@ static bool has_dotdot(const char *p)
 
 /* ---- 8, 12. Mounts, cwd ------------------------------------------------------------------ */
 
+/* path is below one of the profile's directories (a knob's list). */
+static bool listed_under(char **dirs, size_t n, const char *path)
+{
+  for (size_t i = 0; path && i < n; i++)
+    if (path_under(path, dirs[i]))
+      return true;
+  return false;
+}
+
+/* A host object the container would get (a bind source, the root filesystem), judged on the
+ * facts the runtime took from the very descriptor it then mounts: what the object is and where
+ * it really lies, never the name config.json gives it. */
+static int judge_host_object(struct sr_pa_ctx *x, const char *what, const char *field,
+                             const char *asked, const char *shown,
+                             const struct sr_policy_mount_fact *mf)
+{
+  const char *name = x->name;
+  bool sockets_ok = listed_under(x->p->allow_sockets, x->p->n_allow_sockets, mf->resolved);
+  /* A denied path under another name: a symlink, a hard link, a second mount view. */
+  if (mf->source_denied && mf->denied_reason)
+    return sr_pa_refuse(x, field, asked,
+                        "%s: \"%s\" is, contains or is below the denied host path \"%s\" (%s)",
+                        what, shown, mf->denied_path ? mf->denied_path : shown, mf->denied_reason);
+  if (mf->source_denied)
+    return sr_pa_refuse(x, field, asked,
+                        "%s: \"%s\" is or contains the denied host path \"%s\"", what, shown,
+                        mf->denied_path ? mf->denied_path : shown);
+  if (mf->source_is_symlink_out)
+    return sr_pa_refuse(x, field, asked,
+                        "%s: \"%s\" resolves through a symbolic link that leads out of the "
+                        "directory it names",
+                        what, shown);
+  if (mf->source_on_proc_or_sysfs)
+    /* The host's /sys/firmware bound at /fw: the masks name /proc and /sys only. */
+    return sr_pa_refuse(x, field, asked,
+                        "%s: \"%s\" is on the host's proc or sysfs filesystem: the masked and "
+                        "read-only paths name /proc and /sys, a view of it elsewhere would carry "
+                        "none of them",
+                        what, shown);
+  if (mf->location_unknown)
+    return sr_pa_refuse(x, field, asked,
+                        "%s: \"%s\": where it lies in its filesystem cannot be told (deleted, or "
+                        "outside the runtime's root), so it cannot be told apart from a denied "
+                        "host path",
+                        what, shown);
+  /* A hard link elsewhere to a file below /root is that file. */
+  if (mf->hard_links > 1 &&
+      !listed_under(x->p->allow_hard_links, x->p->n_allow_hard_links, mf->resolved))
+    return sr_pa_refuse(x, field, asked,
+                        "%s: \"%s\" is a regular file with %u hard links on the filesystem of "
+                        "the denied host path \"%s\": another of its names may lie below it "
+                        "(profiles.%s.mounts.allowHardLinks lists paths that may be bound anyway)",
+                        what, shown, mf->hard_links,
+                        mf->hard_link_tree ? mf->hard_link_tree : "?", name);
+  /* A host daemon's socket (or FIFO) bound in is a line to that daemon, as root. */
+  if ((mf->is_socket || mf->is_fifo) && !sockets_ok)
+    return sr_pa_refuse(x, field, asked,
+                        "%s: \"%s\" is a %s: it would connect the container to a host process "
+                        "(profiles.%s.mounts.allowSockets lists the directories whose sockets "
+                        "and FIFOs may be bound)",
+                        what, shown, mf->is_socket ? "unix socket" : "FIFO", name);
+  if (mf->socket_dir && !sockets_ok)
+    return sr_pa_refuse(x, field, asked,
+                        "%s: \"%s\" is, contains or is below the daemon socket directory "
+                        "\"%s\": it would connect the container to host daemons "
+                        "(profiles.%s.mounts.allowSockets lists the directories that may be bound)",
+                        what, shown, mf->socket_dir, name);
+  if (mf->is_socket || mf->is_fifo || mf->socket_dir || mf->hard_links > 1)
+    return sr_pa_allow(x, field, asked,
+                       P("%s listed in profiles.%s.mounts.%s", mf->resolved, name,
+                         mf->hard_links > 1 && !mf->is_socket && !mf->is_fifo && !mf->socket_dir
+                             ? "allowHardLinks"
+                             : "allowSockets"));
+  return sr_pa_allow(x, field, asked, "not a denied host path");
+}
+
+int sr_pa_check_root(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
+                     const struct sr_config *c)
+{
+  /* No facts (the pure policy's own tests): nothing is known of the host's root. */
+  if (facts == NULL || !facts->have_root || facts->root.resolved == NULL)
+    return 0;
+  return judge_host_object(x, "root.path", "root.path", sr_pa_text_str(x->a, c->root_path),
+                           c->root_path, &facts->root);
+}
+
 /* The options of a bind, with nosuid and nodev (and their recursive forms for rbind). */
 static int add_nosuid_nodev(struct sr_pa_ctx *x, struct sr_mount *m, char ***out, size_t *n)
 {
@@ -280,31 +366,8 @@ int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
                        "mounts[%zu].source: \"%s\": no host facts were computed for this bind "
                        "(runtime error)",
                        i, m->source));
-    else if (mf->source_denied && mf->denied_reason)
-      TRY(sr_pa_refuse(x, field, asked,
-                       "mounts[%zu].source: \"%s\" is, contains or is below the denied host "
-                       "path \"%s\" (%s)",
-                       i, m->source, mf->denied_path ? mf->denied_path : m->source,
-                       mf->denied_reason));
-    else if (mf->source_denied)
-      TRY(sr_pa_refuse(x, field, asked,
-                       "mounts[%zu].source: \"%s\" is or contains the denied host "
-                       "path \"%s\"",
-                       i, m->source, mf->denied_path ? mf->denied_path : m->source));
-    else if (mf->source_is_symlink_out)
-      TRY(sr_pa_refuse(x, field, asked,
-                       "mounts[%zu].source: \"%s\" resolves through a symbolic link that leads out "
-                       "of the directory it names",
-                       i, m->source));
-    else if (mf->source_on_proc_or_sysfs)
-      /* The host's /sys/firmware bound at /fw: the masks name /proc and /sys only. */
-      TRY(sr_pa_refuse(x, field, asked,
-                       "mounts[%zu].source: \"%s\" is on the host's proc or sysfs filesystem: the "
-                       "masked and read-only paths name /proc and /sys, a view of it elsewhere "
-                       "would carry none of them",
-                       i, m->source));
     else
-      TRY(sr_pa_allow(x, field, asked, "not a denied host path"));
+      TRY(judge_host_object(x, P("mounts[%zu].source", i), field, asked, m->source, mf));
 
     /* A setuid binary or a device node on the host must not work inside. */
     const unsigned long need = MS_NOSUID | MS_NODEV;

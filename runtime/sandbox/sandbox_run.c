@@ -187,6 +187,25 @@ static int make_config(struct sr_sandbox *s, const char *out_source, sr_error_t 
   return 0;
 }
 
+/* The /out bind is the tmpfs seerun just mounted over the directory the policy judged (its
+ * owner comes from the user namespace the policy decided): the container gets that mount,
+ * seerun's own, through its descriptor. */
+static int use_out_mount(struct sr_sandbox *s, const char *out_source, sr_error_t *err)
+{
+  const struct sr_config *c = s->ctx.config;
+  for (size_t i = 0; i < c->n_mounts; i++) {
+    size_t idx;
+    char end;
+    if (c->mounts[i].source == NULL || strcmp(c->mounts[i].source, out_source) != 0 ||
+        sscanf(c->mounts[i].field, "mounts[%zu%c", &idx, &end) != 2 || end != ']')
+      continue;
+    if (sr_host_objects_replace_mount(&s->ctx.host, idx, s->out_fd) < 0)
+      return sr_error_sys(err, "sandbox /out");
+    return 0;
+  }
+  return sr_error_make(err, 0, "sandbox /out: no bind of `%s` in the config", out_source);
+}
+
 /* Step 4, up to the container's existence: HOSTDIR (checked before anything runs), /out,
  * create. */
 static int create(struct sr_sandbox *s, sr_error_t *err)
@@ -204,7 +223,8 @@ static int create(struct sr_sandbox *s, sr_error_t *err)
     sandbox_host_ids(s->ctx.config, &uid, &gid);
     uint64_t size =
         o->out_max_bytes > SR_SANDBOX_OUT_MIN_SIZE ? o->out_max_bytes : SR_SANDBOX_OUT_MIN_SIZE;
-    if (sr_sandbox_out_create(size, uid, gid, out_source, &s->out_fd, err) < 0)
+    if (sr_sandbox_out_create(size, uid, gid, out_source, &s->out_fd, err) < 0 ||
+        use_out_mount(s, out_source, err) < 0)
       return -1;
   }
   if (sr_sandbox_block_signals(err) < 0 || sr_container_create(&s->ctx, err) < 0)

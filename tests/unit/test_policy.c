@@ -1701,6 +1701,102 @@ static void joining_a_namespace_that_is_no_containers_is_refused(void)
  * 8, 12. Bind mounts, /proc paths
  */
 
+/* Issue 13, classes 5, 7, 8: the facts say what the object is and where it lies; the policy
+ * refuses sockets, FIFOs, daemon socket directories and multiply-linked files unless the
+ * profile's mounts.allowSockets / mounts.allowHardLinks list them, and judges root.path like a
+ * bind source. */
+static void host_objects_are_judged_by_what_they_are(void)
+{
+  struct host h;
+  struct run r;
+  const char *one_bind =
+      CONFIG_WITH("mounts", JSON([{"destination": "/x", "type": "bind", "source": "/srv/x",
+                                   "options": ["bind"]}]));
+  struct sr_policy_facts *f = benign_host(&h);
+  h.mounts[0].resolved = "/srv/x";
+  h.mounts[0].is_socket = true;
+  APPLY_REFUSED(&r, profile("default"), one_bind, f, "mounts[0].source",
+                "mounts[0].source: \"/srv/x\" is a unix socket: it would connect the container to "
+                "a host process (profiles.default.mounts.allowSockets lists the directories whose "
+                "sockets and FIFOs may be bound)");
+  f = benign_host(&h);
+  h.mounts[0].resolved = "/srv/x";
+  h.mounts[0].is_fifo = true;
+  APPLY_REFUSED(&r, profile("default"), one_bind, f, "mounts[0].source",
+                "mounts[0].source: \"/srv/x\" is a FIFO: it would connect the container to "
+                "a host process (profiles.default.mounts.allowSockets lists the directories whose "
+                "sockets and FIFOs may be bound)");
+  f = benign_host(&h);
+  h.mounts[0].resolved = "/srv/x";
+  h.mounts[0].socket_dir = "/run/dbus";
+  APPLY_REFUSED(&r, profile("default"), one_bind, f, "mounts[0].source",
+                "mounts[0].source: \"/srv/x\" is, contains or is below the daemon socket directory "
+                "\"/run/dbus\": it would connect the container to host daemons "
+                "(profiles.default.mounts.allowSockets lists the directories that may be bound)");
+  f = benign_host(&h);
+  h.mounts[0].resolved = "/srv/x";
+  h.mounts[0].hard_links = 2;
+  h.mounts[0].hard_link_tree = "/root";
+  APPLY_REFUSED(&r, profile("default"), one_bind, f, "mounts[0].source",
+                "mounts[0].source: \"/srv/x\" is a regular file with 2 hard links on the "
+                "filesystem of the denied host path \"/root\": another of its names may lie "
+                "below it (profiles.default.mounts.allowHardLinks lists paths that may be bound "
+                "anyway)");
+  f = benign_host(&h);
+  h.mounts[0].resolved = "/srv/x";
+  h.mounts[0].location_unknown = true;
+  APPLY_REFUSED(&r, profile("default"), one_bind, f, "mounts[0].source",
+                "mounts[0].source: \"/srv/x\": where it lies in its filesystem cannot be told "
+                "(deleted, or outside the runtime's root), so it cannot be told apart from a "
+                "denied host path");
+
+  /* The knobs allow them by the object's own name (not the config's). */
+  struct sr_policy *pol = policy_of(policy_with_profile(
+      "{\"mounts\": {\"allowSockets\": [\"/srv\"], \"allowHardLinks\": [\"/srv/x\"]}}"));
+  const struct sr_policy_profile *p = pol ? sr_policy_profile(pol, "p") : NULL;
+  CHECK(p != NULL);
+  f = benign_host(&h);
+  h.mounts[0].resolved = "/srv/x";
+  h.mounts[0].is_socket = true;
+  run_apply(&r, p, one_bind, f);
+  CHECK_INT_EQ(r.ret, 0);
+  CHECK_DECISION(&r.d, "mounts[0].source", SR_DECISION_ALLOWED, NULL, NULL);
+  run_done(&r);
+  f = benign_host(&h);
+  h.mounts[0].resolved = "/srv/x";
+  h.mounts[0].hard_links = 3;
+  run_apply(&r, p, one_bind, f);
+  CHECK_INT_EQ(r.ret, 0);
+  run_done(&r);
+  f = benign_host(&h);
+  h.mounts[0].resolved = "/elsewhere/x"; /* the name config.json gives does not count */
+  h.mounts[0].is_socket = true;
+  run_apply(&r, p, one_bind, f);
+  CHECK_INT_EQ(r.ret, -1);
+  run_done(&r);
+  if (pol)
+    sr_policy_free(pol);
+  POLICY_REFUSED(policy_with_profile("{\"mounts\": {\"allowSockets\": [\"run/x\"]}}"),
+                 "policy.json: profiles.p.mounts.allowSockets[0]: must be a clean absolute path, "
+                 "got \"run/x\"");
+
+  /* root.path: like a bind source. */
+  f = benign_host(&h);
+  h.facts.have_root = true;
+  h.facts.root.resolved = "/";
+  h.facts.root.source_denied = true;
+  h.facts.root.denied_path = "/";
+  APPLY_REFUSED(&r, profile("default"), CLEAN_CONFIG, f, "root.path",
+                "root.path: \"rootfs\" is or contains the denied host path \"/\"");
+  f = benign_host(&h);
+  h.facts.have_root = true;
+  h.facts.root.resolved = "/srv/bundle/rootfs";
+  run_apply(&r, profile("default"), CLEAN_CONFIG, f);
+  CHECK_INT_EQ(r.ret, 0);
+  CHECK_DECISION(&r.d, "root.path", SR_DECISION_ALLOWED, "\"rootfs\"", NULL);
+  run_done(&r);
+}
+
 static void a_bind_of_a_denied_host_path_is_refused(void)
 {
   struct host h;
@@ -3466,6 +3562,7 @@ int main(int argc, char **argv)
   RUN(joining_a_namespace_that_is_no_containers_is_refused);
   RUN(a_bind_of_a_denied_host_path_is_refused);
   RUN(an_idmapped_bind_may_only_let_the_container_act_as_ids_it_holds);
+  RUN(host_objects_are_judged_by_what_they_are);
   RUN(every_bind_gets_nosuid_and_nodev);
   RUN(binds_and_working_directories_through_proc_are_refused);
   RUN(a_filesystem_the_profile_does_not_list_is_refused);

@@ -1,0 +1,251 @@
+#include "build.h"
+
+#include "mount_where.h"
+
+#include "cleanup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+/* Linux 6.8's statmount(), not in the build's headers yet. */
+#ifndef SYS_statmount
+#define SYS_statmount 457
+#endif
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x4000U
+#endif
+#define SR_STATMOUNT_SB_BASIC 0x1U
+#define SR_STATMOUNT_MNT_ROOT 0x8U
+#define SR_STATMOUNT_MNT_POINT 0x10U
+
+struct sr_mnt_id_req {
+  uint32_t size;
+  uint32_t spare;
+  uint64_t mnt_id;
+  uint64_t param;
+};
+
+struct sr_statmount {
+  uint32_t size;
+  uint32_t mnt_opts;
+  uint64_t mask;
+  uint32_t sb_dev_major;
+  uint32_t sb_dev_minor;
+  uint64_t sb_magic;
+  uint32_t sb_flags;
+  uint32_t fs_type;
+  uint64_t mnt_id;
+  uint64_t mnt_parent_id;
+  uint32_t mnt_id_old;
+  uint32_t mnt_parent_id_old;
+  uint64_t mnt_attr;
+  uint64_t mnt_propagation;
+  uint64_t mnt_peer_group;
+  uint64_t mnt_master;
+  uint64_t propagate_from;
+  uint32_t mnt_root;
+  uint32_t mnt_point;
+  uint64_t spare2[50];
+  char str[];
+};
+
+void sr_where_release(struct sr_where *w)
+{
+  free(w->fs_path);
+  free(w->name);
+  w->fs_path = w->name = NULL;
+}
+
+bool sr_where_path_under(const char *path, const char *dir)
+{
+  size_t n = strlen(dir);
+  while (n > 1 && dir[n - 1] == '/')
+    n--;
+  if (n == 1 && dir[0] == '/')
+    return path[0] == '/';
+  return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* root + the part of name below point: where name lies in the filesystem mounted at point
+ * whose root there is root. */
+static char *join_below(const char *root, const char *point, const char *name)
+{
+  if (!sr_where_path_under(name, point))
+    return NULL;
+  const char *rel = strcmp(point, "/") == 0 ? name : name + strlen(point);
+  if (strcmp(rel, "/") == 0)
+    rel = "";
+  char *out = NULL;
+  if (strcmp(root, "/") == 0)
+    return asprintf(&out, "%s", rel[0] ? rel : "/") < 0 ? NULL : out;
+  return asprintf(&out, "%s%s", root, rel) < 0 ? NULL : out;
+}
+
+/* mountinfo's octal escapes (\040 for a space, ...), in place. */
+static void unescape(char *s)
+{
+  char *o = s;
+  for (char *p = s; *p; p++) {
+    if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
+        p[3] >= '0' && p[3] <= '7') {
+      *o++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+      p += 3;
+    } else
+      *o++ = *p;
+  }
+  *o = '\0';
+}
+
+/* One mountinfo line: "ID PARENT MAJ:MIN ROOT POINT ...". */
+struct info_line {
+  unsigned long id;
+  unsigned maj, min;
+  char *root, *point; /* in the line's buffer, unescaped */
+};
+
+static bool parse_line(char *line, struct info_line *l)
+{
+  unsigned long parent;
+  int n = 0;
+  if (sscanf(line, "%lu %lu %u:%u %n", &l->id, &parent, &l->maj, &l->min, &n) < 4 || n == 0)
+    return false;
+  char *save = NULL;
+  l->root = strtok_r(line + n, " ", &save);
+  l->point = strtok_r(NULL, " ", &save);
+  if (l->root == NULL || l->point == NULL)
+    return false;
+  unescape(l->root);
+  unescape(l->point);
+  return true;
+}
+
+static int statx_mnt(int fd, unsigned mask, struct statx *stx)
+{
+  if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, mask, stx) < 0)
+    return -1;
+  if (!(stx->stx_mask & mask)) {
+    errno = ENOSYS;
+    return -1;
+  }
+  return 0;
+}
+
+/* The root (in its filesystem) and the mount point (in our namespace) of fd's mount. */
+static int mount_root_point(int fd, char **root, char **point)
+{
+  struct statx stx;
+  if (statx_mnt(fd, STATX_MNT_ID_UNIQUE, &stx) == 0) {
+    struct sr_mnt_id_req req = {.size = 24, .mnt_id = stx.stx_mnt_id,
+                                .param = SR_STATMOUNT_MNT_ROOT | SR_STATMOUNT_MNT_POINT};
+    size_t size = 2 * PATH_MAX + sizeof(struct sr_statmount);
+    _cleanup_free_ struct sr_statmount *sm = calloc(1, size);
+    if (sm == NULL)
+      return -1;
+    if (syscall(SYS_statmount, &req, sm, size, 0) == 0 &&
+        (sm->mask & (SR_STATMOUNT_MNT_ROOT | SR_STATMOUNT_MNT_POINT)) ==
+            (SR_STATMOUNT_MNT_ROOT | SR_STATMOUNT_MNT_POINT)) {
+      *root = strdup(sm->str + sm->mnt_root);
+      *point = strdup(sm->str + sm->mnt_point);
+      return *root && *point ? 0 : -1;
+    }
+    if (errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP)
+      return -1;
+  }
+  /* Older kernels: mountinfo, by the mount id (not reused while we hold the fd). */
+  if (statx_mnt(fd, STATX_MNT_ID, &stx) < 0)
+    return -1;
+  _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+  if (f == NULL)
+    return -1;
+  _cleanup_free_ char *line = NULL;
+  size_t cap = 0;
+  while (getline(&line, &cap, f) > 0) {
+    struct info_line l;
+    if (parse_line(line, &l) && l.id == stx.stx_mnt_id) {
+      *root = strdup(l.root);
+      *point = strdup(l.point);
+      return *root && *point ? 0 : -1;
+    }
+  }
+  errno = ENOENT;
+  return -1;
+}
+
+int sr_where_fd(int fd, struct sr_where *w)
+{
+  memset(w, 0, sizeof(*w));
+  struct stat st;
+  if (fstat(fd, &st) < 0)
+    return -1;
+  /* Its name now: the kernel's, from the very dentry and mount (a deleted or unreachable
+   * object has none that could be compared). */
+  char link[64], name[PATH_MAX];
+  snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, name, sizeof(name) - 1);
+  if (n <= 0 || (size_t)n >= sizeof(name) - 1 || name[0] != '/' ||
+      (st.st_nlink == 0 && !S_ISDIR(st.st_mode))) {
+    errno = ENOENT;
+    return -1;
+  }
+  name[n] = '\0';
+  _cleanup_free_ char *root = NULL, *point = NULL;
+  if (mount_root_point(fd, &root, &point) < 0)
+    return -1;
+  w->dev = st.st_dev;
+  w->fs_path = join_below(root, point, name);
+  w->name = strdup(name);
+  if (w->fs_path == NULL || w->name == NULL) {
+    sr_where_release(w);
+    errno = ENOENT;
+    return -1;
+  }
+  return 0;
+}
+
+int sr_where_submounts(const char *under, struct sr_where **out, size_t *n)
+{
+  *out = NULL;
+  *n = 0;
+  _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+  if (f == NULL)
+    return -1;
+  _cleanup_free_ char *line = NULL;
+  size_t cap = 0, used = 0, size = 0;
+  struct sr_where *v = NULL;
+  while (getline(&line, &cap, f) > 0) {
+    struct info_line l;
+    /* Every mount whose mount point is at or below the object: what an AT_RECURSIVE clone
+     * of it takes along (its own mount, where it is one, is judged again: harmless). */
+    if (!parse_line(line, &l) || !sr_where_path_under(l.point, under))
+      continue;
+    if (used == size) {
+      size = size ? size * 2 : 16;
+      struct sr_where *nv = realloc(v, size * sizeof(*nv));
+      if (nv == NULL)
+        goto oom;
+      v = nv;
+    }
+    v[used] = (struct sr_where){.dev = makedev(l.maj, l.min), .fs_path = strdup(l.root),
+                                .name = strdup(l.point)};
+    used++;
+    if (v[used - 1].fs_path == NULL || v[used - 1].name == NULL)
+      goto oom;
+  }
+  *out = v;
+  *n = used;
+  return 0;
+oom:
+  for (size_t i = 0; i < used; i++)
+    sr_where_release(&v[i]);
+  free(v);
+  errno = ENOMEM;
+  return -1;
+}
