@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@ static int check_text(const char *buf, size_t len, sr_error_t *err)
       if (escaped) {
         escaped = false;
         if (c == 'u' && len - i > 4 && memcmp(buf + i + 1, "0000", 4) == 0)
-          return sr_error_make(err, 0, "invalid JSON: a string contains \\u0000");
+          return sr_error_config(err, NULL, NULL, "invalid JSON: a string contains \\u0000");
       } else if (c == '\\')
         escaped = true;
       else if (c == '"')
@@ -30,13 +31,13 @@ static int check_text(const char *buf, size_t len, sr_error_t *err)
       continue;
     }
     if (c == '/')
-      return sr_error_make(err, 0, "invalid JSON: comments are not allowed");
+      return sr_error_config(err, NULL, NULL, "invalid JSON: comments are not allowed");
     if (c == '"')
       in_string = true;
     else if (c == '{' || c == '[') {
       if (++depth > SR_JSON_MAX_DEPTH)
-        return sr_error_make(err, 0, "invalid JSON: nested more than %d levels deep",
-                             SR_JSON_MAX_DEPTH);
+        return sr_error_config(err, NULL, NULL, "invalid JSON: nested more than %d levels deep",
+                               SR_JSON_MAX_DEPTH);
     } else if (c == '}' || c == ']')
       depth--;
   }
@@ -74,10 +75,10 @@ static int check_unique_keys(yajl_val v, char *path, size_t size, sr_error_t *er
     qsort(keys, n, sizeof(*keys), cmp_key);
     for (size_t i = 1; i < n; i++)
       if (strcmp(keys[i - 1], keys[i]) == 0) {
-        int r = sr_error_make(err, 0, "invalid JSON: %s%sduplicate key \"%s\"", path,
-                              plen ? ": " : "", keys[i]);
+        sr_error_config(err, path, keys[i], "invalid JSON: %s%sduplicate key \"%s\"", path,
+                        plen ? ": " : "", keys[i]);
         free(keys);
-        return r;
+        return -1;
       }
     free(keys);
   }
@@ -93,7 +94,7 @@ static int check_unique_keys(yajl_val v, char *path, size_t size, sr_error_t *er
 int sr_json_parse(const char *buf, size_t len, yajl_val *out, sr_error_t *err)
 {
   if (memchr(buf, '\0', len) != NULL)
-    return sr_error_make(err, 0, "invalid JSON: contains a NUL byte");
+    return sr_error_config(err, NULL, NULL, "invalid JSON: contains a NUL byte");
   if (check_text(buf, len, err) < 0)
     return -1;
   char *copy = strndup(buf, len);
@@ -107,7 +108,7 @@ int sr_json_parse(const char *buf, size_t len, yajl_val *out, sr_error_t *err)
     char *nl = strchr(errbuf, '\n');
     if (nl)
       *nl = '\0';
-    return sr_error_make(err, 0, "invalid JSON: %s", errbuf[0] ? errbuf : "parse error");
+    return sr_error_config(err, NULL, NULL, "invalid JSON: %s", errbuf[0] ? errbuf : "parse error");
   }
   char path[256] = "";
   if (check_unique_keys(*out, path, sizeof(path), err) < 0) {
@@ -149,13 +150,34 @@ yajl_val sr_json_field(yajl_val obj, const char *key)
 
 static int missing(const char *path, const char *key, sr_error_t *err)
 {
-  return sr_error_make(err, 0, FIELD_FMT ": required", FIELD_ARGS(path, key));
+  return sr_error_config_at(err, path, key, "required");
+}
+
+/* path.key + sub ("[3]", ".name"): the field of an element, and its error. */
+__attribute__((format(printf, 5, 6))) static int element_error(sr_error_t *err, const char *path,
+                                                               const char *key, const char *what,
+                                                               const char *sub, ...)
+{
+  char *s = NULL, *field = NULL;
+  va_list ap;
+  va_start(ap, sub);
+  int r = vasprintf(&s, sub, ap);
+  va_end(ap);
+  if (r < 0 || asprintf(&field, FIELD_FMT "%s", FIELD_ARGS(path, key), s) < 0)
+    field = NULL;
+  sr_error_config_at(err, field, NULL, "%s", what);
+  free(field);
+  free(r < 0 ? NULL : s);
+  return -1;
 }
 
 int sr_json_want_object(yajl_val v, const char *path, sr_error_t *err)
 {
-  if (v == NULL || !YAJL_IS_OBJECT(v))
-    return sr_error_make(err, 0, "%s: must be an object", path && path[0] ? path : "document");
+  if (v == NULL || !YAJL_IS_OBJECT(v)) {
+    if (path == NULL || path[0] == '\0')
+      return sr_error_config(err, NULL, NULL, "document: must be an object");
+    return sr_error_config_at(err, path, NULL, "must be an object");
+  }
   return 0;
 }
 
@@ -167,7 +189,7 @@ int sr_json_get_object(yajl_val obj, const char *path, const char *key, bool req
   if (v == NULL)
     return required ? missing(path, key, err) : 0;
   if (!YAJL_IS_OBJECT(v))
-    return sr_error_make(err, 0, FIELD_FMT ": must be an object", FIELD_ARGS(path, key));
+    return sr_error_config_at(err, path, key, "must be an object");
   *out = v;
   return 0;
 }
@@ -180,7 +202,7 @@ int sr_json_get_array(yajl_val obj, const char *path, const char *key, bool requ
   if (v == NULL)
     return required ? missing(path, key, err) : 0;
   if (!YAJL_IS_ARRAY(v))
-    return sr_error_make(err, 0, FIELD_FMT ": must be an array", FIELD_ARGS(path, key));
+    return sr_error_config_at(err, path, key, "must be an array");
   *out = v;
   return 0;
 }
@@ -189,7 +211,7 @@ int sr_json_as_string(struct sr_arena *a, yajl_val v, const char *path, char **o
                       sr_error_t *err)
 {
   if (v == NULL || !YAJL_IS_STRING(v))
-    return sr_error_make(err, 0, "%s: must be a string", path);
+    return sr_error_config_at(err, path, NULL, "must be a string");
   *out = sr_arena_strdup(a, v->u.string);
   if (*out == NULL)
     return sr_error_make(err, ENOMEM, "%s", path);
@@ -204,7 +226,7 @@ int sr_json_get_string(struct sr_arena *a, yajl_val obj, const char *path, const
   if (v == NULL)
     return required ? missing(path, key, err) : 0;
   if (!YAJL_IS_STRING(v))
-    return sr_error_make(err, 0, FIELD_FMT ": must be a string", FIELD_ARGS(path, key));
+    return sr_error_config_at(err, path, key, "must be a string");
   *out = sr_arena_strdup(a, v->u.string);
   if (*out == NULL)
     return sr_error_make(err, ENOMEM, FIELD_FMT, FIELD_ARGS(path, key));
@@ -220,7 +242,7 @@ int sr_json_get_bool(yajl_val obj, const char *path, const char *key, bool *out,
   if (v == NULL)
     return 0;
   if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v))
-    return sr_error_make(err, 0, FIELD_FMT ": must be a boolean", FIELD_ARGS(path, key));
+    return sr_error_config_at(err, path, key, "must be a boolean");
   *out = YAJL_IS_TRUE(v);
   return 0;
 }
@@ -247,13 +269,13 @@ int sr_json_as_i64(yajl_val v, const char *path, int64_t min, int64_t max, int64
 {
   const char *raw;
   if (raw_integer(v, &raw) < 0)
-    return sr_error_make(err, 0, "%s: must be an integer", path);
+    return sr_error_config_at(err, path, NULL, "must be an integer");
   errno = 0;
   char *end;
   long long n = strtoll(raw, &end, 10);
   if (errno == ERANGE || *end != '\0' || n < min || n > max)
-    return sr_error_make(err, 0, "%s: %s is out of range [%" PRId64 ", %" PRId64 "]", path, raw,
-                         min, max);
+    return sr_error_config_at(err, path, NULL, "%s is out of range [%" PRId64 ", %" PRId64 "]", raw,
+                              min, max);
   *out = n;
   return 0;
 }
@@ -262,14 +284,14 @@ int sr_json_as_u64(yajl_val v, const char *path, uint64_t max, uint64_t *out, sr
 {
   const char *raw;
   if (raw_integer(v, &raw) < 0)
-    return sr_error_make(err, 0, "%s: must be an integer", path);
+    return sr_error_config_at(err, path, NULL, "must be an integer");
   if (raw[0] == '-')
-    return sr_error_make(err, 0, "%s: %s is out of range [0, %" PRIu64 "]", path, raw, max);
+    return sr_error_config_at(err, path, NULL, "%s is out of range [0, %" PRIu64 "]", raw, max);
   errno = 0;
   char *end;
   unsigned long long n = strtoull(raw, &end, 10);
   if (errno == ERANGE || *end != '\0' || n > max)
-    return sr_error_make(err, 0, "%s: %s is out of range [0, %" PRIu64 "]", path, raw, max);
+    return sr_error_config_at(err, path, NULL, "%s is out of range [0, %" PRIu64 "]", raw, max);
   *out = n;
   return 0;
 }
@@ -317,7 +339,7 @@ int sr_json_get_strv(struct sr_arena *a, yajl_val obj, const char *path, const c
   for (size_t i = 0; i < len; i++) {
     yajl_val e = arr->u.array.values[i];
     if (e == NULL || !YAJL_IS_STRING(e))
-      return sr_error_make(err, 0, FIELD_FMT "[%zu]: must be a string", FIELD_ARGS(path, key), i);
+      return element_error(err, path, key, "must be a string", "[%zu]", i);
     v[i] = sr_arena_strdup(a, e->u.string);
     if (v[i] == NULL)
       return sr_error_make(err, ENOMEM, FIELD_FMT, FIELD_ARGS(path, key));
@@ -345,8 +367,7 @@ int sr_json_get_string_map(struct sr_arena *a, yajl_val obj, const char *path, c
   for (size_t i = 0; i < len; i++) {
     yajl_val e = m->u.object.values[i];
     if (e == NULL || !YAJL_IS_STRING(e))
-      return sr_error_make(err, 0, FIELD_FMT ".%s: must be a string", FIELD_ARGS(path, key),
-                           m->u.object.keys[i]);
+      return element_error(err, path, key, "must be a string", ".%s", m->u.object.keys[i]);
     k[i] = sr_arena_strdup(a, m->u.object.keys[i]);
     v[i] = sr_arena_strdup(a, e->u.string);
     if (k[i] == NULL || v[i] == NULL)

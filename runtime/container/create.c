@@ -333,7 +333,7 @@ static int recv_from_intermediate(int fd, int pidfd, struct sr_sync_msg *m, sr_e
     if (errno != EINTR)
       return sr_error_sys(err, "sync: poll");
   if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
-    return sr_error_make(err, 0, "the container process exited during setup");
+    return sr_error_peer_gone(err, "the container process exited during setup");
   return sr_sync_recv(fd, m, err);
 }
 

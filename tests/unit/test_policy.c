@@ -264,11 +264,14 @@ static void dump_decisions(const struct sr_decisions *d)
       CHECK_STR_EQ(unit_d_->applied, (const char *)(applied_));                                    \
   } while (0)
 
-/* The refusal: -1, this exact error, and the refusal is the last decision, about field. */
+/* The refusal: -1, this exact error, of kind SR_ERR_POLICY about field (what code that handles
+ * it tests), and the refusal is the last decision, about field. */
 #define CHECK_REFUSED(r, field_, text_)                                                            \
   do {                                                                                             \
     CHECK_INT_EQ((r)->ret, -1);                                                                    \
     CHECK_STR_EQ((r)->err_text, (text_));                                                          \
+    CHECK_INT_EQ(sr_error_kind((r)->err), SR_ERR_POLICY);                                          \
+    CHECK_STR_EQ((r)->err ? (r)->err->field : NULL, (field_));                                     \
     CHECK((r)->d.n > 0);                                                                           \
     if ((r)->d.n > 0) {                                                                            \
       const struct sr_decision *unit_l_ = &(r)->d.list[(r)->d.n - 1];                              \
