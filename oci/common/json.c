@@ -379,62 +379,214 @@ int sr_json_get_string_map(struct sr_arena *a, yajl_val obj, const char *path, c
   return 0;
 }
 
-int sr_json_gen_new(yajl_gen *g, bool pretty, sr_error_t *err)
+struct sr_json_gen {
+  yajl_gen g;
+  unsigned depth;
+  char open[YAJL_MAX_DEPTH]; /* '{' or '[' for each level */
+  bool started;
+  /* The first failure: the call and why; NULL while every call succeeded. */
+  const char *failed;
+  const char *why;
+};
+
+int sr_json_gen_new(sr_json_gen_t *out, bool pretty, sr_error_t *err)
 {
-  *g = yajl_gen_alloc(NULL);
-  if (*g == NULL)
+  *out = NULL;
+  sr_json_gen_t w = calloc(1, sizeof(*w));
+  if (w == NULL)
     return sr_error_make(err, ENOMEM, "allocate JSON generator");
-  yajl_gen_config(*g, yajl_gen_beautify, pretty ? 1 : 0);
+  w->g = yajl_gen_alloc(NULL);
+  if (w->g == NULL) {
+    free(w);
+    return sr_error_make(err, ENOMEM, "allocate JSON generator");
+  }
+  yajl_gen_config(w->g, yajl_gen_beautify, pretty ? 1 : 0);
   if (pretty)
-    yajl_gen_config(*g, yajl_gen_indent_string, "  ");
+    yajl_gen_config(w->g, yajl_gen_indent_string, "  ");
   /* "/" stays as is: paths are common and engines compare them as text. */
-  yajl_gen_config(*g, yajl_gen_validate_utf8, 0);
+  yajl_gen_config(w->g, yajl_gen_validate_utf8, 0);
+  *out = w;
   return 0;
 }
 
-void sr_json_gen_freep(yajl_gen *g)
+void sr_json_gen_freep(sr_json_gen_t *g)
 {
-  if (*g)
-    yajl_gen_free(*g);
+  if (*g == NULL)
+    return;
+  yajl_gen_free((*g)->g);
+  free(*g);
+  *g = NULL;
 }
 
-void sr_json_put_string(yajl_gen g, const char *s)
+static const char *status_text(yajl_gen_status s)
 {
-  yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+  switch (s) {
+  case yajl_gen_keys_must_be_strings:
+    return "a key must be a string";
+  case yajl_max_depth_exceeded:
+    return "nested too deep";
+  case yajl_gen_in_error_state:
+    return "the generator is in an error state";
+  case yajl_gen_generation_complete:
+    return "the document is already complete";
+  case yajl_gen_invalid_number:
+    return "invalid number";
+  case yajl_gen_invalid_string:
+    return "invalid string";
+  default:
+    return "failed";
+  }
 }
 
-void sr_json_put_key(yajl_gen g, const char *key)
+/* Records the first failure. */
+static void fail(sr_json_gen_t w, const char *call, const char *why)
+{
+  if (w->failed == NULL) {
+    w->failed = call;
+    w->why = why;
+  }
+}
+
+static bool usable(sr_json_gen_t w)
+{
+  return w->failed == NULL;
+}
+
+static void check(sr_json_gen_t w, const char *call, yajl_gen_status s)
+{
+  if (s != yajl_gen_status_ok)
+    fail(w, call, status_text(s));
+  else
+    w->started = true;
+}
+
+/* yajl neither checks that a close matches its open nor survives one too many (its depth
+ * wraps around), nor nesting past YAJL_MAX_DEPTH: the levels are counted here. */
+static void open_level(sr_json_gen_t w, char kind)
+{
+  const char *call = kind == '{' ? "map open" : "array open";
+  if (!usable(w))
+    return;
+  if (w->depth + 1 >= YAJL_MAX_DEPTH) {
+    fail(w, call, status_text(yajl_max_depth_exceeded));
+    return;
+  }
+  yajl_gen_status s = kind == '{' ? yajl_gen_map_open(w->g) : yajl_gen_array_open(w->g);
+  check(w, call, s);
+  if (s == yajl_gen_status_ok)
+    w->open[w->depth++] = kind;
+}
+
+static void close_level(sr_json_gen_t w, char kind)
+{
+  const char *call = kind == '{' ? "map close" : "array close";
+  if (!usable(w))
+    return;
+  if (w->depth == 0 || w->open[w->depth - 1] != kind) {
+    fail(w, call, w->depth == 0 ? "nothing is open" : "it closes another kind of value");
+    return;
+  }
+  check(w, call, kind == '{' ? yajl_gen_map_close(w->g) : yajl_gen_array_close(w->g));
+  if (usable(w))
+    w->depth--;
+}
+
+void sr_json_map_open(sr_json_gen_t g)
+{
+  open_level(g, '{');
+}
+
+void sr_json_map_close(sr_json_gen_t g)
+{
+  close_level(g, '{');
+}
+
+void sr_json_array_open(sr_json_gen_t g)
+{
+  open_level(g, '[');
+}
+
+void sr_json_array_close(sr_json_gen_t g)
+{
+  close_level(g, '[');
+}
+
+int sr_json_gen_buf(sr_json_gen_t g, const unsigned char **buf, size_t *len, sr_error_t *err)
+{
+  if (g->failed)
+    return sr_error_make(err, 0, "generate JSON: %s: %s", g->failed, g->why);
+  if (!g->started)
+    return sr_error_make(err, 0, "generate JSON: the document is empty");
+  if (g->depth > 0)
+    return sr_error_make(err, 0, "generate JSON: the document is not complete (%u %s open)",
+                         g->depth, g->depth == 1 ? "value is" : "values are");
+  if (yajl_gen_get_buf(g->g, buf, len) != yajl_gen_status_ok)
+    return sr_error_make(err, 0, "generate JSON: no buffer");
+  return 0;
+}
+
+void sr_json_put_null(sr_json_gen_t g)
+{
+  if (usable(g))
+    check(g, "null", yajl_gen_null(g->g));
+}
+
+void sr_json_put_bool(sr_json_gen_t g, bool value)
+{
+  if (usable(g))
+    check(g, "boolean", yajl_gen_bool(g->g, value));
+}
+
+void sr_json_put_i64(sr_json_gen_t g, int64_t value)
+{
+  if (usable(g))
+    check(g, "integer", yajl_gen_integer(g->g, value));
+}
+
+void sr_json_put_raw(sr_json_gen_t g, const char *text, size_t len)
+{
+  if (usable(g))
+    check(g, "number", yajl_gen_number(g->g, text, len));
+}
+
+void sr_json_put_string(sr_json_gen_t g, const char *s)
+{
+  if (usable(g))
+    check(g, "string", yajl_gen_string(g->g, (const unsigned char *)s, strlen(s)));
+}
+
+void sr_json_put_key(sr_json_gen_t g, const char *key)
 {
   sr_json_put_string(g, key);
 }
 
-void sr_json_put_kv_string(yajl_gen g, const char *key, const char *value)
+void sr_json_put_kv_string(sr_json_gen_t g, const char *key, const char *value)
 {
   sr_json_put_string(g, key);
   sr_json_put_string(g, value ? value : "");
 }
 
-void sr_json_put_kv_i64(yajl_gen g, const char *key, int64_t value)
+void sr_json_put_kv_i64(sr_json_gen_t g, const char *key, int64_t value)
 {
   sr_json_put_string(g, key);
-  yajl_gen_integer(g, value);
+  sr_json_put_i64(g, value);
 }
 
-void sr_json_put_u64(yajl_gen g, uint64_t value)
+void sr_json_put_u64(sr_json_gen_t g, uint64_t value)
 {
   char buf[32];
   int n = snprintf(buf, sizeof(buf), "%" PRIu64, value);
-  yajl_gen_number(g, buf, (size_t)n);
+  sr_json_put_raw(g, buf, (size_t)n);
 }
 
-void sr_json_put_kv_u64(yajl_gen g, const char *key, uint64_t value)
+void sr_json_put_kv_u64(sr_json_gen_t g, const char *key, uint64_t value)
 {
   sr_json_put_string(g, key);
   sr_json_put_u64(g, value);
 }
 
-void sr_json_put_kv_bool(yajl_gen g, const char *key, bool value)
+void sr_json_put_kv_bool(sr_json_gen_t g, const char *key, bool value)
 {
   sr_json_put_string(g, key);
-  yajl_gen_bool(g, value);
+  sr_json_put_bool(g, value);
 }

@@ -1,6 +1,8 @@
 /* What code that handles an error tests: its kind and the field it concerns, set where the
  * error is made (the config parser, the policy) and kept as it travels up -- never read back
- * from the text, which a field name chosen by the config's author can make say anything.
+ * from the text, which a field name chosen by the config's author can make say anything.  And
+ * the JSON writer, whose first failure is kept and reported where the text is taken, so a
+ * generator in a bad state never passes for a whole document (an audit line, state.json).
  *
  * Runs under ASan/LSan/UBSan.
  */
@@ -10,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "config.h"
+#include "json.h"
 #include "policy.h"
 #include "policy_apply.h"
 #include "unit.h"
@@ -151,11 +155,129 @@ static void a_policy_refusal_is_of_kind_policy_and_names_the_field(void)
   free(json);
 }
 
+/* ---- The JSON writer ----------------------------------------------------------------------- */
+
+/* The generator's document is refused with an error containing text. */
+#define GEN_REFUSED(g, text_)                                                                      \
+  do {                                                                                             \
+    const unsigned char *unit_b_ = NULL;                                                           \
+    size_t unit_l_ = 0;                                                                            \
+    sr_error_t unit_x_ = NULL;                                                                     \
+    CHECK_INT_EQ(sr_json_gen_buf((g), &unit_b_, &unit_l_, &unit_x_), -1);                          \
+    CHECK_ERR_CONTAINS(unit_x_, (text_));                                                          \
+    sr_error_free(&unit_x_);                                                                       \
+  } while (0)
+
+static sr_json_gen_t new_gen(void)
+{
+  sr_json_gen_t g = NULL;
+  sr_error_t err = NULL;
+  CHECK_OK(sr_json_gen_new(&g, false, &err), err);
+  sr_error_free(&err);
+  if (g == NULL)
+    abort();
+  return g;
+}
+
+static void a_whole_document_is_handed_out(void)
+{
+  _cleanup_gen_ sr_json_gen_t g = new_gen();
+  sr_json_map_open(g);
+  sr_json_put_kv_string(g, "a", "b");
+  sr_json_put_kv_i64(g, "n", -3);
+  sr_json_put_kv_u64(g, "u", 18446744073709551615u);
+  sr_json_put_key(g, "l");
+  sr_json_array_open(g);
+  sr_json_put_null(g);
+  sr_json_put_bool(g, true);
+  sr_json_put_raw(g, "{\"x\":1}", 7);
+  sr_json_array_close(g);
+  sr_json_map_close(g);
+  const unsigned char *buf = NULL;
+  size_t len = 0;
+  sr_error_t err = NULL;
+  CHECK_OK(sr_json_gen_buf(g, &buf, &len, &err), err);
+  sr_error_free(&err);
+  if (buf) {
+    char *s = strndup((const char *)buf, len);
+    CHECK_STR_EQ(s,
+                 "{\"a\":\"b\",\"n\":-3,\"u\":18446744073709551615,\"l\":[null,true,{\"x\":1}]}");
+    free(s);
+  }
+}
+
+static void a_value_where_a_key_belongs_fails_the_document(void)
+{
+  _cleanup_gen_ sr_json_gen_t g = new_gen();
+  sr_json_map_open(g);
+  sr_json_put_i64(g, 1); /* yajl refuses it and writes nothing */
+  /* What follows would make a valid-looking {"b": "c"}, without the value that was lost. */
+  sr_json_put_kv_string(g, "b", "c");
+  sr_json_map_close(g);
+  GEN_REFUSED(g, "generate JSON: integer: a key must be a string");
+}
+
+static void a_close_without_its_open_fails_the_document(void)
+{
+  _cleanup_gen_ sr_json_gen_t g = new_gen();
+  sr_json_map_open(g);
+  sr_json_map_close(g);
+  sr_json_map_close(g); /* yajl's depth would wrap around */
+  GEN_REFUSED(g, "generate JSON: map close: nothing is open");
+
+  _cleanup_gen_ sr_json_gen_t h = new_gen();
+  sr_json_array_open(h);
+  sr_json_map_close(h);
+  GEN_REFUSED(h, "map close: it closes another kind of value");
+}
+
+static void a_value_after_the_end_fails_the_document(void)
+{
+  _cleanup_gen_ sr_json_gen_t g = new_gen();
+  sr_json_map_open(g);
+  sr_json_map_close(g);
+  sr_json_put_string(g, "late");
+  GEN_REFUSED(g, "string: the document is already complete");
+}
+
+static void an_unfinished_or_empty_document_is_not_handed_out(void)
+{
+  _cleanup_gen_ sr_json_gen_t g = new_gen();
+  sr_json_map_open(g);
+  sr_json_put_key(g, "a");
+  sr_json_array_open(g);
+  GEN_REFUSED(g, "the document is not complete (2 values are open)");
+
+  _cleanup_gen_ sr_json_gen_t e = new_gen();
+  GEN_REFUSED(e, "the document is empty");
+
+  _cleanup_gen_ sr_json_gen_t d = new_gen();
+  for (int i = 0; i < 200; i++)
+    sr_json_array_open(d);
+  GEN_REFUSED(d, "array open: nested too deep");
+}
+
+static void the_first_failure_is_the_one_reported(void)
+{
+  _cleanup_gen_ sr_json_gen_t g = new_gen();
+  sr_json_map_open(g);
+  sr_json_put_bool(g, false); /* the first failure */
+  sr_json_array_close(g);     /* would fail too: not even tried */
+  sr_json_map_close(g);
+  GEN_REFUSED(g, "boolean: a key must be a string");
+}
+
 int main(void)
 {
   RUN(a_config_error_names_its_field_as_the_policy_does);
   RUN(a_field_is_never_read_back_from_the_text);
   RUN(kind_and_field_survive_the_context_added_on_the_way_up);
   RUN(a_policy_refusal_is_of_kind_policy_and_names_the_field);
+  RUN(a_whole_document_is_handed_out);
+  RUN(a_value_where_a_key_belongs_fails_the_document);
+  RUN(a_close_without_its_open_fails_the_document);
+  RUN(a_value_after_the_end_fails_the_document);
+  RUN(an_unfinished_or_empty_document_is_not_handed_out);
+  RUN(the_first_failure_is_the_one_reported);
   return unit_report();
 }

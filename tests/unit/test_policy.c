@@ -95,39 +95,45 @@ static const char *policy_with_profile(const char *body)
   return buf;
 }
 
-static char *gen_text(yajl_gen g)
+/* The document; NULL (and a failed check) when the generator failed. */
+static char *gen_text(sr_json_gen_t g)
 {
   const unsigned char *buf;
   size_t len;
-  yajl_gen_get_buf(g, &buf, &len);
+  sr_error_t err = NULL;
+  CHECK_OK(sr_json_gen_buf(g, &buf, &len, &err), err);
+  if (err) {
+    sr_error_free(&err);
+    return NULL;
+  }
   return strndup((const char *)buf, len);
 }
 
 static char *policy_json_text(const struct sr_policy *p)
 {
   sr_error_t err = NULL;
-  yajl_gen g;
+  sr_json_gen_t g;
   if (sr_json_gen_new(&g, false, &err) < 0) {
     sr_error_free(&err);
     return NULL;
   }
   sr_policy_to_json(p, g);
   char *s = gen_text(g);
-  yajl_gen_free(g);
+  sr_json_gen_freep(&g);
   return s;
 }
 
 static char *profile_json_text(const struct sr_policy_profile *p)
 {
   sr_error_t err = NULL;
-  yajl_gen g;
+  sr_json_gen_t g;
   if (sr_json_gen_new(&g, false, &err) < 0) {
     sr_error_free(&err);
     return NULL;
   }
   sr_policy_profile_to_json(p, g);
   char *s = gen_text(g);
-  yajl_gen_free(g);
+  sr_json_gen_freep(&g);
   return s;
 }
 
@@ -2987,11 +2993,11 @@ static void decisions_are_written_as_a_json_array(void)
             NULL);
   CHECK_INT_EQ(r.ret, -1);
   sr_error_t err = NULL;
-  yajl_gen g;
+  sr_json_gen_t g;
   CHECK_OK(sr_json_gen_new(&g, false, &err), err);
   sr_decisions_to_json(&r.d, g);
   char *text = gen_text(g);
-  yajl_gen_free(g);
+  sr_json_gen_freep(&g);
   yajl_val root = NULL;
   CHECK_OK(sr_json_parse(text, strlen(text), &root, &err), err);
   CHECK(root && YAJL_IS_ARRAY(root) && root->u.array.len == r.d.n);
