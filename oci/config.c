@@ -105,10 +105,10 @@ static int check_oci_version(const char *v, sr_error_t *err)
       p += 1 + n;
   }
   if (p == NULL || *p != '\0')
-    return sr_error_make(err, 0, "ociVersion: \"%s\" is not a SemVer version", v);
+    return sr_error_config_at(err, NULL, "ociVersion", "\"%s\" is not a SemVer version", v);
   if (major != 1 || minor > 3)
-    return sr_error_make(err, 0, "ociVersion: %s is not supported (supported: 1.0.0 to 1.3.x)",
-                         v);
+    return sr_error_config_at(err, NULL, "ociVersion",
+                              "%s is not supported (supported: 1.0.0 to 1.3.x)", v);
   return 0;
 }
 
@@ -123,11 +123,11 @@ static int parse_hook(struct sr_arena *a, yajl_val v, const char *path, struct s
       sr_json_get_i64(v, path, "timeout", INT32_MIN, INT32_MAX, false, &h->timeout, NULL, err) < 0)
     return -1;
   if (h->path[0] != '/')
-    return sr_error_make(err, 0, "%s.path: must be an absolute path, got \"%s\"", path, h->path);
+    return sr_error_config_at(err, path, "path", "must be an absolute path, got \"%s\"", h->path);
   /* The spec: "timeout ... MUST be greater than zero". */
   bool has_timeout = sr_json_field(v, "timeout") != NULL;
   if (has_timeout && h->timeout <= 0)
-    return sr_error_make(err, 0, "%s.timeout: must be greater than zero", path);
+    return sr_error_config_at(err, path, "timeout", "must be greater than zero");
   return 0;
 }
 
@@ -176,7 +176,7 @@ static int parse_mount(struct sr_arena *a, yajl_val v, const char *path, struct 
       sr_parse_id_maps(a, v, path, "gidMappings", &m->gid_mappings, &m->n_gid_mappings, err) < 0)
     return -1;
   if (m->destination[0] == '\0')
-    return sr_error_make(err, 0, "%s.destination: must not be empty", path);
+    return sr_error_config_at(err, path, "destination", "must not be empty");
   /* Relative destinations are deprecated but allowed: relative to "/". */
   if (m->destination[0] != '/') {
     m->destination = sr_arena_printf(a, "/%s", m->destination);
@@ -189,14 +189,16 @@ static int parse_mount(struct sr_arena *a, yajl_val v, const char *path, struct 
   if (sr_mount_options_parse(a, m->options, m->n_options, opath, &m->opts, err) < 0)
     return -1;
   if ((m->n_uid_mappings > 0) != (m->n_gid_mappings > 0))
-    return sr_error_make(err, 0, "%s: uidMappings and gidMappings must be given together", path);
+    return sr_error_config_at(err, path, NULL,
+                              "uidMappings and gidMappings must be given together");
   if (m->n_uid_mappings > 0 && !m->opts.idmap && !m->opts.ridmap)
-    return sr_error_make(err, 0, "%s: uidMappings need the \"idmap\" or \"ridmap\" option", path);
+    return sr_error_config_at(err, path, NULL,
+                              "uidMappings need the \"idmap\" or \"ridmap\" option");
   bool is_bind = m->opts.bind || m->opts.rbind;
   if (!is_bind && (m->type == NULL || m->type[0] == '\0'))
-    return sr_error_make(err, 0, "%s.type: required for a mount that is not a bind mount", path);
+    return sr_error_config_at(err, path, "type", "required for a mount that is not a bind mount");
   if (is_bind && (m->source == NULL || m->source[0] == '\0'))
-    return sr_error_make(err, 0, "%s.source: required for a bind mount", path);
+    return sr_error_config_at(err, path, "source", "required for a bind mount");
   return 0;
 }
 
@@ -256,15 +258,15 @@ static int check_sysctls(const struct sr_linux *l, sr_error_t *err)
     const char *key = l->sysctl_keys[i];
     int k = sr_sysctl_namespace(key);
     if (k < 0)
-      return sr_error_make(err, 0,
-                           "linux.sysctl: \"%s\" is not namespaced: setting it would "
-                           "change the host",
-                           key);
+      return sr_error_config(err, "linux.sysctl", key,
+                             "linux.sysctl: \"%s\" is not namespaced: setting it would "
+                             "change the host",
+                             key);
     if (!l->namespaces[k].present)
-      return sr_error_make(err, 0,
-                           "linux.sysctl: \"%s\" needs %s %s namespace of the container "
-                           "(linux.namespaces has none)",
-                           key, k == SR_NS_IPC ? "an" : "a", sr_ns_name(k));
+      return sr_error_config(err, "linux.sysctl", key,
+                             "linux.sysctl: \"%s\" needs %s %s namespace of the container "
+                             "(linux.namespaces has none)",
+                             key, k == SR_NS_IPC ? "an" : "a", sr_ns_name(k));
   }
   return 0;
 }
@@ -275,28 +277,38 @@ static int validate(struct sr_config *c, sr_error_t *err)
   const struct sr_linux *l = &c->linux_;
   bool new_userns = l->namespaces[SR_NS_USER].present && l->namespaces[SR_NS_USER].path == NULL;
   if (new_userns && (l->n_uid_mappings == 0 || l->n_gid_mappings == 0))
-    return sr_error_make(err, 0, "linux.uidMappings, linux.gidMappings: required with a new user "
-                                 "namespace");
+    return sr_error_config(err, "linux", l->n_uid_mappings == 0 ? "uidMappings" : "gidMappings",
+                           "linux.uidMappings, linux.gidMappings: required with a new user "
+                           "namespace");
   if (!l->namespaces[SR_NS_USER].present && (l->n_uid_mappings || l->n_gid_mappings))
-    return sr_error_make(err, 0, "linux.uidMappings: given without a user namespace");
+    return sr_error_config_at(err, "linux", "uidMappings", "given without a user namespace");
   if ((c->hostname || c->domainname) && !l->namespaces[SR_NS_UTS].present)
-    return sr_error_make(err, 0, "%s: setting it needs a uts namespace",
-                         c->hostname ? "hostname" : "domainname");
+    return sr_error_config_at(err, NULL, c->hostname ? "hostname" : "domainname",
+                              "setting it needs a uts namespace");
   if ((l->time_monotonic.set || l->time_boottime.set) &&
       !(l->namespaces[SR_NS_TIME].present && l->namespaces[SR_NS_TIME].path == NULL))
-    return sr_error_make(err, 0, "linux.timeOffsets: needs a new time namespace");
+    return sr_error_config_at(err, "linux", "timeOffsets", "needs a new time namespace");
   if (!l->namespaces[SR_NS_MOUNT].present)
-    return sr_error_make(err, 0, "linux.namespaces: a mount namespace is required");
+    return sr_error_config_at(err, "linux", "namespaces", "a mount namespace is required");
   if (check_sysctls(l, err) < 0)
     return -1;
   for (size_t i = 0; i < c->n_mounts; i++) {
     const struct sr_mount *m = &c->mounts[i];
     if ((m->opts.idmap || m->opts.ridmap) && m->n_uid_mappings == 0 &&
         !l->namespaces[SR_NS_USER].present)
-      return sr_error_make(err, 0, "mounts[%zu]: \"idmap\" without uidMappings needs a user "
-                                   "namespace", i);
+      return sr_error_config_at(err, m->field, NULL,
+                                "\"idmap\" without uidMappings needs a user namespace");
   }
   return 0;
+}
+
+int sr_parse_failed(sr_error_t *err, const char *what)
+{
+  /* Everything a parser refuses is the document's fault, also a check made with plain
+   * sr_error_make (then without a field); a failed allocation is not. */
+  if (err && *err && (*err)->kind == SR_ERR_OTHER && (*err)->status == 0)
+    (*err)->kind = SR_ERR_CONFIG;
+  return sr_error_wrap(err, "%s", what);
 }
 
 int sr_config_parse(const char *buf, size_t len, const char *what, struct sr_config **out,
@@ -321,7 +333,7 @@ int sr_config_parse(const char *buf, size_t len, const char *what, struct sr_con
       sr_json_get_bool(v, "root", "readonly", &c->root_readonly, NULL, err) < 0)
     goto fail;
   if (c->root_path[0] == '\0') {
-    sr_error_make(err, 0, "root.path: must not be empty");
+    sr_error_config_at(err, "root", "path", "must not be empty");
     goto fail;
   }
   if (sr_json_get_string(a, root, "", "hostname", false, &c->hostname, err) < 0 ||
@@ -350,7 +362,7 @@ int sr_config_parse(const char *buf, size_t len, const char *what, struct sr_con
   *out = steal_ptr(c);
   return 0;
 fail:
-  return sr_error_wrap(err, "%s", what);
+  return sr_parse_failed(err, what);
 }
 
 int sr_process_parse(const char *buf, size_t len, const char *what, struct sr_arena *a,
@@ -358,12 +370,12 @@ int sr_process_parse(const char *buf, size_t len, const char *what, struct sr_ar
 {
   _cleanup_yajl_ yajl_val root = NULL;
   if (sr_json_parse(buf, len, &root, err) < 0 || sr_json_want_object(root, "", err) < 0)
-    return sr_error_wrap(err, "%s", what);
+    return sr_parse_failed(err, what);
   struct sr_process *p = sr_arena_alloc(a, sizeof(*p));
   if (p == NULL)
     return sr_error_make(err, ENOMEM, "%s", what);
   if (sr_parse_process(a, root, "", p, err) < 0)
-    return sr_error_wrap(err, "%s", what);
+    return sr_parse_failed(err, what);
   *out = p;
   return 0;
 }

@@ -35,9 +35,9 @@ int sr_parse_id_maps(struct sr_arena *a, yajl_val obj, const char *path, const c
         sr_json_get_u64(v, ip, "size", UINT32_MAX, true, &s, NULL, err) < 0)
       return -1;
     if (s == 0)
-      return sr_error_make(err, 0, "%s.size: must be greater than zero", ip);
+      return sr_error_config_at(err, ip, "size", "must be greater than zero");
     if (c + s - 1 > UINT32_MAX || h + s - 1 > UINT32_MAX)
-      return sr_error_make(err, 0, "%s: range goes past 4294967295", ip);
+      return sr_error_config_at(err, ip, NULL, "range goes past 4294967295");
     m[i] = (struct sr_id_map){(uint32_t)c, (uint32_t)h, (uint32_t)s};
   }
   *out = m;
@@ -68,13 +68,13 @@ static int parse_namespaces(struct sr_arena *a, yajl_val obj, const char *path,
       if (strcmp(sr_ns_name(k), type) == 0)
         break;
     if (k == SR_NS_COUNT)
-      return sr_error_make(err, 0, "%s.type: unknown namespace type \"%s\"", ip, type);
+      return sr_error_config_at(err, ip, "type", "unknown namespace type \"%s\"", type);
     if (l->namespaces[k].present)
-      return sr_error_make(err, 0, "%s.type: duplicate namespace \"%s\"", ip, type);
+      return sr_error_config_at(err, ip, "type", "duplicate namespace \"%s\"", type);
     if (nspath && nspath[0] == '\0')
       nspath = NULL;
     if (nspath && nspath[0] != '/')
-      return sr_error_make(err, 0, "%s.path: must be an absolute path, got \"%s\"", ip, nspath);
+      return sr_error_config_at(err, ip, "path", "must be an absolute path, got \"%s\"", nspath);
     l->namespaces[k].present = true;
     l->namespaces[k].path = nspath;
   }
@@ -96,9 +96,11 @@ static int parse_time_offsets(struct sr_arena *a, yajl_val obj, const char *path
       off = &l->time_monotonic;
     else if (strcmp(clock, "boottime") == 0)
       off = &l->time_boottime;
-    else
-      return sr_error_make(err, 0, "%s.timeOffsets.%s: unknown clock (monotonic or boottime)",
-                           path, clock);
+    else {
+      char *tp = sr_json_path(a, path, "timeOffsets");
+      return tp ? sr_error_config_at(err, tp, clock, "unknown clock (monotonic or boottime)")
+                : SR_OOM(err, path);
+    }
     char *cp = sr_arena_printf(a, "%s.timeOffsets.%s", path, clock);
     yajl_val v = t->u.object.values[i];
     uint64_t ns;
@@ -139,7 +141,7 @@ static int parse_devices(struct sr_arena *a, yajl_val obj, const char *path, str
         sr_json_get_string(a, v, ip, "path", true, &d->path, err) < 0)
       return -1;
     if (strlen(type) != 1 || strchr("cbup", type[0]) == NULL)
-      return sr_error_make(err, 0, "%s.type: unknown device type \"%s\" (c, b, u or p)", ip, type);
+      return sr_error_config_at(err, ip, "type", "unknown device type \"%s\" (c, b, u or p)", type);
     d->type = type[0];
     bool need_numbers = d->type != 'p';
     if (sr_json_get_i64(v, ip, "major", 0, UINT32_MAX, need_numbers, &d->major, NULL, err) < 0 ||
@@ -155,8 +157,8 @@ static int parse_devices(struct sr_arena *a, yajl_val obj, const char *path, str
       return -1;
     d->gid = (uint32_t)u;
     if (d->path[0] != '/' || strcmp(d->path, "/") == 0)
-      return sr_error_make(err, 0, "%s.path: must be an absolute path below /, got \"%s\"", ip,
-                           d->path);
+      return sr_error_config_at(err, ip, "path", "must be an absolute path below /, got \"%s\"",
+                                d->path);
   }
   l->n_devices = n;
   return 0;
@@ -184,10 +186,10 @@ static int parse_personality(struct sr_arena *a, yajl_val obj, const char *path,
   else if (strcmp(domain, "LINUX32") == 0)
     l->personality = PER_LINUX32;
   else
-    return sr_error_make(err, 0, "%s.domain: unknown execution domain \"%s\" (LINUX or LINUX32)",
-                         pp, domain);
+    return sr_error_config_at(err, pp, "domain",
+                              "unknown execution domain \"%s\" (LINUX or LINUX32)", domain);
   if (nf > 0)
-    return sr_error_make(err, 0, "%s.flags[0]: unknown personality flag \"%s\"", pp, flags[0]);
+    return sr_error_config_at(err, pp, "flags[0]", "unknown personality flag \"%s\"", flags[0]);
   l->has_personality = true;
   return 0;
 }
@@ -199,7 +201,7 @@ static int refuse_unsupported(yajl_val obj, const char *path, sr_error_t *err)
   static const char *unsupported[] = {"intelRdt", "netDevices", "memoryPolicy"};
   for (size_t i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++)
     if (sr_json_field(obj, unsupported[i]) != NULL)
-      return sr_error_make(err, 0, "%s.%s: not supported by seerun", path, unsupported[i]);
+      return sr_error_config_at(err, path, unsupported[i], "not supported by seerun");
   return 0;
 }
 
@@ -225,16 +227,24 @@ int sr_parse_linux(struct sr_arena *a, yajl_val obj, const char *path, struct sr
       sr_json_get_string_map(a, obj, path, "sysctl", &l->sysctl_keys, &l->sysctl_values,
                              &l->n_sysctl, err) < 0)
     return -1;
+  char k[SR_ELEM_KEY_MAX];
   for (size_t i = 0; i < l->n_masked_paths; i++)
     if (l->masked_paths[i][0] != '/')
-      return sr_error_make(err, 0, "%s.maskedPaths[%zu]: must be an absolute path", path, i);
+      return sr_error_config_at(err, path, sr_elem_key(k, "maskedPaths", i),
+                                "must be an absolute path");
   for (size_t i = 0; i < l->n_readonly_paths; i++)
     if (l->readonly_paths[i][0] != '/')
-      return sr_error_make(err, 0, "%s.readonlyPaths[%zu]: must be an absolute path", path, i);
+      return sr_error_config_at(err, path, sr_elem_key(k, "readonlyPaths", i),
+                                "must be an absolute path");
   for (size_t i = 0; i < l->n_sysctl; i++)
     if (l->sysctl_keys[i][0] == '\0' || strstr(l->sysctl_keys[i], "..") ||
-        l->sysctl_keys[i][0] == '/' || l->sysctl_keys[i][0] == '.')
-      return sr_error_make(err, 0, "%s.sysctl: invalid key \"%s\"", path, l->sysctl_keys[i]);
+        l->sysctl_keys[i][0] == '/' || l->sysctl_keys[i][0] == '.') {
+      char *sp = sr_json_path(a, path, "sysctl");
+      if (sp == NULL)
+        return SR_OOM(err, path);
+      return sr_error_config(err, sp, l->sysctl_keys[i], "%s: invalid key \"%s\"", sp,
+                             l->sysctl_keys[i]);
+    }
 
   char *prop;
   if (sr_json_get_string(a, obj, path, "rootfsPropagation", false, &prop, err) < 0)
@@ -242,7 +252,7 @@ int sr_parse_linux(struct sr_arena *a, yajl_val obj, const char *path, struct sr
   if (prop && prop[0]) {
     long f = sr_propagation_from_name(prop);
     if (f < 0)
-      return sr_error_make(err, 0, "%s.rootfsPropagation: unknown propagation \"%s\"", path, prop);
+      return sr_error_config_at(err, path, "rootfsPropagation", "unknown propagation \"%s\"", prop);
     l->rootfs_propagation = (unsigned long)f;
   }
 

@@ -2,6 +2,8 @@
 #ifndef SEERUN_CONFIG_PARSE_H
 #define SEERUN_CONFIG_PARSE_H
 
+#include <stdio.h>
+
 #include "config.h"
 #include "json.h"
 
@@ -16,6 +18,19 @@ int sr_parse_seccomp(struct sr_arena *a, yajl_val obj, const char *path, struct 
 int sr_parse_id_maps(struct sr_arena *a, yajl_val obj, const char *path, const char *key,
                      struct sr_id_map **out, size_t *n, sr_error_t *err);
 
+/* Returns -1 with err, which a parser of the document `what` made: err is SR_ERR_CONFIG
+ * unless a call failed, and its text starts with what. */
+int sr_parse_failed(sr_error_t *err, const char *what);
+
 #define SR_OOM(err, path) sr_error_make((err), ENOMEM, "%s", (path))
+
+/* "name[i]", the key of an array's element for sr_error_config_at: name is one of seerun's
+ * own short names (or ""), so the buffer always holds it. */
+#define SR_ELEM_KEY_MAX 64
+static inline const char *sr_elem_key(char *buf, const char *name, size_t i)
+{
+  snprintf(buf, SR_ELEM_KEY_MAX, "%s[%zu]", name, i);
+  return buf;
+}
 
 #endif

@@ -22,9 +22,11 @@ static int parse_capabilities(struct sr_arena *a, yajl_val obj, const char *path
       return -1;
     for (size_t i = 0; i < n; i++) {
       int64_t cap;
-      if (!sr_name_lookup(SR_NAMES(sr_capability_names), names[i], &cap))
-        return sr_error_make(err, 0, "%s.%s[%zu]: unknown capability \"%s\"", path,
-                             cap_set_keys[s], i, names[i]);
+      if (!sr_name_lookup(SR_NAMES(sr_capability_names), names[i], &cap)) {
+        char k[SR_ELEM_KEY_MAX];
+        return sr_error_config_at(err, path, sr_elem_key(k, cap_set_keys[s], i),
+                                  "unknown capability \"%s\"", names[i]);
+      }
       caps->sets[s] |= UINT64_C(1) << cap;
     }
   }
@@ -57,13 +59,13 @@ static int parse_rlimits(struct sr_arena *a, yajl_val obj, const char *path, str
         sr_json_get_u64(v, ip, "hard", UINT64_MAX, true, &r->hard, NULL, err) < 0)
       return -1;
     if (!sr_name_lookup(SR_NAMES(sr_rlimit_names), type, &res))
-      return sr_error_make(err, 0, "%s.type: unknown rlimit \"%s\"", ip, type);
+      return sr_error_config_at(err, ip, "type", "unknown rlimit \"%s\"", type);
     r->resource = (int)res;
     for (size_t j = 0; j < i; j++)
       if (p->rlimits[j].resource == r->resource)
-        return sr_error_make(err, 0, "%s.type: duplicate rlimit \"%s\"", ip, type);
+        return sr_error_config_at(err, ip, "type", "duplicate rlimit \"%s\"", type);
     if (r->soft > r->hard)
-      return sr_error_make(err, 0, "%s: soft limit exceeds the hard limit", ip);
+      return sr_error_config_at(err, ip, NULL, "soft limit exceeds the hard limit");
   }
   p->n_rlimits = n;
   return 0;
@@ -119,7 +121,7 @@ static int parse_scheduler(struct sr_arena *a, yajl_val v, const char *path, str
   if (sr_json_get_string(a, v, path, "policy", true, &policy, err) < 0)
     return -1;
   if (!sr_name_lookup(SR_NAMES(sr_sched_policy_names), policy, &n))
-    return sr_error_make(err, 0, "%s.policy: unknown scheduling policy \"%s\"", path, policy);
+    return sr_error_config_at(err, path, "policy", "unknown scheduling policy \"%s\"", policy);
   s->policy = (int)n;
   if (sr_json_get_i64(v, path, "nice", -20, 19, false, &n, NULL, err) < 0)
     return -1;
@@ -136,9 +138,11 @@ static int parse_scheduler(struct sr_arena *a, yajl_val v, const char *path, str
   if (sr_json_get_strv(a, v, path, "flags", false, &flags, &nf, err) < 0)
     return -1;
   for (size_t i = 0; i < nf; i++) {
-    if (!sr_name_lookup(SR_NAMES(sr_sched_flag_names), flags[i], &n))
-      return sr_error_make(err, 0, "%s.flags[%zu]: unknown scheduler flag \"%s\"", path, i,
-                           flags[i]);
+    if (!sr_name_lookup(SR_NAMES(sr_sched_flag_names), flags[i], &n)) {
+      char k[SR_ELEM_KEY_MAX];
+      return sr_error_config_at(err, path, sr_elem_key(k, "flags", i),
+                                "unknown scheduler flag \"%s\"", flags[i]);
+    }
     s->flags |= (uint64_t)n;
   }
   return 0;
@@ -152,7 +156,7 @@ static int parse_io_priority(struct sr_arena *a, yajl_val v, const char *path,
   if (sr_json_get_string(a, v, path, "class", true, &klass, err) < 0)
     return -1;
   if (!sr_name_lookup(SR_NAMES(sr_ioprio_class_names), klass, &n))
-    return sr_error_make(err, 0, "%s.class: unknown I/O priority class \"%s\"", path, klass);
+    return sr_error_config_at(err, path, "class", "unknown I/O priority class \"%s\"", klass);
   io->klass = (int)n;
   if (sr_json_get_i64(v, path, "priority", 0, 7, true, &n, NULL, err) < 0)
     return -1;
@@ -189,14 +193,15 @@ int sr_parse_process(struct sr_arena *a, yajl_val obj, const char *path, struct 
       sr_json_get_string(a, obj, path, "cwd", true, &p->cwd, err) < 0)
     return -1;
   if (p->n_args == 0 || p->args[0][0] == '\0')
-    return sr_error_make(err, 0, "%s%sargs: must be a non-empty array", path, path[0] ? "." : "");
+    return sr_error_config_at(err, path, "args", "must be a non-empty array");
   if (p->cwd[0] != '/')
-    return sr_error_make(err, 0, "%s%scwd: must be an absolute path, got \"%s\"", path,
-                         path[0] ? "." : "", p->cwd);
+    return sr_error_config_at(err, path, "cwd", "must be an absolute path, got \"%s\"", p->cwd);
   for (size_t i = 0; i < p->n_env; i++)
-    if (strchr(p->env[i], '=') == NULL || p->env[i][0] == '=')
-      return sr_error_make(err, 0, "%s%senv[%zu]: \"%s\" is not of the form NAME=VALUE", path,
-                           path[0] ? "." : "", i, p->env[i]);
+    if (strchr(p->env[i], '=') == NULL || p->env[i][0] == '=') {
+      char k[SR_ELEM_KEY_MAX];
+      return sr_error_config_at(err, path, sr_elem_key(k, "env", i),
+                                "\"%s\" is not of the form NAME=VALUE", p->env[i]);
+    }
 
   if (sr_json_get_object(obj, path, "capabilities", false, &v, err) < 0)
     return -1;

@@ -43,11 +43,11 @@ static int parse_device_rules(struct sr_arena *a, yajl_val obj, const char *path
         sr_json_get_string(a, v, ip, "access", false, &access, err) < 0)
       return -1;
     if (!has_allow)
-      return sr_error_make(err, 0, "%s.allow: required", ip);
+      return sr_error_config_at(err, ip, "allow", "required");
     d->type = 'a';
     if (type && type[0]) {
       if (strlen(type) != 1 || strchr("acb", type[0]) == NULL)
-        return sr_error_make(err, 0, "%s.type: unknown device type \"%s\" (a, c or b)", ip, type);
+        return sr_error_config_at(err, ip, "type", "unknown device type \"%s\" (a, c or b)", type);
       d->type = type[0];
     }
     bool has;
@@ -63,8 +63,8 @@ static int parse_device_rules(struct sr_arena *a, yajl_val obj, const char *path
       access = "rwm";
     size_t len = strlen(access);
     if (len > 3 || strspn(access, "rwm") != len)
-      return sr_error_make(err, 0, "%s.access: \"%s\" is not a combination of r, w and m", ip,
-                           access);
+      return sr_error_config_at(err, ip, "access", "\"%s\" is not a combination of r, w and m",
+                                access);
     memcpy(d->access, access, len + 1);
   }
   r->n_devices = n;
@@ -105,8 +105,8 @@ static int parse_cpu(struct sr_arena *a, yajl_val obj, const char *path, struct 
   const char *lists[] = {r->cpu.cpus, r->cpu.mems};
   for (int i = 0; i < 2; i++)
     if (lists[i] && strspn(lists[i], "0123456789,-") != strlen(lists[i]))
-      return sr_error_make(err, 0, "%s.%s: \"%s\" is not a list such as 0-3,7", path,
-                           i ? "mems" : "cpus", lists[i]);
+      return sr_error_config_at(err, path, i ? "mems" : "cpus",
+                                "\"%s\" is not a list such as 0-3,7", lists[i]);
   return 0;
 }
 
@@ -207,7 +207,7 @@ static int parse_hugepages(struct sr_arena *a, yajl_val obj, const char *path,
       return -1;
     /* The page size names a cgroup file (hugetlb.<size>.limit_in_bytes): no path tricks. */
     if (h->page_size[0] == '\0' || strpbrk(h->page_size, "/.") != NULL)
-      return sr_error_make(err, 0, "%s.pageSize: invalid page size \"%s\"", ip, h->page_size);
+      return sr_error_config_at(err, ip, "pageSize", "invalid page size \"%s\"", h->page_size);
   }
   r->n_hugepage_limits = n;
   return 0;
@@ -306,8 +306,12 @@ int sr_parse_resources(struct sr_arena *a, yajl_val obj, const char *path,
   for (size_t i = 0; i < r->n_unified; i++) {
     const char *k = r->unified_keys[i];
     /* A key names a file in the container's cgroup directory, never a path out of it. */
-    if (k[0] == '\0' || k[0] == '.' || strchr(k, '/') != NULL || strchr(k, '.') == NULL)
-      return sr_error_make(err, 0, "%s%sunified: invalid key \"%s\"", path, SEP(path), k);
+    if (k[0] == '\0' || k[0] == '.' || strchr(k, '/') != NULL || strchr(k, '.') == NULL) {
+      char *up = sr_json_path(a, path, "unified");
+      if (up == NULL)
+        return SR_OOM(err, path);
+      return sr_error_config(err, up, k, "%s: invalid key \"%s\"", up, k);
+    }
   }
   return 0;
 }

@@ -19,7 +19,7 @@ static int parse_action(struct sr_arena *a, yajl_val obj, const char *path, cons
       sr_json_get_u64(obj, path, errno_key, 4095, false, &ret, &has_ret, err) < 0)
     return -1;
   if (!sr_name_lookup(SR_NAMES(sr_seccomp_action_names), name, &act))
-    return sr_error_make(err, 0, "%s.%s: unknown seccomp action \"%s\"", path, key, name);
+    return sr_error_config_at(err, path, key, "unknown seccomp action \"%s\"", name);
   if ((uint32_t)act == SCMP_ACT_ERRNO(0))
     *out = SCMP_ACT_ERRNO(has_ret ? (uint32_t)ret : EPERM);
   else if ((uint32_t)act == SCMP_ACT_TRACE(0))
@@ -38,10 +38,11 @@ static int parse_rule(struct sr_arena *a, yajl_val v, const char *path, struct s
       sr_json_get_strv(a, v, path, "names", true, &r->names, &r->n_names, err) < 0 ||
       parse_action(a, v, path, "action", "errnoRet", &r->action, &s->uses_notify, err) < 0)
     return -1;
+  char k[SR_ELEM_KEY_MAX];
   for (size_t i = 0; i < r->n_names; i++)
     if (seccomp_syscall_resolve_name(r->names[i]) == __NR_SCMP_ERROR)
-      return sr_error_make(err, 0, "%s.names[%zu]: unknown syscall \"%s\"", path, i,
-                           r->names[i]);
+      return sr_error_config_at(err, path, sr_elem_key(k, "names", i), "unknown syscall \"%s\"",
+                                r->names[i]);
   yajl_val arr;
   if (sr_json_get_array(v, path, "args", false, &arr, err) < 0)
     return -1;
@@ -49,7 +50,7 @@ static int parse_rule(struct sr_arena *a, yajl_val v, const char *path, struct s
     return 0;
   size_t n = arr->u.array.len;
   if (n > 6 * 8)
-    return sr_error_make(err, 0, "%s.args: too many argument conditions", path);
+    return sr_error_config_at(err, path, "args", "too many argument conditions");
   r->args = sr_arena_array(a, n ? n : 1, sizeof(struct sr_seccomp_arg));
   if (r->args == NULL)
     return SR_OOM(err, path);
@@ -69,7 +70,7 @@ static int parse_rule(struct sr_arena *a, yajl_val v, const char *path, struct s
         sr_json_get_string(a, e, ip, "op", true, &op, err) < 0)
       return -1;
     if (!sr_name_lookup(SR_NAMES(sr_seccomp_op_names), op, &opv))
-      return sr_error_make(err, 0, "%s.op: unknown seccomp operator \"%s\"", ip, op);
+      return sr_error_config_at(err, ip, "op", "unknown seccomp operator \"%s\"", op);
     arg->index = (unsigned)idx;
     arg->op = (int)opv;
   }
@@ -90,11 +91,12 @@ int sr_parse_seccomp(struct sr_arena *a, yajl_val obj, const char *path, struct 
   s->architectures = sr_arena_array(a, n ? n : 1, sizeof(uint32_t));
   if (s->architectures == NULL)
     return SR_OOM(err, path);
+  char k[SR_ELEM_KEY_MAX];
   for (size_t i = 0; i < n; i++) {
     int64_t arch;
     if (!sr_name_lookup(SR_NAMES(sr_seccomp_arch_names), names[i], &arch))
-      return sr_error_make(err, 0, "%s.architectures[%zu]: unknown architecture \"%s\"", path, i,
-                           names[i]);
+      return sr_error_config_at(err, path, sr_elem_key(k, "architectures", i),
+                                "unknown architecture \"%s\"", names[i]);
     s->architectures[i] = (uint32_t)arch;
   }
   s->n_architectures = n;
@@ -103,8 +105,8 @@ int sr_parse_seccomp(struct sr_arena *a, yajl_val obj, const char *path, struct 
   for (size_t i = 0; i < n; i++) {
     int64_t flag;
     if (!sr_name_lookup(SR_NAMES(sr_seccomp_flag_names), names[i], &flag))
-      return sr_error_make(err, 0, "%s.flags[%zu]: unknown seccomp flag \"%s\"", path, i,
-                           names[i]);
+      return sr_error_config_at(err, path, sr_elem_key(k, "flags", i),
+                                "unknown seccomp flag \"%s\"", names[i]);
     s->flags |= (unsigned)flag;
   }
   if (sr_json_get_string(a, obj, path, "listenerPath", false, &s->listener_path, err) < 0 ||
@@ -128,9 +130,9 @@ int sr_parse_seccomp(struct sr_arena *a, yajl_val obj, const char *path, struct 
     s->n_rules = n;
   }
   if (s->uses_notify && (s->listener_path == NULL || s->listener_path[0] == '\0'))
-    return sr_error_make(err, 0, "%s.listenerPath: required when an action is SCMP_ACT_NOTIFY",
-                         path);
+    return sr_error_config_at(err, path, "listenerPath",
+                              "required when an action is SCMP_ACT_NOTIFY");
   if (s->listener_path && s->listener_path[0] && s->listener_path[0] != '/')
-    return sr_error_make(err, 0, "%s.listenerPath: must be an absolute path", path);
+    return sr_error_config_at(err, path, "listenerPath", "must be an absolute path");
   return 0;
 }

@@ -11,12 +11,12 @@ int sr_resources_parse(const char *buf, size_t len, const char *what, struct sr_
 {
   _cleanup_yajl_ yajl_val root = NULL;
   if (sr_json_parse(buf, len, &root, err) < 0 || sr_json_want_object(root, "", err) < 0)
-    return sr_error_wrap(err, "%s", what);
+    return sr_parse_failed(err, what);
   struct sr_resources *r = sr_arena_alloc(a, sizeof(*r));
   if (r == NULL)
     return sr_error_make(err, ENOMEM, "%s", what);
   if (sr_parse_resources(a, root, "", r, err) < 0)
-    return sr_error_wrap(err, "%s", what);
+    return sr_parse_failed(err, what);
   *out = r;
   return 0;
 }

@@ -13,62 +13,62 @@
 #include <stdio.h>
 #include <string.h>
 
-static void put_names(yajl_gen g, const char *key, const struct sr_name *t, size_t n)
+static void put_names(sr_json_gen_t g, const char *key, const struct sr_name *t, size_t n)
 {
   sr_json_put_key(g, key);
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   for (size_t i = 0; i < n; i++)
     sr_json_put_string(g, t[i].name);
-  yajl_gen_array_close(g);
+  sr_json_array_close(g);
 }
 
-static void put_bool_object(yajl_gen g, const char *key, const char *field, bool value)
+static void put_bool_object(sr_json_gen_t g, const char *key, const char *field, bool value)
 {
   sr_json_put_key(g, key);
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_kv_bool(g, field, value);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
 }
 
 int sr_features_json(bool systemd_driver, char **out, sr_error_t *err)
 {
-  _cleanup_gen_ yajl_gen g = NULL;
+  _cleanup_gen_ sr_json_gen_t g = NULL;
   if (sr_json_gen_new(&g, true, err) < 0)
     return -1;
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_kv_string(g, "ociVersionMin", "1.0.0");
   sr_json_put_kv_string(g, "ociVersionMax", "1.3.0");
   sr_json_put_key(g, "hooks");
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   for (int k = 0; k < SR_HOOK_COUNT; k++)
     sr_json_put_string(g, sr_hook_name(k));
-  yajl_gen_array_close(g);
+  sr_json_array_close(g);
   sr_json_put_key(g, "mountOptions");
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   for (size_t i = 0; sr_mount_option_name(i); i++)
     sr_json_put_string(g, sr_mount_option_name(i));
-  yajl_gen_array_close(g);
+  sr_json_array_close(g);
 
   sr_json_put_key(g, "linux");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_key(g, "namespaces");
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   for (int k = 0; k < SR_NS_COUNT; k++)
     sr_json_put_string(g, sr_ns_name(k));
-  yajl_gen_array_close(g);
+  sr_json_array_close(g);
   put_names(g, "capabilities", SR_NAMES(sr_capability_names));
 
   sr_json_put_key(g, "cgroup");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_kv_bool(g, "v1", true);
   sr_json_put_kv_bool(g, "v2", true);
   sr_json_put_kv_bool(g, "systemd", systemd_driver);
   sr_json_put_kv_bool(g, "systemdUser", false);
   sr_json_put_kv_bool(g, "rdma", true);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
 
   sr_json_put_key(g, "seccomp");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_kv_bool(g, "enabled", true);
   put_names(g, "actions", SR_NAMES(sr_seccomp_action_names));
   put_names(g, "operators", SR_NAMES(sr_seccomp_op_names));
@@ -76,37 +76,38 @@ int sr_features_json(bool systemd_driver, char **out, sr_error_t *err)
   put_names(g, "knownFlags", SR_NAMES(sr_seccomp_flag_names));
   /* WAIT_KILLABLE_RECV needs libseccomp 2.6. */
   sr_json_put_key(g, "supportedFlags");
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   for (size_t i = 0; i < sr_seccomp_flag_names_n; i++)
     if (strcmp(sr_seccomp_flag_names[i].name, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV") != 0 ||
         SCMP_VER_MAJOR > 2 || (SCMP_VER_MAJOR == 2 && SCMP_VER_MINOR >= 6))
       sr_json_put_string(g, sr_seccomp_flag_names[i].name);
-  yajl_gen_array_close(g);
-  yajl_gen_map_close(g);
+  sr_json_array_close(g);
+  sr_json_map_close(g);
 
   put_bool_object(g, "apparmor", "enabled", true);
   put_bool_object(g, "selinux", "enabled", true);
   put_bool_object(g, "intelRdt", "enabled", false);
   sr_json_put_key(g, "mountExtensions");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   put_bool_object(g, "idmap", "enabled", true);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
   put_bool_object(g, "netDevices", "enabled", false);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
 
   char version[32];
   snprintf(version, sizeof(version), "%d.%d.%d", SCMP_VER_MAJOR, SCMP_VER_MINOR, SCMP_VER_MICRO);
   sr_json_put_key(g, "annotations");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_kv_string(g, "io.github.seccomp.libseccomp.version", version);
   sr_json_put_kv_string(g, "org.opencontainers.runc.checkpoint.enabled", "false");
   sr_json_put_kv_string(g, "io.seerun.version", PACKAGE_VERSION);
-  yajl_gen_map_close(g);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
+  sr_json_map_close(g);
 
   const unsigned char *buf;
   size_t len;
-  yajl_gen_get_buf(g, &buf, &len);
+  if (sr_json_gen_buf(g, &buf, &len, err) < 0)
+    return sr_error_wrap(err, "features");
   *out = strndup((const char *)buf, len);
   return *out ? 0 : sr_error_make(err, ENOMEM, "features");
 }

@@ -3,6 +3,7 @@
 #include "mount_options.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <linux/mount.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -127,9 +128,11 @@ int sr_mount_options_parse(struct sr_arena *a, char **opts, size_t n, const char
   for (size_t i = 0; i < n; i++) {
     const char *name = opts[i];
     const struct opt *o = lookup(name);
+    char k[32]; /* "[i]", the key of the option in errors */
+    snprintf(k, sizeof(k), "[%zu]", i);
     if (o == NULL) {
       if (name[0] == '\0')
-        return sr_error_make(err, 0, "%s[%zu]: empty mount option", path, i);
+        return sr_error_config_at(err, path, k, "empty mount option");
       /* Filesystem-specific (size=, mode=, uid=, lowerdir=...): passed through as data. */
       if (d != data)
         *d++ = ',';
@@ -157,8 +160,7 @@ int sr_mount_options_parse(struct sr_arena *a, char **opts, size_t n, const char
       break;
     case OPT_PROPAGATION:
       if (out->propagation != 0 && out->propagation != o->flag)
-        return sr_error_make(err, 0, "%s[%zu]: conflicting propagation option \"%s\"", path, i,
-                             name);
+        return sr_error_config_at(err, path, k, "conflicting propagation option \"%s\"", name);
       out->propagation = o->flag;
       break;
     case OPT_RECURSIVE:

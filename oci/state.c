@@ -120,12 +120,12 @@ int sr_state_record_parse(const char *buf, size_t len, struct sr_state_record **
   return 0;
 }
 
-static int gen_finish(yajl_gen g, char **out, size_t *len, sr_error_t *err)
+static int gen_finish(sr_json_gen_t g, char **out, size_t *len, sr_error_t *err)
 {
   const unsigned char *buf;
   size_t l;
-  if (yajl_gen_get_buf(g, &buf, &l) != yajl_gen_status_ok)
-    return sr_error_make(err, 0, "generate JSON");
+  if (sr_json_gen_buf(g, &buf, &l, err) < 0)
+    return -1;
   *out = malloc(l + 1);
   if (*out == NULL)
     return sr_error_make(err, ENOMEM, "generate JSON");
@@ -135,24 +135,24 @@ static int gen_finish(yajl_gen g, char **out, size_t *len, sr_error_t *err)
   return 0;
 }
 
-static void gen_annotations(yajl_gen g, char **keys, char **values, size_t n)
+static void gen_annotations(sr_json_gen_t g, char **keys, char **values, size_t n)
 {
   if (n == 0)
     return;
   sr_json_put_key(g, "annotations");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   for (size_t i = 0; i < n; i++)
     sr_json_put_kv_string(g, keys[i], values[i]);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
 }
 
 int sr_state_record_serialize(const struct sr_state_record *r, char **out, size_t *len,
                               sr_error_t *err)
 {
-  _cleanup_gen_ yajl_gen g = NULL;
+  _cleanup_gen_ sr_json_gen_t g = NULL;
   if (sr_json_gen_new(&g, false, err) < 0)
     return -1;
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_kv_i64(g, "version", r->version);
   sr_json_put_kv_string(g, "id", r->id);
   sr_json_put_kv_string(g, "bundle", r->bundle);
@@ -170,24 +170,24 @@ int sr_state_record_serialize(const struct sr_state_record *r, char **out, size_
   }
   if (r->supervisor_pid > 0) {
     sr_json_put_key(g, "supervisor");
-    yajl_gen_map_open(g);
+    sr_json_map_open(g);
     sr_json_put_kv_i64(g, "pid", r->supervisor_pid);
     sr_json_put_kv_u64(g, "startTime", r->supervisor_start);
-    yajl_gen_map_close(g);
+    sr_json_map_close(g);
   }
   if (r->cgroup_version) {
     sr_json_put_key(g, "cgroup");
-    yajl_gen_map_open(g);
+    sr_json_map_open(g);
     sr_json_put_kv_i64(g, "version", r->cgroup_version);
     sr_json_put_kv_string(g, "path", r->cgroup_path);
     sr_json_put_kv_bool(g, "created", r->cgroup_created);
     sr_json_put_kv_bool(g, "systemd", r->systemd_cgroup);
-    yajl_gen_map_close(g);
+    sr_json_map_close(g);
   }
   gen_annotations(g, r->annotation_keys, r->annotation_values, r->n_annotations);
   if (r->profile) {
     sr_json_put_key(g, "decided");
-    yajl_gen_map_open(g);
+    sr_json_map_open(g);
     sr_json_put_kv_string(g, "profile", r->profile);
     sr_json_put_kv_bool(g, "networkGranted", r->network_granted);
     sr_json_put_kv_bool(g, "builtinSeccomp", r->builtin_seccomp);
@@ -196,24 +196,24 @@ int sr_state_record_serialize(const struct sr_state_record *r, char **out, size_
     sr_json_put_kv_i64(g, "landlock", r->landlock_abi);
     if (r->has_decided_caps) {
       sr_json_put_key(g, "capabilities");
-      yajl_gen_array_open(g);
+      sr_json_array_open(g);
       for (int i = 0; i < 5; i++)
         sr_json_put_u64(g, r->decided_caps[i]);
-      yajl_gen_array_close(g);
+      sr_json_array_close(g);
     }
-    yajl_gen_map_close(g);
+    sr_json_map_close(g);
   }
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
   return gen_finish(g, out, len, err);
 }
 
 int sr_oci_state_json(const struct sr_oci_state *s, bool pretty, char **out, size_t *len,
                       sr_error_t *err)
 {
-  _cleanup_gen_ yajl_gen g = NULL;
+  _cleanup_gen_ sr_json_gen_t g = NULL;
   if (sr_json_gen_new(&g, pretty, err) < 0)
     return -1;
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_kv_string(g, "ociVersion", SR_OCI_VERSION);
   sr_json_put_kv_string(g, "id", s->id);
   sr_json_put_kv_i64(g, "pid", s->pid);
@@ -223,6 +223,6 @@ int sr_oci_state_json(const struct sr_oci_state *s, bool pretty, char **out, siz
   sr_json_put_kv_string(g, "created", s->created);
   sr_json_put_kv_string(g, "owner", s->owner ? s->owner : "");
   gen_annotations(g, s->annotation_keys, s->annotation_values, s->n_annotations);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
   return gen_finish(g, out, len, err);
 }

@@ -3,6 +3,7 @@
 #include "error.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,7 @@ int sr_error_makev(sr_error_t *err, int status, const char *fmt, va_list ap)
     sr_error_free(err);
   sr_error_t e = calloc(1, sizeof(*e));
   if (e == NULL) {
-    static struct sr_error_s oom = {ENOMEM, oom_msg};
+    static struct sr_error_s oom = {.status = ENOMEM, .msg = oom_msg};
     *err = &oom;
     return -1;
   }
@@ -44,6 +45,77 @@ int sr_error_make(sr_error_t *err, int status, const char *fmt, ...)
   va_list ap;
   va_start(ap, fmt);
   sr_error_makev(err, status, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+/* sr_error_makev, then the kind, a copy of field and, when prefix is set, "prefix: " before
+ * the text.  A failed allocation loses the field or the prefix, never the error. */
+__attribute__((format(printf, 5, 0))) static int make_kind(sr_error_t *err, enum sr_error_kind kind,
+                                                           const char *field, const char *prefix,
+                                                           const char *fmt, va_list ap)
+{
+  sr_error_makev(err, 0, fmt, ap);
+  if (err == NULL || (*err)->msg == oom_msg)
+    return -1;
+  (*err)->kind = kind;
+  if (field != NULL)
+    (*err)->field = strdup(field);
+  if (prefix != NULL)
+    sr_error_wrap(err, "%s", prefix);
+  return -1;
+}
+
+/* "parent.key" ("parent[3]" for the key "[3]"), "key", "parent" or NULL (also when out of
+ * memory); owned by the caller. */
+static char *join_field(const char *parent, const char *key)
+{
+  bool has_parent = parent != NULL && parent[0] != '\0';
+  if (!has_parent && key == NULL)
+    return NULL;
+  char *field = NULL;
+  if (asprintf(&field, "%s%s%s", has_parent ? parent : "",
+               has_parent && key && key[0] != '[' ? "." : "", key ? key : "") < 0)
+    return NULL;
+  return field;
+}
+
+int sr_error_config_at(sr_error_t *err, const char *parent, const char *key, const char *fmt, ...)
+{
+  char *field = join_field(parent, key);
+  va_list ap;
+  va_start(ap, fmt);
+  make_kind(err, SR_ERR_CONFIG, field, field, fmt, ap);
+  va_end(ap);
+  free(field);
+  return -1;
+}
+
+int sr_error_config(sr_error_t *err, const char *parent, const char *key, const char *fmt, ...)
+{
+  char *field = join_field(parent, key);
+  va_list ap;
+  va_start(ap, fmt);
+  make_kind(err, SR_ERR_CONFIG, field, NULL, fmt, ap);
+  va_end(ap);
+  free(field);
+  return -1;
+}
+
+int sr_error_policy(sr_error_t *err, const char *field, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  make_kind(err, SR_ERR_POLICY, field, NULL, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+int sr_error_peer_gone(sr_error_t *err, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  make_kind(err, SR_ERR_PEER_GONE, NULL, NULL, fmt, ap);
   va_end(ap);
   return -1;
 }
@@ -84,6 +156,7 @@ void sr_error_free(sr_error_t *err)
   if (err == NULL || *err == NULL)
     return;
   if ((*err)->msg != oom_msg) {
+    free((*err)->field);
     free((*err)->msg);
     free(*err);
   }

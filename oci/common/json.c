@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@ static int check_text(const char *buf, size_t len, sr_error_t *err)
       if (escaped) {
         escaped = false;
         if (c == 'u' && len - i > 4 && memcmp(buf + i + 1, "0000", 4) == 0)
-          return sr_error_make(err, 0, "invalid JSON: a string contains \\u0000");
+          return sr_error_config(err, NULL, NULL, "invalid JSON: a string contains \\u0000");
       } else if (c == '\\')
         escaped = true;
       else if (c == '"')
@@ -30,13 +31,13 @@ static int check_text(const char *buf, size_t len, sr_error_t *err)
       continue;
     }
     if (c == '/')
-      return sr_error_make(err, 0, "invalid JSON: comments are not allowed");
+      return sr_error_config(err, NULL, NULL, "invalid JSON: comments are not allowed");
     if (c == '"')
       in_string = true;
     else if (c == '{' || c == '[') {
       if (++depth > SR_JSON_MAX_DEPTH)
-        return sr_error_make(err, 0, "invalid JSON: nested more than %d levels deep",
-                             SR_JSON_MAX_DEPTH);
+        return sr_error_config(err, NULL, NULL, "invalid JSON: nested more than %d levels deep",
+                               SR_JSON_MAX_DEPTH);
     } else if (c == '}' || c == ']')
       depth--;
   }
@@ -74,10 +75,10 @@ static int check_unique_keys(yajl_val v, char *path, size_t size, sr_error_t *er
     qsort(keys, n, sizeof(*keys), cmp_key);
     for (size_t i = 1; i < n; i++)
       if (strcmp(keys[i - 1], keys[i]) == 0) {
-        int r = sr_error_make(err, 0, "invalid JSON: %s%sduplicate key \"%s\"", path,
-                              plen ? ": " : "", keys[i]);
+        sr_error_config(err, path, keys[i], "invalid JSON: %s%sduplicate key \"%s\"", path,
+                        plen ? ": " : "", keys[i]);
         free(keys);
-        return r;
+        return -1;
       }
     free(keys);
   }
@@ -93,7 +94,7 @@ static int check_unique_keys(yajl_val v, char *path, size_t size, sr_error_t *er
 int sr_json_parse(const char *buf, size_t len, yajl_val *out, sr_error_t *err)
 {
   if (memchr(buf, '\0', len) != NULL)
-    return sr_error_make(err, 0, "invalid JSON: contains a NUL byte");
+    return sr_error_config(err, NULL, NULL, "invalid JSON: contains a NUL byte");
   if (check_text(buf, len, err) < 0)
     return -1;
   char *copy = strndup(buf, len);
@@ -107,7 +108,7 @@ int sr_json_parse(const char *buf, size_t len, yajl_val *out, sr_error_t *err)
     char *nl = strchr(errbuf, '\n');
     if (nl)
       *nl = '\0';
-    return sr_error_make(err, 0, "invalid JSON: %s", errbuf[0] ? errbuf : "parse error");
+    return sr_error_config(err, NULL, NULL, "invalid JSON: %s", errbuf[0] ? errbuf : "parse error");
   }
   char path[256] = "";
   if (check_unique_keys(*out, path, sizeof(path), err) < 0) {
@@ -149,13 +150,34 @@ yajl_val sr_json_field(yajl_val obj, const char *key)
 
 static int missing(const char *path, const char *key, sr_error_t *err)
 {
-  return sr_error_make(err, 0, FIELD_FMT ": required", FIELD_ARGS(path, key));
+  return sr_error_config_at(err, path, key, "required");
+}
+
+/* path.key + sub ("[3]", ".name"): the field of an element, and its error. */
+__attribute__((format(printf, 5, 6))) static int element_error(sr_error_t *err, const char *path,
+                                                               const char *key, const char *what,
+                                                               const char *sub, ...)
+{
+  char *s = NULL, *field = NULL;
+  va_list ap;
+  va_start(ap, sub);
+  int r = vasprintf(&s, sub, ap);
+  va_end(ap);
+  if (r < 0 || asprintf(&field, FIELD_FMT "%s", FIELD_ARGS(path, key), s) < 0)
+    field = NULL;
+  sr_error_config_at(err, field, NULL, "%s", what);
+  free(field);
+  free(r < 0 ? NULL : s);
+  return -1;
 }
 
 int sr_json_want_object(yajl_val v, const char *path, sr_error_t *err)
 {
-  if (v == NULL || !YAJL_IS_OBJECT(v))
-    return sr_error_make(err, 0, "%s: must be an object", path && path[0] ? path : "document");
+  if (v == NULL || !YAJL_IS_OBJECT(v)) {
+    if (path == NULL || path[0] == '\0')
+      return sr_error_config(err, NULL, NULL, "document: must be an object");
+    return sr_error_config_at(err, path, NULL, "must be an object");
+  }
   return 0;
 }
 
@@ -167,7 +189,7 @@ int sr_json_get_object(yajl_val obj, const char *path, const char *key, bool req
   if (v == NULL)
     return required ? missing(path, key, err) : 0;
   if (!YAJL_IS_OBJECT(v))
-    return sr_error_make(err, 0, FIELD_FMT ": must be an object", FIELD_ARGS(path, key));
+    return sr_error_config_at(err, path, key, "must be an object");
   *out = v;
   return 0;
 }
@@ -180,7 +202,7 @@ int sr_json_get_array(yajl_val obj, const char *path, const char *key, bool requ
   if (v == NULL)
     return required ? missing(path, key, err) : 0;
   if (!YAJL_IS_ARRAY(v))
-    return sr_error_make(err, 0, FIELD_FMT ": must be an array", FIELD_ARGS(path, key));
+    return sr_error_config_at(err, path, key, "must be an array");
   *out = v;
   return 0;
 }
@@ -189,7 +211,7 @@ int sr_json_as_string(struct sr_arena *a, yajl_val v, const char *path, char **o
                       sr_error_t *err)
 {
   if (v == NULL || !YAJL_IS_STRING(v))
-    return sr_error_make(err, 0, "%s: must be a string", path);
+    return sr_error_config_at(err, path, NULL, "must be a string");
   *out = sr_arena_strdup(a, v->u.string);
   if (*out == NULL)
     return sr_error_make(err, ENOMEM, "%s", path);
@@ -204,7 +226,7 @@ int sr_json_get_string(struct sr_arena *a, yajl_val obj, const char *path, const
   if (v == NULL)
     return required ? missing(path, key, err) : 0;
   if (!YAJL_IS_STRING(v))
-    return sr_error_make(err, 0, FIELD_FMT ": must be a string", FIELD_ARGS(path, key));
+    return sr_error_config_at(err, path, key, "must be a string");
   *out = sr_arena_strdup(a, v->u.string);
   if (*out == NULL)
     return sr_error_make(err, ENOMEM, FIELD_FMT, FIELD_ARGS(path, key));
@@ -220,7 +242,7 @@ int sr_json_get_bool(yajl_val obj, const char *path, const char *key, bool *out,
   if (v == NULL)
     return 0;
   if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v))
-    return sr_error_make(err, 0, FIELD_FMT ": must be a boolean", FIELD_ARGS(path, key));
+    return sr_error_config_at(err, path, key, "must be a boolean");
   *out = YAJL_IS_TRUE(v);
   return 0;
 }
@@ -247,13 +269,13 @@ int sr_json_as_i64(yajl_val v, const char *path, int64_t min, int64_t max, int64
 {
   const char *raw;
   if (raw_integer(v, &raw) < 0)
-    return sr_error_make(err, 0, "%s: must be an integer", path);
+    return sr_error_config_at(err, path, NULL, "must be an integer");
   errno = 0;
   char *end;
   long long n = strtoll(raw, &end, 10);
   if (errno == ERANGE || *end != '\0' || n < min || n > max)
-    return sr_error_make(err, 0, "%s: %s is out of range [%" PRId64 ", %" PRId64 "]", path, raw,
-                         min, max);
+    return sr_error_config_at(err, path, NULL, "%s is out of range [%" PRId64 ", %" PRId64 "]", raw,
+                              min, max);
   *out = n;
   return 0;
 }
@@ -262,14 +284,14 @@ int sr_json_as_u64(yajl_val v, const char *path, uint64_t max, uint64_t *out, sr
 {
   const char *raw;
   if (raw_integer(v, &raw) < 0)
-    return sr_error_make(err, 0, "%s: must be an integer", path);
+    return sr_error_config_at(err, path, NULL, "must be an integer");
   if (raw[0] == '-')
-    return sr_error_make(err, 0, "%s: %s is out of range [0, %" PRIu64 "]", path, raw, max);
+    return sr_error_config_at(err, path, NULL, "%s is out of range [0, %" PRIu64 "]", raw, max);
   errno = 0;
   char *end;
   unsigned long long n = strtoull(raw, &end, 10);
   if (errno == ERANGE || *end != '\0' || n > max)
-    return sr_error_make(err, 0, "%s: %s is out of range [0, %" PRIu64 "]", path, raw, max);
+    return sr_error_config_at(err, path, NULL, "%s is out of range [0, %" PRIu64 "]", raw, max);
   *out = n;
   return 0;
 }
@@ -317,7 +339,7 @@ int sr_json_get_strv(struct sr_arena *a, yajl_val obj, const char *path, const c
   for (size_t i = 0; i < len; i++) {
     yajl_val e = arr->u.array.values[i];
     if (e == NULL || !YAJL_IS_STRING(e))
-      return sr_error_make(err, 0, FIELD_FMT "[%zu]: must be a string", FIELD_ARGS(path, key), i);
+      return element_error(err, path, key, "must be a string", "[%zu]", i);
     v[i] = sr_arena_strdup(a, e->u.string);
     if (v[i] == NULL)
       return sr_error_make(err, ENOMEM, FIELD_FMT, FIELD_ARGS(path, key));
@@ -345,8 +367,7 @@ int sr_json_get_string_map(struct sr_arena *a, yajl_val obj, const char *path, c
   for (size_t i = 0; i < len; i++) {
     yajl_val e = m->u.object.values[i];
     if (e == NULL || !YAJL_IS_STRING(e))
-      return sr_error_make(err, 0, FIELD_FMT ".%s: must be a string", FIELD_ARGS(path, key),
-                           m->u.object.keys[i]);
+      return element_error(err, path, key, "must be a string", ".%s", m->u.object.keys[i]);
     k[i] = sr_arena_strdup(a, m->u.object.keys[i]);
     v[i] = sr_arena_strdup(a, e->u.string);
     if (k[i] == NULL || v[i] == NULL)
@@ -358,62 +379,214 @@ int sr_json_get_string_map(struct sr_arena *a, yajl_val obj, const char *path, c
   return 0;
 }
 
-int sr_json_gen_new(yajl_gen *g, bool pretty, sr_error_t *err)
+struct sr_json_gen {
+  yajl_gen g;
+  unsigned depth;
+  char open[YAJL_MAX_DEPTH]; /* '{' or '[' for each level */
+  bool started;
+  /* The first failure: the call and why; NULL while every call succeeded. */
+  const char *failed;
+  const char *why;
+};
+
+int sr_json_gen_new(sr_json_gen_t *out, bool pretty, sr_error_t *err)
 {
-  *g = yajl_gen_alloc(NULL);
-  if (*g == NULL)
+  *out = NULL;
+  sr_json_gen_t w = calloc(1, sizeof(*w));
+  if (w == NULL)
     return sr_error_make(err, ENOMEM, "allocate JSON generator");
-  yajl_gen_config(*g, yajl_gen_beautify, pretty ? 1 : 0);
+  w->g = yajl_gen_alloc(NULL);
+  if (w->g == NULL) {
+    free(w);
+    return sr_error_make(err, ENOMEM, "allocate JSON generator");
+  }
+  yajl_gen_config(w->g, yajl_gen_beautify, pretty ? 1 : 0);
   if (pretty)
-    yajl_gen_config(*g, yajl_gen_indent_string, "  ");
+    yajl_gen_config(w->g, yajl_gen_indent_string, "  ");
   /* "/" stays as is: paths are common and engines compare them as text. */
-  yajl_gen_config(*g, yajl_gen_validate_utf8, 0);
+  yajl_gen_config(w->g, yajl_gen_validate_utf8, 0);
+  *out = w;
   return 0;
 }
 
-void sr_json_gen_freep(yajl_gen *g)
+void sr_json_gen_freep(sr_json_gen_t *g)
 {
-  if (*g)
-    yajl_gen_free(*g);
+  if (*g == NULL)
+    return;
+  yajl_gen_free((*g)->g);
+  free(*g);
+  *g = NULL;
 }
 
-void sr_json_put_string(yajl_gen g, const char *s)
+static const char *status_text(yajl_gen_status s)
 {
-  yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+  switch (s) {
+  case yajl_gen_keys_must_be_strings:
+    return "a key must be a string";
+  case yajl_max_depth_exceeded:
+    return "nested too deep";
+  case yajl_gen_in_error_state:
+    return "the generator is in an error state";
+  case yajl_gen_generation_complete:
+    return "the document is already complete";
+  case yajl_gen_invalid_number:
+    return "invalid number";
+  case yajl_gen_invalid_string:
+    return "invalid string";
+  default:
+    return "failed";
+  }
 }
 
-void sr_json_put_key(yajl_gen g, const char *key)
+/* Records the first failure. */
+static void fail(sr_json_gen_t w, const char *call, const char *why)
+{
+  if (w->failed == NULL) {
+    w->failed = call;
+    w->why = why;
+  }
+}
+
+static bool usable(sr_json_gen_t w)
+{
+  return w->failed == NULL;
+}
+
+static void check(sr_json_gen_t w, const char *call, yajl_gen_status s)
+{
+  if (s != yajl_gen_status_ok)
+    fail(w, call, status_text(s));
+  else
+    w->started = true;
+}
+
+/* yajl neither checks that a close matches its open nor survives one too many (its depth
+ * wraps around), nor nesting past YAJL_MAX_DEPTH: the levels are counted here. */
+static void open_level(sr_json_gen_t w, char kind)
+{
+  const char *call = kind == '{' ? "map open" : "array open";
+  if (!usable(w))
+    return;
+  if (w->depth + 1 >= YAJL_MAX_DEPTH) {
+    fail(w, call, status_text(yajl_max_depth_exceeded));
+    return;
+  }
+  yajl_gen_status s = kind == '{' ? yajl_gen_map_open(w->g) : yajl_gen_array_open(w->g);
+  check(w, call, s);
+  if (s == yajl_gen_status_ok)
+    w->open[w->depth++] = kind;
+}
+
+static void close_level(sr_json_gen_t w, char kind)
+{
+  const char *call = kind == '{' ? "map close" : "array close";
+  if (!usable(w))
+    return;
+  if (w->depth == 0 || w->open[w->depth - 1] != kind) {
+    fail(w, call, w->depth == 0 ? "nothing is open" : "it closes another kind of value");
+    return;
+  }
+  check(w, call, kind == '{' ? yajl_gen_map_close(w->g) : yajl_gen_array_close(w->g));
+  if (usable(w))
+    w->depth--;
+}
+
+void sr_json_map_open(sr_json_gen_t g)
+{
+  open_level(g, '{');
+}
+
+void sr_json_map_close(sr_json_gen_t g)
+{
+  close_level(g, '{');
+}
+
+void sr_json_array_open(sr_json_gen_t g)
+{
+  open_level(g, '[');
+}
+
+void sr_json_array_close(sr_json_gen_t g)
+{
+  close_level(g, '[');
+}
+
+int sr_json_gen_buf(sr_json_gen_t g, const unsigned char **buf, size_t *len, sr_error_t *err)
+{
+  if (g->failed)
+    return sr_error_make(err, 0, "generate JSON: %s: %s", g->failed, g->why);
+  if (!g->started)
+    return sr_error_make(err, 0, "generate JSON: the document is empty");
+  if (g->depth > 0)
+    return sr_error_make(err, 0, "generate JSON: the document is not complete (%u %s open)",
+                         g->depth, g->depth == 1 ? "value is" : "values are");
+  if (yajl_gen_get_buf(g->g, buf, len) != yajl_gen_status_ok)
+    return sr_error_make(err, 0, "generate JSON: no buffer");
+  return 0;
+}
+
+void sr_json_put_null(sr_json_gen_t g)
+{
+  if (usable(g))
+    check(g, "null", yajl_gen_null(g->g));
+}
+
+void sr_json_put_bool(sr_json_gen_t g, bool value)
+{
+  if (usable(g))
+    check(g, "boolean", yajl_gen_bool(g->g, value));
+}
+
+void sr_json_put_i64(sr_json_gen_t g, int64_t value)
+{
+  if (usable(g))
+    check(g, "integer", yajl_gen_integer(g->g, value));
+}
+
+void sr_json_put_raw(sr_json_gen_t g, const char *text, size_t len)
+{
+  if (usable(g))
+    check(g, "number", yajl_gen_number(g->g, text, len));
+}
+
+void sr_json_put_string(sr_json_gen_t g, const char *s)
+{
+  if (usable(g))
+    check(g, "string", yajl_gen_string(g->g, (const unsigned char *)s, strlen(s)));
+}
+
+void sr_json_put_key(sr_json_gen_t g, const char *key)
 {
   sr_json_put_string(g, key);
 }
 
-void sr_json_put_kv_string(yajl_gen g, const char *key, const char *value)
+void sr_json_put_kv_string(sr_json_gen_t g, const char *key, const char *value)
 {
   sr_json_put_string(g, key);
   sr_json_put_string(g, value ? value : "");
 }
 
-void sr_json_put_kv_i64(yajl_gen g, const char *key, int64_t value)
+void sr_json_put_kv_i64(sr_json_gen_t g, const char *key, int64_t value)
 {
   sr_json_put_string(g, key);
-  yajl_gen_integer(g, value);
+  sr_json_put_i64(g, value);
 }
 
-void sr_json_put_u64(yajl_gen g, uint64_t value)
+void sr_json_put_u64(sr_json_gen_t g, uint64_t value)
 {
   char buf[32];
   int n = snprintf(buf, sizeof(buf), "%" PRIu64, value);
-  yajl_gen_number(g, buf, (size_t)n);
+  sr_json_put_raw(g, buf, (size_t)n);
 }
 
-void sr_json_put_kv_u64(yajl_gen g, const char *key, uint64_t value)
+void sr_json_put_kv_u64(sr_json_gen_t g, const char *key, uint64_t value)
 {
   sr_json_put_string(g, key);
   sr_json_put_u64(g, value);
 }
 
-void sr_json_put_kv_bool(yajl_gen g, const char *key, bool value)
+void sr_json_put_kv_bool(sr_json_gen_t g, const char *key, bool value)
 {
   sr_json_put_string(g, key);
-  yajl_gen_bool(g, value);
+  sr_json_put_bool(g, value);
 }

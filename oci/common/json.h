@@ -57,17 +57,33 @@ int sr_json_as_i64(yajl_val v, const char *path, int64_t min, int64_t max, int64
                    sr_error_t *err);
 int sr_json_as_u64(yajl_val v, const char *path, uint64_t max, uint64_t *out, sr_error_t *err);
 
-/* Output. */
-int sr_json_gen_new(yajl_gen *g, bool pretty, sr_error_t *err);
-void sr_json_gen_freep(yajl_gen *g);
+/* Output: a yajl generator whose status is sticky.  The first call that fails (a key that is
+ * not a string, a value after the end of the document, a close without its open, nesting too
+ * deep) is recorded and every later call does nothing; sr_json_gen_buf, where the text is
+ * taken, fails with it, and also when the document is not complete.  So the writers need not
+ * check each call, and a generator in a bad state never passes for a whole document. */
+typedef struct sr_json_gen *sr_json_gen_t;
+int sr_json_gen_new(sr_json_gen_t *g, bool pretty, sr_error_t *err);
+void sr_json_gen_freep(sr_json_gen_t *g);
 #define _cleanup_gen_ __attribute__((cleanup(sr_json_gen_freep)))
-void sr_json_put_string(yajl_gen g, const char *s);
-void sr_json_put_kv_string(yajl_gen g, const char *key, const char *value);
-void sr_json_put_kv_i64(yajl_gen g, const char *key, int64_t value);
-void sr_json_put_kv_u64(yajl_gen g, const char *key, uint64_t value);
-void sr_json_put_kv_bool(yajl_gen g, const char *key, bool value);
-void sr_json_put_key(yajl_gen g, const char *key);
-void sr_json_put_u64(yajl_gen g, uint64_t value);
+/* The document (owned by g): -1 with an error when a call failed or it is not complete. */
+int sr_json_gen_buf(sr_json_gen_t g, const unsigned char **buf, size_t *len, sr_error_t *err);
+void sr_json_map_open(sr_json_gen_t g);
+void sr_json_map_close(sr_json_gen_t g);
+void sr_json_array_open(sr_json_gen_t g);
+void sr_json_array_close(sr_json_gen_t g);
+void sr_json_put_null(sr_json_gen_t g);
+void sr_json_put_bool(sr_json_gen_t g, bool value);
+void sr_json_put_i64(sr_json_gen_t g, int64_t value);
+/* A number given as text, or a JSON text the caller made, inserted verbatim. */
+void sr_json_put_raw(sr_json_gen_t g, const char *text, size_t len);
+void sr_json_put_string(sr_json_gen_t g, const char *s);
+void sr_json_put_kv_string(sr_json_gen_t g, const char *key, const char *value);
+void sr_json_put_kv_i64(sr_json_gen_t g, const char *key, int64_t value);
+void sr_json_put_kv_u64(sr_json_gen_t g, const char *key, uint64_t value);
+void sr_json_put_kv_bool(sr_json_gen_t g, const char *key, bool value);
+void sr_json_put_key(sr_json_gen_t g, const char *key);
+void sr_json_put_u64(sr_json_gen_t g, uint64_t value);
 
 static inline void sr_yajl_tree_freep(yajl_val *v)
 {

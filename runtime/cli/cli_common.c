@@ -86,31 +86,18 @@ int sr_cli_load_bundle(const char *bundle_arg, char **bundle, struct sr_create_c
 static void audit_refused_config(const struct sr_global *g, const char *id, const char *bundle,
                                  const sr_error_t refusal)
 {
-  static const char prefix[] = "config.json: ";
+  if (sr_error_kind(refusal) != SR_ERR_CONFIG)
+    return; /* no config.json to judge: a missing or unreadable bundle, a failed call */
+  /* The field as the parser named it where it refused it ("linux.sysctl.kernel.core_pattern",
+   * as the policy names it); the document as a whole when it is no valid JSON. */
+  const char *field = refusal->field ? refusal->field : "config.json";
   _cleanup_free_ char *text = sr_error_text(refusal);
-  if (text == NULL || strncmp(text, prefix, sizeof(prefix) - 1) != 0)
-    return; /* no config.json to judge: a missing or unreadable bundle */
-  /* The field the parser names first; "linux.sysctl: \"kernel.core_pattern\" is ..." is
-   * linux.sysctl.kernel.core_pattern, as the policy names it. */
-  const char *msg = text + sizeof(prefix) - 1;
-  size_t n = strcspn(msg, ":");
-  char field[512];
-  if (n == 0 || n >= 256 || strcspn(msg, " ") < n)
-    snprintf(field, sizeof(field), "config.json");
-  else
-    snprintf(field, sizeof(field), "%.*s", (int)n, msg);
-  if (strcmp(field, "config.json") != 0 && strncmp(msg + n, ": \"", 3) == 0) {
-    const char *k = msg + n + 3;
-    size_t kn = strcspn(k, "\"");
-    if (k[kn] == '"' && kn < 200)
-      snprintf(field + n, sizeof(field) - n, ".%.*s", (int)kn, k);
-  }
   struct sr_policy_ctx pc;
   sr_error_t e = NULL;
   if (sr_policy_load(g, &pc, &e) == 0) {
     pc.audit.id = id;
     pc.audit.bundle = bundle;
-    sr_audit_refusal(&pc.audit, field, "\"config.json\"", msg, &e);
+    sr_audit_refusal(&pc.audit, field, "\"config.json\"", text ? text : "config.json: refused", &e);
     sr_policy_ctx_release(&pc);
   }
   if (e) {

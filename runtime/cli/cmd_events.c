@@ -21,113 +21,114 @@
 
 #define USAGE "[command options] <container-id>"
 
-static void put_u64(yajl_gen g, const char *key, uint64_t v)
+static void put_u64(sr_json_gen_t g, const char *key, uint64_t v)
 {
   sr_json_put_kv_u64(g, key, v);
 }
 
-static void gen_stats(yajl_gen g, const struct sr_cgroup_stats *st)
+static void gen_stats(sr_json_gen_t g, const struct sr_cgroup_stats *st)
 {
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_key(g, "cpu");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_key(g, "usage");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   put_u64(g, "total", st->cpu_usage_total);
   if (st->n_percpu) {
     sr_json_put_key(g, "percpu");
-    yajl_gen_array_open(g);
+    sr_json_array_open(g);
     for (size_t i = 0; i < st->n_percpu; i++)
       sr_json_put_u64(g, st->cpu_percpu[i]);
-    yajl_gen_array_close(g);
+    sr_json_array_close(g);
   }
   put_u64(g, "kernel", st->cpu_usage_kernel);
   put_u64(g, "user", st->cpu_usage_user);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
   sr_json_put_key(g, "throttling");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   put_u64(g, "periods", st->cpu_throttling_periods);
   put_u64(g, "throttled_periods", st->cpu_throttled_periods);
   put_u64(g, "throttled_time", st->cpu_throttled_time);
-  yajl_gen_map_close(g);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
+  sr_json_map_close(g);
 
   sr_json_put_key(g, "memory");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   put_u64(g, "cache", st->memory_cache);
   sr_json_put_key(g, "usage");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   put_u64(g, "limit", st->memory_limit);
   put_u64(g, "usage", st->memory_usage);
   put_u64(g, "max", st->memory_max_usage);
   put_u64(g, "failcnt", st->memory_failcnt);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
   sr_json_put_key(g, "swap");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   put_u64(g, "limit", st->swap_limit);
   put_u64(g, "usage", st->swap_usage);
   put_u64(g, "failcnt", 0);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
   if (st->n_memory_stat) {
     sr_json_put_key(g, "raw");
-    yajl_gen_map_open(g);
+    sr_json_map_open(g);
     for (size_t i = 0; i < st->n_memory_stat; i++)
       put_u64(g, st->memory_stat_keys[i], st->memory_stat_values[i]);
-    yajl_gen_map_close(g);
+    sr_json_map_close(g);
   }
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
 
   sr_json_put_key(g, "pids");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   put_u64(g, "current", st->pids_current);
   put_u64(g, "limit", st->pids_limit);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
 
   sr_json_put_key(g, "blkio");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_key(g, "ioServiceBytesRecursive");
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   for (size_t i = 0; i < st->n_blkio_bytes; i++) {
-    yajl_gen_map_open(g);
+    sr_json_map_open(g);
     put_u64(g, "major", st->blkio_bytes[i].major);
     put_u64(g, "minor", st->blkio_bytes[i].minor);
     sr_json_put_kv_string(g, "op", st->blkio_bytes[i].op);
     put_u64(g, "value", st->blkio_bytes[i].value);
-    yajl_gen_map_close(g);
+    sr_json_map_close(g);
   }
-  yajl_gen_array_close(g);
-  yajl_gen_map_close(g);
+  sr_json_array_close(g);
+  sr_json_map_close(g);
 
   sr_json_put_key(g, "hugetlb");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   for (size_t i = 0; i < st->n_hugetlb; i++) {
     sr_json_put_key(g, st->hugetlb[i].page_size);
-    yajl_gen_map_open(g);
+    sr_json_map_open(g);
     put_u64(g, "usage", st->hugetlb[i].usage);
     put_u64(g, "max", st->hugetlb[i].max_usage);
     put_u64(g, "failcnt", st->hugetlb[i].failcnt);
-    yajl_gen_map_close(g);
+    sr_json_map_close(g);
   }
-  yajl_gen_map_close(g);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
+  sr_json_map_close(g);
 }
 
 static int emit(const char *type, const char *id, const struct sr_cgroup_stats *st, sr_error_t *err)
 {
-  _cleanup_gen_ yajl_gen g = NULL;
+  _cleanup_gen_ sr_json_gen_t g = NULL;
   if (sr_json_gen_new(&g, false, err) < 0)
     return -1;
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_kv_string(g, "type", type);
   sr_json_put_kv_string(g, "id", id);
   if (st) {
     sr_json_put_key(g, "data");
     gen_stats(g, st);
   }
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
   const unsigned char *buf;
   size_t len;
-  yajl_gen_get_buf(g, &buf, &len);
+  if (sr_json_gen_buf(g, &buf, &len, err) < 0)
+    return -1;
   printf("%.*s\n", (int)len, buf);
   fflush(stdout);
   return 0;

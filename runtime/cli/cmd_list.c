@@ -78,13 +78,13 @@ static void print_table(struct row *rows, size_t n)
 
 static int print_json(struct row *rows, size_t n, sr_error_t *err)
 {
-  _cleanup_gen_ yajl_gen g = NULL;
+  _cleanup_gen_ sr_json_gen_t g = NULL;
   if (sr_json_gen_new(&g, false, err) < 0)
     return -1;
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   for (size_t i = 0; i < n; i++) {
     const struct sr_state_record *r = rows[i].c->rec;
-    yajl_gen_map_open(g);
+    sr_json_map_open(g);
     sr_json_put_kv_string(g, "ociVersion", SR_OCI_VERSION);
     sr_json_put_kv_string(g, "id", rows[i].id);
     sr_json_put_kv_i64(g, "pid", rows[i].pid);
@@ -95,17 +95,18 @@ static int print_json(struct row *rows, size_t n, sr_error_t *err)
     sr_json_put_kv_string(g, "owner", rows[i].owner);
     if (r->n_annotations) {
       sr_json_put_key(g, "annotations");
-      yajl_gen_map_open(g);
+      sr_json_map_open(g);
       for (size_t k = 0; k < r->n_annotations; k++)
         sr_json_put_kv_string(g, r->annotation_keys[k], r->annotation_values[k]);
-      yajl_gen_map_close(g);
+      sr_json_map_close(g);
     }
-    yajl_gen_map_close(g);
+    sr_json_map_close(g);
   }
-  yajl_gen_array_close(g);
+  sr_json_array_close(g);
   const unsigned char *buf;
   size_t len;
-  yajl_gen_get_buf(g, &buf, &len);
+  if (sr_json_gen_buf(g, &buf, &len, err) < 0)
+    return -1;
   printf("%.*s\n", (int)len, buf);
   return 0;
 }

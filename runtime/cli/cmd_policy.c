@@ -16,12 +16,14 @@
 
 #define USAGE "show | check --bundle DIR"
 
-static void print_gen(yajl_gen g)
+static int print_gen(sr_json_gen_t g, sr_error_t *err)
 {
   const unsigned char *buf;
   size_t len;
-  yajl_gen_get_buf(g, &buf, &len);
+  if (sr_json_gen_buf(g, &buf, &len, err) < 0)
+    return -1;
   printf("%.*s\n", (int)len, buf);
+  return 0;
 }
 
 static int show(const struct sr_global *g)
@@ -30,20 +32,20 @@ static int show(const struct sr_global *g)
   struct sr_policy_ctx pc;
   if (sr_policy_load(g, &pc, &err) < 0)
     return sr_cli_fail(&err);
-  _cleanup_gen_ yajl_gen gen = NULL;
+  _cleanup_gen_ sr_json_gen_t gen = NULL;
   if (sr_json_gen_new(&gen, true, &err) < 0) {
     sr_policy_ctx_release(&pc);
     return sr_cli_fail(&err);
   }
-  yajl_gen_map_open(gen);
+  sr_json_map_open(gen);
   sr_json_put_kv_string(gen, "profile", pc.profile->name);
   sr_json_put_kv_string(gen, "auditLog", pc.policy->audit_log);
   sr_json_put_key(gen, "settings");
   sr_policy_profile_to_json(pc.profile, gen);
-  yajl_gen_map_close(gen);
-  print_gen(gen);
+  sr_json_map_close(gen);
+  int r = print_gen(gen, &err);
   sr_policy_ctx_release(&pc);
-  return 0;
+  return r < 0 ? sr_cli_fail(&err) : 0;
 }
 
 static int check(const struct sr_global *g, const char *bundle_arg)
@@ -54,7 +56,7 @@ static int check(const struct sr_global *g, const char *bundle_arg)
   struct sr_create_ctx ctx = SR_CLI_CREATE_CTX(g, &o);
   struct sr_policy_ctx pc = {0};
   /* Before the first goto: a jump past a cleanup variable's initialisation would free garbage. */
-  _cleanup_gen_ yajl_gen gen = NULL;
+  _cleanup_gen_ sr_json_gen_t gen = NULL;
   int ret = 1;
   if (sr_cli_load_bundle(bundle_arg, &bundle, &ctx, &err) < 0 || sr_policy_load(g, &pc, &err) < 0)
     goto fail;
@@ -69,13 +71,18 @@ static int check(const struct sr_global *g, const char *bundle_arg)
   int r = sr_policy_enforce_create(&pc, ctx.config, &in, &d, &err);
   sr_error_t gerr = NULL;
   if (sr_json_gen_new(&gen, true, &gerr) == 0) {
-    yajl_gen_map_open(gen);
+    sr_json_map_open(gen);
     sr_json_put_kv_string(gen, "profile", pc.profile->name);
     sr_json_put_kv_bool(gen, "allowed", r == 0);
     sr_json_put_key(gen, "decisions");
     sr_decisions_to_json(&d, gen);
-    yajl_gen_map_close(gen);
-    print_gen(gen);
+    sr_json_map_close(gen);
+    print_gen(gen, &gerr);
+  }
+  /* Without its document the check did not answer: a failure, unless it refused anyway. */
+  if (r == 0 && gerr) {
+    err = gerr;
+    goto fail;
   }
   sr_error_free(&gerr);
   if (r < 0)

@@ -64,24 +64,25 @@ int sr_create_notify_state_json(const struct sr_create_ctx *ctx, char **out, sr_
   _cleanup_free_ char *state = NULL;
   if (sr_create_state_json(ctx, "creating", ctx->host_pid, &state, err) < 0)
     return -1;
-  _cleanup_gen_ yajl_gen g = NULL;
+  _cleanup_gen_ sr_json_gen_t g = NULL;
   if (sr_json_gen_new(&g, false, err) < 0)
     return -1;
   const struct sr_seccomp *sc = ctx->config->linux_.seccomp;
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_kv_string(g, "ociVersion", SR_OCI_VERSION);
   sr_json_put_key(g, "fds");
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   sr_json_put_string(g, "seccompFd");
-  yajl_gen_array_close(g);
+  sr_json_array_close(g);
   sr_json_put_kv_i64(g, "pid", ctx->host_pid);
   sr_json_put_kv_string(g, "metadata", sc && sc->listener_metadata ? sc->listener_metadata : "");
   sr_json_put_key(g, "state");
-  yajl_gen_number(g, state, strlen(state)); /* already JSON: inserted verbatim */
-  yajl_gen_map_close(g);
+  sr_json_put_raw(g, state, strlen(state)); /* already JSON: inserted verbatim */
+  sr_json_map_close(g);
   const unsigned char *buf;
   size_t len;
-  yajl_gen_get_buf(g, &buf, &len);
+  if (sr_json_gen_buf(g, &buf, &len, err) < 0)
+    return sr_error_wrap(err, "seccomp state");
   *out = strndup((const char *)buf, len);
   return *out ? 0 : sr_error_make(err, ENOMEM, "seccomp state");
 }
@@ -348,7 +349,7 @@ static int recv_from_intermediate(int fd, int pidfd, struct sr_sync_msg *m, sr_e
     if (errno != EINTR)
       return sr_error_sys(err, "sync: poll");
   if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
-    return sr_error_make(err, 0, "the container process exited during setup");
+    return sr_error_peer_gone(err, "the container process exited during setup");
   return sr_sync_recv(fd, m, err);
 }
 

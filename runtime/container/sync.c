@@ -55,7 +55,7 @@ int sr_sync_send(int fd, enum sr_sync_type type, int32_t value, sr_error_t *err)
   /* The peer is gone (EPIPE; ECONNRESET when it died with a message unread): it exited, as
    * EOF tells on receive, and the caller explains how. */
   if (errno == EPIPE || errno == ECONNRESET)
-    return sr_error_make(err, 0, PEER_EXITED);
+    return sr_error_peer_gone(err, PEER_EXITED);
   return sr_error_sys(err, "sync: send \"%s\"", type_names[type]);
 }
 
@@ -79,7 +79,7 @@ int sr_sync_recv(int fd, struct sr_sync_msg *m, sr_error_t *err)
   while (r < 0 && errno == EINTR);
   /* ECONNRESET: the peer died with a message of ours unread -- it exited, like EOF. */
   if (r == 0 || (r < 0 && errno == ECONNRESET))
-    return sr_error_make(err, 0, PEER_EXITED);
+    return sr_error_peer_gone(err, PEER_EXITED);
   if (r < 0)
     return sr_error_sys(err, "sync: receive");
   if ((size_t)r < offsetof(struct sr_sync_msg, text) + 1 || m->type < SYNC_GO ||
@@ -106,8 +106,7 @@ int sr_sync_expect(int fd, enum sr_sync_type type, int32_t *value, sr_error_t *e
 
 void sr_sync_explain_exit(sr_error_t *err, pid_t pid, const char *if_killed)
 {
-  if (err == NULL || *err == NULL || (*err)->msg == NULL || strcmp((*err)->msg, PEER_EXITED) != 0 ||
-      pid <= 0)
+  if (err == NULL || sr_error_kind(*err) != SR_ERR_PEER_GONE || pid <= 0)
     return;
   /* Its end of the channel closes a moment before it becomes a zombie: wait a little, and
    * leave it unreaped (WNOWAIT) for the caller's cleanup. */
@@ -123,10 +122,11 @@ void sr_sync_explain_exit(sr_error_t *err, pid_t pid, const char *if_killed)
   if (si.si_pid != pid)
     return;
   if (si.si_code == CLD_EXITED)
-    sr_error_make(err, 0, "%s (exit status %d)", PEER_EXITED, si.si_status);
+    sr_error_peer_gone(err, "%s (exit status %d)", PEER_EXITED, si.si_status);
   else
-    sr_error_make(err, 0, "the container process was killed by signal %d (SIG%s) during setup%s%s",
-                  si.si_status, sigabbrev_np(si.si_status) ? sigabbrev_np(si.si_status) : "?",
-                  si.si_status == SIGKILL && if_killed ? ": " : "",
-                  si.si_status == SIGKILL && if_killed ? if_killed : "");
+    sr_error_peer_gone(err,
+                       "the container process was killed by signal %d (SIG%s) during setup%s%s",
+                       si.si_status, sigabbrev_np(si.si_status) ? sigabbrev_np(si.si_status) : "?",
+                       si.si_status == SIGKILL && if_killed ? ": " : "",
+                       si.si_status == SIGKILL && if_killed ? if_killed : "");
 }

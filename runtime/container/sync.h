@@ -32,10 +32,11 @@ int sr_sync_send(int fd, enum sr_sync_type type, int32_t value, sr_error_t *err)
 /* Sends err (or a generic text) as SYNC_ERROR; best effort, for the child's last word. */
 void sr_sync_send_error(int fd, sr_error_t e);
 /* Receives the next message; SYNC_ERROR becomes an error carrying the peer's message.  The peer
- * exiting (EOF) is the error "the container process exited during setup". */
+ * exiting (EOF) is the error "the container process exited during setup", of kind
+ * SR_ERR_PEER_GONE (as is a send the peer can no longer take). */
 int sr_sync_recv(int fd, struct sr_sync_msg *m, sr_error_t *err);
-/* When err is "the container process exited during setup" (the peer closed the channel without
- * a word), tells how pid, which held the other end, ended: its exit status, or the signal that
+/* When err is of kind SR_ERR_PEER_GONE (the peer closed the channel without a word), tells how
+ * pid, which held the other end, ended: its exit status, or the signal that
  * killed it, followed for SIGKILL by if_killed (a hint such as the memory limit).  pid is left
  * unreaped. */
 void sr_sync_explain_exit(sr_error_t *err, pid_t pid, const char *if_killed);

@@ -17,14 +17,14 @@ static const char *kind_names[] = {[SR_DECISION_ENFORCED] = "enforced",
                                    [SR_DECISION_REFUSED] = "refused"};
 
 /* A line's generator, with the fields every line has. */
-static int begin(yajl_gen *gp, const struct sr_audit *a, const char *event, sr_error_t *err)
+static int begin(sr_json_gen_t *gp, const struct sr_audit *a, const char *event, sr_error_t *err)
 {
   if (sr_json_gen_new(gp, false, err) < 0)
     return -1;
-  yajl_gen g = *gp;
+  sr_json_gen_t g = *gp;
   char now[64];
   sr_now_rfc3339(now, sizeof(now));
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_kv_string(g, "time", now);
   sr_json_put_kv_string(g, "event", event);
   sr_json_put_kv_string(g, "id", a->id ? a->id : "");
@@ -36,12 +36,14 @@ static int begin(yajl_gen *gp, const struct sr_audit *a, const char *event, sr_e
 }
 
 /* One line, one write: concurrent seerun processes never interleave their lines. */
-static int finish(yajl_gen g, const struct sr_audit *a, sr_error_t *err)
+static int finish(sr_json_gen_t g, const struct sr_audit *a, sr_error_t *err)
 {
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
   const unsigned char *buf;
   size_t len;
-  yajl_gen_get_buf(g, &buf, &len);
+  /* A line the generator could not make whole is no record: refused, like a failed write. */
+  if (sr_json_gen_buf(g, &buf, &len, err) < 0)
+    return sr_error_wrap(err, "audit log `%s` (refusing to act without a record)", a->path);
   _cleanup_free_ char *line = malloc(len + 1);
   if (line == NULL)
     return sr_error_make(err, ENOMEM, "audit log");
@@ -63,7 +65,7 @@ int sr_audit_event(const struct sr_audit *a, const char *event, const char *cons
 {
   if (a == NULL || a->path == NULL)
     return 0;
-  _cleanup_gen_ yajl_gen g = NULL;
+  _cleanup_gen_ sr_json_gen_t g = NULL;
   if (begin(&g, a, event, err) < 0)
     return -1;
   for (size_t i = 0; fields && fields[i] && fields[i + 1]; i += 2)
@@ -76,7 +78,7 @@ int sr_audit_event_int(const struct sr_audit *a, const char *event, const char *
 {
   if (a == NULL || a->path == NULL)
     return 0;
-  _cleanup_gen_ yajl_gen g = NULL;
+  _cleanup_gen_ sr_json_gen_t g = NULL;
   if (begin(&g, a, event, err) < 0)
     return -1;
   sr_json_put_kv_i64(g, key, value);
@@ -89,7 +91,7 @@ int sr_audit_decisions(const struct sr_audit *a, const struct sr_decisions *d, s
     return 0;
   for (size_t i = 0; i < d->n; i++) {
     const struct sr_decision *x = &d->list[i];
-    _cleanup_gen_ yajl_gen g = NULL;
+    _cleanup_gen_ sr_json_gen_t g = NULL;
     if (begin(&g, a, "decision", err) < 0)
       return -1;
     sr_json_put_kv_string(g, "kind", kind_names[x->kind]);
@@ -109,7 +111,7 @@ int sr_audit_refusal(const struct sr_audit *a, const char *field, const char *as
 {
   if (a == NULL || a->path == NULL)
     return 0;
-  _cleanup_gen_ yajl_gen g = NULL;
+  _cleanup_gen_ sr_json_gen_t g = NULL;
   if (begin(&g, a, "decision", err) < 0)
     return -1;
   sr_json_put_kv_string(g, "kind", kind_names[SR_DECISION_REFUSED]);
@@ -125,7 +127,7 @@ int sr_audit_event_with(const struct sr_audit *a, const char *event, sr_audit_fi
 {
   if (a == NULL || a->path == NULL)
     return 0;
-  _cleanup_gen_ yajl_gen g = NULL;
+  _cleanup_gen_ sr_json_gen_t g = NULL;
   if (begin(&g, a, event, err) < 0)
     return -1;
   put(g, data);

@@ -7,9 +7,9 @@
 #define SEERUN_AUDIT_H
 
 #include <stdbool.h>
-#include <yajl/yajl_gen.h>
 
 #include "error.h"
+#include "json.h"
 
 struct sr_decisions;
 
@@ -28,7 +28,7 @@ int sr_audit_event_int(const struct sr_audit *a, const char *event, const char *
                        sr_error_t *err);
 /* An event whose fields `put` writes (typed: numbers as numbers, booleans as booleans) into
  * the line's open map. */
-typedef void (*sr_audit_fields_fn)(yajl_gen g, void *data);
+typedef void (*sr_audit_fields_fn)(sr_json_gen_t g, void *data);
 int sr_audit_event_with(const struct sr_audit *a, const char *event, sr_audit_fields_fn put,
                         void *data, sr_error_t *err);
 /* Every decision of the policy, one line each. */

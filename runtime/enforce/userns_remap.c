@@ -211,9 +211,10 @@ int sr_userns_remap(struct sr_config *c, const struct sr_policy_facts *facts,
     if (zero && in->enforce) {
       decide(c, d, SR_DECISION_REFUSED, field, user->path, NULL,
              "the joined user namespace maps host uid or gid 0", err);
-      return sr_error_make(err, 0, "linux.namespaces.user: `%s` maps host uid or gid 0 (profile "
-                                   "\"%s\": no container runs as host root)", user->path,
-                           in->profile);
+      return sr_error_policy(err, field,
+                             "linux.namespaces.user: `%s` maps host uid or gid 0 "
+                             "(profile \"%s\": no container runs as host root)",
+                             user->path, in->profile);
     }
     return decide(c, d, SR_DECISION_ALLOWED, field, user->path, user->path,
                   zero ? "permissive: the joined user namespace maps host uid or gid 0"
@@ -230,9 +231,11 @@ int sr_userns_remap(struct sr_config *c, const struct sr_policy_facts *facts,
                                      sizeof(why));
     if (bad && in->enforce) {
       decide(c, d, SR_DECISION_REFUSED, bad_field, why, NULL, why, err);
-      return sr_error_make(err, 0, "%s: %s is not allowed (profile \"%s\": container ids map "
-                                   "onto host ids above %d and outside seerun's pool)",
-                           bad_field, why, in->profile, SR_HOST_USER_IDS - 1);
+      return sr_error_policy(err, bad_field,
+                             "%s: %s is not allowed (profile \"%s\": container "
+                             "ids map onto host ids above %d and outside "
+                             "seerun's pool)",
+                             bad_field, why, in->profile, SR_HOST_USER_IDS - 1);
     }
     return decide(c, d, SR_DECISION_ALLOWED, field, "new", "new, with the config's mappings",
                   bad ? "permissive: the config's mappings reach the host's own ids or the pool"

@@ -61,26 +61,34 @@ void sr_log(enum sr_log_level level, const char *fmt, ...)
   sr_now_rfc3339(now, sizeof(now));
   int fd = log_cfg.fd >= 0 ? log_cfg.fd : STDERR_FILENO;
   if (log_cfg.json) {
-    yajl_gen g = yajl_gen_alloc(NULL);
-    if (g) {
+    _cleanup_gen_ sr_json_gen_t g = NULL;
+    sr_error_t err = NULL;
+    if (sr_json_gen_new(&g, false, &err) == 0) {
       const unsigned char *out;
       size_t len;
-      yajl_gen_map_open(g);
+      sr_json_map_open(g);
       sr_json_put_kv_string(g, "level", level_names[level]);
       sr_json_put_kv_string(g, "msg", msg);
       sr_json_put_kv_string(g, "time", now);
-      yajl_gen_map_close(g);
-      yajl_gen_get_buf(g, &out, &len);
-      /* One write per line, so lines of concurrent processes never interleave. */
-      char *line = malloc(len + 1);
-      if (line) {
-        memcpy(line, out, len);
-        line[len] = '\n';
-        sr_write_all(fd, line, len + 1);
-        free(line);
+      sr_json_map_close(g);
+      if (sr_json_gen_buf(g, &out, &len, &err) < 0) {
+        /* Never half a line: the engine parses each one.  Our own text, nothing to escape. */
+        dprintf(fd,
+                "{\"level\":\"error\",\"msg\":\"log: a line could not be generated\","
+                "\"time\":\"%s\"}\n",
+                now);
+      } else {
+        /* One write per line, so lines of concurrent processes never interleave. */
+        char *line = malloc(len + 1);
+        if (line) {
+          memcpy(line, out, len);
+          line[len] = '\n';
+          sr_write_all(fd, line, len + 1);
+          free(line);
+        }
       }
-      yajl_gen_free(g);
     }
+    sr_error_free(&err);
   } else if (log_cfg.fd >= 0) {
     dprintf(fd, "time=\"%s\" level=%s msg=\"%s\"\n", now, level_names[level], msg);
   } else {

@@ -1037,41 +1037,41 @@ int sr_policy_select(const struct sr_policy *p, const char *cli_profile, const c
 
 /* ---- Output ------------------------------------------------------------------------------ */
 
-static void put_strv(yajl_gen g, const char *key, char **v, size_t n)
+static void put_strv(sr_json_gen_t g, const char *key, char **v, size_t n)
 {
   sr_json_put_key(g, key);
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   for (size_t i = 0; i < n; i++)
     sr_json_put_string(g, v[i]);
-  yajl_gen_array_close(g);
+  sr_json_array_close(g);
 }
 
-static void put_ns_list(yajl_gen g, const char *key, const bool *set)
+static void put_ns_list(sr_json_gen_t g, const char *key, const bool *set)
 {
   sr_json_put_key(g, key);
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   for (int k = 0; k < SR_NS_COUNT; k++)
     if (set[k])
       sr_json_put_string(g, sr_ns_name(k));
-  yajl_gen_array_close(g);
+  sr_json_array_close(g);
 }
 
-static void put_limit(yajl_gen g, const char *key, const struct sr_policy_limit *l)
+static void put_limit(sr_json_gen_t g, const char *key, const struct sr_policy_limit *l)
 {
   sr_json_put_key(g, key);
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   if (l->has_default)
     sr_json_put_kv_i64(g, "default", l->def);
   if (l->has_max)
     sr_json_put_kv_i64(g, "max", l->max);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
 }
 
-static void put_hosts(yajl_gen g, const char *key, const struct sr_egress_host *h, size_t n)
+static void put_hosts(sr_json_gen_t g, const char *key, const struct sr_egress_host *h, size_t n)
 {
   char buf[300], ip[64];
   sr_json_put_key(g, key);
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   for (size_t i = 0; i < n; i++) {
     const char *name = h[i].is_ip ? sr_ipaddr_format(&h[i].ip, ip, sizeof(ip)) : h[i].name;
     bool v6 = h[i].is_ip && h[i].ip.family == AF_INET6;
@@ -1081,96 +1081,96 @@ static void put_hosts(yajl_gen g, const char *key, const struct sr_egress_host *
       snprintf(buf + k, sizeof(buf) - (size_t)k, ":%u", h[i].port);
     sr_json_put_string(g, buf);
   }
-  yajl_gen_array_close(g);
+  sr_json_array_close(g);
 }
 
-static void put_egress(yajl_gen g, const struct sr_egress *e)
+static void put_egress(sr_json_gen_t g, const struct sr_egress *e)
 {
   char buf[64];
   sr_json_put_key(g, "egress");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   put_hosts(g, "allow", e->allow, e->n_allow);
   put_hosts(g, "deny", e->deny, e->n_deny);
   sr_json_put_key(g, "pins");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   for (size_t i = 0; i < e->n_pins; i++)
     sr_json_put_kv_string(g, e->pins[i].name, sr_ipaddr_format(&e->pins[i].addr, buf, sizeof(buf)));
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
   sr_json_put_key(g, "allowAddresses");
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   for (size_t i = 0; i < e->n_allow_addresses; i++) {
     char r[80];
     snprintf(r, sizeof(r), "%s/%u", sr_ipaddr_format(&e->allow_addresses[i].addr, buf, sizeof(buf)),
              e->allow_addresses[i].prefix);
     sr_json_put_string(g, r);
   }
-  yajl_gen_array_close(g);
+  sr_json_array_close(g);
   if (e->bind_address)
     sr_json_put_kv_string(g, "bindAddress", e->bind_address);
   sr_json_put_kv_bool(g, "callerMayAllow", e->caller_may_allow);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
 }
 
-int sr_policy_profile_to_json(const struct sr_policy_profile *p, yajl_gen g)
+int sr_policy_profile_to_json(const struct sr_policy_profile *p, sr_json_gen_t g)
 {
   char mode[8];
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_kv_string(g, "description", p->description);
   sr_json_put_kv_bool(g, "enforce", p->enforce);
 
   sr_json_put_key(g, "rootfs");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_kv_bool(g, "readonly", p->rootfs.readonly);
   sr_json_put_key(g, "tmpfs");
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   for (size_t i = 0; i < p->rootfs.n_tmpfs; i++) {
     const struct sr_policy_tmpfs *t = &p->rootfs.tmpfs[i];
-    yajl_gen_map_open(g);
+    sr_json_map_open(g);
     sr_json_put_kv_string(g, "path", t->path);
     sr_json_put_kv_u64(g, "size", t->size);
     sr_json_put_kv_u64(g, "maxSize", t->max_size);
     snprintf(mode, sizeof(mode), "%o", (unsigned)t->mode);
     sr_json_put_kv_string(g, "mode", mode);
     sr_json_put_kv_bool(g, "noexec", t->noexec);
-    yajl_gen_map_close(g);
+    sr_json_map_close(g);
   }
-  yajl_gen_array_close(g);
-  yajl_gen_map_close(g);
+  sr_json_array_close(g);
+  sr_json_map_close(g);
 
   sr_json_put_key(g, "network");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_kv_bool(g, "allow", p->network.allow);
   sr_json_put_kv_bool(g, "onRequest", p->network.on_request);
   sr_json_put_kv_bool(g, "allowHost", p->network.allow_host);
   sr_json_put_kv_bool(g, "proxy", p->network.proxy);
   sr_json_put_kv_string(g, "mode", p->network.mode_proxy ? "proxy" : "none");
   put_egress(g, &p->network.egress);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
 
   sr_json_put_key(g, "namespaces");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   put_ns_list(g, "allowHost", p->namespaces.allow_host);
   put_ns_list(g, "allowJoin", p->namespaces.allow_join);
   sr_json_put_kv_bool(g, "requireUser", p->namespaces.require_user);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
 
   sr_json_put_key(g, "capabilities");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_key(g, "allowed");
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   for (int c = 0; c < 64; c++)
     if (p->capabilities & (UINT64_C(1) << c)) {
       const char *name = sr_name_of(SR_NAMES(sr_capability_names), c);
       if (name)
         sr_json_put_string(g, name);
     }
-  yajl_gen_array_close(g);
-  yajl_gen_map_close(g);
+  sr_json_array_close(g);
+  sr_json_map_close(g);
 
   sr_json_put_key(g, "devices");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_key(g, "allowed");
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   for (size_t i = 0; i < p->n_devices; i++) {
     const struct sr_policy_device *d = &p->devices[i];
     if (d->name) {
@@ -1178,97 +1178,97 @@ int sr_policy_profile_to_json(const struct sr_policy_profile *p, yajl_gen g)
       continue;
     }
     char type[2] = {d->type, '\0'};
-    yajl_gen_map_open(g);
+    sr_json_map_open(g);
     sr_json_put_kv_string(g, "type", type);
     sr_json_put_kv_i64(g, "major", d->major);
     sr_json_put_kv_i64(g, "minor", d->minor);
-    yajl_gen_map_close(g);
+    sr_json_map_close(g);
   }
-  yajl_gen_array_close(g);
-  yajl_gen_map_close(g);
+  sr_json_array_close(g);
+  sr_json_map_close(g);
 
   sr_json_put_key(g, "mounts");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   put_strv(g, "allowedTypes", p->mount_types, p->n_mount_types);
   put_strv(g, "idmappable", p->idmappable, p->n_idmappable);
   put_strv(g, "allowSockets", p->allow_sockets, p->n_allow_sockets);
   put_strv(g, "allowHardLinks", p->allow_hard_links, p->n_allow_hard_links);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
   put_strv(g, "maskedPaths", p->masked_paths, p->n_masked_paths);
   put_strv(g, "readonlyPaths", p->readonly_paths, p->n_readonly_paths);
 
   sr_json_put_key(g, "resources");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   put_limit(g, "pids", &p->pids);
   put_limit(g, "memory", &p->memory);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
 
   sr_json_put_key(g, "sysctls");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   put_strv(g, "allowed", p->sysctls, p->n_sysctls);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
 
   sr_json_put_key(g, "hooks");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_key(g, "allowedPaths");
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   for (size_t i = 0; i < p->n_hooks_allowed; i++) {
     const struct sr_policy_hook_allow *h = &p->hooks_allowed[i];
     if (!h->has_args && h->n_env == 0) {
       sr_json_put_string(g, h->path);
       continue;
     }
-    yajl_gen_map_open(g);
+    sr_json_map_open(g);
     sr_json_put_kv_string(g, "path", h->path);
     if (h->has_args)
       put_strv(g, "args", h->args, h->n_args);
     if (h->n_env)
       put_strv(g, "env", h->env, h->n_env);
-    yajl_gen_map_close(g);
+    sr_json_map_close(g);
   }
-  yajl_gen_array_close(g);
-  yajl_gen_map_close(g);
+  sr_json_array_close(g);
+  sr_json_map_close(g);
   sr_json_put_kv_bool(g, "landlock", p->landlock);
 
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
   return 0;
 }
 
-static void put_map(yajl_gen g, const char *key, char **k, char **v, size_t n)
+static void put_map(sr_json_gen_t g, const char *key, char **k, char **v, size_t n)
 {
   sr_json_put_key(g, key);
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   for (size_t i = 0; i < n; i++)
     sr_json_put_kv_string(g, k[i], v[i]);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
 }
 
-int sr_policy_to_json(const struct sr_policy *p, yajl_gen g)
+int sr_policy_to_json(const struct sr_policy *p, sr_json_gen_t g)
 {
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_kv_i64(g, "version", p->version);
   sr_json_put_kv_string(g, "defaultProfile", p->default_profile);
   sr_json_put_kv_string(g, "auditLog", p->audit_log);
   sr_json_put_key(g, "userNamespaces");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_kv_string(g, "registry", p->userns.registry);
   sr_json_put_kv_u64(g, "first", p->userns.first);
   sr_json_put_kv_u64(g, "size", p->userns.size);
   sr_json_put_kv_u64(g, "count", p->userns.count);
   sr_json_put_kv_i64(g, "graceSeconds", p->userns.grace_seconds);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
   sr_json_put_key(g, "bindings");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   put_map(g, "binaries", p->binary_keys, p->binary_values, p->n_binaries);
   put_map(g, "roots", p->root_keys, p->root_values, p->n_roots);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
   sr_json_put_key(g, "profiles");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   for (size_t i = 0; i < p->n_profiles; i++) {
     sr_json_put_key(g, p->profiles[i].name);
     sr_policy_profile_to_json(&p->profiles[i], g);
   }
-  yajl_gen_map_close(g);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
+  sr_json_map_close(g);
   return 0;
 }

@@ -15,12 +15,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <yajl/yajl_gen.h>
 
 #include "arena.h"
 #include "config.h"
 #include "error.h"
 #include "policy_egress.h"
+#include "json.h"
 
 #define SR_POLICY_VERSION 1
 #define SR_POLICY_DEFAULT_PATH "/etc/seerun/policy.json"
@@ -172,8 +172,8 @@ int sr_policy_select(const struct sr_policy *p, const char *cli_profile, const c
 
 /* `seerun policy show`: the resolved profile (inheritance applied, every knob explicit) in the
  * policy file's format; and the whole policy likewise. */
-int sr_policy_profile_to_json(const struct sr_policy_profile *p, yajl_gen g);
-int sr_policy_to_json(const struct sr_policy *p, yajl_gen g);
+int sr_policy_profile_to_json(const struct sr_policy_profile *p, sr_json_gen_t g);
+int sr_policy_to_json(const struct sr_policy *p, sr_json_gen_t g);
 
 /* Sizes in the policy and in annotations: an integer number of bytes, or a string of digits
  * with an optional k, m, g or t suffix (powers of 1024), e.g. "64m". */

@@ -77,7 +77,7 @@ __attribute__((format(printf, 4, 5))) int sr_pa_refuse(struct sr_pa_ctx *x, cons
                   "permissive");
   if (record(x, SR_DECISION_REFUSED, field, asked, NULL, amsg) < 0)
     return -1;
-  return sr_error_make(x->err, 0, "%s", amsg);
+  return sr_error_policy(x->err, field, "%s", amsg);
 }
 
 void sr_pa_ctx_init(struct sr_pa_ctx *x, const struct sr_policy_profile *p, struct sr_arena *a,

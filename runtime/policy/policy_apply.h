@@ -15,10 +15,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <yajl/yajl_gen.h>
 
 #include "config.h"
 #include "error.h"
+#include "json.h"
 #include "policy.h"
 
 enum sr_decision_kind { SR_DECISION_ENFORCED, SR_DECISION_ALLOWED, SR_DECISION_REFUSED };
@@ -162,7 +162,7 @@ bool sr_policy_builtin_seccomp(const struct sr_policy_profile *p);
 const char *sr_decision_kind_name(enum sr_decision_kind k); /* "enforced", ... */
 
 /* An array of {kind, field, asked, applied, reason}. */
-int sr_decisions_to_json(const struct sr_decisions *d, yajl_gen g);
+int sr_decisions_to_json(const struct sr_decisions *d, sr_json_gen_t g);
 
 /* The known annotations, which only request what the profile allows. */
 #define SR_ANNOTATION_NETWORK "io.seerun.network"   /* "none", "enabled" or "proxy" */

@@ -210,12 +210,12 @@ const char *sr_decision_kind_name(enum sr_decision_kind k)
   return "?";
 }
 
-int sr_decisions_to_json(const struct sr_decisions *d, yajl_gen g)
+int sr_decisions_to_json(const struct sr_decisions *d, sr_json_gen_t g)
 {
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   for (size_t i = 0; i < d->n; i++) {
     const struct sr_decision *x = &d->list[i];
-    yajl_gen_map_open(g);
+    sr_json_map_open(g);
     sr_json_put_kv_string(g, "kind", sr_decision_kind_name(x->kind));
     sr_json_put_kv_string(g, "field", x->field);
     sr_json_put_kv_string(g, "asked", x->asked);
@@ -223,10 +223,10 @@ int sr_decisions_to_json(const struct sr_decisions *d, yajl_gen g)
     if (x->applied)
       sr_json_put_string(g, x->applied);
     else
-      yajl_gen_null(g);
+      sr_json_put_null(g);
     sr_json_put_kv_string(g, "reason", x->reason);
-    yajl_gen_map_close(g);
+    sr_json_map_close(g);
   }
-  yajl_gen_array_close(g);
+  sr_json_array_close(g);
   return 0;
 }

@@ -27,24 +27,24 @@ static const char *const default_env[] = {
     "LANG=C.UTF-8",
 };
 
-static void put_strv(yajl_gen g, const char *key, const char *const *v, size_t n)
+static void put_strv(sr_json_gen_t g, const char *key, const char *const *v, size_t n)
 {
   sr_json_put_key(g, key);
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   for (size_t i = 0; i < n; i++)
     sr_json_put_string(g, v[i]);
-  yajl_gen_array_close(g);
+  sr_json_array_close(g);
 }
 
-static void put_mount(yajl_gen g, const char *dest, const char *type, const char *source,
+static void put_mount(sr_json_gen_t g, const char *dest, const char *type, const char *source,
                       const char *const *opts, size_t n_opts)
 {
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_kv_string(g, "destination", dest);
   sr_json_put_kv_string(g, "type", type);
   sr_json_put_kv_string(g, "source", source);
   put_strv(g, "options", opts, n_opts);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
 }
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -59,57 +59,57 @@ static bool overridden(const struct sr_sandbox_opts *o, const char *def)
   return false;
 }
 
-static void put_process(yajl_gen g, const struct sr_sandbox_opts *o)
+static void put_process(sr_json_gen_t g, const struct sr_sandbox_opts *o)
 {
   sr_json_put_key(g, "process");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_kv_bool(g, "terminal", false);
   sr_json_put_key(g, "user");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_kv_u64(g, "uid", SR_SANDBOX_UID);
   sr_json_put_kv_u64(g, "gid", SR_SANDBOX_UID);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
   put_strv(g, "args", (const char *const *)o->argv, o->argc);
   sr_json_put_key(g, "env");
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   for (size_t i = 0; i < N(default_env); i++)
     if (!overridden(o, default_env[i]))
       sr_json_put_string(g, default_env[i]);
   for (size_t i = 0; i < o->n_env; i++)
     sr_json_put_string(g, o->env[i]);
-  yajl_gen_array_close(g);
+  sr_json_array_close(g);
   sr_json_put_kv_string(g, "cwd", o->workdir ? o->workdir : "/tmp");
   /* Every set empty: the command holds no capability, not even inside its namespace. */
   sr_json_put_key(g, "capabilities");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   static const char *const sets[] = {"bounding", "effective", "inheritable", "permitted",
                                      "ambient"};
   for (size_t i = 0; i < N(sets); i++)
     put_strv(g, sets[i], NULL, 0);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
   sr_json_put_key(g, "rlimits");
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   static const struct {
     const char *type;
     uint64_t v;
   } rl[] = {{"RLIMIT_NOFILE", 1024}, {"RLIMIT_CORE", 0}};
   for (size_t i = 0; i < N(rl); i++) {
-    yajl_gen_map_open(g);
+    sr_json_map_open(g);
     sr_json_put_kv_string(g, "type", rl[i].type);
     sr_json_put_kv_u64(g, "hard", rl[i].v);
     sr_json_put_kv_u64(g, "soft", rl[i].v);
-    yajl_gen_map_close(g);
+    sr_json_map_close(g);
   }
-  yajl_gen_array_close(g);
+  sr_json_array_close(g);
   sr_json_put_kv_bool(g, "noNewPrivileges", true);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
 }
 
-static void put_mounts(yajl_gen g, const struct sr_sandbox_config_in *in)
+static void put_mounts(sr_json_gen_t g, const struct sr_sandbox_config_in *in)
 {
   const struct sr_sandbox_opts *o = in->o;
   sr_json_put_key(g, "mounts");
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   static const char *const proc[] = {"nosuid", "noexec", "nodev"};
   static const char *const dev[] = {"nosuid", "noexec", "strictatime", "mode=755", "size=65536k"};
   static const char *const pts[] = {"nosuid", "noexec", "newinstance", "ptmxmode=0666",
@@ -154,87 +154,87 @@ static void put_mounts(yajl_gen g, const struct sr_sandbox_config_in *in)
   static const char *const ro[] = {"rbind", "ro", "rro", "nosuid", "nodev"};
   for (size_t i = 0; i < o->n_ro; i++)
     put_mount(g, o->ro[i].dest, "bind", o->ro[i].source, ro, N(ro));
-  yajl_gen_array_close(g);
+  sr_json_array_close(g);
 }
 
-static void put_linux(yajl_gen g, const struct sr_sandbox_config_in *in)
+static void put_linux(sr_json_gen_t g, const struct sr_sandbox_config_in *in)
 {
   const struct sr_sandbox_opts *o = in->o;
   sr_json_put_key(g, "linux");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_key(g, "namespaces");
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   static const char *const ns[] = {"pid", "ipc", "uts", "mount", "cgroup"};
   for (size_t i = 0; i < N(ns); i++) {
-    yajl_gen_map_open(g);
+    sr_json_map_open(g);
     sr_json_put_kv_string(g, "type", ns[i]);
-    yajl_gen_map_close(g);
+    sr_json_map_close(g);
   }
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_kv_string(g, "type", "network");
   /* The host's: a request the policy judges (network.allowHost). */
   if (o->network)
     sr_json_put_kv_string(g, "path", "/proc/self/ns/net");
-  yajl_gen_map_close(g);
-  yajl_gen_array_close(g);
+  sr_json_map_close(g);
+  sr_json_array_close(g);
   sr_json_put_kv_string(g, "cgroupsPath", in->cgroup_path);
   sr_json_put_key(g, "resources");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   if (o->memory) {
     sr_json_put_key(g, "memory");
-    yajl_gen_map_open(g);
+    sr_json_map_open(g);
     sr_json_put_kv_u64(g, "limit", o->memory);
     /* memory+swap: no swap beyond the limit, so --memory is what the command gets. */
     sr_json_put_kv_u64(g, "swap", o->memory);
-    yajl_gen_map_close(g);
+    sr_json_map_close(g);
   }
   if (o->pids) {
     sr_json_put_key(g, "pids");
-    yajl_gen_map_open(g);
+    sr_json_map_open(g);
     sr_json_put_kv_i64(g, "limit", o->pids);
-    yajl_gen_map_close(g);
+    sr_json_map_close(g);
   }
   if (o->cpu_quota_us) {
     sr_json_put_key(g, "cpu");
-    yajl_gen_map_open(g);
+    sr_json_map_open(g);
     sr_json_put_kv_u64(g, "quota", o->cpu_quota_us);
     sr_json_put_kv_u64(g, "period", SR_SANDBOX_CPU_PERIOD_US);
-    yajl_gen_map_close(g);
+    sr_json_map_close(g);
   }
-  yajl_gen_map_close(g);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
+  sr_json_map_close(g);
 }
 
 int sr_sandbox_config_text(const struct sr_sandbox_config_in *in, char **out, size_t *len,
                            sr_error_t *err)
 {
   const struct sr_sandbox_opts *o = in->o;
-  _cleanup_gen_ yajl_gen g = NULL;
+  _cleanup_gen_ sr_json_gen_t g = NULL;
   if (sr_json_gen_new(&g, false, err) < 0)
     return -1;
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_kv_string(g, "ociVersion", SR_OCI_VERSION);
   put_process(g, o);
   sr_json_put_key(g, "root");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_kv_string(g, "path", in->rootfs);
   sr_json_put_kv_bool(g, "readonly", true);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
   sr_json_put_kv_string(g, "hostname", SR_SANDBOX_HOSTNAME);
   sr_json_put_key(g, "annotations");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   if (!o->network)
     sr_json_put_kv_string(g, SR_ANNOTATION_NETWORK, "none");
   if (o->tmp_size && !o->own_tmp)
     sr_json_put_kv_string(g, SR_ANNOTATION_TMP_SIZE, o->tmp_size);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
   put_mounts(g, in);
   put_linux(g, in);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
   const unsigned char *buf;
   size_t n;
-  if (yajl_gen_get_buf(g, &buf, &n) != yajl_gen_status_ok)
-    return sr_error_make(err, 0, "sandbox: generate config.json (a string that is not UTF-8?)");
+  if (sr_json_gen_buf(g, &buf, &n, err) < 0)
+    return sr_error_wrap(err, "sandbox: config.json");
   *out = strndup((const char *)buf, n);
   if (*out == NULL)
     return sr_error_make(err, ENOMEM, "sandbox: config.json");

@@ -27,18 +27,18 @@ static double tv_seconds(const struct timeval *tv)
 }
 
 /* Microseconds are all these figures mean: printed as such, not as 17 significant digits. */
-static void put_double(yajl_gen g, const char *key, double v)
+static void put_double(sr_json_gen_t g, const char *key, double v)
 {
   char buf[64];
   int n = snprintf(buf, sizeof(buf), "%.6f", v);
   sr_json_put_key(g, key);
-  yajl_gen_number(g, buf, (size_t)n);
+  sr_json_put_raw(g, buf, (size_t)n);
 }
 
-static void put_null(yajl_gen g, const char *key)
+static void put_null(sr_json_gen_t g, const char *key)
 {
   sr_json_put_key(g, key);
-  yajl_gen_null(g);
+  sr_json_put_null(g);
 }
 
 static void signal_name(int sig, char *buf, size_t size)
@@ -64,32 +64,32 @@ static void cpu_times(const struct sr_sandbox_result *r, double *total, double *
   }
 }
 
-static void put_entries(yajl_gen g, const char *key, const struct sr_collect_entry *v, size_t n,
-                        bool refused)
+static void put_entries(sr_json_gen_t g, const char *key, const struct sr_collect_entry *v,
+                        size_t n, bool refused)
 {
   sr_json_put_key(g, key);
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   for (size_t i = 0; i < n; i++) {
-    yajl_gen_map_open(g);
+    sr_json_map_open(g);
     sr_json_put_kv_string(g, "path", v[i].path);
     sr_json_put_kv_string(g, "type", v[i].type);
     if (!refused || v[i].size)
       sr_json_put_kv_u64(g, "size", v[i].size);
     if (refused)
       sr_json_put_kv_string(g, "reason", v[i].reason);
-    yajl_gen_map_close(g);
+    sr_json_map_close(g);
   }
-  yajl_gen_array_close(g);
+  sr_json_array_close(g);
 }
 
-static void put_output(yajl_gen g, const struct sr_sandbox_result *r)
+static void put_output(sr_json_gen_t g, const struct sr_sandbox_result *r)
 {
   sr_json_put_key(g, "output");
   if (r->out_dir == NULL) {
-    yajl_gen_null(g);
+    sr_json_put_null(g);
     return;
   }
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_kv_string(g, "directory", r->out_dir);
   const struct sr_collect_result *o = r->out;
   sr_json_put_kv_bool(g, "collected", o != NULL);
@@ -102,23 +102,23 @@ static void put_output(yajl_gen g, const struct sr_sandbox_result *r)
     put_entries(g, "refused", o->refused, o->n_refused, true);
     sr_json_put_kv_u64(g, "refusedNotListed", o->refused_not_listed);
   }
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
 }
 
 int sr_sandbox_result_json(const struct sr_sandbox_result *r, char **out, size_t *len,
                            sr_error_t *err)
 {
-  _cleanup_gen_ yajl_gen g = NULL;
+  _cleanup_gen_ sr_json_gen_t g = NULL;
   if (sr_json_gen_new(&g, false, err) < 0)
     return -1;
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_kv_string(g, "id", r->id ? r->id : "");
   sr_json_put_kv_string(g, "profile", r->profile ? r->profile : "");
   sr_json_put_key(g, "command");
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   for (size_t i = 0; i < r->argc; i++)
     sr_json_put_string(g, r->argv[i]);
-  yajl_gen_array_close(g);
+  sr_json_array_close(g);
   sr_json_put_kv_i64(g, "status", r->exit_code);
   if (r->ran && WIFEXITED(r->status))
     sr_json_put_kv_i64(g, "exitCode", WEXITSTATUS(r->status));
@@ -141,17 +141,17 @@ int sr_sandbox_result_json(const struct sr_sandbox_result *r, char **out, size_t
   double total, user, sys;
   cpu_times(r, &total, &user, &sys);
   sr_json_put_key(g, "cpuSeconds");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   put_double(g, "total", total);
   put_double(g, "user", user);
   put_double(g, "system", sys);
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
   if (r->usage.peak_known)
     sr_json_put_kv_u64(g, "peakMemoryBytes", r->usage.peak_memory);
   else
     put_null(g, "peakMemoryBytes");
   sr_json_put_key(g, "limits");
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   if (r->memory_limit > 0)
     sr_json_put_kv_i64(g, "memoryBytes", r->memory_limit);
   else
@@ -168,23 +168,24 @@ int sr_sandbox_result_json(const struct sr_sandbox_result *r, char **out, size_t
     put_double(g, "timeoutSeconds", (double)r->timeout_ms / 1000.0);
   else
     put_null(g, "timeoutSeconds");
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
   put_output(g, r);
   sr_json_put_key(g, "decisions");
   if (r->decisions_json)
-    yajl_gen_number(g, r->decisions_json, strlen(r->decisions_json)); /* JSON text, verbatim */
+    sr_json_put_raw(g, r->decisions_json, strlen(r->decisions_json)); /* JSON text, verbatim */
   else {
-    yajl_gen_array_open(g);
-    yajl_gen_array_close(g);
+    sr_json_array_open(g);
+    sr_json_array_close(g);
   }
   if (r->error)
     sr_json_put_kv_string(g, "error", r->error);
   else
     put_null(g, "error");
-  yajl_gen_map_close(g);
+  sr_json_map_close(g);
   const unsigned char *buf;
   size_t n;
-  yajl_gen_get_buf(g, &buf, &n);
+  if (sr_json_gen_buf(g, &buf, &n, err) < 0)
+    return sr_error_wrap(err, "sandbox result");
   *out = strndup((const char *)buf, n);
   if (*out == NULL)
     return sr_error_make(err, ENOMEM, "sandbox result");
@@ -193,27 +194,30 @@ int sr_sandbox_result_json(const struct sr_sandbox_result *r, char **out, size_t
 }
 
 /* The refused outputs, as a short JSON text (the first few; the counts say how many). */
-static char *refused_text(const struct sr_collect_result *o)
+static char *refused_text(const struct sr_collect_result *o, sr_error_t *err)
 {
-  _cleanup_gen_ yajl_gen g = NULL;
-  sr_error_t err = NULL;
-  if (sr_json_gen_new(&g, false, &err) < 0) {
-    sr_error_free(&err);
+  _cleanup_gen_ sr_json_gen_t g = NULL;
+  if (sr_json_gen_new(&g, false, err) < 0)
     return NULL;
-  }
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   for (size_t i = 0; i < o->n_refused && i < 50; i++) {
-    yajl_gen_map_open(g);
+    sr_json_map_open(g);
     sr_json_put_kv_string(g, "path", o->refused[i].path);
     sr_json_put_kv_string(g, "type", o->refused[i].type);
     sr_json_put_kv_string(g, "reason", o->refused[i].reason);
-    yajl_gen_map_close(g);
+    sr_json_map_close(g);
   }
-  yajl_gen_array_close(g);
+  sr_json_array_close(g);
   const unsigned char *buf;
   size_t n;
-  yajl_gen_get_buf(g, &buf, &n);
-  return strndup((const char *)buf, n);
+  if (sr_json_gen_buf(g, &buf, &n, err) < 0) {
+    sr_error_wrap(err, "the refused outputs");
+    return NULL;
+  }
+  char *s = strndup((const char *)buf, n);
+  if (s == NULL)
+    sr_error_make(err, ENOMEM, "the refused outputs");
+  return s;
 }
 
 int sr_sandbox_result_audit(const struct sr_audit *a, const struct sr_sandbox_result *r,
@@ -237,7 +241,9 @@ int sr_sandbox_result_audit(const struct sr_audit *a, const struct sr_sandbox_re
     snprintf(files, sizeof(files), "%llu", (unsigned long long)r->out->files);
     snprintf(bytes, sizeof(bytes), "%llu", (unsigned long long)r->out->bytes);
     snprintf(refused, sizeof(refused), "%zu", r->out->n_refused + r->out->refused_not_listed);
-    refused_list = refused_text(r->out);
+    refused_list = refused_text(r->out, err);
+    if (refused_list == NULL)
+      return -1;
   }
   /* Key, value pairs. */
   /* clang-format off */

@@ -46,19 +46,22 @@ static void cgroup_path(struct sr_sandbox *s)
   snprintf(s->cgroup_path, sizeof(s->cgroup_path), "/%s-%08x", s->ws.id, h);
 }
 
-static char *decisions_text(const struct sr_decisions *d)
+static char *decisions_text(const struct sr_decisions *d, sr_error_t *err)
 {
-  _cleanup_gen_ yajl_gen g = NULL;
-  sr_error_t err = NULL;
-  if (sr_json_gen_new(&g, false, &err) < 0) {
-    sr_error_free(&err);
+  _cleanup_gen_ sr_json_gen_t g = NULL;
+  if (sr_json_gen_new(&g, false, err) < 0)
     return NULL;
-  }
   sr_decisions_to_json(d, g);
   const unsigned char *buf;
   size_t n;
-  yajl_gen_get_buf(g, &buf, &n);
-  return strndup((const char *)buf, n);
+  if (sr_json_gen_buf(g, &buf, &n, err) < 0) {
+    sr_error_wrap(err, "sandbox: the policy's decisions");
+    return NULL;
+  }
+  char *s = strndup((const char *)buf, n);
+  if (s == NULL)
+    sr_error_make(err, ENOMEM, "sandbox: the policy's decisions");
+  return s;
 }
 
 /* What `run` does through sr_cli_prepare_create, keeping the decisions for the result. */
@@ -73,7 +76,14 @@ static int enforce_policy(struct sr_sandbox *s, sr_error_t *err)
    * one that was not taken changes nothing). */
   s->range_taken = true;
   int r = sr_cli_prepare_create(&s->g, &s->ctx, &s->pc, &d, err);
-  s->decisions_json = decisions_text(&d);
+  sr_error_t derr = NULL;
+  s->decisions_json = decisions_text(&d, &derr);
+  if (r == 0 && derr) {
+    /* The result would not say what the policy decided: no run without it. */
+    *err = derr;
+    return -1;
+  }
+  sr_error_free(&derr);
   return r < 0 ? -1 : 0;
 }
 

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-static void put_event(yajl_gen g, const struct sr_egress_event *e)
+static void put_event(sr_json_gen_t g, const struct sr_egress_event *e)
 {
   sr_json_put_kv_u64(g, "request", e->request);
   sr_json_put_kv_string(g, "method", e->method);
@@ -23,7 +23,7 @@ static void put_event(yajl_gen g, const struct sr_egress_event *e)
   }
 }
 
-static void put_line(yajl_gen g, void *data)
+static void put_line(sr_json_gen_t g, void *data)
 {
   put_event(g, data);
 }
@@ -32,7 +32,7 @@ struct repeat_line {
   const struct sr_egress_repeat *r;
 };
 
-static void put_repeat(yajl_gen g, void *data)
+static void put_repeat(sr_json_gen_t g, void *data)
 {
   const struct sr_egress_repeat *r = ((struct repeat_line *)data)->r;
   put_event(g, &r->e);
@@ -93,33 +93,33 @@ void sr_egress_record_close(struct sr_egress_record *r)
     }
 }
 
-void sr_egress_record_to_json(const struct sr_egress_record *r, yajl_gen g)
+void sr_egress_record_to_json(const struct sr_egress_record *r, sr_json_gen_t g)
 {
-  yajl_gen_map_open(g);
+  sr_json_map_open(g);
   sr_json_put_kv_u64(g, "requests", r->requests);
   sr_json_put_kv_u64(g, "allowed", r->allowed);
   sr_json_put_kv_u64(g, "refused", r->refused);
   sr_json_put_kv_u64(g, "bytesUp", r->bytes_up);
   sr_json_put_kv_u64(g, "bytesDown", r->bytes_down);
   sr_json_put_key(g, "events");
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   for (size_t i = 0; i < r->n_kept; i++) {
-    yajl_gen_map_open(g);
+    sr_json_map_open(g);
     sr_json_put_kv_string(g, "event",
                           r->kept[i].kind == SR_EGRESS_EVENT_DECISION ? "egress" : "egress.close");
     put_event(g, &r->kept[i]);
-    yajl_gen_map_close(g);
+    sr_json_map_close(g);
   }
-  yajl_gen_array_close(g);
+  sr_json_array_close(g);
   sr_json_put_key(g, "repeated");
-  yajl_gen_array_open(g);
+  sr_json_array_open(g);
   for (size_t i = 0; i < r->n_denied; i++)
     if (r->denied[i].count) {
-      yajl_gen_map_open(g);
+      sr_json_map_open(g);
       put_event(g, &r->denied[i].e);
       sr_json_put_kv_u64(g, "repeated", r->denied[i].count);
-      yajl_gen_map_close(g);
+      sr_json_map_close(g);
     }
-  yajl_gen_array_close(g);
-  yajl_gen_map_close(g);
+  sr_json_array_close(g);
+  sr_json_map_close(g);
 }

@@ -10,9 +10,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <yajl/yajl_gen.h>
 
 #include "audit.h"
+#include "json.h"
 #include "egress_proxy.h"
 
 #define SR_EGRESS_RECORD_KEEP 64
@@ -40,6 +40,6 @@ void sr_egress_record_close(struct sr_egress_record *r);
 /* {"requests": N, "allowed": N, "refused": N, "bytesUp": N, "bytesDown": N,
  *  "events": [{"request", "event", "method", "host", "port", "address", "allowed",
  *              "reason", "bytesUp", "bytesDown", "durationMs"}...], "repeated": [...]} */
-void sr_egress_record_to_json(const struct sr_egress_record *r, yajl_gen g);
+void sr_egress_record_to_json(const struct sr_egress_record *r, sr_json_gen_t g);
 
 #endif

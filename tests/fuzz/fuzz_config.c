@@ -55,12 +55,12 @@ static const struct sr_policy *builtin_policy(void)
 
 static void render_decisions(const struct sr_decisions *d)
 {
-  yajl_gen g = yajl_gen_alloc(NULL);
-  if (g == NULL)
+  _cleanup_gen_ sr_json_gen_t g = NULL;
+  sr_error_t err = NULL;
+  if (sr_json_gen_new(&g, false, &err) < 0)
     abort();
   if (sr_decisions_to_json(d, g) < 0)
     abort();
-  yajl_gen_free(g);
 }
 
 /* Host facts that vary with the config's shape but not with the host: the i-th bind source

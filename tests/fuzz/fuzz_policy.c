@@ -31,14 +31,14 @@ static void check_refusal(sr_error_t err, const char *what)
 /* The policy as `policy show` prints it; NULL is a bug. */
 static char *render(const struct sr_policy *p, size_t *len)
 {
-  yajl_gen g = NULL;
+  sr_json_gen_t g = NULL;
   sr_error_t err = NULL;
   if (sr_json_gen_new(&g, false, &err) < 0)
     abort();
   sr_policy_to_json(p, g);
   const unsigned char *buf;
   size_t l;
-  if (yajl_gen_get_buf(g, &buf, &l) != yajl_gen_status_ok)
+  if (sr_json_gen_buf(g, &buf, &l, &err) < 0)
     abort();
   char *out = malloc(l + 1);
   if (out == NULL)
@@ -46,7 +46,7 @@ static char *render(const struct sr_policy *p, size_t *len)
   memcpy(out, buf, l);
   out[l] = '\0';
   *len = l;
-  yajl_gen_free(g);
+  sr_json_gen_freep(&g);
   return out;
 }
 

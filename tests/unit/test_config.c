@@ -38,7 +38,8 @@
     sr_error_free(&unit_err_);                                                                     \
   } while (0)
 
-/* The config is refused with an error containing `expected`; nothing is handed out. */
+/* The config is refused with an error containing `expected`, of kind SR_ERR_CONFIG; nothing
+ * is handed out. */
 #define REFUSED_LEN(json, len, expected)                                                           \
   do {                                                                                             \
     struct sr_config *unit_c_ = NULL;                                                              \
@@ -46,6 +47,7 @@
     CHECK(sr_config_parse((json), (len), "config.json", &unit_c_, &unit_err_) < 0);                \
     CHECK(unit_c_ == NULL);                                                                        \
     CHECK_ERR_CONTAINS(unit_err_, expected);                                                       \
+    CHECK_INT_EQ(sr_error_kind(unit_err_), SR_ERR_CONFIG);                                         \
     sr_error_free(&unit_err_);                                                                     \
     if (unit_c_)                                                                                   \
       sr_config_free(unit_c_);                                                                     \

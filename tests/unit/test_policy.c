@@ -95,39 +95,45 @@ static const char *policy_with_profile(const char *body)
   return buf;
 }
 
-static char *gen_text(yajl_gen g)
+/* The document; NULL (and a failed check) when the generator failed. */
+static char *gen_text(sr_json_gen_t g)
 {
   const unsigned char *buf;
   size_t len;
-  yajl_gen_get_buf(g, &buf, &len);
+  sr_error_t err = NULL;
+  CHECK_OK(sr_json_gen_buf(g, &buf, &len, &err), err);
+  if (err) {
+    sr_error_free(&err);
+    return NULL;
+  }
   return strndup((const char *)buf, len);
 }
 
 static char *policy_json_text(const struct sr_policy *p)
 {
   sr_error_t err = NULL;
-  yajl_gen g;
+  sr_json_gen_t g;
   if (sr_json_gen_new(&g, false, &err) < 0) {
     sr_error_free(&err);
     return NULL;
   }
   sr_policy_to_json(p, g);
   char *s = gen_text(g);
-  yajl_gen_free(g);
+  sr_json_gen_freep(&g);
   return s;
 }
 
 static char *profile_json_text(const struct sr_policy_profile *p)
 {
   sr_error_t err = NULL;
-  yajl_gen g;
+  sr_json_gen_t g;
   if (sr_json_gen_new(&g, false, &err) < 0) {
     sr_error_free(&err);
     return NULL;
   }
   sr_policy_profile_to_json(p, g);
   char *s = gen_text(g);
-  yajl_gen_free(g);
+  sr_json_gen_freep(&g);
   return s;
 }
 
@@ -264,11 +270,14 @@ static void dump_decisions(const struct sr_decisions *d)
       CHECK_STR_EQ(unit_d_->applied, (const char *)(applied_));                                    \
   } while (0)
 
-/* The refusal: -1, this exact error, and the refusal is the last decision, about field. */
+/* The refusal: -1, this exact error, of kind SR_ERR_POLICY about field (what code that handles
+ * it tests), and the refusal is the last decision, about field. */
 #define CHECK_REFUSED(r, field_, text_)                                                            \
   do {                                                                                             \
     CHECK_INT_EQ((r)->ret, -1);                                                                    \
     CHECK_STR_EQ((r)->err_text, (text_));                                                          \
+    CHECK_INT_EQ(sr_error_kind((r)->err), SR_ERR_POLICY);                                          \
+    CHECK_STR_EQ((r)->err ? (r)->err->field : NULL, (field_));                                     \
     CHECK((r)->d.n > 0);                                                                           \
     if ((r)->d.n > 0) {                                                                            \
       const struct sr_decision *unit_l_ = &(r)->d.list[(r)->d.n - 1];                              \
@@ -3376,11 +3385,11 @@ static void decisions_are_written_as_a_json_array(void)
             NULL);
   CHECK_INT_EQ(r.ret, -1);
   sr_error_t err = NULL;
-  yajl_gen g;
+  sr_json_gen_t g;
   CHECK_OK(sr_json_gen_new(&g, false, &err), err);
   sr_decisions_to_json(&r.d, g);
   char *text = gen_text(g);
-  yajl_gen_free(g);
+  sr_json_gen_freep(&g);
   yajl_val root = NULL;
   CHECK_OK(sr_json_parse(text, strlen(text), &root, &err), err);
   CHECK(root && YAJL_IS_ARRAY(root) && root->u.array.len == r.d.n);
