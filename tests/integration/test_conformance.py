@@ -1,0 +1,114 @@
+"""Where runc's and crun's own suites, and the engines that switch from them, expect a runtime
+to behave as they do (issue 17): loopback up in a new network namespace, HOME from the
+container's /etc/passwd, exec into a paused container or with a seccomp agent, flags after the
+container id, and the smaller CLI behaviours.  Each test runs the command as the peers' suites
+do and asserts what they assert, under the permissive profile (the config applied as written)
+unless it says otherwise."""
+import ctypes
+import errno
+import fcntl
+import json
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import SEERUN, Bundle
+
+
+def run(seerun, bundle, *extra, **kw):
+    return seerun.cmd("run", *extra, "--bundle", bundle.write(), seerun.id(), **kw)
+
+
+def wait_for(cond, timeout=20, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def running(seerun, bundle):
+    bundle.args("sleep", "300")
+    cid = seerun.id()
+    seerun.cmd("run", "-d", "--bundle", bundle.write(), cid, check=True)
+    return cid
+
+
+@pytest.fixture
+def hardened_bundle(tmp_path, busybox_rootfs, hardened):
+    path = tmp_path / "hardened-bundle"
+    path.mkdir()
+    return Bundle(path, busybox_rootfs, hardened)
+
+
+@pytest.fixture
+def own_rootfs(tmp_path, busybox_rootfs):
+    """A private copy of the busybox root filesystem, for tests that change its /etc."""
+    root = tmp_path / "own-rootfs"
+    shutil.copytree(busybox_rootfs, root, symlinks=True)
+    return root
+
+
+# ---- 5. flags after positional arguments, as runc's urfave/cli reorders them ----
+
+def test_update_accepts_flags_after_the_container_id(seerun, running):
+    cid = running
+    r = seerun.cmd("update", cid, "--cpu-period", "900000", "--pids-limit", "77")
+    assert r.returncode == 0, r.stderr
+    with open(f"/sys/fs/cgroup/cpu/{cid}/cpu.cfs_period_us") as f:
+        assert f.read().strip() == "900000"
+    with open(f"/sys/fs/cgroup/pids/{cid}/pids.max") as f:
+        assert f.read().strip() == "77"
+
+
+def test_create_run_kill_delete_accept_flags_after_the_id(seerun, bundle, tmp_path):
+    bundle.args("sleep", "300")
+    path = bundle.write()
+    cid = seerun.id()
+    pidfile = tmp_path / "pid"
+    r = seerun.cmd("create", cid, "--bundle", path, "--pid-file", str(pidfile))
+    assert r.returncode == 0, r.stderr
+    assert int(pidfile.read_text()) == seerun.state(cid)["pid"]
+    seerun.cmd("start", cid, check=True)
+    r = seerun.cmd("kill", cid, "KILL", "--all")
+    assert r.returncode == 0, r.stderr
+    wait_for(lambda: seerun.state(cid)["status"] == "stopped", what="the container to stop")
+    r = seerun.cmd("delete", cid, "--force")
+    assert r.returncode == 0, r.stderr
+    assert cid not in seerun.list_ids()
+    cid2 = seerun.id("d")
+    r = seerun.cmd("run", cid2, "--bundle", path, "-d")
+    assert r.returncode == 0, r.stderr
+    assert seerun.state(cid2)["status"] == "running"
+    r = seerun.cmd("list", "-q")
+    assert r.returncode == 0 and cid2 in r.stdout.split()
+
+
+def test_exec_arguments_after_the_command_belong_to_the_command(seerun, running):
+    # runc's exec skips reordering: what follows the id is the command line.
+    cid = running
+    r = seerun.cmd("exec", cid, "echo", "--cwd", "/x", "-t")
+    assert (r.returncode, r.stdout) == (0, "--cwd /x -t\n"), r.stderr
+    r = seerun.cmd("exec", "--cwd", "/tmp", cid, "pwd")
+    assert (r.returncode, r.stdout) == (0, "/tmp\n"), r.stderr
+    # "--" before the id ends the options (runc's Go flag parsing does the same).
+    r = seerun.cmd("exec", "--", cid, "echo", "a")
+    assert (r.returncode, r.stdout) == (0, "a\n"), r.stderr
+
+
+def test_a_double_dash_ends_the_options(seerun, running):
+    cid = running
+    # kill ID -- 9: "9" is the signal even though "--" came first
+    r = seerun.cmd("kill", "--", cid, "KILL")
+    assert r.returncode == 0, r.stderr
+    wait_for(lambda: seerun.state(cid)["status"] == "stopped", what="the container to stop")
+    r = seerun.cmd("delete", "--", "--force")
+    assert r.returncode != 0  # "--force" after "--" is an id, not the flag
