@@ -112,3 +112,41 @@ def test_a_double_dash_ends_the_options(seerun, running):
     wait_for(lambda: seerun.state(cid)["status"] == "stopped", what="the container to stop")
     r = seerun.cmd("delete", "--", "--force")
     assert r.returncode != 0  # "--force" after "--" is an id, not the flag
+
+
+# ---- 11. CLI items ----
+
+def test_kill_with_signal_0_checks_that_the_container_exists(seerun, running, bundle):
+    cid = running
+    r = seerun.cmd("kill", cid, "0")
+    assert r.returncode == 0, r.stderr
+    assert seerun.state(cid)["status"] == "running"
+    seerun.cmd("kill", cid, "KILL", check=True)
+    wait_for(lambda: seerun.state(cid)["status"] == "stopped", what="the container to stop")
+    r = seerun.cmd("kill", cid, "0")
+    assert r.returncode != 0 and "not running" in r.stderr
+    r = seerun.cmd("kill", "nonexistent-" + cid, "0")
+    assert r.returncode != 0 and "does not exist" in r.stderr
+
+
+def test_exec_process_from_an_inherited_descriptor(seerun, running):
+    # runc's exec.bats: `runc exec --process /dev/fd/5 ...` (a process.json on a pipe)
+    cid = running
+    process = {"terminal": False, "user": {"uid": 0, "gid": 0}, "cwd": "/",
+               "args": ["echo", "from-fd"], "env": ["PATH=/bin"]}
+    rfd, wfd = os.pipe()
+    os.write(wfd, json.dumps(process).encode())
+    os.close(wfd)
+    try:
+        r = seerun.cmd("exec", "-p", f"/dev/fd/{rfd}", cid, pass_fds=[rfd])
+    finally:
+        os.close(rfd)
+    assert (r.returncode, r.stdout) == (0, "from-fd\n"), r.stderr
+
+
+def test_exec_cgroup_is_refused_not_ignored(seerun, running):
+    cid = running
+    for arg in (["--cgroup", "sub"], ["--cgroup", "cpu:sub"]):
+        r = seerun.cmd("exec", *arg, cid, "true")
+        assert r.returncode == 255
+        assert "--cgroup" in r.stderr and "not supported" in r.stderr, r.stderr
