@@ -150,3 +150,35 @@ def test_exec_cgroup_is_refused_not_ignored(seerun, running):
         r = seerun.cmd("exec", *arg, cid, "true")
         assert r.returncode == 255
         assert "--cgroup" in r.stderr and "not supported" in r.stderr, r.stderr
+
+
+def test_spec_rootless_prints_runcs_rootless_template(seerun, tmp_path):
+    r = seerun.cmd("spec", "--rootless", "--bundle", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    with open(tmp_path / "config.json") as f:
+        spec = json.load(f)
+    linux = spec["linux"]
+    types = [n["type"] for n in linux["namespaces"]]
+    assert "user" in types and "network" not in types
+    assert linux["uidMappings"] == [{"containerID": 0, "hostID": os.geteuid(), "size": 1}]
+    assert linux["gidMappings"] == [{"containerID": 0, "hostID": os.getegid(), "size": 1}]
+    assert "resources" not in linux
+    mounts = {m["destination"]: m for m in spec["mounts"]}
+    assert not any(o.startswith("gid=") for o in mounts["/dev/pts"]["options"])
+    sysfs = mounts["/sys"]
+    assert sysfs["type"] == "none" and sysfs["source"] == "/sys"
+    assert set(sysfs["options"]) == {"rbind", "nosuid", "noexec", "nodev", "ro"}
+    # The ordinary template is unchanged.
+    r = seerun.cmd("spec", "--bundle", str(tmp_path / "x"))
+    assert r.returncode != 0  # no such bundle directory
+    os.mkdir(tmp_path / "plain")
+    seerun.cmd("spec", "--bundle", str(tmp_path / "plain"), check=True)
+    with open(tmp_path / "plain" / "config.json") as f:
+        plain = json.load(f)
+    assert "network" in [n["type"] for n in plain["linux"]["namespaces"]]
+    assert "uidMappings" not in plain["linux"]
+
+
+def test_running_rootless_stays_refused(seerun, bundle):
+    r = seerun.cmd("--rootless=true", "run", "--bundle", bundle.write(), seerun.id())
+    assert r.returncode != 0 and "rootless" in r.stderr
