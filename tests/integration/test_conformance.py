@@ -182,3 +182,56 @@ def test_spec_rootless_prints_runcs_rootless_template(seerun, tmp_path):
 def test_running_rootless_stays_refused(seerun, bundle):
     r = seerun.cmd("--rootless=true", "run", "--bundle", bundle.write(), seerun.id())
     assert r.returncode != 0 and "rootless" in r.stderr
+
+
+def test_a_device_path_with_a_trailing_slash_is_cleaned(seerun, bundle):
+    # runc cleans the path (filepath.Clean): the node, its cgroup rule and the policy see
+    # /dev/mynull, whatever slashes and dots the config spells it with.
+    bundle.linux["devices"] = [
+        {"path": "/dev/mynull/", "type": "c", "major": 1, "minor": 3, "fileMode": 0o666,
+         "uid": 0, "gid": 0},
+        {"path": "/dev//./myzero//", "type": "c", "major": 1, "minor": 5, "fileMode": 0o666,
+         "uid": 0, "gid": 0}]
+    bundle.shell("ls -l /dev/mynull /dev/myzero; echo x > /dev/mynull && echo written; "
+                 "head -c 3 /dev/myzero | od -An -tx1")
+    r = run(seerun, bundle)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("c") and lines[0].endswith("/dev/mynull"), r.stdout
+    assert lines[1].startswith("c") and lines[1].endswith("/dev/myzero"), r.stdout
+    assert "written" in lines
+    assert lines[-1].split() == ["00", "00", "00"]
+
+
+@pytest.mark.parametrize("key,field", [("kernel.hostname", "hostname"),
+                                       ("kernel.domainname", "domainname")])
+def test_a_uts_sysctl_beside_its_config_field_is_refused(seerun, bundle, key, field):
+    bundle.config[field] = "fromfield"
+    bundle.linux["sysctl"] = {key: "fromsysctl"}
+    r = run(seerun, bundle)
+    assert r.returncode != 0
+    assert key in r.stderr and field in r.stderr, r.stderr
+    refused = [e for e in seerun.audit() if e.get("kind") == "refused"]
+    assert any(key in e["reason"] and "conflicts" in e["reason"] for e in refused)
+    r = seerun.cmd("policy", "check", "--bundle", bundle.write())
+    assert r.returncode != 0 and key in (r.stdout + r.stderr)
+    # Without the field, the sysctl is the way to set it.
+    del bundle.config[field]
+    bundle.shell("cat /proc/sys/" + key.replace(".", "/"))
+    r = run(seerun, bundle)
+    assert (r.returncode, r.stdout) == (0, "fromsysctl\n"), r.stderr
+
+
+def test_seccomp_notify_on_write_is_refused(seerun, bundle, tmp_path):
+    bundle.linux["seccomp"] = {
+        "defaultAction": "SCMP_ACT_ALLOW", "listenerPath": "/tmp/nonexistent-agent.sock",
+        "syscalls": [{"names": ["getppid", "write"], "action": "SCMP_ACT_NOTIFY"}]}
+    r = run(seerun, bundle, timeout=20)
+    assert r.returncode != 0
+    assert "write" in r.stderr and "SCMP_ACT_NOTIFY" in r.stderr, r.stderr
+    assert "deadlock" in r.stderr
+    refused = [e for e in seerun.audit() if e.get("kind") == "refused"]
+    assert any("write" in e["reason"] and "SCMP_ACT_NOTIFY" in e["reason"] for e in refused)
+    path = bundle.write()
+    r = seerun.cmd("policy", "check", "--bundle", path)
+    assert r.returncode != 0 and "write" in (r.stdout + r.stderr)
