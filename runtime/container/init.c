@@ -8,6 +8,7 @@
 #include "cleanup.h"
 #include "hooks.h"
 #include "log.h"
+#include "loopback.h"
 #include "paths.h"
 #include "process_attrs.h"
 #include "process_exec.h"
@@ -269,6 +270,10 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
     return sr_error_sys(err, "unshare cgroup namespace");
   if (setsid() < 0)
     return sr_error_sys(err, "setsid");
+  /* A new network namespace has its loopback down; runc and crun bring it up (hooks, and the
+   * processes inside, expect 127.0.0.1 to work).  A joined one is its owner's business. */
+  if (((ctx->ns.clone_flags | ctx->ns.unshare_flags) & CLONE_NEWNET) && sr_loopback_up(err) < 0)
+    return -1;
   if (!ctx->o->no_new_keyring) {
     /* Containers must not share the host's session keyring. */
     char name[64];

@@ -57,6 +57,72 @@ def own_rootfs(tmp_path, busybox_rootfs):
     return root
 
 
+# ---- 1. loopback is up in every new network namespace ----
+
+IFF_UP = 0x1
+IFF_RUNNING = 0x40
+
+LO_SCRIPT = ("cat /sys/class/net/lo/flags; cat /sys/class/net/lo/operstate; ls /sys/class/net; "
+             # something listening on 127.0.0.1 is reachable
+             "nc -l -p 4444 > /dev/shm/got & for i in $(seq 1 50); do "
+             "echo hi | nc 127.0.0.1 4444 && break; sleep 0.1; done; wait; cat /dev/shm/got")
+
+
+def assert_lo_up(out):
+    lines = out.split("\n")
+    flags = int(lines[0], 16)
+    assert flags & IFF_UP, f"lo flags {lines[0]}: not up"
+    # runc/crun: `ip link show lo` says UP, operstate is "unknown" (never "down") for lo.
+    assert lines[1] != "down"
+    assert lines[2].split() == ["lo"]
+    assert lines[-2] == "hi", out
+
+
+def test_loopback_is_up_in_a_new_network_namespace(seerun, bundle):
+    bundle.shell(LO_SCRIPT)
+    r = run(seerun, bundle)
+    assert r.returncode == 0, r.stderr
+    assert_lo_up(r.stdout)
+
+
+def test_loopback_is_up_in_a_new_network_namespace_with_a_user_namespace(seerun, bundle):
+    bundle.linux["namespaces"].append({"type": "user"})
+    bundle.linux["uidMappings"] = [{"containerID": 0, "hostID": 200000, "size": 65536}]
+    bundle.linux["gidMappings"] = [{"containerID": 0, "hostID": 200000, "size": 65536}]
+    bundle.shell(LO_SCRIPT)
+    r = run(seerun, bundle)
+    assert r.returncode == 0, r.stderr
+    assert_lo_up(r.stdout)
+
+
+def test_a_container_without_a_network_grant_has_only_lo_and_it_is_up(hardened,
+                                                                       hardened_bundle):
+    hardened_bundle.shell(LO_SCRIPT)
+    r = hardened.cmd("run", "--bundle", hardened_bundle.write(), hardened.id())
+    assert r.returncode == 0, r.stderr
+    assert_lo_up(r.stdout)
+
+
+def test_a_joined_network_namespace_is_left_as_it_is(seerun, bundle, tmp_path):
+    # A network namespace made by someone else (CNI, `ip netns`), joined by path: its owner
+    # decides its interfaces; seerun leaves its lo down.
+    holder = subprocess.Popen(["unshare", "--net", "sleep", "300"])
+    try:
+        ns = f"/proc/{holder.pid}/ns/net"
+        wait_for(lambda: os.stat(ns).st_ino != os.stat("/proc/self/ns/net").st_ino,
+                 what="the namespace holder")
+        bundle.linux["namespaces"] = [n for n in bundle.linux["namespaces"]
+                                      if n["type"] != "network"]
+        bundle.linux["namespaces"].append({"type": "network", "path": ns})
+        bundle.shell("cat /sys/class/net/lo/flags")
+        r = run(seerun, bundle)
+        assert r.returncode == 0, r.stderr
+        assert int(r.stdout, 16) & IFF_UP == 0, r.stdout
+    finally:
+        holder.kill()
+        holder.wait()
+
+
 # ---- 5. flags after positional arguments, as runc's urfave/cli reorders them ----
 
 def test_update_accepts_flags_after_the_container_id(seerun, running):
