@@ -5,6 +5,7 @@
 #include "cgroup.h"
 #include "cleanup.h"
 #include "lifecycle.h"
+#include "passwd.h"
 #include "process_attrs.h"
 #include "process_exec.h"
 #include "state.h"
@@ -93,6 +94,15 @@ __attribute__((noreturn)) static void exec_child(struct exec_ctx *x)
       child_fail(fd, &err);
   }
   close(x->proc_fd);
+  /* HOME from the container's /etc/passwd (we are in its mount namespace, its root is ours)
+   * unless the process's env sets it, as runc does. */
+  struct sr_process proc = *p;
+  _cleanup_free_ char **env = NULL;
+  _cleanup_free_ char *home = NULL;
+  env = sr_env_with_home(proc.env, proc.n_env, proc.user.uid, &proc.n_env, &home);
+  if (env)
+    proc.env = env;
+  t.process = &proc;
   t.seccomp = x->config->linux_.seccomp;
   t.seccomp_prog = &x->seccomp_prog;
   t.builtin_seccomp = x->c->rec->builtin_seccomp;

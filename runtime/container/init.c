@@ -9,6 +9,7 @@
 #include "hooks.h"
 #include "log.h"
 #include "loopback.h"
+#include "passwd.h"
 #include "paths.h"
 #include "process_attrs.h"
 #include "process_exec.h"
@@ -384,7 +385,14 @@ __attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool afte
   _cleanup_free_ char *notify_state = NULL;
   if (ctx->notify_fd >= 0 && sr_create_notify_state_json(ctx, &notify_state, &err) < 0)
     start_fail(fifo, &err);
-  target.process = c->process;
+  /* HOME from the container's /etc/passwd unless the config sets it, as runc does. */
+  struct sr_process proc = *c->process;
+  _cleanup_free_ char **env = NULL;
+  _cleanup_free_ char *home = NULL;
+  env = sr_env_with_home(proc.env, proc.n_env, proc.user.uid, &proc.n_env, &home);
+  if (env)
+    proc.env = env;
+  target.process = &proc;
   target.seccomp = c->linux_.seccomp;
   target.seccomp_prog = &ctx->seccomp_prog;
   target.builtin_seccomp = ctx->builtin_seccomp;

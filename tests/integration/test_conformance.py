@@ -123,6 +123,86 @@ def test_a_joined_network_namespace_is_left_as_it_is(seerun, bundle, tmp_path):
         holder.wait()
 
 
+# ---- 3. HOME from the container's /etc/passwd ----
+
+def test_home_is_set_from_the_containers_passwd_for_run_and_exec(seerun, bundle):
+    bundle.process["env"] = [e for e in bundle.process["env"] if not e.startswith("HOME=")]
+    bundle.shell("echo $HOME")
+    r = run(seerun, bundle)
+    assert (r.returncode, r.stdout) == (0, "/root\n"), r.stderr
+    bundle.process["user"] = {"uid": 1000, "gid": 1000}
+    r = run(seerun, bundle)
+    assert (r.returncode, r.stdout) == (0, "/home/user\n"), r.stderr
+    # A uid the container's passwd does not know: "/", as runc.
+    bundle.process["user"] = {"uid": 4242, "gid": 4242}
+    r = run(seerun, bundle)
+    assert (r.returncode, r.stdout) == (0, "/\n"), r.stderr
+
+
+def test_home_from_the_config_is_kept(seerun, bundle):
+    bundle.process["env"].append("HOME=/from/config")
+    bundle.shell("echo $HOME")
+    r = run(seerun, bundle)
+    assert (r.returncode, r.stdout) == (0, "/from/config\n"), r.stderr
+
+
+def test_exec_sets_home_for_its_user_unless_env_sets_it(seerun, bundle):
+    bundle.process["env"] = [e for e in bundle.process["env"] if not e.startswith("HOME=")]
+    bundle.args("sleep", "300")
+    cid = seerun.id()
+    seerun.cmd("run", "-d", "--bundle", bundle.write(), cid, check=True)
+    r = seerun.cmd("exec", cid, "sh", "-c", "echo $HOME", check=True)
+    assert r.stdout == "/root\n"
+    r = seerun.cmd("exec", "--user", "1000:1000", cid, "sh", "-c", "echo $HOME", check=True)
+    assert r.stdout == "/home/user\n"
+    r = seerun.cmd("exec", "--user", "4242", cid, "sh", "-c", "echo $HOME", check=True)
+    assert r.stdout == "/\n"
+    r = seerun.cmd("exec", "--env", "HOME=/x", cid, "sh", "-c", "echo $HOME", check=True)
+    assert r.stdout == "/x\n"
+
+
+def test_home_is_read_inside_the_container_root_never_through_a_symlink_out(
+        seerun, bundle, own_rootfs, tmp_path):
+    # /etc/passwd is an absolute symlink: it names the container's /outside-passwd, not the
+    # host's file of that name; a host file there must not be read.
+    host_decoy = "/tmp/seerun-home-decoy-passwd"
+    with open(host_decoy, "w") as f:
+        f.write("root:x:0:0:root:/HOST-FILE-READ:/bin/sh\n")
+    try:
+        os.unlink(own_rootfs / "etc" / "passwd")
+        os.symlink(host_decoy, own_rootfs / "etc" / "passwd")
+        os.makedirs(own_rootfs / "tmp", exist_ok=True)
+        with open(own_rootfs / host_decoy.lstrip("/"), "w") as f:
+            f.write("root:x:0:0:root:/inside-root:/bin/sh\n")
+        bundle.config["root"]["path"] = str(own_rootfs)
+        bundle.process["env"] = [e for e in bundle.process["env"] if not e.startswith("HOME=")]
+        bundle.shell("echo $HOME")
+        r = run(seerun, bundle)
+        assert (r.returncode, r.stdout) == (0, "/inside-root\n"), r.stderr
+    finally:
+        os.unlink(host_decoy)
+
+
+def test_a_passwd_that_is_a_fifo_or_huge_does_not_block_or_exhaust_the_runtime(
+        seerun, bundle, own_rootfs):
+    bundle.config["root"]["path"] = str(own_rootfs)
+    bundle.process["env"] = [e for e in bundle.process["env"] if not e.startswith("HOME=")]
+    bundle.shell("echo $HOME")
+    passwd = own_rootfs / "etc" / "passwd"
+    os.unlink(passwd)
+    os.mkfifo(passwd)
+    r = run(seerun, bundle, timeout=30)
+    assert (r.returncode, r.stdout) == (0, "/\n"), r.stderr
+    os.unlink(passwd)
+    # Megabytes of other users before root's line: past the bound, root is not looked for.
+    with open(passwd, "w") as f:
+        for i in range(200000):
+            f.write(f"u{i}:x:{100000 + i}:100:u:/home/u{i}:/bin/sh\n")
+        f.write("root:x:0:0:root:/late-root:/bin/sh\n")
+    r = run(seerun, bundle, timeout=30)
+    assert (r.returncode, r.stdout) == (0, "/\n"), r.stderr
+
+
 # ---- 5. flags after positional arguments, as runc's urfave/cli reorders them ----
 
 def test_update_accepts_flags_after_the_container_id(seerun, running):
