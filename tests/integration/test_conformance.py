@@ -203,6 +203,176 @@ def test_a_passwd_that_is_a_fifo_or_huge_does_not_block_or_exhaust_the_runtime(
     assert (r.returncode, r.stdout) == (0, "/\n"), r.stderr
 
 
+# ---- 4. the hangs ----
+
+def test_exec_ignore_paused_returns_once_the_container_is_resumed(seerun, running):
+    # runc's exec.bats "runc exec --ignore-paused": the exec blocks while paused (its process
+    # joins the frozen cgroup) and finishes after resume.
+    cid = running
+    seerun.cmd("pause", cid, check=True)
+    out = open(os.devnull, "w")
+    p = subprocess.Popen([SEERUN, *seerun.global_args, "exec", "--ignore-paused", cid,
+                          "echo", "hello"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL, text=True)
+    try:
+        # resume must not wait for the exec (which waits for resume)
+        r = seerun.cmd("resume", cid, timeout=20)
+        assert r.returncode == 0, r.stderr
+        stdout, stderr = p.communicate(timeout=20)
+        assert (p.returncode, stdout) == (0, "hello\n"), stderr
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        out.close()
+
+
+def frozen_cgroup(name):
+    """A v1 freezer cgroup (this machine's freezer) that is FROZEN before the container."""
+    path = f"/sys/fs/cgroup/freezer/{name}"
+    os.makedirs(path, exist_ok=True)
+    with open(f"{path}/freezer.state", "w") as f:
+        f.write("FROZEN")
+    return path
+
+
+def test_run_into_a_preexisting_frozen_cgroup_is_refused(seerun, bundle):
+    # runc's cgroups.bats: "runc run/create should refuse pre-existing frozen cgroup".
+    cid = seerun.id()
+    bundle.linux["cgroupsPath"] = f"/{cid}"
+    path = f"/sys/fs/cgroup/freezer/{cid}"
+    try:
+        for cmd in ("run", "create"):
+            frozen_cgroup(cid)
+            r = seerun.cmd(cmd, "--bundle", bundle.write(), cid, timeout=20)
+            assert r.returncode != 0
+            assert "frozen" in r.stderr, r.stderr
+            assert cid not in seerun.list_ids()
+    finally:
+        if os.path.isdir(path):
+            with open(f"{path}/freezer.state", "w") as f:
+                f.write("THAWED")
+        for base in os.listdir("/sys/fs/cgroup"):
+            p = f"/sys/fs/cgroup/{base}/{cid}"
+            if os.path.isdir(p):
+                os.rmdir(p)
+
+
+SECCOMP_IOCTL_NOTIF_RECV = 0xC0502100
+SECCOMP_IOCTL_NOTIF_SEND = 0xC0182101
+
+
+class SeccompData(ctypes.Structure):
+    _fields_ = [("nr", ctypes.c_int), ("arch", ctypes.c_uint32),
+                ("instruction_pointer", ctypes.c_uint64), ("args", ctypes.c_uint64 * 6)]
+
+
+class SeccompNotif(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_uint64), ("pid", ctypes.c_uint32), ("flags", ctypes.c_uint32),
+                ("data", SeccompData)]
+
+
+class SeccompNotifResp(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_uint64), ("val", ctypes.c_int64), ("error", ctypes.c_int32),
+                ("flags", ctypes.c_uint32)]
+
+
+class Agent:
+    """A seccomp agent as runc's contrib/cmd/seccompagent: accepts any number of runtimes,
+    takes the listener fd of each, and answers every notification with -EDQUOT."""
+
+    def __init__(self, path):
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(path)
+        self.sock.listen(8)
+        self.fds = []
+        self.states = []
+        self.stop = False
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        self.sock.settimeout(0.2)
+        while not self.stop:
+            try:
+                conn, _ = self.sock.accept()
+            except (socket.timeout, OSError):
+                continue
+            with conn:
+                conn.settimeout(10)
+                msg, fds, _, _ = socket.recv_fds(conn, 65536, 4)
+                self.states.append(msg)
+                # As runc's agent: the listener is the fd that "fds" names "seccompFd"; a
+                # message without it is dropped (and its process is never answered).
+                try:
+                    names = json.loads(msg).get("fds", [])
+                except ValueError:
+                    names = []
+                for i, fd in enumerate(fds):
+                    if i < len(names) and names[i] == "seccompFd":
+                        self.fds.append(fd)
+                        threading.Thread(target=self.answer, args=(fd,), daemon=True).start()
+                    else:
+                        os.close(fd)
+
+    def answer(self, fd):
+        while not self.stop:
+            req = SeccompNotif()
+            try:
+                fcntl.ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, req)
+            except OSError:
+                return
+            resp = SeccompNotifResp(id=req.id, val=0, error=-errno.EDQUOT, flags=0)
+            try:
+                fcntl.ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, resp)
+            except OSError:
+                pass
+
+    def close(self):
+        self.stop = True
+        self.sock.close()
+        self.thread.join(5)
+        for fd in self.fds:
+            os.close(fd)
+
+
+@pytest.fixture
+def agent():
+    d = f"/tmp/sra-{os.getpid()}-{os.urandom(3).hex()}"
+    os.mkdir(d)
+    a = Agent(os.path.join(d, "agent.sock"))
+    yield a
+    a.close()
+    for f in os.listdir(d):
+        os.unlink(os.path.join(d, f))
+    os.rmdir(d)
+
+
+@pytest.mark.parametrize("nnp", [False, True])
+def test_exec_with_a_seccomp_notify_filter_reaches_the_agent(seerun, bundle, agent, nnp):
+    # runc's seccomp-notify.bats "runc exec [seccomp] (SCMP_ACT_NOTIFY)".
+    bundle.process["noNewPrivileges"] = nnp
+    bundle.linux["seccomp"] = {
+        "defaultAction": "SCMP_ACT_ALLOW", "listenerPath": agent.path,
+        "architectures": ["SCMP_ARCH_X86", "SCMP_ARCH_X32", "SCMP_ARCH_X86_64"],
+        "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_NOTIFY"}]}
+    bundle.args("sleep", "300")
+    cid = seerun.id()
+    seerun.cmd("run", "-d", "--bundle", bundle.write(), cid, check=True, timeout=20)
+    r = seerun.cmd("exec", cid, "sh", "-c", "mkdir /tmp/d; echo status=$?; ls -d /tmp/d",
+                   timeout=20)
+    assert "status=1" in r.stdout, (r.stdout, r.stderr)
+    assert "quota" in r.stderr.lower(), r.stderr  # the agent's answer, EDQUOT
+    assert len(agent.states) == 2  # the init's and the exec's
+    init = seerun.state(cid)["pid"]
+    m = json.loads(agent.states[1])
+    assert m["fds"] == ["seccompFd"]
+    assert m["pid"] != init                      # the exec'd process
+    assert m["state"]["id"] == cid and m["state"]["pid"] == init
+    assert m["state"]["status"] == "running"
+
+
 # ---- 5. flags after positional arguments, as runc's urfave/cli reorders them ----
 
 def test_update_accepts_flags_after_the_container_id(seerun, running):
@@ -381,3 +551,20 @@ def test_seccomp_notify_on_write_is_refused(seerun, bundle, tmp_path):
     path = bundle.write()
     r = seerun.cmd("policy", "check", "--bundle", path)
     assert r.returncode != 0 and "write" in (r.stdout + r.stderr)
+
+
+def test_two_containers_sharing_a_cgroup_get_a_warning(seerun, bundle):
+    bundle.args("sleep", "300")
+    shared = f"/{seerun.prefix}-shared"
+    bundle.linux["cgroupsPath"] = shared
+    path = bundle.write()
+    a, b = seerun.id("a"), seerun.id("b")
+    r = seerun.cmd("run", "-d", "--bundle", path, a)
+    assert r.returncode == 0, r.stderr
+    assert "warning" not in r.stderr.lower()
+    r = seerun.cmd("run", "-d", "--bundle", path, b)
+    assert r.returncode == 0, r.stderr
+    assert "warning" in r.stderr.lower() and "not empty" in r.stderr, r.stderr
+    assert shared in r.stderr
+    seerun.cmd("delete", "--force", b, check=True)
+    seerun.cmd("delete", "--force", a, check=True)
