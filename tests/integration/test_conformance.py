@@ -201,6 +201,14 @@ def test_a_passwd_that_is_a_fifo_or_huge_does_not_block_or_exhaust_the_runtime(
         f.write("root:x:0:0:root:/late-root:/bin/sh\n")
     r = run(seerun, bundle, timeout=30)
     assert (r.returncode, r.stdout) == (0, "/\n"), r.stderr
+    # A line longer than any passwd line is skipped whole (its tail is not taken for a line);
+    # the entry after it is found, and a last line without a newline too.
+    with open(passwd, "w") as f:
+        f.write("x" * 20000 + ":0:0:x:/from-the-tail:/bin/sh\n")
+        f.write("user:x:1000:1000:user:/home/user:/bin/sh\n")
+        f.write("root:x:0:0:root:/root-last:/bin/sh")
+    r = run(seerun, bundle, timeout=30)
+    assert (r.returncode, r.stdout) == (0, "/root-last\n"), r.stderr
 
 
 # ---- 4. the hangs ----
