@@ -263,8 +263,10 @@ static int check_sysctls(const struct sr_config *c, sr_error_t *err)
       const char *field = host ? "hostname" : "domainname";
       const char *value = host ? c->hostname : c->domainname;
       if (value && value[0])
-        return sr_error_make(err, 0, "linux.sysctl: \"%s\" conflicts with the config's \"%s\" "
-                                     "field: set one of them", key, field);
+        return sr_error_make(err, 0,
+                             "linux.sysctl: \"%s\" conflicts with the config's \"%s\" "
+                             "field: set one of them",
+                             key, field);
     }
     if (k < 0)
       return sr_error_make(err, 0,

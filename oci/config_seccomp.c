@@ -46,8 +46,10 @@ static int parse_rule(struct sr_arena *a, yajl_val v, const char *path, struct s
    * wait for an agent that has not got the descriptor yet: a deadlock, refused as runc does. */
   for (size_t i = 0; i < r->n_names && r->action == SCMP_ACT_NOTIFY; i++)
     if (strcmp(r->names[i], "write") == 0)
-      return sr_error_make(err, 0, "%s.names[%zu]: SCMP_ACT_NOTIFY cannot be used for the write "
-                                   "syscall (the runtime would deadlock)", path, i);
+      return sr_error_make(err, 0,
+                           "%s.names[%zu]: SCMP_ACT_NOTIFY cannot be used for the write "
+                           "syscall (the runtime would deadlock)",
+                           path, i);
   yajl_val arr;
   if (sr_json_get_array(v, path, "args", false, &arr, err) < 0)
     return -1;

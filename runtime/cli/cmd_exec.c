@@ -391,8 +391,10 @@ int sr_cmd_exec(const struct sr_global *g, int argc, char **argv)
     case 'G':
       /* runc moves the process into a sub-cgroup of the container's; ignoring it would run
        * the process under other limits than the caller asked for. */
-      sr_cli_usage_error("exec", USAGE, "--cgroup %s: not supported by seerun (the process "
-                         "always joins the container's own cgroup)", optarg);
+      sr_cli_usage_error("exec", USAGE,
+                         "--cgroup %s: not supported by seerun (the process "
+                         "always joins the container's own cgroup)",
+                         optarg);
       goto out;
     case 'h':
       printf("Usage: seerun exec %s\n", USAGE);

@@ -73,8 +73,7 @@ int sr_create_notify_state_json(const struct sr_create_ctx *ctx, char **out, sr_
       .n_annotations = ctx->config->n_annotations,
   };
   const struct sr_seccomp *sc = ctx->config->linux_.seccomp;
-  return sr_oci_process_state_json(&s, ctx->host_pid, sc ? sc->listener_metadata : NULL, out,
-                                   err);
+  return sr_oci_process_state_json(&s, ctx->host_pid, sc ? sc->listener_metadata : NULL, out, err);
 }
 
 /* linux.resources.devices for the cgroup: the config's rules (usually "deny all" first), then
@@ -127,8 +126,9 @@ static int check_existing_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
   if (sr_cgroup_is_frozen(ctx->cgroup, &frozen, err) < 0)
     return -1;
   if (frozen)
-    return sr_error_make(err, 0, "linux.cgroupsPath: the cgroup `%s` is frozen: a container "
-                                 "cannot be created in a frozen cgroup (thaw it first)",
+    return sr_error_make(err, 0,
+                         "linux.cgroupsPath: the cgroup `%s` is frozen: a container "
+                         "cannot be created in a frozen cgroup (thaw it first)",
                          ctx->cgroup->path);
   _cleanup_free_ pid_t *pids = NULL;
   size_t n = 0;
@@ -136,8 +136,8 @@ static int check_existing_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
     return -1;
   if (n > 0)
     sr_warn("container \"%s\": its cgroup `%s` is not empty: %zu process(es) found (pid %d): "
-            "it is shared with another container or program", ctx->o->id, ctx->cgroup->path, n,
-            (int)pids[0]);
+            "it is shared with another container or program",
+            ctx->o->id, ctx->cgroup->path, n, (int)pids[0]);
   return 0;
 }
 

@@ -91,15 +91,19 @@ __attribute__((noreturn)) static void exec_child(struct exec_ctx *x)
      * without "fds", leaving the process blocked in its first notified syscall): the
      * container's state (its init's pid), and the exec'd process's own pid. */
     const struct sr_config *cf = x->config;
-    struct sr_oci_state s = {.id = x->c->id, .status = "running", .pid = x->c->rec->pid,
-                             .bundle = x->c->rec->bundle, .rootfs = x->c->rec->rootfs,
-                             .created = x->c->rec->created, .owner = "",
+    struct sr_oci_state s = {.id = x->c->id,
+                             .status = "running",
+                             .pid = x->c->rec->pid,
+                             .bundle = x->c->rec->bundle,
+                             .rootfs = x->c->rec->rootfs,
+                             .created = x->c->rec->created,
+                             .owner = "",
                              .annotation_keys = cf->annotation_keys,
                              .annotation_values = cf->annotation_values,
                              .n_annotations = cf->n_annotations};
     const struct sr_seccomp *sc = cf->linux_.seccomp;
-    if (sr_oci_process_state_json(&s, host_pid, sc ? sc->listener_metadata : NULL,
-                                  &notify_state, &err) < 0)
+    if (sr_oci_process_state_json(&s, host_pid, sc ? sc->listener_metadata : NULL, &notify_state,
+                                  &err) < 0)
       child_fail(fd, &err);
   }
   close(x->proc_fd);

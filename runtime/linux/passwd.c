@@ -57,9 +57,9 @@ void sr_passwd_home(uint32_t uid, char *out, size_t size)
   _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (root < 0)
     return;
-  _cleanup_close_ int fd = sr_openat2(root, "etc/passwd",
-                                      O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0,
-                                      RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+  _cleanup_close_ int fd =
+      sr_openat2(root, "etc/passwd", O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0,
+                 RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
   struct stat st;
   if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
     return;
