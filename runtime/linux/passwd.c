@@ -8,11 +8,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 /* "name:pw:uid:gid:gecos:home:shell": the home when the uid field is uid. */
@@ -62,6 +64,11 @@ void sr_passwd_home(uint32_t uid, char *out, size_t size)
                  RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
   struct stat st;
   if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+    return;
+  /* We read it as the runtime, whose own /proc/self/environ (the engine's environment) the
+   * container could name: a kernel file would carry the runtime's data into HOME. */
+  struct statfs sfs;
+  if (fstatfs(fd, &sfs) < 0 || sfs.f_type == PROC_SUPER_MAGIC || sfs.f_type == SYSFS_MAGIC)
     return;
   /* Line by line through a fixed buffer, up to a bound: a huge file costs no memory and
    * little time.  A line longer than the buffer is no passwd line: skipped. */

@@ -7,7 +7,7 @@
 
 /* The home directory of uid in the /etc/passwd of the caller's root (the container's, after
  * pivot_root or setns into its mount namespace), resolved inside that root; "/" when the file
- * is missing, not a regular file, has no such uid within its first SR_PASSWD_MAX_BYTES, or
+ * is missing, not a regular file, on procfs or sysfs, has no such uid within its first SR_PASSWD_MAX_BYTES, or
  * cannot be read.  Never blocks on a fifo, never follows a link out of the root. */
 #define SR_PASSWD_MAX_BYTES (4u << 20)
 void sr_passwd_home(uint32_t uid, char *out, size_t size);

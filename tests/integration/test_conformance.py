@@ -183,6 +183,27 @@ def test_home_is_read_inside_the_container_root_never_through_a_symlink_out(
         os.unlink(host_decoy)
 
 
+@pytest.mark.parametrize("cmd", ["run", "exec"])
+def test_home_never_carries_the_runtimes_own_proc_files_into_the_container(
+        seerun, bundle, own_rootfs, cmd):
+    # /etc/passwd -> /proc/self/environ: read by the runtime (the init before its exec, the
+    # exec'd process before its), "self" is a runtime process and its environ the engine's.
+    os.unlink(own_rootfs / "etc" / "passwd")
+    os.symlink("/proc/self/environ", own_rootfs / "etc" / "passwd")
+    bundle.config["root"]["path"] = str(own_rootfs)
+    bundle.process["env"] = [e for e in bundle.process["env"] if not e.startswith("HOME=")]
+    env = {"A": "x:x:0:0:x:/LEAKED-FROM-THE-RUNTIME:/bin/sh", **os.environ}
+    if cmd == "run":
+        bundle.shell("echo $HOME")
+        r = run(seerun, bundle, env=env)
+    else:
+        bundle.args("sleep", "300")
+        cid = seerun.id()
+        seerun.cmd("run", "-d", "--bundle", bundle.write(), cid, check=True)
+        r = seerun.cmd("exec", cid, "sh", "-c", "echo $HOME", env=env)
+    assert (r.returncode, r.stdout) == (0, "/\n"), r.stderr
+
+
 def test_a_passwd_that_is_a_fifo_or_huge_does_not_block_or_exhaust_the_runtime(
         seerun, bundle, own_rootfs):
     bundle.config["root"]["path"] = str(own_rootfs)
