@@ -64,8 +64,10 @@ IFF_RUNNING = 0x40
 
 LO_SCRIPT = ("cat /sys/class/net/lo/flags; cat /sys/class/net/lo/operstate; ls /sys/class/net; "
              # something listening on 127.0.0.1 is reachable
-             "nc -l -p 4444 > /dev/shm/got & for i in $(seq 1 50); do "
-             "echo hi | nc 127.0.0.1 4444 && break; sleep 0.1; done; wait; cat /dev/shm/got")
+             # (the server runs `echo hi` on the connection: no race between its stdin's
+             # end and the client's data)
+             "nc -l -p 4444 -e echo hi & for i in $(seq 1 50); do "
+             "got=$(nc 127.0.0.1 4444 </dev/null) && break; sleep 0.1; done; wait; echo $got")
 
 
 def assert_lo_up(out):
