@@ -241,7 +241,6 @@ def test_exec_ignore_paused_returns_once_the_container_is_resumed(seerun, runnin
     # joins the frozen cgroup) and finishes after resume.
     cid = running
     seerun.cmd("pause", cid, check=True)
-    out = open(os.devnull, "w")
     p = subprocess.Popen([SEERUN, *seerun.global_args, "exec", "--ignore-paused", cid,
                           "echo", "hello"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          stdin=subprocess.DEVNULL, text=True)
@@ -255,7 +254,6 @@ def test_exec_ignore_paused_returns_once_the_container_is_resumed(seerun, runnin
         if p.poll() is None:
             p.kill()
             p.wait()
-        out.close()
 
 
 def frozen_cgroup(name):
