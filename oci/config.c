@@ -252,11 +252,24 @@ int sr_sysctl_namespace(const char *key)
 
 /* linux.sysctl is written through the runtime's own procfs: a key that is not namespaced, or
  * whose namespace the container shares with the runtime, would change the host's kernel. */
-static int check_sysctls(const struct sr_linux *l, sr_error_t *err)
+static int check_sysctls(const struct sr_config *c, sr_error_t *err)
 {
+  const struct sr_linux *l = &c->linux_;
   for (size_t i = 0; i < l->n_sysctl; i++) {
     const char *key = l->sysctl_keys[i];
     int k = sr_sysctl_namespace(key);
+    /* Two values for one name, written in an order the config cannot see: refused, as runc
+     * and crun refuse it. */
+    if (k == SR_NS_UTS) {
+      bool host = strncmp(key + 7, "host", 4) == 0; /* "kernel.hostname" / "kernel/hostname" */
+      const char *field = host ? "hostname" : "domainname";
+      const char *value = host ? c->hostname : c->domainname;
+      if (value && value[0])
+        return sr_error_make(err, 0,
+                             "linux.sysctl: \"%s\" conflicts with the config's \"%s\" "
+                             "field: set one of them",
+                             key, field);
+    }
     if (k < 0)
       return sr_error_config(err, "linux.sysctl", key,
                              "linux.sysctl: \"%s\" is not namespaced: setting it would "
@@ -290,7 +303,7 @@ static int validate(struct sr_config *c, sr_error_t *err)
     return sr_error_config_at(err, "linux", "timeOffsets", "needs a new time namespace");
   if (!l->namespaces[SR_NS_MOUNT].present)
     return sr_error_config_at(err, "linux", "namespaces", "a mount namespace is required");
-  if (check_sysctls(l, err) < 0)
+  if (check_sysctls(c, err) < 0)
     return -1;
   for (size_t i = 0; i < c->n_mounts; i++) {
     const struct sr_mount *m = &c->mounts[i];

@@ -43,6 +43,14 @@ static int parse_rule(struct sr_arena *a, yajl_val v, const char *path, struct s
     if (seccomp_syscall_resolve_name(r->names[i]) == __NR_SCMP_ERROR)
       return sr_error_config_at(err, path, sr_elem_key(k, "names", i), "unknown syscall \"%s\"",
                                 r->names[i]);
+  /* The runtime's own write of the listener's state (and the agent's logging, often) would
+   * wait for an agent that has not got the descriptor yet: a deadlock, refused as runc does. */
+  for (size_t i = 0; i < r->n_names && r->action == SCMP_ACT_NOTIFY; i++)
+    if (strcmp(r->names[i], "write") == 0)
+      return sr_error_make(err, 0,
+                           "%s.names[%zu]: SCMP_ACT_NOTIFY cannot be used for the write "
+                           "syscall (the runtime would deadlock)",
+                           path, i);
   yajl_val arr;
   if (sr_json_get_array(v, path, "args", false, &arr, err) < 0)
     return -1;

@@ -2,6 +2,11 @@
 
 #include "spec_default.h"
 
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 const char sr_default_spec[] =
     "{\n"
     "\t\"ociVersion\": \"1.3.0\",\n"
@@ -137,3 +142,70 @@ const char sr_default_spec[] =
     "\t\t]\n"
     "\t}\n"
     "}\n";
+
+/* Replaces the one occurrence of from in *s; false when it is not there (the template and
+ * this code disagree: a build-time mistake the unit tests catch). */
+static bool replace_once(char **s, const char *from, const char *to)
+{
+  char *at = strstr(*s, from);
+  if (at == NULL)
+    return false;
+  size_t head = (size_t)(at - *s), flen = strlen(from), tlen = strlen(to);
+  size_t tail = strlen(at + flen);
+  char *n = malloc(head + tlen + tail + 1);
+  if (n == NULL)
+    return false;
+  memcpy(n, *s, head);
+  memcpy(n + head, to, tlen);
+  memcpy(n + head + tlen, at + flen, tail + 1);
+  free(*s);
+  *s = n;
+  return true;
+}
+
+char *sr_rootless_spec(unsigned uid, unsigned gid)
+{
+  char maps[256];
+  snprintf(maps, sizeof(maps),
+           "\t\t\t{\"type\": \"cgroup\"},\n"
+           "\t\t\t{\"type\": \"user\"}\n"
+           "\t\t],\n"
+           "\t\t\"uidMappings\": [\n"
+           "\t\t\t{\"containerID\": 0, \"hostID\": %u, \"size\": 1}\n"
+           "\t\t],\n"
+           "\t\t\"gidMappings\": [\n"
+           "\t\t\t{\"containerID\": 0, \"hostID\": %u, \"size\": 1}\n"
+           "\t\t],\n",
+           uid, gid);
+  char *s = strdup(sr_default_spec);
+  if (s == NULL)
+    return NULL;
+  /* runc's specconv.ToRootless: no network namespace, a user namespace mapping only the
+   * caller, no uid=/gid= mount options, /sys bound rather than mounted, no resources. */
+  bool ok =
+      replace_once(&s, "\t\t\t{\"type\": \"network\"},\n", "") &&
+      replace_once(&s, "\t\t\t{\"type\": \"cgroup\"}\n\t\t],\n", maps) &&
+      replace_once(&s, ", \"gid=5\"]", "]") &&
+      replace_once(&s,
+                   "\t\t\t\"type\": \"sysfs\",\n"
+                   "\t\t\t\"source\": \"sysfs\",\n"
+                   "\t\t\t\"options\": [\"nosuid\", \"noexec\", \"nodev\", \"ro\"]\n",
+                   "\t\t\t\"type\": \"none\",\n"
+                   "\t\t\t\"source\": \"/sys\",\n"
+                   "\t\t\t\"options\": [\"rbind\", \"nosuid\", \"noexec\", \"nodev\", \"ro\"]\n") &&
+      replace_once(&s,
+                   "\t\t\"resources\": {\n"
+                   "\t\t\t\"devices\": [\n"
+                   "\t\t\t\t{\n"
+                   "\t\t\t\t\t\"allow\": false,\n"
+                   "\t\t\t\t\t\"access\": \"rwm\"\n"
+                   "\t\t\t\t}\n"
+                   "\t\t\t]\n"
+                   "\t\t},\n",
+                   "");
+  if (!ok) {
+    free(s);
+    return NULL;
+  }
+  return s;
+}

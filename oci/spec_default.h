@@ -5,4 +5,8 @@
 
 extern const char sr_default_spec[];
 
+/* `spec --rootless`: runc's rootless template (the default, turned as runc's
+ * specconv.ToRootless turns it) for the caller's uid and gid; malloc'd, NULL on failure. */
+char *sr_rootless_spec(unsigned uid, unsigned gid);
+
 #endif

@@ -226,3 +226,27 @@ int sr_oci_state_json(const struct sr_oci_state *s, bool pretty, char **out, siz
   sr_json_map_close(g);
   return gen_finish(g, out, len, err);
 }
+
+int sr_oci_process_state_json(const struct sr_oci_state *s, pid_t pid, const char *metadata,
+                              char **out, sr_error_t *err)
+{
+  _cleanup_free_ char *state = NULL;
+  size_t len;
+  if (sr_oci_state_json(s, false, &state, &len, err) < 0)
+    return -1;
+  _cleanup_gen_ sr_json_gen_t g = NULL;
+  if (sr_json_gen_new(&g, false, err) < 0)
+    return -1;
+  sr_json_map_open(g);
+  sr_json_put_kv_string(g, "ociVersion", SR_OCI_VERSION);
+  sr_json_put_key(g, "fds");
+  sr_json_array_open(g);
+  sr_json_put_string(g, "seccompFd");
+  sr_json_array_close(g);
+  sr_json_put_kv_i64(g, "pid", pid);
+  sr_json_put_kv_string(g, "metadata", metadata ? metadata : "");
+  sr_json_put_key(g, "state");
+  sr_json_put_raw(g, state, len); /* already JSON: inserted verbatim */
+  sr_json_map_close(g);
+  return gen_finish(g, out, &len, err);
+}

@@ -127,7 +127,7 @@ int sr_cli_parse_flag(const char *cmd, const char *usage, int argc, char **argv,
     shortopts[1] = flag[0];
   }
   sr_opts_normalize(argc, argv, longopts, false);
-  optind = 1;
+  optind = 0; /* a full restart of getopt: see opts.h */
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
@@ -160,7 +160,7 @@ int sr_parse_create_options(const char *cmd, int argc, char **argv, const struct
                             int (*extra)(int c, void *data), void *data)
 {
   sr_opts_normalize(argc, argv, opts, false);
-  optind = 1;
+  optind = 0; /* a full restart of getopt: see opts.h */
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {

@@ -185,7 +185,7 @@ int sr_cmd_events(const struct sr_global *g, int argc, char **argv)
   bool once = false;
   double interval = 5;
   sr_opts_normalize(argc, argv, longopts, false);
-  optind = 1;
+  optind = 0; /* a full restart of getopt: see opts.h */
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,6 +31,8 @@
 
 struct exec_args {
   const char *process_file, *cwd, *user, *process_label, *apparmor;
+  char *process_json; /* --process FILE's content, read before the descriptors are closed */
+  size_t process_len;
   bool tty, no_new_privs;
   char **env;
   size_t n_env;
@@ -99,20 +102,54 @@ static int merge_env(struct sr_arena *a, struct sr_process *p, char **add, size_
   return 0;
 }
 
+/* --process FILE: a file, or a pipe the caller passed (`-p /dev/fd/N`, as runc's tests and
+ * some shims do), read to its end up to the config size bound. */
+static int read_process_file(const char *path, char **out, size_t *len, sr_error_t *err)
+{
+  /* O_NONBLOCK: opening a fifo without a writer must not hang; cleared to read it. */
+  _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) < 0)
+    return sr_error_sys(err, "--process: open `%s`", path);
+  if (S_ISREG(st.st_mode))
+    return sr_read_file_at(AT_FDCWD, path, SR_MAX_CONFIG_SIZE, out, len, err) < 0
+               ? sr_error_wrap(err, "--process")
+               : 0;
+  if (!S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode))
+    return sr_error_make(err, 0, "--process: `%s`: not a regular file or a pipe", path);
+  if (fcntl(fd, F_SETFL, 0) < 0)
+    return sr_error_sys(err, "--process: `%s`", path);
+  _cleanup_free_ char *buf = malloc(SR_MAX_CONFIG_SIZE + 1);
+  if (buf == NULL)
+    return sr_error_make(err, ENOMEM, "--process");
+  size_t have = 0;
+  for (;;) {
+    ssize_t n = read(fd, buf + have, SR_MAX_CONFIG_SIZE + 1 - have);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return sr_error_sys(err, "--process: read `%s`", path);
+    if (n == 0)
+      break;
+    have += (size_t)n;
+    if (have > SR_MAX_CONFIG_SIZE)
+      return sr_error_make(err, 0, "--process: `%s`: too large (the limit is %zu bytes)", path,
+                           (size_t)SR_MAX_CONFIG_SIZE);
+  }
+  buf[have] = '\0';
+  *out = steal_ptr(buf);
+  *len = have;
+  return 0;
+}
+
 /* The process to run: --process FILE, or the container's own process with the command line's
  * arguments and overrides. */
 static int build_process(const struct exec_args *ea, char **args, int nargs,
                          struct sr_config *config, struct sr_process **out, sr_error_t *err)
 {
   struct sr_arena *a = &config->arena;
-  if (ea->process_file) {
-    _cleanup_free_ char *buf = NULL;
-    size_t len;
-    if (sr_read_file_at(AT_FDCWD, ea->process_file, SR_MAX_CONFIG_SIZE, &buf, &len, err) < 0 ||
-        sr_process_parse(buf, len, "--process", a, out, err) < 0)
-      return -1;
-    return 0;
-  }
+  if (ea->process_file)
+    return sr_process_parse(ea->process_json, ea->process_len, "--process", a, out, err);
   if (nargs == 0)
     return sr_error_make(err, 0, "exec: a command is required (or --process)");
   if (config->process == NULL)
@@ -309,7 +346,7 @@ int sr_cmd_exec(const struct sr_global *g, int argc, char **argv)
   struct exec_args ea = {0};
   struct sr_exec_opts o = {.console_fd = -1};
   sr_opts_normalize(argc, argv, longopts, true);
-  optind = 1;
+  optind = 0; /* a full restart of getopt: see opts.h */
   opterr = 0;
   int c, ret = EXEC_FAILED;
   while ((c = getopt_long(argc, argv, "+e:tu:g:p:dc:h", longopts, NULL)) != -1) {
@@ -366,7 +403,13 @@ int sr_cmd_exec(const struct sr_global *g, int argc, char **argv)
       o.ignore_paused = true;
       break;
     case 'G':
-      break; /* a sub-cgroup of the container: the container's own cgroup is used */
+      /* runc moves the process into a sub-cgroup of the container's; ignoring it would run
+       * the process under other limits than the caller asked for. */
+      sr_cli_usage_error("exec", USAGE,
+                         "--cgroup %s: not supported by seerun (the process "
+                         "always joins the container's own cgroup)",
+                         optarg);
+      goto out;
     case 'h':
       printf("Usage: seerun exec %s\n", USAGE);
       ret = 0;
@@ -380,6 +423,14 @@ int sr_cmd_exec(const struct sr_global *g, int argc, char **argv)
     sr_cli_usage_error("exec", USAGE, "a container id is required");
     goto out;
   }
+  /* -p /dev/fd/N names a descriptor the caller passed: read before they are closed. */
+  if (ea.process_file) {
+    sr_error_t err = NULL;
+    if (read_process_file(ea.process_file, &ea.process_json, &ea.process_len, &err) < 0) {
+      sr_cli_fail(&err);
+      goto out;
+    }
+  }
   if (sr_cli_setup(g, o.preserve_fds, true) < 0)
     goto out;
   ret = exec_run(g, &ea, &o, argv[optind], argv + optind + 1, argc - optind - 1);
@@ -387,6 +438,7 @@ int sr_cmd_exec(const struct sr_global *g, int argc, char **argv)
 oom:
   fprintf(stderr, "seerun: out of memory\n");
 out:
+  free(ea.process_json);
   free(ea.env);
   free(ea.caps);
   free(ea.gids);

@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 
 #define USAGE "[command options] <container-id> [signal]"
 
@@ -23,7 +24,11 @@ int sr_cmd_kill(const struct sr_global *g, int argc, char **argv)
   if (nargs < 1 || nargs > 2)
     return sr_cli_usage_error("kill", USAGE, "a container id and at most one signal are required");
   int sig = SIGTERM;
-  if (nargs == 2 && (sig = sr_signal_parse(argv[optind + 1])) < 0)
+  /* Signal 0 sends nothing: it checks that the container's process exists, as kill(1) and
+   * runc do. */
+  if (nargs == 2 && strcmp(argv[optind + 1], "0") == 0)
+    sig = 0;
+  else if (nargs == 2 && (sig = sr_signal_parse(argv[optind + 1])) < 0)
     return sr_cli_usage_error("kill", USAGE, "unknown signal \"%s\"", argv[optind + 1]);
   if (sr_cli_setup(g, 0, false) < 0)
     return 1;

@@ -120,7 +120,7 @@ int sr_cmd_list(const struct sr_global *g, int argc, char **argv)
   const char *format = "table";
   bool quiet = false;
   sr_opts_normalize(argc, argv, longopts, false);
-  optind = 1;
+  optind = 0; /* a full restart of getopt: see opts.h */
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, "f:qh", longopts, NULL)) != -1) {

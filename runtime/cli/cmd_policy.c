@@ -107,7 +107,7 @@ int sr_cmd_policy(const struct sr_global *g, int argc, char **argv)
     return sr_cli_usage_error("policy", USAGE, "show or check is required");
   const char *sub = argv[1];
   sr_opts_normalize(argc - 1, argv + 1, longopts, false);
-  optind = 1;
+  optind = 0; /* a full restart of getopt: see opts.h */
   opterr = 0;
   int c;
   while ((c = getopt_long(argc - 1, argv + 1, "b:h", longopts, NULL)) != -1) {

@@ -116,7 +116,7 @@ int sr_cmd_ps(const struct sr_global *g, int argc, char **argv)
                                            {NULL, 0, NULL, 0}};
   const char *format = "table";
   sr_opts_normalize(argc, argv, longopts, true);
-  optind = 1;
+  optind = 0; /* a full restart of getopt: see opts.h */
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, "+f:h", longopts, NULL)) != -1) {

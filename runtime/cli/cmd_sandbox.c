@@ -308,7 +308,7 @@ static int parse_option(struct cli *c, int opt, const char *arg)
 static int parse_args(struct cli *c, int argc, char **argv)
 {
   sr_opts_normalize(argc, argv, longopts, true);
-  optind = 1;
+  optind = 0; /* a full restart of getopt: see opts.h */
   opterr = 0;
   int opt;
   while ((opt = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {

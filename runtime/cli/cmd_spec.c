@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define USAGE "[command options]"
 
@@ -23,8 +24,9 @@ int sr_cmd_spec(const struct sr_global *g, int argc, char **argv)
                                            {"help", no_argument, NULL, 'h'},
                                            {NULL, 0, NULL, 0}};
   const char *bundle = ".";
+  bool rootless = false;
   sr_opts_normalize(argc, argv, longopts, false);
-  optind = 1;
+  optind = 0; /* a full restart of getopt: see opts.h */
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, "b:h", longopts, NULL)) != -1) {
@@ -33,8 +35,9 @@ int sr_cmd_spec(const struct sr_global *g, int argc, char **argv)
       bundle = optarg;
       break;
     case 'r':
-      fprintf(stderr, "seerun spec: --rootless: rootless mode is not supported yet\n");
-      return 1;
+      /* The template only: running rootless stays refused (--rootless=true, main.c). */
+      rootless = true;
+      break;
     case 'h':
       printf("Usage: seerun spec %s\n", USAGE);
       return 0;
@@ -52,8 +55,13 @@ int sr_cmd_spec(const struct sr_global *g, int argc, char **argv)
     sr_error_sys(&err, "bundle `%s`", bundle);
     return sr_cli_fail(&err);
   }
-  if (sr_write_file_at(dir, "config.json", sr_default_spec, strlen(sr_default_spec),
-                       O_CREAT | O_EXCL, &err) < 0) {
+  _cleanup_free_ char *text = rootless ? sr_rootless_spec(geteuid(), getegid()) : NULL;
+  if (rootless && text == NULL) {
+    sr_error_make(&err, ENOMEM, "spec --rootless");
+    return sr_cli_fail(&err);
+  }
+  const char *spec = rootless ? text : sr_default_spec;
+  if (sr_write_file_at(dir, "config.json", spec, strlen(spec), O_CREAT | O_EXCL, &err) < 0) {
     if (err->status == EEXIST) {
       sr_error_free(&err);
       sr_error_make(&err, 0, "%s/config.json already exists: remove it first", bundle);

@@ -1,5 +1,11 @@
 /* Option parsing as engines use it: "--flag value", "--flag=value", and Go's single-dash
- * "-flag" spelling of long options. */
+ * "-flag" spelling of long options.  Options may follow the arguments, as runc's urfave/cli
+ * reorders them (`update ID --cpu-period N`), up to a "--"; exec and ps stop at their first
+ * argument ("+"), as runc's SkipArgReorder does: what follows belongs to the command.
+ *
+ * Every command restarts getopt with optind = 0, not 1: glibc keeps the ordering ("+", stop
+ * at the first argument) of the global options' parse otherwise, and refuses options after
+ * the container id. */
 #ifndef SEERUN_OPTS_H
 #define SEERUN_OPTS_H
 

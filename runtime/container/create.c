@@ -61,30 +61,20 @@ int sr_create_state_json(const struct sr_create_ctx *ctx, const char *status, pi
 
 int sr_create_notify_state_json(const struct sr_create_ctx *ctx, char **out, sr_error_t *err)
 {
-  _cleanup_free_ char *state = NULL;
-  if (sr_create_state_json(ctx, "creating", ctx->host_pid, &state, err) < 0)
-    return -1;
-  _cleanup_gen_ sr_json_gen_t g = NULL;
-  if (sr_json_gen_new(&g, false, err) < 0)
-    return -1;
+  struct sr_oci_state s = {
+      .id = ctx->o->id,
+      .status = "creating",
+      .pid = ctx->host_pid,
+      .bundle = ctx->o->bundle,
+      .rootfs = ctx->rootfs,
+      .created = ctx->created,
+      .owner = "",
+      .annotation_keys = ctx->config->annotation_keys,
+      .annotation_values = ctx->config->annotation_values,
+      .n_annotations = ctx->config->n_annotations,
+  };
   const struct sr_seccomp *sc = ctx->config->linux_.seccomp;
-  sr_json_map_open(g);
-  sr_json_put_kv_string(g, "ociVersion", SR_OCI_VERSION);
-  sr_json_put_key(g, "fds");
-  sr_json_array_open(g);
-  sr_json_put_string(g, "seccompFd");
-  sr_json_array_close(g);
-  sr_json_put_kv_i64(g, "pid", ctx->host_pid);
-  sr_json_put_kv_string(g, "metadata", sc && sc->listener_metadata ? sc->listener_metadata : "");
-  sr_json_put_key(g, "state");
-  sr_json_put_raw(g, state, strlen(state)); /* already JSON: inserted verbatim */
-  sr_json_map_close(g);
-  const unsigned char *buf;
-  size_t len;
-  if (sr_json_gen_buf(g, &buf, &len, err) < 0)
-    return sr_error_wrap(err, "seccomp state");
-  *out = strndup((const char *)buf, len);
-  return *out ? 0 : sr_error_make(err, ENOMEM, "seccomp state");
+  return sr_oci_process_state_json(&s, ctx->host_pid, sc ? sc->listener_metadata : NULL, out, err);
 }
 
 /* linux.resources.devices for the cgroup, with the default nodes (sr_cgroup_create_device_rules:
@@ -94,6 +84,31 @@ static int device_rules(struct sr_create_ctx *ctx, struct sr_resources *out, sr_
   const struct sr_linux *l = &ctx->config->linux_;
   return sr_cgroup_create_device_rules(l->resources, l->devices, l->n_devices, &ctx->config->arena,
                                        out, err);
+}
+
+/* A cgroup that existed before the container: a frozen one would freeze the init before it
+ * reports (create would wait forever), so it is refused as runc refuses it; one with
+ * processes in it is shared with another container or program, which runc only warns about
+ * (their limits, and `kill --all` or delete of either, reach both). */
+static int check_existing_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
+{
+  bool frozen = false;
+  if (sr_cgroup_is_frozen(ctx->cgroup, &frozen, err) < 0)
+    return -1;
+  if (frozen)
+    return sr_error_make(err, 0,
+                         "linux.cgroupsPath: the cgroup `%s` is frozen: a container "
+                         "cannot be created in a frozen cgroup (thaw it first)",
+                         ctx->cgroup->path);
+  _cleanup_free_ pid_t *pids = NULL;
+  size_t n = 0;
+  if (sr_cgroup_pids(ctx->cgroup, &pids, &n, err) < 0)
+    return -1;
+  if (n > 0)
+    sr_warn("container \"%s\": its cgroup `%s` is not empty: %zu process(es) found (pid %d): "
+            "it is shared with another container or program",
+            ctx->o->id, ctx->cgroup->path, n, (int)pids[0]);
+  return 0;
 }
 
 static int setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
@@ -115,6 +130,8 @@ static int setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
     if (sr_container_save(ctx->container, err) < 0)
       return -1;
   }
+  if (check_existing_cgroup(ctx, err) < 0)
+    return -1;
   struct sr_resources res;
   if (device_rules(ctx, &res, err) < 0 ||
       sr_cgroup_apply_resources(ctx->cgroup, &res, false, err) < 0)

@@ -6,6 +6,7 @@
 #include "cleanup.h"
 #include "landlock.h"
 #include "lifecycle.h"
+#include "passwd.h"
 #include "process_attrs.h"
 #include "process_exec.h"
 #include "state.h"
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -86,11 +88,23 @@ __attribute__((noreturn)) static void exec_child(struct exec_ctx *x)
   if (sr_enter_cwd(p->cwd, &err) < 0 || sr_find_executable(p, &exec_path, &err) < 0)
     child_fail(fd, &err);
   if (x->notify_fd >= 0) {
-    struct sr_oci_state s = {.id = x->c->id, .status = "running", .pid = host_pid,
-                             .bundle = x->c->rec->bundle, .rootfs = x->c->rec->rootfs,
-                             .created = x->c->rec->created, .owner = ""};
-    size_t len;
-    if (sr_oci_state_json(&s, false, &notify_state, &len, &err) < 0)
+    /* The same document as the init's (an agent such as runc's seccompagent drops a message
+     * without "fds", leaving the process blocked in its first notified syscall): the
+     * container's state (its init's pid), and the exec'd process's own pid. */
+    const struct sr_config *cf = x->config;
+    struct sr_oci_state s = {.id = x->c->id,
+                             .status = "running",
+                             .pid = x->c->rec->pid,
+                             .bundle = x->c->rec->bundle,
+                             .rootfs = x->c->rec->rootfs,
+                             .created = x->c->rec->created,
+                             .owner = "",
+                             .annotation_keys = cf->annotation_keys,
+                             .annotation_values = cf->annotation_values,
+                             .n_annotations = cf->n_annotations};
+    const struct sr_seccomp *sc = cf->linux_.seccomp;
+    if (sr_oci_process_state_json(&s, host_pid, sc ? sc->listener_metadata : NULL, &notify_state,
+                                  &err) < 0)
       child_fail(fd, &err);
   }
   close(x->proc_fd);
@@ -102,6 +116,15 @@ __attribute__((noreturn)) static void exec_child(struct exec_ctx *x)
        sr_landlock_restrict(&x->o->landlock, landlock_fd, x->o->preserve_fds,
                             p->no_new_privileges, &err) < 0))
     child_fail(fd, &err);
+  /* HOME from the container's /etc/passwd (we are in its mount namespace, its root is ours)
+   * unless the process's env sets it, as runc does. */
+  struct sr_process proc = *p;
+  _cleanup_free_ char **env = NULL;
+  _cleanup_free_ char *home = NULL;
+  env = sr_env_with_home(proc.env, proc.n_env, proc.user.uid, &proc.n_env, &home);
+  if (env)
+    proc.env = env;
+  t.process = &proc;
   t.seccomp = x->config->linux_.seccomp;
   t.seccomp_prog = &x->seccomp_prog;
   t.builtin_seccomp = x->o->builtin_seccomp;
@@ -197,6 +220,11 @@ static int prepare(struct exec_ctx *x, sr_error_t *err)
                                  "in the runtime's own user namespace, which no container of an "
                                  "enforcing profile is: state.json is not what seerun wrote",
                          x->c->id, (int)r->pid);
+  /* --ignore-paused: the process joins the frozen cgroup and stays frozen until `resume`,
+   * which takes the container's lock: held, neither would ever return.  The init is pinned
+   * by its pidfd from here on; a delete meanwhile kills the process with the cgroup. */
+  if (st == SR_STATUS_PAUSED)
+    flock(x->c->dirfd, LOCK_UN);
   /* Every namespace of the init that is not the runtime's own, whatever config.json says: the
    * state directory keeps the engine's config, and the policy may have put the container in
    * more (its user namespace; new pid, ipc, uts or cgroup namespaces for the host's). Joining

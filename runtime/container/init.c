@@ -9,6 +9,8 @@
 #include "hooks.h"
 #include "landlock.h"
 #include "log.h"
+#include "loopback.h"
+#include "passwd.h"
 #include "paths.h"
 #include "process_attrs.h"
 #include "process_exec.h"
@@ -271,6 +273,10 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
     return sr_error_sys(err, "unshare cgroup namespace");
   if (setsid() < 0)
     return sr_error_sys(err, "setsid");
+  /* A new network namespace has its loopback down; runc and crun bring it up (hooks, and the
+   * processes inside, expect 127.0.0.1 to work).  A joined one is its owner's business. */
+  if (((ctx->ns.clone_flags | ctx->ns.unshare_flags) & CLONE_NEWNET) && sr_loopback_up(err) < 0)
+    return -1;
   if (!ctx->o->no_new_keyring) {
     /* Containers must not share the host's session keyring. */
     char name[64];
@@ -393,7 +399,14 @@ __attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool afte
   _cleanup_free_ char *notify_state = NULL;
   if (ctx->notify_fd >= 0 && sr_create_notify_state_json(ctx, &notify_state, &err) < 0)
     start_fail(fifo, &err);
-  target.process = c->process;
+  /* HOME from the container's /etc/passwd unless the config sets it, as runc does. */
+  struct sr_process proc = *c->process;
+  _cleanup_free_ char **env = NULL;
+  _cleanup_free_ char *home = NULL;
+  env = sr_env_with_home(proc.env, proc.n_env, proc.user.uid, &proc.n_env, &home);
+  if (env)
+    proc.env = env;
+  target.process = &proc;
   target.seccomp = c->linux_.seccomp;
   target.seccomp_prog = &ctx->seccomp_prog;
   target.builtin_seccomp = ctx->builtin_seccomp;

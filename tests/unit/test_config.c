@@ -19,6 +19,7 @@
 #include <sys/resource.h>
 
 #include "config.h"
+#include "spec_default.h"
 #include "unit.h"
 
 /* JSON written as is in the source: JSON({"a": [1, "b"]}) is the C string "{\"a\": [1, \"b\"]}".
@@ -177,6 +178,41 @@ static void check_mount(const struct sr_mount *m, const char *dest, const char *
   CHECK_STR_EQ(m->opts.data, data);
   CHECK_UINT_EQ(m->opts.propagation, 0);
   CHECK(!m->opts.bind && !m->opts.rbind);
+}
+
+/* `spec --rootless`: runc's specconv.ToRootless applied to the default template. */
+static void the_rootless_template_is_the_default_turned_as_runc_turns_it(void)
+{
+  char *text = sr_rootless_spec(1000, 1001);
+  CHECK(text != NULL);
+  if (text == NULL)
+    return;
+  struct sr_config *c;
+  PARSE(text, c);
+  free(text);
+  if (c == NULL)
+    return;
+  const struct sr_linux *l = &c->linux_;
+  CHECK(l->namespaces[SR_NS_USER].present);
+  CHECK(!l->namespaces[SR_NS_NET].present);
+  CHECK(l->namespaces[SR_NS_PID].present && l->namespaces[SR_NS_CGROUP].present);
+  CHECK_UINT_EQ(l->n_uid_mappings, 1);
+  CHECK_UINT_EQ(l->n_gid_mappings, 1);
+  if (l->n_uid_mappings == 1 && l->n_gid_mappings == 1) {
+    CHECK_UINT_EQ(l->uid_mappings[0].container_id, 0);
+    CHECK_UINT_EQ(l->uid_mappings[0].host_id, 1000);
+    CHECK_UINT_EQ(l->uid_mappings[0].size, 1);
+    CHECK_UINT_EQ(l->gid_mappings[0].host_id, 1001);
+  }
+  CHECK(l->resources == NULL);
+  CHECK_UINT_EQ(c->n_mounts, 7);
+  if (c->n_mounts == 7) {
+    CHECK_STR_EQ(c->mounts[2].opts.data, "newinstance,ptmxmode=0666,mode=0620");
+    CHECK_STR_EQ(c->mounts[5].destination, "/sys");
+    CHECK_STR_EQ(c->mounts[5].source, "/sys");
+    CHECK(c->mounts[5].opts.rbind);
+  }
+  sr_config_free(c);
 }
 
 static void the_runc_spec_default_config_lands_field_by_field(void)
@@ -1360,6 +1396,7 @@ static void unknown_fields_and_nulls_are_ignored(void)
 int main(void)
 {
   RUN(the_runc_spec_default_config_lands_field_by_field);
+  RUN(the_rootless_template_is_the_default_turned_as_runc_turns_it);
   RUN(every_field_of_the_config_lands_where_the_runtime_reads_it);
   RUN(numbers_above_int64_max_survive_exactly);
   RUN(every_supported_oci_version_is_accepted);
