@@ -63,6 +63,8 @@ struct sr_create_ctx {
   const struct sr_egress *egress;
   const struct sr_egress_host *egress_narrow;
   size_t n_egress_narrow;
+  const struct sr_egress_host *egress_extra; /* seerun sandbox --allow-host */
+  size_t n_egress_extra;
   pid_t supervisor_pid; /* parent: started, 0 until then */
   struct sr_landlock_plan landlock; /* abi 0: none */
   /* What the hooks are judged against where they run (the profile of the create). */

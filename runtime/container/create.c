@@ -175,8 +175,14 @@ static int start_supervisor(struct sr_create_ctx *ctx, sr_error_t *err)
       .egress = ctx->egress,
       .narrow = ctx->egress_narrow,
       .n_narrow = ctx->n_egress_narrow,
+      .extra = ctx->egress_extra,
+      .n_extra = ctx->n_egress_extra,
       .init_pidfd = ctx->init_pidfd,
   };
+  /* A descriptor of its own: a dup of the locked one would share its lock. */
+  _cleanup_close_ int dirfd = openat(ctx->container->rootfd, ctx->o->id,
+                                     O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  sc.state_dirfd = dirfd;
   struct sr_state_record *rec = ctx->container->rec;
   if (sr_supervisor_start(&sc, &rec->supervisor_pid, &rec->supervisor_start, err) < 0)
     return sr_error_wrap(err, "egress proxy");

@@ -7,6 +7,7 @@
 #include "cleanup.h"
 #include "egress_proxy.h"
 #include "egress_record.h"
+#include "json.h"
 #include "util.h"
 
 #include <errno.h>
@@ -40,13 +41,31 @@ static int drop_privileges(void)
   return r;
 }
 
+static void write_record(const struct sr_egress_record *rec, int dirfd)
+{
+  _cleanup_gen_ sr_json_gen_t g = NULL;
+  sr_error_t err = NULL;
+  const unsigned char *buf;
+  size_t len;
+  if (dirfd < 0 || sr_json_gen_new(&g, false, &err) < 0) {
+    sr_error_free(&err);
+    return;
+  }
+  sr_egress_record_to_json(rec, g);
+  if (sr_json_gen_buf(g, &buf, &len, &err) < 0 ||
+      sr_write_file_atomic(dirfd, SR_SUPERVISOR_EGRESS_FILE, buf, len, 0600, &err) < 0)
+    sr_error_free(&err);
+}
+
 static __attribute__((noreturn)) void supervise(const struct sr_supervisor_config *cfg,
-                                                int listen_fd, int init_pidfd)
+                                                int listen_fd, int init_pidfd, int state_dirfd)
 {
   struct sr_egress_proxy_config pc = {
       .policy = cfg->egress,
       .narrow = cfg->narrow,
       .n_narrow = cfg->n_narrow,
+      .extra = cfg->extra,
+      .n_extra = cfg->n_extra,
       .profile = cfg->profile,
       .listen_fd = listen_fd,
       .max_connections = 256,
@@ -82,6 +101,7 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
     ;
   sr_egress_events_drain(events, sr_egress_record_add, &rec);
   sr_egress_record_close(&rec);
+  write_record(&rec, state_dirfd);
   _exit(0);
 }
 
@@ -106,13 +126,14 @@ int sr_supervisor_start(const struct sr_supervisor_config *cfg, pid_t *pid, uint
     prctl(PR_SET_NAME, "seerun-supervise", 0, 0, 0);
     int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(devnull, 2) < 0 ||
-        dup2(listen_fd, 3) < 0 || dup2(cfg->init_pidfd, 4) < 0 || dup2(ready[1], 5) < 0)
+        dup2(listen_fd, 3) < 0 || dup2(cfg->init_pidfd, 4) < 0 || dup2(ready[1], 5) < 0 ||
+        (cfg->state_dirfd >= 0 ? dup2(cfg->state_dirfd, 6) : open("/dev/null", O_RDONLY)) < 0)
       _exit(125);
-    syscall(SYS_close_range, 6, ~0U, 0);
+    syscall(SYS_close_range, 7, ~0U, 0);
     signal(SIGPIPE, SIG_IGN);
     (void)!write(5, "", 1);
     close(5);
-    supervise(cfg, 3, 4);
+    supervise(cfg, 3, 4, cfg->state_dirfd >= 0 ? 6 : -1);
   }
   close(ready[1]);
   char c;

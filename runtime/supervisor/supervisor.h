@@ -24,8 +24,16 @@ struct sr_supervisor_config {
   const struct sr_egress *egress;
   const struct sr_egress_host *narrow; /* io.seerun.egress.allow; NULL: none */
   size_t n_narrow;
+  const struct sr_egress_host *extra; /* seerun sandbox --allow-host (the trusted caller's) */
+  size_t n_extra;
+  int state_dirfd; /* the container's state directory (a descriptor of its own, not the
+                      locked one): egress.json is written there when the supervisor ends */
   int init_pidfd; /* the container's init: its network namespace, and its end */
 };
+
+/* What the supervisor leaves in the state directory when it ends: the egress record
+ * (egress_record.h's document), for `seerun sandbox`'s result. */
+#define SR_SUPERVISOR_EGRESS_FILE "egress.json"
 
 /* Creates the proxy's listening socket in the init's network namespace and starts the
  * supervisor; *pid and *start_time identify it for sr_supervisor_stop. */
