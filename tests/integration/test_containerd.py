@@ -344,6 +344,20 @@ def test_default_policy_applies(containerd):
         containerd.ctr("container", "delete", "pol2", check=False)
 
 
+@pytest.mark.skipif(not engines.builtin_policy(), reason="an operator policy is installed")
+def test_egress_proxy_by_annotation(containerd):
+    """ctr's --annotation io.seerun.network=proxy: seerun's egress proxy inside, refusing the
+    host the built-in default profile does not list, and ctr returns (the supervisor holds
+    none of the shim's descriptors)."""
+    r = containerd.run_ctr("--rm", "--annotation", "io.seerun.network=proxy", BUSYBOX_IMAGE,
+                           "egress", "sh", "-c", "echo $http_proxy; wget -q -O - http://example.test/ 2>&1 | tail -1; printf 'GET http://example.test/ HTTP/1.0\\r\\n\\r\\n' | nc 127.0.0.1 3128 | tail -1")
+    lines = r.stdout.splitlines()
+    assert lines[0] == "http://127.0.0.1:3128", r.stdout
+    assert "403 Forbidden" in lines[1], r.stdout
+    assert lines[2] == ('seerun: egress to example.test:80 denied by profile "default" '
+                        "(network.egress.allow)"), r.stdout
+
+
 def test_nothing_left_behind(containerd):
     containerd.remove_everything()
     assert not containerd.seerun_ids()

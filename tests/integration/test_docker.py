@@ -42,6 +42,9 @@ class Docker:
         # Not in contrib: the untrusted profile, which Docker's configs do not pass yet.
         conf["runtimes"]["seerun-untrusted-test"] = {
             "path": engines.SEERUN, "runtimeArgs": ["--profile", "untrusted-user-code"]}
+        # A profile with "network": {"mode": "proxy"}: Docker 20.10 passes no annotations.
+        conf["runtimes"]["seerun-python-packages-test"] = {
+            "path": engines.SEERUN, "runtimeArgs": ["--profile", "python-packages"]}
         self.runtimes = conf["runtimes"]
         self.config = engines.write_file(sandbox.path("daemon.json"), json.dumps(conf, indent=2))
         self.env = dict(os.environ, DOCKER_HOST=f"unix://{self.sock}",
@@ -252,6 +255,20 @@ def test_untrusted_profile(docker):
     r, profiles = run_and_audit(docker, "seerun-untrusted-test")
     assert (r.returncode, r.stdout) == (0, "ok\n"), r.stderr
     assert profiles == {"untrusted-user-code"}
+
+
+@pytest.mark.skipif(not engines.builtin_policy(), reason="an operator policy is installed")
+def test_egress_proxy_through_a_bound_profile(docker):
+    """An entry bound to python-packages (network.mode "proxy"): the container gets seerun's
+    egress proxy without an annotation; a host the profile does not list is refused, naming the
+    profile and the knob (no request leaves this machine: pypi.org is not asked for)."""
+    r = docker.run("--rm", BUSYBOX_IMAGE, "sh", "-c",
+                   "echo $http_proxy; wget -q -O - http://example.test/ 2>&1 | tail -1; printf 'GET http://example.test/ HTTP/1.0\\r\\n\\r\\n' | nc 127.0.0.1 3128 | tail -1", runtime="seerun-python-packages-test")
+    lines = r.stdout.splitlines()
+    assert lines[0] == "http://127.0.0.1:3128", r.stdout + r.stderr
+    assert "403 Forbidden" in lines[1], r.stdout
+    assert lines[2] == ('seerun: egress to example.test:80 denied by profile "python-packages" '
+                        "(network.egress.allow)"), r.stdout
 
 
 def test_debian_image(docker):

@@ -424,6 +424,21 @@ def test_default_policy_applies(podman):
     assert r.stdout.split() == ["lo"]
 
 
+@pytest.mark.skipif(not engines.builtin_policy(), reason="an operator policy is installed")
+def test_egress_proxy_by_annotation(podman):
+    """`--annotation io.seerun.network=proxy`: seerun's egress proxy at 127.0.0.1:3128, the proxy
+    variables set, and `podman run` returns (the supervisor holds none of conmon's descriptors).
+    The built-in default profile grants the proxy and allows no host: the refusal names the
+    knob (no request leaves this machine)."""
+    r = podman.run("--rm", "--network=none", "--annotation", "io.seerun.network=proxy",
+                   BUSYBOX_IMAGE, "sh", "-c", "echo $http_proxy; wget -q -O - http://example.test/ 2>&1 | tail -1; printf 'GET http://example.test/ HTTP/1.0\\r\\n\\r\\n' | nc 127.0.0.1 3128 | tail -1", timeout=60)
+    lines = r.stdout.splitlines()
+    assert lines[0] == "http://127.0.0.1:3128", r.stdout
+    assert "403 Forbidden" in lines[1], r.stdout
+    assert lines[2] == ('seerun: egress to example.test:80 denied by profile "default" '
+                        "(network.egress.allow)"), r.stdout
+
+
 def test_nothing_left_behind(podman):
     """After `podman rm --all`, seerun holds no state, process, cgroup or user namespace range
     of podman's."""
