@@ -29,7 +29,8 @@ def wait_for(pred, timeout=10.0, what="condition"):
 
 class Origin(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
-        body = f"origin saw {self.path} host={self.headers.get('Host')}\n".encode()
+        body = (f"origin saw {self.path} host={self.headers.get('Host')} "
+                f"from={self.client_address[0]}\n").encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -101,7 +102,7 @@ def test_an_allowed_name_is_fetched_and_everything_else_is_refused_and_audited(p
     r = s.cmd("run", "--bundle", b.write(), s.id())
     out = r.stdout
     assert "proxy=http://127.0.0.1:3128 no=localhost,127.0.0.1" in out, out + r.stderr
-    assert f"origin saw /ok host=allowed.test:{origin}" in out, out + r.stderr
+    assert f"origin saw /ok host=allowed.test:{origin} from=127.0.0.1" in out, out + r.stderr
     assert f"origin saw /wild host=a.wild.test:{origin}" in out, out
     # Resolved by the confined proxy itself (/etc/hosts), then judged: 127.0.0.1 is listed.
     assert f"origin saw /resolved host=localhost:{origin}" in out, out
@@ -230,3 +231,17 @@ def test_network_mode_proxy_gives_the_proxy_without_asking(proxied, origin):
     b.shell(f"wget -q -O - http://allowed.test:{origin}/mode")
     r = s.cmd("run", "--bundle", b.write(), s.id())
     assert "origin saw /mode" in r.stdout, r.stdout + r.stderr
+
+
+def test_the_outbound_side_leaves_from_the_bind_address(proxied, origin):
+    s, b = proxied
+    egress_policy(s, origin)
+    with open(s.policy) as f:
+        policy = json.load(f)
+    policy["profiles"]["default"]["network"]["egress"]["bindAddress"] = "127.0.0.2"
+    with open(s.policy, "w") as f:
+        json.dump(policy, f)
+    b.shell(f"wget -q -O - http://allowed.test:{origin}/bound")
+    r = s.cmd("run", "--bundle", b.write(), s.id())
+    assert f"origin saw /bound host=allowed.test:{origin} from=127.0.0.2" in r.stdout, \
+        r.stdout + r.stderr
