@@ -1,7 +1,7 @@
 /* What a sandbox run came to: the command's exit (status or signal), whether the wall-clock
- * limit or the OOM killer ended it, its time and memory, the outputs collected and refused,
- * and the policy's decisions.  One JSON document for --json; the same facts, flattened, as
- * the audit event "sandbox-result". */
+ * limit, the OOM killer or the caller's signal ended it, its time and memory, its output
+ * streams, the outputs collected and refused, and the policy's decisions.  One JSON document
+ * (--json=FILE, --json-fd=N); the same facts, flattened, as the audit event "sandbox-result". */
 #include "build.h"
 
 #include "sandbox.h"
@@ -82,6 +82,21 @@ static void put_entries(yajl_gen g, const char *key, const struct sr_collect_ent
   yajl_gen_array_close(g);
 }
 
+/* What of the command's stdout or stderr reached the caller, and what was dropped (past
+ * --output-max-bytes, or with the caller's end closed); null when it never ran. */
+static void put_stream(yajl_gen g, const char *key, const struct sr_sandbox_stream *s)
+{
+  sr_json_put_key(g, key);
+  if (s == NULL) {
+    yajl_gen_null(g);
+    return;
+  }
+  yajl_gen_map_open(g);
+  sr_json_put_kv_u64(g, "bytes", s->bytes);
+  sr_json_put_kv_u64(g, "droppedBytes", s->dropped);
+  yajl_gen_map_close(g);
+}
+
 static void put_output(yajl_gen g, const struct sr_sandbox_result *r)
 {
   sr_json_put_key(g, "output");
@@ -131,6 +146,13 @@ int sr_sandbox_result_json(const struct sr_sandbox_result *r, char **out, size_t
   } else
     put_null(g, "signal");
   sr_json_put_kv_bool(g, "timedOut", r->timed_out);
+  sr_json_put_kv_bool(g, "signalledByCaller", r->caller_signal != 0);
+  if (r->caller_signal) {
+    char name[32];
+    signal_name(r->caller_signal, name, sizeof(name));
+    sr_json_put_kv_string(g, "callerSignal", name);
+  } else
+    put_null(g, "callerSignal");
   sr_json_put_kv_bool(g, "interrupted", r->interrupted);
   sr_json_put_kv_bool(g, "oomKilled", r->usage.oom_kills > 0);
   if (r->usage.valid)
@@ -168,7 +190,14 @@ int sr_sandbox_result_json(const struct sr_sandbox_result *r, char **out, size_t
     put_double(g, "timeoutSeconds", (double)r->timeout_ms / 1000.0);
   else
     put_null(g, "timeoutSeconds");
+  if (r->output_max_bytes)
+    sr_json_put_kv_u64(g, "outputMaxBytes", r->output_max_bytes);
+  else
+    put_null(g, "outputMaxBytes");
+  put_double(g, "killAfterSeconds", (double)r->kill_after_ms / 1000.0);
   yajl_gen_map_close(g);
+  put_stream(g, "stdout", r->stdio ? &r->stdio->out : NULL);
+  put_stream(g, "stderr", r->stdio ? &r->stdio->err : NULL);
   put_output(g, r);
   sr_json_put_key(g, "decisions");
   if (r->decisions_json)
@@ -220,7 +249,14 @@ int sr_sandbox_result_audit(const struct sr_audit *a, const struct sr_sandbox_re
                             sr_error_t *err)
 {
   char status[16], exit_code[16] = "", sig[32] = "", wall[32], cpu[32], peak[32] = "",
-                   files[32] = "", bytes[32] = "", refused[32] = "";
+                   files[32] = "", bytes[32] = "", refused[32] = "", caller_sig[32] = "",
+                   dropped_out[32] = "", dropped_err[32] = "";
+  if (r->caller_signal)
+    signal_name(r->caller_signal, caller_sig, sizeof(caller_sig));
+  if (r->stdio) {
+    snprintf(dropped_out, sizeof(dropped_out), "%llu", (unsigned long long)r->stdio->out.dropped);
+    snprintf(dropped_err, sizeof(dropped_err), "%llu", (unsigned long long)r->stdio->err.dropped);
+  }
   snprintf(status, sizeof(status), "%d", r->exit_code);
   if (r->ran && WIFEXITED(r->status))
     snprintf(exit_code, sizeof(exit_code), "%d", WEXITSTATUS(r->status));
@@ -246,7 +282,11 @@ int sr_sandbox_result_audit(const struct sr_audit *a, const struct sr_sandbox_re
       "exitCode", exit_code,
       "signal", sig,
       "timedOut", r->timed_out ? "true" : "false",
+      "signalledByCaller", r->caller_signal ? "true" : "false",
+      "callerSignal", caller_sig,
       "interrupted", r->interrupted ? "true" : "false",
+      "stdoutDroppedBytes", dropped_out,
+      "stderrDroppedBytes", dropped_err,
       "oomKilled", r->usage.oom_kills > 0 ? "true" : "false",
       "wallSeconds", wall,
       "cpuSeconds", cpu,

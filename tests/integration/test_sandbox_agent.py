@@ -1,0 +1,470 @@
+"""seerun sandbox as a program drives it (issue 14): the code never holds the caller's
+descriptors, the result document never shares a channel with the code's output, the sandbox
+dies with its seerun (and its state goes with the next sandbox or gc), the caller's SIGTERM and
+SIGINT end it with a documented status, a non-empty --out is refused, and the exit statuses and
+messages are ones a caller can act on."""
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import SEERUN
+
+
+def wait_for(predicate, timeout=10.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out ({timeout} s) waiting for {what}")
+        time.sleep(0.02)
+
+
+def state_entries(seerun):
+    return sorted(os.listdir(seerun.root)) if os.path.isdir(seerun.root) else []
+
+
+def alive(pid):
+    """Exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(") ", 1)[1][0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def pid_ns(pid):
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
+
+
+def processes_in_ns(ns):
+    pids = []
+    for d in os.listdir("/proc"):
+        if d.isdigit() and pid_ns(int(d)) == ns and alive(int(d)):
+            pids.append(int(d))
+    return pids
+
+
+def children(pid):
+    out = []
+    try:
+        for t in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{t}/children") as f:
+                out += [int(x) for x in f.read().split()]
+    except OSError:
+        pass
+    return out
+
+
+def running_pid(seerun, cid):
+    r = seerun.cmd("state", cid)
+    if r.returncode != 0:
+        return 0
+    st = json.loads(r.stdout)
+    return st["pid"] if st["status"] == "running" else 0
+
+
+class Driver:
+    """A driver program's view: `seerun sandbox` with the fixture's global flags and the result
+    document in a file of its own."""
+
+    def __init__(self, seerun, tmp_path):
+        self.seerun = seerun
+        self.tmp = tmp_path
+        self.count = 0
+
+    def argv(self, *args, name="sb"):
+        return [SEERUN, *self.seerun.global_args, "sandbox", "--name", self.seerun.id(name),
+                *args]
+
+    def run(self, *command, opts=(), name="sb", timeout=60, **kw):
+        self.count += 1
+        result = self.tmp / f"result-{self.count}.json"
+        r = self.seerun.cmd("sandbox", "--name", self.seerun.id(name), f"--json={result}",
+                            *opts, "--", *command, timeout=timeout, **kw)
+        r.result = json.loads(result.read_text()) if result.exists() and \
+            result.stat().st_size else None
+        return r
+
+
+@pytest.fixture
+def driver(hardened, tmp_path):
+    return Driver(hardened, tmp_path)
+
+
+# ---- 1. no shared descriptors ----------------------------------------------------------------
+
+
+def test_the_commands_standard_streams_are_pipes(driver, tmp_path):
+    """Whatever the caller's stdin, stdout and stderr are (files here), the command's are
+    pipes: it never learns the host path behind them."""
+    inp = tmp_path / "caller.in"
+    inp.write_text("input line\n")
+    with open(inp) as i:
+        # cmd() gives seerun files for stdout and stderr.
+        r = driver.seerun.cmd("sandbox", "--name", driver.seerun.id("sb"), "--", "sh", "-c",
+                              "readlink /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2 >&2; "
+                              "cat; echo done", stdin=i, timeout=60)
+        assert r.returncode == 0, r.stderr
+    links = r.stderr.split()
+    assert len(links) == 3 and all(l.startswith("pipe:") for l in links), r.stderr
+    assert str(tmp_path) not in r.stderr
+    # The caller's stdin reached the command through the relay, and its output the caller.
+    assert r.stdout == "input line\ndone\n"
+
+
+def test_the_callers_log_file_is_untouched_by_the_code(hardened, tmp_path):
+    """The attack: the code truncates its stdout, clears O_APPEND and rewrites from offset 0.
+    With the caller's file as its fd 1 that destroyed the caller's log; through a pipe it only
+    appends what the code printed."""
+    log = tmp_path / "caller.log"
+    log.write_text("caller's earlier line\n")
+    attack = ("import fcntl, os, sys\n"
+              "for name, f in (('truncate', lambda: os.ftruncate(1, 0)),\n"
+              "                ('noappend', lambda: fcntl.fcntl(1, fcntl.F_SETFL, 0)),\n"
+              "                ('seek', lambda: os.lseek(1, 0, os.SEEK_SET))):\n"
+              "    try:\n"
+              "        f(); print(name, 'worked', file=sys.stderr)\n"
+              "    except OSError as e:\n"
+              "        print(name, 'refused', e.errno, file=sys.stderr)\n"
+              "os.write(1, b'FORGED\\n')\n")
+    with open(log, "a") as out:
+        p = subprocess.run([SEERUN, *hardened.global_args, "sandbox", "--name", hardened.id("sb"),
+                            "--", "python3", "-c", attack], stdout=out, stderr=subprocess.PIPE,
+                           stdin=subprocess.DEVNULL, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "truncate refused" in p.stderr and "seek refused" in p.stderr, p.stderr
+    assert log.read_text() == "caller's earlier line\nFORGED\n"
+
+
+def test_output_beyond_the_bound_is_read_dropped_and_counted(driver):
+    """--output-max-bytes per stream: the caller gets the first N bytes, the command is never
+    blocked on the rest (seerun keeps reading), and the result says how much was dropped."""
+    script = ("import sys\nsys.stdout.write('o' * 300000)\nsys.stdout.flush()\n"
+              "sys.stderr.write('e' * 5000)\nprint('finished', file=sys.stderr)\n")
+    r = driver.run("python3", "-c", script, opts=("--output-max-bytes", "1k"), timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "o" * 1024
+    assert r.stderr == "e" * 1024
+    doc = r.result
+    assert doc["stdout"] == {"bytes": 1024, "droppedBytes": 300000 - 1024}
+    assert doc["stderr"] == {"bytes": 1024, "droppedBytes": 5000 + len("finished\n") - 1024}
+    assert doc["limits"]["outputMaxBytes"] == 1024
+
+
+def test_output_is_bounded_by_default(driver):
+    r = driver.run("true")
+    assert r.result["limits"]["outputMaxBytes"] == 64 << 20
+    assert r.result["stdout"] == {"bytes": 0, "droppedBytes": 0}
+
+
+# ---- 2. the result document has its own channel ---------------------------------------------
+
+
+@pytest.mark.parametrize("arg", ["--json", "--json=-"])
+def test_json_on_stdout_is_refused(hardened, arg):
+    """On stdout the code could print a forged result first, or break the parse."""
+    r = hardened.cmd("sandbox", "--name", hardened.id("sb"), arg, "--", "sh", "-c",
+                     "echo '{\"status\": 0}'")
+    assert r.returncode == 125
+    assert "use --json=FILE or --json-fd=N" in r.stderr
+    assert r.stdout == ""  # nothing ran
+    assert state_entries(hardened) == []
+
+
+def test_json_fd_gets_the_result_and_stdout_only_the_output(hardened, tmp_path):
+    rfd, wfd = os.pipe()
+    try:
+        p = subprocess.run([SEERUN, *hardened.global_args, "sandbox", "--name",
+                            hardened.id("sb"), f"--json-fd={wfd}", "--", "sh", "-c",
+                            "echo '{\"status\": 0}'; ls /proc/self/fd; exit 4"],
+                           pass_fds=(wfd,), capture_output=True, text=True, timeout=60,
+                           stdin=subprocess.DEVNULL)
+        os.close(wfd)
+        wfd = -1
+        doc = json.loads(os.read(rfd, 1 << 20))
+    finally:
+        os.close(rfd)
+        if wfd >= 0:
+            os.close(wfd)
+    assert p.returncode == 4
+    lines = p.stdout.splitlines()
+    assert lines[0] == '{"status": 0}'
+    # The command holds 0, 1, 2 (and ls its directory's), never the result's descriptor.
+    assert set(lines[1:]) <= {"0", "1", "2", "3"}, lines
+    assert doc["status"] == 4 and doc["exitCode"] == 4
+
+
+@pytest.mark.parametrize("fd", ["1", "2", "0"])
+def test_json_fd_of_a_standard_stream_is_refused(hardened, fd):
+    r = hardened.cmd("sandbox", f"--json-fd={fd}", "--", "true")
+    assert r.returncode == 125 and "--json-fd" in r.stderr
+
+
+# ---- 3. the sandbox dies with its seerun --------------------------------------------------
+
+
+CLEAR_PDEATHSIG = ("import ctypes\n"
+                   "libc = ctypes.CDLL(None)\n"
+                   "s = ctypes.c_int(-1); libc.prctl(2, ctypes.byref(s))\n"  # PR_GET_PDEATHSIG
+                   "print('pdeathsig', s.value, flush=True)\n"
+                   "libc.prctl(1, 0, 0, 0, 0)\n"  # PR_SET_PDEATHSIG 0: undone by the code
+                   )
+TREE = ("import os, subprocess, time\n"
+        "subprocess.Popen(['sleep', '300'])\n"
+        "subprocess.Popen(['setsid', 'sleep', '301'])\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    time.sleep(302)\n"
+        "    os._exit(0)\n"
+        "time.sleep(0.2)\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(303)\n")
+
+
+@pytest.mark.parametrize("how", ["kill", "kill-pdeathsig-cleared", "killpg"])
+def test_a_killed_seerun_leaves_no_process(hardened, tmp_path, how):
+    """SIGKILL of seerun (what a driver's timeout does): within a second no process of the
+    sandbox is left, be it the command, a child in a session of its own, or a command that
+    cleared its parent-death signal; also when the driver kills seerun's whole process group."""
+    cid = hardened.id("sb")
+    script = (CLEAR_PDEATHSIG if how == "kill-pdeathsig-cleared" else "") + TREE
+    out = tmp_path / "out.txt"
+    with open(out, "w") as f:
+        p = subprocess.Popen([SEERUN, *hardened.global_args, "sandbox", "--name", cid, "--",
+                              "python3", "-c", script], stdout=f, stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_for(lambda: "ready" in out.read_text(), timeout=30, what="the command to start")
+        init = running_pid(hardened, cid)
+        ns = pid_ns(init)
+        inside = processes_in_ns(ns)
+        assert len(inside) >= 4, inside  # python, two sleeps, the forked child
+        if how == "kill-pdeathsig-cleared":
+            assert "pdeathsig 9" in out.read_text()
+        helpers = children(p.pid)
+        if how == "killpg":
+            os.killpg(p.pid, signal.SIGKILL)
+        else:
+            p.kill()
+        p.wait()
+        wait_for(lambda: not processes_in_ns(ns) and not any(alive(h) for h in helpers),
+                 timeout=1.0, what="every process of the sandbox to be gone")
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    # What is left is state only, which `seerun gc` removes (and the next sandbox: see
+    # test_sandbox.py::test_killed_seerun_is_cleaned_by_the_next_sandbox).
+    assert cid in hardened.list_ids()
+    r = hardened.cmd("gc", check=True)
+    assert hardened.list_ids() == [] and state_entries(hardened) == [], r.stdout
+    delete = [e for e in hardened.audit() if e.get("id") == cid and e["event"] == "delete"]
+    assert delete and delete[-1]["reason"] == "its sandbox runtime is gone"
+
+
+def test_a_killed_seerun_is_cleaned_by_the_next_sandbox(driver, hardened, tmp_path):
+    cid = hardened.id("first")
+    p = subprocess.Popen(driver.argv("--", "sleep", "300", name="first"),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         stdin=subprocess.DEVNULL)
+    try:
+        init = wait_for(lambda: running_pid(hardened, cid), what="the sandbox to run")
+        p.kill()
+        p.wait()
+        wait_for(lambda: not alive(init), timeout=1.0, what="the command to die with seerun")
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    r = driver.run("true", name="next")
+    assert r.returncode == 0, r.stderr
+    assert hardened.list_ids() == [] and state_entries(hardened) == []
+
+
+def start_trapping(driver, tmp_path, opts=(), trap="echo got-$1 > /out/marker; exit 0"):
+    out = tmp_path / "hostout"
+    out.mkdir()
+    ready = tmp_path / "ready.txt"
+    script = (f"on() {{ {trap}; }}; trap 'on TERM' TERM; trap 'on INT' INT; "
+              "echo ready; while :; do sleep 0.05; done")
+    result = tmp_path / "result.json"
+    f = open(ready, "w")
+    p = subprocess.Popen(driver.argv(f"--json={result}", "--out", str(out), *opts, "--", "sh",
+                                     "-c", script),
+                         stdout=f, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    f.close()
+    wait_for(lambda: "ready" in ready.read_text(), timeout=30, what="the command to start")
+    return p, out, result
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_one_signal_ends_the_sandbox(driver, tmp_path, sig):
+    """A first SIGTERM or SIGINT ends the sandbox: the command gets SIGTERM (its trap writes
+    the marker and exits), seerun exits 128+signal and the result says signalledByCaller."""
+    p, out, result = start_trapping(driver, tmp_path)
+    try:
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 128 + sig, err
+    assert (out / "marker").read_text() == "got-TERM\n"
+    doc = json.loads(result.read_text())
+    assert doc["signalledByCaller"] is True
+    assert doc["callerSignal"] == signal.Signals(sig).name
+    assert doc["exitCode"] == 0 and doc["interrupted"] is False and doc["status"] == 128 + sig
+    assert f"seerun got {signal.Signals(sig).name}" in err
+
+
+def test_a_command_ignoring_sigterm_is_killed_after_the_grace_period(driver, hardened,
+                                                                       tmp_path):
+    p, out, result = start_trapping(driver, tmp_path, opts=("--kill-after", "0.5"),
+                                    trap="echo ignored > /out/marker")
+    try:
+        started = time.monotonic()
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=30)
+        elapsed = time.monotonic() - started
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 128 + signal.SIGTERM, err
+    assert 0.4 < elapsed < 10
+    assert (out / "marker").read_text() == "ignored\n"
+    doc = json.loads(result.read_text())
+    assert doc["signalledByCaller"] and doc["interrupted"] and doc["signal"] == "SIGKILL"
+    assert doc["limits"]["killAfterSeconds"] == 0.5
+    assert hardened.list_ids() == []
+
+
+# ---- 4. --out ---------------------------------------------------------------------------------
+
+
+def test_a_non_empty_out_is_refused_up_front(driver, hardened, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "old").write_text("from an earlier run")
+    r = driver.run("sh", "-c", "echo new > /out/new", opts=("--out", str(out)))
+    assert r.returncode == 125
+    assert "--out" in r.stderr and "not empty" in r.stderr and "--out-overwrite" in r.stderr
+    assert sorted(os.listdir(out)) == ["old"]
+    assert r.result["error"] and "not empty" in r.result["error"]
+    assert "start" not in [e["event"] for e in hardened.audit()
+                           if e.get("id") == hardened.id("sb")]
+    r = driver.run("sh", "-c", "echo new > /out/new; echo again > /out/old",
+                   opts=("--out", str(out), "--out-overwrite"))
+    assert r.returncode == 0, r.stderr
+    assert (out / "new").read_text() == "new\n" and (out / "old").read_text() == "again\n"
+    assert r.result["output"]["complete"] is True
+
+
+def test_a_result_with_refused_entries_is_never_complete(driver, tmp_path):
+    out = tmp_path / "out"
+    r = driver.run("sh", "-c", "echo a > /out/a; ln -s /etc/passwd /out/link; mkfifo /out/p",
+                   opts=("--out", str(out)))
+    assert r.returncode == 0, r.stderr
+    o = r.result["output"]
+    assert sorted(e["path"] for e in o["refused"]) == ["link", "p"]
+    assert o["complete"] is False
+    assert sorted(os.listdir(out)) == ["a"]
+
+
+# ---- 5. exit statuses and messages ------------------------------------------------------------
+
+
+def test_timeout_exits_124_with_one_line(driver):
+    r = driver.run("sleep", "30", opts=("--timeout", "0.5"))
+    assert r.returncode == 124
+    assert r.stderr == "seerun sandbox: killed: --timeout 0.5 s reached\n"
+    assert r.result["timedOut"] and r.result["status"] == 124
+
+
+def test_oom_kill_says_so_in_one_line(driver):
+    r = driver.run("python3", "-c", "a = []\nwhile True:\n    a.append(bytearray(1 << 20))\n",
+                   opts=("--memory", "32m"))
+    assert r.returncode == 128 + signal.SIGKILL
+    lines = [l for l in r.stderr.splitlines() if l.startswith("seerun sandbox:")]
+    assert lines == ["seerun sandbox: killed: out of memory (the memory limit, 32 MiB, "
+                     "reached; --memory)"], r.stderr
+    assert r.result["oomKilled"]
+
+
+def test_a_command_missing_in_the_sandbox_exits_127_with_a_hint(driver, hardened):
+    # /usr/local and the home directories are not there; nor is a name nobody has.
+    for cmd in ("no-such-command-here", "/root/.bashrc", "/usr/local/bin/x"):
+        r = driver.run(cmd)
+        assert r.returncode == 127, (cmd, r.stderr)
+        assert "not found" in r.stderr or "no such file" in r.stderr
+        assert "only the host's /usr" in r.stderr and "--ro" in r.stderr
+        assert r.result["status"] == 127
+    assert hardened.list_ids() == [] and state_entries(hardened) == []
+
+
+def test_a_command_that_is_not_executable_exits_126(driver, tmp_path):
+    f = tmp_path / "script"
+    f.write_text("#!/bin/sh\necho hi\n")
+    f.chmod(0o644)
+    r = driver.run("/in/script", opts=("--ro", f"{f}:/in/script"))
+    assert r.returncode == 126, r.stderr
+    assert "permission denied" in r.stderr
+    r = driver.run("/usr")
+    assert r.returncode == 126, r.stderr
+
+
+def test_a_failure_of_seerun_itself_is_125(driver, tmp_path):
+    r = driver.run("true", opts=("--rootfs", str(tmp_path / "missing")))
+    assert r.returncode == 125 and "--rootfs" in r.stderr
+
+
+@pytest.mark.parametrize("value", ["512", "1m", "8388607"])
+def test_a_memory_limit_below_the_minimum_is_refused_up_front(hardened, value):
+    r = hardened.cmd("sandbox", "--name", hardened.id("sb"), "--memory", value, "--", "true")
+    assert r.returncode == 125
+    assert f"--memory {value}" in r.stderr and "minimum, 8m" in r.stderr
+    assert state_entries(hardened) == [] and hardened.audit() == []
+
+
+@pytest.mark.parametrize("opt", ["--timeout", "--kill-after"])
+@pytest.mark.parametrize("value", ["0", "-1"])
+def test_a_zero_duration_must_be_positive(hardened, opt, value):
+    r = hardened.cmd("sandbox", opt, value, "--", "true")
+    assert r.returncode == 125
+    assert f'{opt}: "{value}": must be positive' in r.stderr
+
+
+def test_non_root_is_told_seerun_must_run_as_root(hardened):
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", SEERUN,
+                        *hardened.global_args, "sandbox", "--", "true"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 125
+    assert r.stderr == "seerun sandbox: seerun must run as root (rootless is not implemented)\n"
+
+
+def test_a_refused_ro_names_the_option_the_user_wrote(driver):
+    r = driver.run("true", opts=("--ro", "/root"))
+    assert r.returncode == 125
+    assert "--ro /root (mounts[" in r.stderr, r.stderr
+    assert "denied host path" in r.stderr
+
+
+def test_an_unknown_profile_lists_the_profiles(hardened):
+    argv = [SEERUN, "--root", hardened.root, "--policy", hardened.policy, "sandbox",
+            "--profile", "nope", "--", "true"]
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 125
+    assert 'unknown profile "nope"' in r.stderr
+    for name in ("default", "untrusted-user-code", "permissive"):
+        assert name in r.stderr, r.stderr
