@@ -53,6 +53,7 @@ static const struct option longopts[] = {
     {"output-max-bytes", required_argument, NULL, 'O'},
     {"kill-after", required_argument, NULL, 'K'},
     {"out-overwrite", no_argument, NULL, 'W'},
+    {"tty", no_argument, NULL, 'y'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -67,8 +68,8 @@ static void help(void)
          "read-only, with a generated /etc; no network; scratch space and /out writable), under\n"
          "the operator's policy, relays its output and removes everything afterwards.  The\n"
          "command never holds the caller's descriptors: its stdin, stdout and stderr are pipes\n"
-         "seerun relays.  It sees only the host's /usr (and /bin, /lib ... where they are\n"
-         "directories) and the --ro paths.\n\n"
+         "(a pty with --tty) seerun relays.  It sees only the host's /usr (and /bin, /lib ...\n"
+         "where they are directories) and the --ro paths.\n\n"
          "EXIT STATUS:\n"
          "   the command's status (128+N when signal N killed it); 124: --timeout reached;\n"
          "   126: the command is not executable; 127: it does not exist in the sandbox;\n"
@@ -103,6 +104,9 @@ static void help(void)
          "                          (default: 2)\n"
          "   --tmp-size value       size of /tmp (the profile bounds it)\n"
          "   --network              the host's network, where the profile allows it\n"
+         "   --tty                  a pty (from the sandbox's own devpts) as the command's\n"
+         "                          stdin, stdout and stderr instead of pipes; seerun relays it\n"
+         "                          (and the caller's terminal is raw meanwhile)\n"
          "   --name value           the container id (default: the first free sandbox-N)\n"
          "   --json=FILE            the result document in FILE (never on stdout, the command's)\n"
          "   --json-fd value        the result document on descriptor N (3 or above)\n");
@@ -376,6 +380,9 @@ static int parse_option(struct cli *c, int opt, const char *arg)
     return 0;
   case 'W':
     o->out_overwrite = true;
+    return 0;
+  case 'y':
+    o->tty = true;
     return 0;
   }
   return -1;

@@ -25,6 +25,7 @@
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/types.h>
+#include <termios.h>
 
 #include "audit.h"
 #include "cli.h"
@@ -77,6 +78,7 @@ struct sr_sandbox_opts {
   uint64_t output_max_bytes; /* per output stream (stdout, stderr) */
   uint64_t kill_after_ms;    /* from the caller's SIGTERM/SIGINT to SIGKILL */
   bool out_overwrite;        /* --out may hold files already */
+  bool tty;                  /* --tty: a pty (from the container's devpts) instead of pipes */
   bool network;          /* --network: the host's network, where the profile allows it */
   bool own_tmp;          /* the profile mounts no /tmp: the sandbox mounts its own */
   uint64_t own_tmp_size;
@@ -166,6 +168,8 @@ struct sr_sandbox_stdio {
   int saved[3];   /* the caller's 0, 1, 2 (close-on-exec copies) */
   int child[3];   /* the container's ends, until the container holds them */
   bool installed; /* the container's ends are at 0, 1, 2 */
+  bool raw;       /* the caller's terminal is in raw mode (saved_tio to restore) */
+  struct termios saved_tio;
   struct sr_sandbox_stream in, out, err;
   uint64_t max_bytes;
 };
@@ -179,6 +183,9 @@ void sr_sandbox_stdio_init(struct sr_sandbox_stdio *st, uint64_t max_bytes);
  * ends. */
 int sr_sandbox_stdio_open(struct sr_sandbox_stdio *st, sr_error_t *err);
 void sr_sandbox_stdio_restore(struct sr_sandbox_stdio *st);
+/* --tty: the command's stdin and stdout (and stderr) are the pty whose master is given (taken
+ * over); the caller's terminal, if stdin is one, is in raw mode until release. */
+int sr_sandbox_stdio_use_tty(struct sr_sandbox_stdio *st, int master, sr_error_t *err);
 /* One round of the relay: the descriptors to poll, then what their events call for. */
 void sr_sandbox_stdio_poll(const struct sr_sandbox_stdio *st,
                            struct pollfd p[SR_SANDBOX_STDIO_POLLFDS]);

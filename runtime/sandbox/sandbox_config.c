@@ -63,7 +63,7 @@ static void put_process(yajl_gen g, const struct sr_sandbox_opts *o)
 {
   sr_json_put_key(g, "process");
   yajl_gen_map_open(g);
-  sr_json_put_kv_bool(g, "terminal", false);
+  sr_json_put_kv_bool(g, "terminal", o->tty);
   sr_json_put_key(g, "user");
   yajl_gen_map_open(g);
   sr_json_put_kv_u64(g, "uid", SR_SANDBOX_UID);

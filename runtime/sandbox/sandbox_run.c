@@ -24,6 +24,7 @@
 #include "policy_run.h"
 #include "sealed.h"
 #include "statedir.h"
+#include "terminal.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -234,6 +235,10 @@ static int create(struct sr_sandbox *s, sr_error_t *err)
   }
   if (sr_sandbox_block_signals(err) < 0)
     return -1;
+  /* --tty: the init allocates the pty from the container's devpts and sends the master. */
+  _cleanup_close_ int console = -1;
+  if (o->tty && sr_cli_console_pair(false, &console, &s->ctx.console_fd, err) < 0)
+    return -1;
   /* The container's process inherits the pipes, never the caller's descriptors. */
   if (sr_sandbox_stdio_open(&s->stdio, err) < 0)
     return -1;
@@ -242,6 +247,10 @@ static int create(struct sr_sandbox *s, sr_error_t *err)
   if (r < 0)
     return -1;
   s->created = true;
+  int master = -1;
+  if (o->tty && (sr_terminal_recv_master(console, &master, err) < 0 ||
+                 sr_sandbox_stdio_use_tty(&s->stdio, master, err) < 0))
+    return -1;
   return sr_sandbox_watchdog_start(&s->watchdog, s->ctx.init_pidfd, s->cgroup_path, err);
 }
 

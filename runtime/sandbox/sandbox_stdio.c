@@ -20,6 +20,8 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
 #include <unistd.h>
 
 static void stream_init(struct sr_sandbox_stream *s)
@@ -245,8 +247,38 @@ void sr_sandbox_stdio_flush(struct sr_sandbox_stdio *st)
   }
 }
 
+int sr_sandbox_stdio_use_tty(struct sr_sandbox_stdio *st, int master, sr_error_t *err)
+{
+  int in = fcntl(master, F_DUPFD_CLOEXEC, 3);
+  if (in < 0) {
+    close(master);
+    return sr_error_sys(err, "sandbox: the terminal's master");
+  }
+  /* The init put the pty's slave over the pipes: they are at EOF already, or will be. */
+  close_fd(&st->in.to);
+  close_fd(&st->out.from);
+  st->in.to = in;
+  st->out.from = master;
+  if (nonblock(master) < 0)
+    return sr_error_sys(err, "sandbox: the terminal's master");
+  struct winsize ws;
+  if (ioctl(st->saved[0], TIOCGWINSZ, &ws) == 0 || ioctl(st->saved[1], TIOCGWINSZ, &ws) == 0)
+    ioctl(master, TIOCSWINSZ, &ws);
+  /* Keys go to the command as typed (^C included: the pty makes it the command's SIGINT). */
+  if (isatty(st->saved[0]) && tcgetattr(st->saved[0], &st->saved_tio) == 0) {
+    struct termios raw = st->saved_tio;
+    cfmakeraw(&raw);
+    if (tcsetattr(st->saved[0], TCSANOW, &raw) == 0)
+      st->raw = true;
+  }
+  return 0;
+}
+
 void sr_sandbox_stdio_release(struct sr_sandbox_stdio *st)
 {
+  if (st->raw)
+    tcsetattr(st->saved[0], TCSANOW, &st->saved_tio);
+  st->raw = false;
   if (st->installed)
     sr_sandbox_stdio_restore(st);
   for (int i = 0; i < 3; i++) {

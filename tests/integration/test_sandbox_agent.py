@@ -122,6 +122,24 @@ def test_the_commands_standard_streams_are_pipes(driver, tmp_path):
     assert r.stdout == "input line\ndone\n"
 
 
+def test_with_tty_the_streams_are_a_pty_of_the_sandbox(driver, tmp_path):
+    """--tty: a pty from the sandbox's own devpts (its controlling terminal), relayed both
+    ways; still none of the caller's descriptors."""
+    inp = tmp_path / "caller.in"
+    inp.write_text("typed\n")
+    with open(inp) as i:
+        r = driver.seerun.cmd("sandbox", "--name", driver.seerun.id("sb"), "--tty", "--", "sh",
+                              "-c", "read x; echo got-$x; tty; readlink /proc/self/fd/1 "
+                              "/proc/self/fd/2; test -t 0 && echo stdin-is-a-tty",
+                              stdin=i, timeout=60)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.replace("\r\n", "\n").splitlines()
+    assert "got-typed" in lines and "stdin-is-a-tty" in lines, lines
+    ptys = [l for l in lines if l.startswith("/dev/")]
+    assert ptys and len(set(ptys)) == 1 and ptys[0].startswith("/dev/pts/"), lines
+    assert str(tmp_path) not in r.stdout
+
+
 def test_the_callers_log_file_is_untouched_by_the_code(hardened, tmp_path):
     """The attack: the code truncates its stdout, clears O_APPEND and rewrites from offset 0.
     With the caller's file as its fd 1 that destroyed the caller's log; through a pipe it only
