@@ -65,7 +65,8 @@ static void help(void)
          "USAGE:\n   seerun sandbox " USAGE "\n\n"
          "DESCRIPTION:\n"
          "The sandbox command runs COMMAND in a container seerun builds itself (the host's /usr,\n"
-         "read-only, with a generated /etc; no network; scratch space and /out writable), under\n"
+         "read-only, without /usr/local unless --ro /usr/local; a generated /etc with the host's\n"
+         "CA certificates; no network; /tmp, /out and HOME, /home/sandbox, writable), under\n"
          "the operator's policy, relays its output and removes everything afterwards.  The\n"
          "command never holds the caller's descriptors: its stdin, stdout and stderr are pipes\n"
          "(a pty with --tty) seerun relays.  It sees only the host's /usr (and /bin, /lib ...\n"
@@ -113,10 +114,10 @@ static void help(void)
 }
 
 /* Where a --ro bind may not go: the sandbox's own mounts and system directories (at, below
- * or above them). */
-static const char *const reserved_dests[] = {"/proc", "/dev",     "/sys",   "/usr",   "/etc",
-                                             "/tmp",  "/var/tmp", "/run",   "/out",   "/bin",
-                                             "/sbin", "/lib",     "/lib32", "/lib64", "/libx32"};
+ * or above them); /usr/local, which the sandbox hides, excepted. */
+static const char *const reserved_dests[] = {
+    "/proc", "/dev", "/sys",  "/usr", "/etc",   "/tmp",   "/var/tmp", "/run",
+    "/out",  "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",  SR_SANDBOX_HOME};
 
 static bool under(const char *path, const char *dir)
 {
@@ -191,8 +192,10 @@ static int parse_ro(struct cli *c, const char *arg)
   sr_clean_path(dest);
   if (strcmp(dest, "/") == 0)
     return usage_error("--ro: the destination cannot be `%s`", dest);
+  bool usr_local = under(dest, SR_SANDBOX_USR_LOCAL);
   for (size_t i = 0; i < sizeof(reserved_dests) / sizeof(reserved_dests[0]); i++)
-    if (overlaps(dest, reserved_dests[i])) {
+    if (overlaps(dest, reserved_dests[i]) &&
+        !(usr_local && strcmp(reserved_dests[i], "/usr") == 0)) {
       fprintf(stderr,
               "seerun sandbox: --ro: the destination `%s` overlaps the sandbox's own "
               "`%s` (give another one: --ro HOST:DEST)\n",

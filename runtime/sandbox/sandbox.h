@@ -36,6 +36,10 @@
 /* The sandbox's own user inside its user namespace (uid and gid); never root in there
  * either, so it holds no capability at all. */
 #define SR_SANDBOX_UID 1000
+/* Its HOME with the built-in root filesystem: a tmpfs of its own, writable. */
+#define SR_SANDBOX_HOME "/home/sandbox"
+/* The host's site directory: hidden (an empty tmpfs over it) unless --ro /usr/local. */
+#define SR_SANDBOX_USR_LOCAL "/usr/local"
 #define SR_SANDBOX_HOSTNAME "sandbox"
 /* Where the command writes what it wants collected. */
 #define SR_SANDBOX_OUT "/out"
@@ -124,7 +128,8 @@ bool sr_sandbox_bundle_orphaned(const char *real_root, const char *bundle);
 /* ---- sandbox_rootfs.c ---- */
 
 /* Host directories the built-in root filesystem binds read-only (/usr; /bin, /lib ... where
- * they are directories rather than links into /usr; /etc/alternatives). */
+ * they are directories rather than links into /usr; /etc/alternatives; the CA certificates:
+ * /etc/ssl/certs, /etc/pki/...). */
 struct sr_sandbox_sysdirs {
   char *paths[16];
   size_t n;
@@ -132,7 +137,8 @@ struct sr_sandbox_sysdirs {
 
 /* Builds the built-in root filesystem (a tmpfs) and attaches it at target: mount points,
  * the host's top-level links into /usr, a generated /etc (passwd, group, hosts, hostname,
- * resolv.conf, nsswitch.conf), the mount points of the --ro binds and the working directory. */
+ * resolv.conf, nsswitch.conf, the host's CA certificates), HOME, the mount points of the --ro
+ * binds and the working directory. */
 int sr_sandbox_rootfs_build(const struct sr_sandbox_opts *o, const char *target,
                             struct sr_sandbox_sysdirs *sys, sr_error_t *err);
 void sr_sandbox_sysdirs_free(struct sr_sandbox_sysdirs *sys);

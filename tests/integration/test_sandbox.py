@@ -106,7 +106,7 @@ def test_host_python_and_sh_run_inside(sandbox):
                    "pwd.getpwuid(os.getuid()).pw_name, os.getcwd())")
     assert r.stdout.split() == ["3", "sandbox", "/tmp"]
     r = sandbox.ok("sh", "-c", "echo $0 $HOME; hostname; /bin/sh -c 'echo via /bin'")
-    assert r.stdout.split() == ["sh", "/tmp", "sandbox", "via", "/bin"]
+    assert r.stdout.split() == ["sh", "/home/sandbox", "sandbox", "via", "/bin"]
 
 
 def test_exit_status_and_output_stream_through(sandbox):
@@ -152,16 +152,18 @@ def test_host_secrets_and_homes_are_unreachable(sandbox):
     """Only a generated /etc: no /etc/shadow, no SSH keys, no host users; no /home, /root or
     /var of the host."""
     r = sandbox.ok("sh", "-c", "ls -A /etc; echo ---; ls -A /; echo ---; ls -A /var; "
-                   "echo ---; cat /etc/passwd")
-    etc, top, var, passwd = r.stdout.split("---\n")
+                   "echo ---; cat /etc/passwd; echo ---; ls -A /home /etc/ssl")
+    etc, top, var, passwd, home = r.stdout.split("---\n")
     assert set(etc.split()) <= {"passwd", "group", "hosts", "hostname", "resolv.conf",
-                                "nsswitch.conf", "mtab", "alternatives"}
-    assert not {"home", "root", "srv", "mnt", "opt", "boot"} & set(top.split())
+                                "nsswitch.conf", "mtab", "alternatives", "ssl", "pki"}
+    # /home holds the sandbox user's own HOME only; /etc/ssl the CA certificates only.
+    assert home.split() == ["/etc/ssl:", "certs", "/home:", "sandbox"], home
+    assert not {"root", "srv", "mnt", "opt", "boot"} & set(top.split())
     assert var.split() == ["tmp"]
     users = [line.split(":")[0] for line in passwd.splitlines()]
     assert users == ["root", "sandbox", "nobody"]
-    for path in ("/etc/shadow", "/etc/gshadow", "/etc/ssh", "/root/.ssh", "/home",
-                 "/etc/sudoers"):
+    for path in ("/etc/shadow", "/etc/gshadow", "/etc/ssh", "/root/.ssh", "/home/root",
+                 "/etc/sudoers", "/etc/ssl/private"):
         r = sandbox.run("cat", path)
         assert r.returncode == 1 and "No such file or directory" in r.stderr, (path, r.stderr)
     # /proc shows the sandbox's own processes only: pid 1 is the command.
@@ -281,11 +283,12 @@ def test_host_sees_an_unprivileged_process(sandbox, hardened):
 
 def test_nothing_is_writable_but_scratch_and_out(sandbox):
     dirs = ["/", "/etc", "/usr", "/usr/bin", "/bin", "/var", "/run", "/dev", "/proc",
-            "/proc/sys/kernel", "/etc/alternatives", "/tmp", "/var/tmp", "/dev/shm", "/out"]
+            "/proc/sys/kernel", "/etc/alternatives", "/etc/ssl/certs", "/usr/local", "/tmp",
+            "/var/tmp", "/dev/shm", "/out", "/home/sandbox"]
     r = sandbox.ok("sh", "-c", SHELL_WRITE_PROBE, "probe", *dirs)
     result = dict(line.split(" ", 1)[::-1] for line in r.stdout.splitlines())
     writable = {d for d, v in result.items() if v == "writable"}
-    assert writable == {"/tmp", "/var/tmp", "/dev/shm", "/out"}, r.stdout
+    assert writable == {"/tmp", "/var/tmp", "/dev/shm", "/out", "/home/sandbox"}, r.stdout
 
 
 def test_read_only_binds(sandbox, tmp_path):

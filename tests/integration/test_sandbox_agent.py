@@ -486,3 +486,57 @@ def test_an_unknown_profile_lists_the_profiles(hardened):
     assert 'unknown profile "nope"' in r.stderr
     for name in ("default", "untrusted-user-code", "permissive"):
         assert name in r.stderr, r.stderr
+
+
+# ---- 6. what programs expect to find --------------------------------------------------------
+
+
+def test_the_hosts_ca_certificates_are_readable_inside(driver):
+    """pip, npm and curl verify HTTPS against the system bundle: the host's, read-only."""
+    bundle = "/etc/ssl/certs/ca-certificates.crt"
+    if not os.path.exists(bundle):
+        pytest.skip("the host has no Debian CA bundle")
+    r = driver.run("python3", "-c",
+                   "import ssl, hashlib\n"
+                   f"print(hashlib.sha256(open('{bundle}', 'rb').read()).hexdigest())\n"
+                   "print(ssl.create_default_context().cert_store_stats()['x509_ca'])\n"
+                   f"open('{bundle}', 'a')\n")
+    lines = r.stdout.split()
+    import hashlib
+    assert lines[0] == hashlib.sha256(open(bundle, "rb").read()).hexdigest()
+    assert int(lines[1]) > 10
+    assert "Read-only file system" in r.stderr or "Permission denied" in r.stderr
+    # Nothing else of the host's /etc.
+    r = driver.run("sh", "-c", "ls /etc/ssl; test -e /etc/ssl/private && echo private")
+    assert "private" not in r.stdout.split()
+
+
+def test_home_is_writable_and_the_users(driver):
+    r = driver.run("python3", "-c",
+                   "import os, pwd\n"
+                   "home = os.environ['HOME']\n"
+                   "print(home, pwd.getpwuid(os.getuid()).pw_dir)\n"
+                   "os.makedirs(os.path.join(home, '.cache', 'pip'))\n"
+                   "open(os.path.join(home, '.npmrc'), 'w').write('x')\n"
+                   "st = os.stat(home); print(st.st_uid == os.getuid(), oct(st.st_mode & 0o777))\n")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["/home/sandbox", "/home/sandbox", "True", "0o700"]
+
+
+def test_the_hosts_usr_local_is_left_out_unless_asked(driver):
+    host = sorted(os.listdir("/usr/local"))
+    if not host:
+        pytest.skip("the host's /usr/local is empty")
+    r = driver.run("python3", "-c", "import os; print(sorted(os.listdir('/usr/local')))\n"
+                   "open('/usr/local/x', 'w')\n")
+    assert r.stdout.strip() == "[]"
+    assert "Read-only file system" in r.stderr or "Permission denied" in r.stderr
+    r = driver.run("python3", "-c", "import os; print(sorted(os.listdir('/usr/local')))",
+                   opts=("--ro", "/usr/local"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(host)
+    sub = os.path.join("/usr/local", host[0])
+    r = driver.run("python3", "-c", "import os; print(sorted(os.listdir('/usr/local')))",
+                   opts=("--ro", sub))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str([host[0]])
