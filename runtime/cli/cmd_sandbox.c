@@ -99,7 +99,7 @@ static void help(void)
          "                          (default: 64m); the rest is read, dropped and counted\n"
          "   --memory value         memory limit, at least 8m (default: the profile's)\n"
          "   --pids value           process limit (default: the profile's)\n"
-         "   --cpus value           CPU limit, in CPUs (default: none)\n"
+         "   --cpus value           CPU limit, in CPUs (default: the profile's, or none)\n"
          "   --timeout value        wall-clock limit in seconds: every process is killed at it\n"
          "   --kill-after value     seconds from the caller's SIGTERM/SIGINT to SIGKILL\n"
          "                          (default: 2)\n"

@@ -82,6 +82,7 @@ struct sr_policy_profile {
   char **readonly_paths;
   size_t n_readonly_paths;
   struct sr_policy_limit pids, memory;
+  struct sr_policy_limit cpu; /* in thousandths of a CPU (cpu.quota / cpu.period * 1000) */
   char **sysctls; /* "kernel.shmmax" (exact) or "net.*" (prefix) */
   size_t n_sysctls;
   bool has_hook_paths; /* false: any hook on a trusted path; true: only these */

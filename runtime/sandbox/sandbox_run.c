@@ -210,6 +210,13 @@ static int make_config(struct sr_sandbox *s, const char *out_source, sr_error_t 
   const struct sr_resources *r = s->ctx.config->linux_.resources;
   s->res.memory_limit = r && r->memory.limit.set ? r->memory.limit.v : -1;
   s->res.pids_limit = r && r->pids_limit.set ? r->pids_limit.v : -1;
+  /* As applied (the profile's resources.cpu default, or its ceiling), per the result's period. */
+  if (r && r->cpu.quota.set && r->cpu.quota.v > 0) {
+    uint64_t period = r->cpu.period.set && r->cpu.period.v ? r->cpu.period.v : 100000;
+    s->res.cpu_quota_us =
+        (uint64_t)((unsigned __int128)r->cpu.quota.v * SR_SANDBOX_CPU_PERIOD_US / period);
+  } else
+    s->res.cpu_quota_us = 0;
   return 0;
 }
 

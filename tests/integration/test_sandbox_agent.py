@@ -540,3 +540,74 @@ def test_the_hosts_usr_local_is_left_out_unless_asked(driver):
                    opts=("--ro", sub))
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == str([host[0]])
+
+
+# ---- 7. defaults for untrusted code --------------------------------------------------------
+
+
+def cpu_quota_on_host(cid_prefix):
+    """cpu.cfs_quota_us (v1) or cpu.max (v2) of the running container's cgroup."""
+    for base, dirs, files in os.walk("/sys/fs/cgroup"):
+        if os.path.basename(base).startswith(cid_prefix):
+            for name in ("cpu.cfs_quota_us", "cpu.max"):
+                if name in files:
+                    return open(os.path.join(base, name)).read().split()[0]
+        if base.count("/") > 6:
+            dirs[:] = []
+    return None
+
+
+@pytest.fixture
+def untrusted(tmp_path):
+    """seerun under the shipped untrusted-user-code profile (its global --profile)."""
+    from conftest import check_no_leaks, make_seerun
+    d = tmp_path / "untrusted"
+    d.mkdir()
+    s = make_seerun(d, "untrusted-user-code")
+    yield s
+    s.cleanup()
+    check_no_leaks(s, d)
+
+
+def test_untrusted_user_code_gets_one_cpu_and_256_pids_by_default(untrusted, tmp_path):
+    """A sandbox under untrusted-user-code without --cpus or --pids: 1 CPU and 256 processes,
+    on the host's cgroup; asking for more than the profile's ceiling gets the ceiling."""
+    driver = Driver(untrusted, tmp_path)
+    cid = untrusted.id("sb")
+    p = subprocess.Popen(driver.argv("--", "sleep", "30"), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: running_pid(untrusted, cid), what="the sandbox to run")
+        assert cpu_quota_on_host(cid) == "100000"
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=30)
+    r = driver.run("true")
+    assert r.result["limits"]["cpus"] == 1.0 and r.result["limits"]["pids"] == 256
+    r = driver.run("true", opts=("--cpus", "8", "--pids", "100000"))
+    assert r.result["limits"]["cpus"] == 2.0 and r.result["limits"]["pids"] == 1024
+    fields = {d["field"]: d for d in r.result["decisions"]}
+    assert "profiles.untrusted-user-code.resources.cpu.max" in \
+        fields["linux.resources.cpu.quota"]["reason"]
+    r = driver.run("true", opts=("--cpus", "0.5"))
+    assert r.result["limits"]["cpus"] == 0.5
+
+
+def test_engine_containers_get_the_profiles_cpu_limit_too(untrusted, busybox_rootfs, tmp_path):
+    """The knob is the policy's: `run` of a bundle (what an engine does) under
+    untrusted-user-code without a quota runs with 1 CPU; `update` above the ceiling is
+    refused."""
+    from conftest import Bundle
+    s = untrusted
+    path = tmp_path / "bundle"
+    path.mkdir()
+    b = Bundle(path, busybox_rootfs, s)
+    b.args("sleep", "30")
+    cid = s.id()
+    s.cmd("run", "-d", "--bundle", b.write(), cid, check=True)
+    assert cpu_quota_on_host(cid) == "100000"
+    r = s.cmd("update", "--cpu-quota", "300000", "--cpu-period", "100000", cid)
+    assert r.returncode != 0 and "profiles.untrusted-user-code.resources.cpu.max" in r.stderr
+    assert cpu_quota_on_host(cid) == "100000"
+    s.cmd("update", "--cpu-quota", "150000", cid, check=True)
+    assert cpu_quota_on_host(cid) == "150000"
