@@ -32,6 +32,8 @@ static int begin(yajl_gen *gp, const struct sr_audit *a, const char *event, sr_e
     sr_json_put_kv_string(g, "bundle", a->bundle);
   sr_json_put_kv_string(g, "profile", a->profile ? a->profile : "");
   sr_json_put_kv_i64(g, "runtimePid", getpid());
+  if (a->run_id)
+    sr_json_put_kv_string(g, "runId", a->run_id);
   return 0;
 }
 
@@ -80,6 +82,19 @@ int sr_audit_event_int(const struct sr_audit *a, const char *event, const char *
   if (begin(&g, a, event, err) < 0)
     return -1;
   sr_json_put_kv_i64(g, key, value);
+  return finish(g, a, err);
+}
+
+int sr_audit_event_with(const struct sr_audit *a, const char *event,
+                        void (*put)(struct yajl_gen_t *g, const void *arg), const void *arg,
+                        sr_error_t *err)
+{
+  if (a == NULL || a->path == NULL)
+    return 0;
+  _cleanup_gen_ yajl_gen g = NULL;
+  if (begin(&g, a, event, err) < 0)
+    return -1;
+  put(g, arg);
   return finish(g, a, err);
 }
 

@@ -17,7 +17,10 @@ struct sr_audit {
   const char *id;
   const char *bundle;
   const char *profile;
+  const char *run_id; /* seerun sandbox: the run's unique id ("runId" on every line); NULL: none */
 };
+
+struct yajl_gen_t;
 
 /* An event with optional extra string fields (NULL-terminated key, value pairs). */
 int sr_audit_event(const struct sr_audit *a, const char *event, const char *const *fields,
@@ -25,6 +28,11 @@ int sr_audit_event(const struct sr_audit *a, const char *event, const char *cons
 /* An event with an integer field (exit status and the like). */
 int sr_audit_event_int(const struct sr_audit *a, const char *event, const char *key, long value,
                        sr_error_t *err);
+/* An event whose fields put writes into the line's open JSON object (key, value: typed, as
+ * the result document of a sandbox is). */
+int sr_audit_event_with(const struct sr_audit *a, const char *event,
+                        void (*put)(struct yajl_gen_t *g, const void *arg), const void *arg,
+                        sr_error_t *err);
 /* Every decision of the policy, one line each. */
 int sr_audit_decisions(const struct sr_audit *a, const struct sr_decisions *d, sr_error_t *err);
 /* One refusal that is not the policy's (config.json refused by the parser), as a decision

@@ -10,6 +10,7 @@
  * - sandbox_watchdog.c: the sandbox dies with its seerun.
  * - sandbox_supervise.c: the wait, with the wall-clock limit and the caller's signals.
  * - sandbox_collect.c: /out, a tmpfs the runtime holds by descriptor, copied out safely.
+ * - sandbox_audit.c: the run's unique id, its caller, and the audit event of the request.
  * - sandbox_result.c: the result document (--json=FILE, --json-fd) and its audit event.
  * - sandbox_run.c: the steps, in order, and the undoing of them on a failure.
  *
@@ -290,10 +291,38 @@ int sr_sandbox_collect(int src, int dst, uint64_t max_bytes, uint64_t max_files,
                        struct sr_collect_result *res, sr_error_t *err);
 void sr_collect_result_free(struct sr_collect_result *res);
 
+/* ---- sandbox_audit.c ---- */
+
+/* Who ran the sandbox, from where: on record in the result and the audit log. */
+struct sr_sandbox_caller {
+  uid_t uid;
+  gid_t gid;
+  int64_t login_uid; /* /proc/self/loginuid (the login behind sudo); -1: unset */
+  pid_t pid;         /* seerun's parent */
+  char *cwd;         /* NULL: unknown */
+};
+
+void sr_sandbox_caller_init(struct sr_sandbox_caller *c);
+void sr_sandbox_caller_release(struct sr_sandbox_caller *c);
+/* A unique id for the run: 128 random bits, in hex (33 bytes with the NUL). */
+int sr_sandbox_run_id(char out[33], sr_error_t *err);
+/* An absolute, lexically clean path for what the user gave (relative to the caller's cwd);
+ * malloc'd, NULL when out of memory or cwd is unknown. */
+char *sr_sandbox_abs_path(const struct sr_sandbox_caller *c, const char *path);
+
+struct yajl_gen_t;
+void sr_sandbox_put_caller(struct yajl_gen_t *g, const struct sr_sandbox_caller *c);
+/* The audit event "sandbox-start": the request (command, caller, the paths, absolute; what
+ * was asked of the limits), before anything is made. */
+int sr_sandbox_audit_start(const struct sr_audit *a, const struct sr_sandbox_opts *o,
+                           const struct sr_sandbox_caller *c, const char *out_abs, sr_error_t *err);
+
 /* ---- sandbox_result.c ---- */
 
 struct sr_sandbox_result {
   const char *id;
+  const char *run_id; /* unique per run (the id is a reused slot) */
+  const struct sr_sandbox_caller *caller;
   const char *profile;
   char *const *argv;
   size_t argc;
@@ -319,7 +348,8 @@ struct sr_sandbox_result {
 /* The result document, one line of JSON. */
 int sr_sandbox_result_json(const struct sr_sandbox_result *r, char **out, size_t *len,
                            sr_error_t *err);
-/* The same facts in the audit log (event "sandbox-result"). */
+/* The same facts, typed, in the audit log (event "sandbox-result"; the decisions have lines of
+ * their own, the collected entries are left out, the refused ones capped). */
 int sr_sandbox_result_audit(const struct sr_audit *a, const struct sr_sandbox_result *r,
                             sr_error_t *err);
 
@@ -344,6 +374,9 @@ struct sr_sandbox {
   struct sr_collect_result collected;
   struct sr_sandbox_stdio stdio;
   struct sr_sandbox_watchdog watchdog;
+  char run_id[33];
+  struct sr_sandbox_caller caller;
+  char *out_abs;                /* --out, absolute */
   struct sr_sandbox_result res; /* valid after sr_sandbox_run, until sr_sandbox_release */
 };
 

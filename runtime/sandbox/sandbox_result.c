@@ -97,7 +97,11 @@ static void put_stream(yajl_gen g, const char *key, const struct sr_sandbox_stre
   yajl_gen_map_close(g);
 }
 
-static void put_output(yajl_gen g, const struct sr_sandbox_result *r)
+/* In the audit log the collected entries are left out (the counts say how many) and the
+ * refused ones capped: a line stays small whatever /out held. */
+#define AUDIT_REFUSED_LISTED 50
+
+static void put_output(yajl_gen g, const struct sr_sandbox_result *r, bool audit)
 {
   sr_json_put_key(g, "output");
   if (r->out_dir == NULL) {
@@ -113,22 +117,25 @@ static void put_output(yajl_gen g, const struct sr_sandbox_result *r)
     sr_json_put_kv_u64(g, "directories", o->dirs);
     sr_json_put_kv_u64(g, "bytes", o->bytes);
     sr_json_put_kv_bool(g, "complete", o->complete);
-    put_entries(g, "entries", o->collected, o->n_collected, false);
-    put_entries(g, "refused", o->refused, o->n_refused, true);
-    sr_json_put_kv_u64(g, "refusedNotListed", o->refused_not_listed);
+    size_t listed =
+        audit && o->n_refused > AUDIT_REFUSED_LISTED ? AUDIT_REFUSED_LISTED : o->n_refused;
+    if (!audit)
+      put_entries(g, "entries", o->collected, o->n_collected, false);
+    put_entries(g, "refused", o->refused, listed, true);
+    sr_json_put_kv_u64(g, "refusedNotListed", o->refused_not_listed + (o->n_refused - listed));
   }
   yajl_gen_map_close(g);
 }
 
-int sr_sandbox_result_json(const struct sr_sandbox_result *r, char **out, size_t *len,
-                           sr_error_t *err)
+/* The fields of the result; audit: as the audit line holds them (id, profile and runId are the
+ * line's own, the decisions lines of their own). */
+static void put_result(yajl_gen g, const struct sr_sandbox_result *r, bool audit)
 {
-  _cleanup_gen_ yajl_gen g = NULL;
-  if (sr_json_gen_new(&g, false, err) < 0)
-    return -1;
-  yajl_gen_map_open(g);
-  sr_json_put_kv_string(g, "id", r->id ? r->id : "");
-  sr_json_put_kv_string(g, "profile", r->profile ? r->profile : "");
+  if (!audit) {
+    sr_json_put_kv_string(g, "id", r->id ? r->id : "");
+    sr_json_put_kv_string(g, "runId", r->run_id ? r->run_id : "");
+    sr_json_put_kv_string(g, "profile", r->profile ? r->profile : "");
+  }
   sr_json_put_key(g, "command");
   yajl_gen_array_open(g);
   for (size_t i = 0; i < r->argc; i++)
@@ -198,18 +205,32 @@ int sr_sandbox_result_json(const struct sr_sandbox_result *r, char **out, size_t
   yajl_gen_map_close(g);
   put_stream(g, "stdout", r->stdio ? &r->stdio->out : NULL);
   put_stream(g, "stderr", r->stdio ? &r->stdio->err : NULL);
-  put_output(g, r);
-  sr_json_put_key(g, "decisions");
-  if (r->decisions_json)
-    yajl_gen_number(g, r->decisions_json, strlen(r->decisions_json)); /* JSON text, verbatim */
-  else {
-    yajl_gen_array_open(g);
-    yajl_gen_array_close(g);
+  put_output(g, r, audit);
+  if (r->caller)
+    sr_sandbox_put_caller(g, r->caller);
+  if (!audit) {
+    sr_json_put_key(g, "decisions");
+    if (r->decisions_json)
+      yajl_gen_number(g, r->decisions_json, strlen(r->decisions_json)); /* JSON text, verbatim */
+    else {
+      yajl_gen_array_open(g);
+      yajl_gen_array_close(g);
+    }
   }
   if (r->error)
     sr_json_put_kv_string(g, "error", r->error);
   else
     put_null(g, "error");
+}
+
+int sr_sandbox_result_json(const struct sr_sandbox_result *r, char **out, size_t *len,
+                           sr_error_t *err)
+{
+  _cleanup_gen_ yajl_gen g = NULL;
+  if (sr_json_gen_new(&g, false, err) < 0)
+    return -1;
+  yajl_gen_map_open(g);
+  put_result(g, r, false);
   yajl_gen_map_close(g);
   const unsigned char *buf;
   size_t n;
@@ -221,83 +242,13 @@ int sr_sandbox_result_json(const struct sr_sandbox_result *r, char **out, size_t
   return 0;
 }
 
-/* The refused outputs, as a short JSON text (the first few; the counts say how many). */
-static char *refused_text(const struct sr_collect_result *o)
+static void put_audit(yajl_gen g, const void *arg)
 {
-  _cleanup_gen_ yajl_gen g = NULL;
-  sr_error_t err = NULL;
-  if (sr_json_gen_new(&g, false, &err) < 0) {
-    sr_error_free(&err);
-    return NULL;
-  }
-  yajl_gen_array_open(g);
-  for (size_t i = 0; i < o->n_refused && i < 50; i++) {
-    yajl_gen_map_open(g);
-    sr_json_put_kv_string(g, "path", o->refused[i].path);
-    sr_json_put_kv_string(g, "type", o->refused[i].type);
-    sr_json_put_kv_string(g, "reason", o->refused[i].reason);
-    yajl_gen_map_close(g);
-  }
-  yajl_gen_array_close(g);
-  const unsigned char *buf;
-  size_t n;
-  yajl_gen_get_buf(g, &buf, &n);
-  return strndup((const char *)buf, n);
+  put_result(g, arg, true);
 }
 
 int sr_sandbox_result_audit(const struct sr_audit *a, const struct sr_sandbox_result *r,
                             sr_error_t *err)
 {
-  char status[16], exit_code[16] = "", sig[32] = "", wall[32], cpu[32], peak[32] = "",
-                   files[32] = "", bytes[32] = "", refused[32] = "", caller_sig[32] = "",
-                   dropped_out[32] = "", dropped_err[32] = "";
-  if (r->caller_signal)
-    signal_name(r->caller_signal, caller_sig, sizeof(caller_sig));
-  if (r->stdio) {
-    snprintf(dropped_out, sizeof(dropped_out), "%llu", (unsigned long long)r->stdio->out.dropped);
-    snprintf(dropped_err, sizeof(dropped_err), "%llu", (unsigned long long)r->stdio->err.dropped);
-  }
-  snprintf(status, sizeof(status), "%d", r->exit_code);
-  if (r->ran && WIFEXITED(r->status))
-    snprintf(exit_code, sizeof(exit_code), "%d", WEXITSTATUS(r->status));
-  if (r->ran && WIFSIGNALED(r->status))
-    signal_name(WTERMSIG(r->status), sig, sizeof(sig));
-  double total, user, sys;
-  cpu_times(r, &total, &user, &sys);
-  snprintf(wall, sizeof(wall), "%.6f", seconds(r->wall_ns));
-  snprintf(cpu, sizeof(cpu), "%.6f", total);
-  if (r->usage.peak_known)
-    snprintf(peak, sizeof(peak), "%llu", (unsigned long long)r->usage.peak_memory);
-  _cleanup_free_ char *refused_list = NULL;
-  if (r->out) {
-    snprintf(files, sizeof(files), "%llu", (unsigned long long)r->out->files);
-    snprintf(bytes, sizeof(bytes), "%llu", (unsigned long long)r->out->bytes);
-    snprintf(refused, sizeof(refused), "%zu", r->out->n_refused + r->out->refused_not_listed);
-    refused_list = refused_text(r->out);
-  }
-  /* Key, value pairs. */
-  /* clang-format off */
-  const char *fields[] = {
-      "status", status,
-      "exitCode", exit_code,
-      "signal", sig,
-      "timedOut", r->timed_out ? "true" : "false",
-      "signalledByCaller", r->caller_signal ? "true" : "false",
-      "callerSignal", caller_sig,
-      "interrupted", r->interrupted ? "true" : "false",
-      "stdoutDroppedBytes", dropped_out,
-      "stderrDroppedBytes", dropped_err,
-      "oomKilled", r->usage.oom_kills > 0 ? "true" : "false",
-      "wallSeconds", wall,
-      "cpuSeconds", cpu,
-      "peakMemoryBytes", peak,
-      "outputDirectory", r->out_dir ? r->out_dir : "",
-      "outputFiles", files,
-      "outputBytes", bytes,
-      "outputRefused", refused,
-      "outputRefusedList", refused_list ? refused_list : "",
-      "error", r->error ? r->error : "",
-      NULL};
-  /* clang-format on */
-  return sr_audit_event(a, "sandbox-result", fields, err);
+  return sr_audit_event_with(a, "sandbox-result", put_audit, r, err);
 }

@@ -155,8 +155,13 @@ static bool profile_has_tmp(const struct sr_policy_profile *p)
 static int prepare(struct sr_sandbox *s, sr_error_t *err)
 {
   struct sr_sandbox_opts *o = s->o;
+  if (sr_sandbox_run_id(s->run_id, err) < 0)
+    return -1;
+  s->res.run_id = s->run_id;
   if (sr_policy_load(&s->g, &s->pc, err) < 0)
     return -1;
+  /* Every line of this run names it: its container id is a slot that the next run reuses. */
+  s->pc.audit.run_id = s->run_id;
   if (!s->pc.profile->enforce)
     return sr_error_make(err, 0,
                          "sandbox: profile \"%s\" does not enforce (enforce: false): a "
@@ -181,7 +186,9 @@ static int prepare(struct sr_sandbox *s, sr_error_t *err)
   s->co.id = s->ws.id;
   s->co.bundle = s->ws.bundle;
   cgroup_path(s);
-  return 0;
+  /* The request on record before anything of it is made (or refused). */
+  s->pc.audit.id = s->ws.id;
+  return sr_sandbox_audit_start(&s->pc.audit, o, &s->caller, s->out_abs, err);
 }
 
 /* Step 3: the root filesystem and the config, policed. */
@@ -407,11 +414,14 @@ void sr_sandbox_init(struct sr_sandbox *s, const struct sr_global *g, const char
   s->ctx = (struct sr_create_ctx)SR_CLI_CREATE_CTX(&s->g, &s->co);
   s->res.argv = o->argv;
   s->res.argc = o->argc;
+  sr_sandbox_caller_init(&s->caller);
+  s->res.caller = &s->caller;
+  s->out_abs = o->out_dir ? sr_sandbox_abs_path(&s->caller, o->out_dir) : NULL;
   s->res.timeout_ms = o->timeout_ms;
   s->res.kill_after_ms = o->kill_after_ms;
   s->res.output_max_bytes = o->output_max_bytes;
   s->res.cpu_quota_us = o->cpu_quota_us;
-  s->res.out_dir = o->out_dir;
+  s->res.out_dir = s->out_abs ? s->out_abs : o->out_dir;
   s->res.memory_limit = s->res.pids_limit = -1;
 }
 
@@ -458,6 +468,9 @@ void sr_sandbox_release(struct sr_sandbox *s)
   sr_sandbox_ws_release(&s->ws);
   sr_sandbox_sysdirs_free(&s->sys);
   sr_policy_ctx_release(&s->pc);
+  sr_sandbox_caller_release(&s->caller);
+  free(s->out_abs);
+  s->out_abs = NULL;
   free(s->rootfs);
   free(s->decisions_json);
   free(s->error);

@@ -476,8 +476,9 @@ def test_audit_log_records_the_result(sandbox, hardened):
     kinds = [e["event"] for e in events]
     assert "decision" in kinds and "create" in kinds and "start" in kinds
     result = next(e for e in events if e["event"] == "sandbox-result")
-    assert result["status"] == "3" and result["exitCode"] == "3"
-    assert result["timedOut"] == "false" and result["oomKilled"] == "false"
+    # Typed, as in the result document.
+    assert result["status"] == 3 and result["exitCode"] == 3
+    assert result["timedOut"] is False and result["oomKilled"] is False
 
 
 # ---- a container like the others; nothing left behind ---------------------------------------

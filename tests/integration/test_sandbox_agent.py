@@ -6,6 +6,7 @@ messages are ones a caller can act on."""
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -611,3 +612,84 @@ def test_engine_containers_get_the_profiles_cpu_limit_too(untrusted, busybox_roo
     assert cpu_quota_on_host(cid) == "100000"
     s.cmd("update", "--cpu-quota", "150000", cid, check=True)
     assert cpu_quota_on_host(cid) == "150000"
+
+
+# ---- 8. unique ids, and an audit log a program can read ---------------------------------------
+
+
+def test_every_run_has_a_unique_id_on_every_audit_line(hardened, tmp_path):
+    """Two runs in the same slot (sandbox-0 both times): different runIds, in the result
+    documents and on every audit line of each run."""
+    docs = []
+    for i in range(2):
+        result = tmp_path / f"r{i}.json"
+        r = hardened.cmd("sandbox", f"--json={result}", "--", "true")
+        assert r.returncode == 0, r.stderr
+        docs.append(json.loads(result.read_text()))
+    assert docs[0]["id"] == docs[1]["id"] == "sandbox-0"
+    ids = [d["runId"] for d in docs]
+    assert ids[0] != ids[1] and all(len(i) == 32 and int(i, 16) >= 0 for i in ids)
+    for run_id in ids:
+        lines = [e for e in hardened.audit() if e.get("runId") == run_id]
+        kinds = [e["event"] for e in lines]
+        for kind in ("sandbox-start", "decision", "create", "start", "exit", "sandbox-result"):
+            assert kind in kinds, (kind, kinds)
+    # Lines of a run are the run's: none of the other one's.
+    runtime_pids = {e["runtimePid"] for e in hardened.audit() if e.get("runId") == ids[0]}
+    assert all(e.get("runId") == ids[0] for e in hardened.audit()
+               if e["runtimePid"] in runtime_pids and e["id"] == "sandbox-0")
+
+
+def test_the_audit_lines_carry_the_request_typed(hardened, tmp_path):
+    """sandbox-start and sandbox-result: the argv, the caller's uid and cwd, absolute paths,
+    numbers as numbers and booleans as booleans."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "data").mkdir()
+    result = tmp_path / "r.json"
+    r = hardened.cmd("sandbox", f"--json={result}", "--out", "results", "--ro", "data:/data",
+                     "--env", "TOKEN=secret-value", "--memory", "64m", "--timeout", "30", "--",
+                     "sh", "-c", "echo x > /out/f; exit 2", cwd=str(work))
+    assert r.returncode == 2, r.stderr
+    run_id = json.loads(result.read_text())["runId"]
+    lines = {e["event"]: e for e in hardened.audit() if e.get("runId") == run_id}
+    start, end = lines["sandbox-start"], lines["sandbox-result"]
+    for e in (start, end):
+        assert e["command"] == ["sh", "-c", "echo x > /out/f; exit 2"]
+        assert e["caller"]["uid"] == os.getuid() and e["caller"]["cwd"] == str(work)
+    assert start["out"] == str(work / "results")
+    assert start["ro"] == [{"source": str(work / "data"), "destination": "/data"}]
+    assert start["envKeys"] == ["TOKEN"] and "secret-value" not in json.dumps(start)
+    assert start["asked"]["memoryBytes"] == 64 << 20 and start["asked"]["timeoutSeconds"] == 30
+    assert start["network"] is False and start["tty"] is False
+    assert end["status"] == 2 and end["exitCode"] == 2 and end["timedOut"] is False
+    assert end["output"]["directory"] == str(work / "results")
+    assert end["output"]["files"] == 1 and end["output"]["complete"] is True
+    assert end["limits"]["memoryBytes"] == 64 << 20
+    assert "decisions" not in end and "entries" not in end["output"]
+
+
+def test_the_audit_log_can_be_rotated_without_a_signal(hardened, tmp_path):
+    """seerun opens the log per line: moved away (as logrotate does), the next line makes a new
+    file; the shipped logrotate configuration names the default log and sends no signal."""
+    r = hardened.cmd("sandbox", "--", "true")
+    assert r.returncode == 0, r.stderr
+    rotated = hardened.audit_log + ".1"
+    os.rename(hardened.audit_log, rotated)
+    r = hardened.cmd("sandbox", "--", "true")
+    assert r.returncode == 0, r.stderr
+    assert any(e["event"] == "sandbox-result" for e in hardened.audit())
+    assert oct(os.stat(hardened.audit_log).st_mode & 0o777) == "0o600"
+    conf = open(os.path.join(os.path.dirname(__file__), "..", "..", "contrib", "logrotate",
+                             "seerun")).read()
+    assert "/var/log/seerun/audit.jsonl" in conf
+    directives = [l.split()[0] for l in conf.splitlines() if l.strip() and
+                  not l.lstrip().startswith(("#", "/", "}"))]
+    assert "postrotate" not in directives and "copytruncate" not in directives, directives
+    if shutil.which("logrotate"):
+        state = tmp_path / "logrotate.state"
+        p = subprocess.run(["logrotate", "--debug", "--state", str(state),
+                            os.path.join(os.path.dirname(__file__), "..", "..", "contrib",
+                                         "logrotate", "seerun")],
+                           capture_output=True, text=True)
+        assert p.returncode == 0 and "error" not in p.stderr.lower(), p.stderr
