@@ -485,37 +485,31 @@ static void list_profiles(const struct sr_global *g, char *buf, size_t size)
   sr_policy_ctx_release(&pc);
 }
 
-/* "mounts[N]" in a refusal is the config seerun generated: the user wrote --ro HOST[:DEST].  The
- * generated mounts are the sandbox's own first, then the --ro binds in order, each at its
- * destination: the refusal is matched to the --ro whose destination it names. */
-static char *user_words(const struct cli *c, const char *text)
+/* "mounts[N]" in a refusal is the config seerun generated: the user wrote --ro HOST[:DEST].
+ * The --ro binds are its last mounts, in order, from ro_first_mount on. */
+static char *user_words(const struct cli *c, long ro_first_mount, const char *text)
 {
   const char *m = strstr(text, "mounts[");
-  if (m == NULL)
+  if (m == NULL || ro_first_mount < 0)
     return NULL;
-  for (size_t i = 0; i < c->o.n_ro; i++) {
-    const struct sr_sandbox_bind *b = &c->o.ro[i];
-    char quoted_src[PATH_MAX + 2], quoted_dst[PATH_MAX + 2];
-    snprintf(quoted_src, sizeof(quoted_src), "\"%s\"", b->source);
-    snprintf(quoted_dst, sizeof(quoted_dst), "\"%s\"", b->dest);
-    if (strstr(text, quoted_src) == NULL && strstr(text, quoted_dst) == NULL)
-      continue;
-    /* "mounts[8].source" -> "--ro /root (mounts[8].source)" */
-    const char *close = strchr(m, ']');
-    size_t end = close ? (size_t)(close - text) + 1 : (size_t)(m - text) + 7;
-    while (text[end] == '.' || (text[end] >= 'a' && text[end] <= 'z') ||
-           (text[end] >= 'A' && text[end] <= 'Z'))
-      end++;
-    char *out = NULL;
-    if (asprintf(&out, "%.*s--ro %s (%.*s)%s", (int)(m - text), text, c->ro_args[i],
-                 (int)(end - (size_t)(m - text)), m, text + end) < 0)
-      return NULL;
-    return out;
-  }
-  return NULL;
+  char *end;
+  long n = strtol(m + 7, &end, 10);
+  if (end == m + 7 || *end != ']' || n < ro_first_mount || n - ro_first_mount >= (long)c->o.n_ro)
+    return NULL;
+  const char *arg = c->ro_args[n - ro_first_mount];
+  /* "mounts[8].source: ..." -> "--ro /root (mounts[8].source): ..." */
+  const char *after = end + 1;
+  while (*after == '.' || (*after >= 'a' && *after <= 'z') || (*after >= 'A' && *after <= 'Z'))
+    after++;
+  char *out = NULL;
+  if (asprintf(&out, "%.*s--ro %s (%.*s)%s", (int)(m - text), text, arg, (int)(after - m), m,
+               after) < 0)
+    return NULL;
+  return out;
 }
 
-static void print_error(const struct cli *c, const struct sr_global *g, sr_error_t *err)
+static void print_error(const struct cli *c, const struct sr_global *g, long ro_first_mount,
+                        sr_error_t *err)
 {
   _cleanup_free_ char *text = sr_error_text(*err);
   sr_error_free(err);
@@ -523,7 +517,7 @@ static void print_error(const struct cli *c, const struct sr_global *g, sr_error
     fprintf(stderr, "seerun sandbox: out of memory\n");
     return;
   }
-  _cleanup_free_ char *mine = user_words(c, text);
+  _cleanup_free_ char *mine = user_words(c, ro_first_mount, text);
   const char *shown = mine ? mine : text;
   if (c->profile && strstr(shown, "unknown profile")) {
     char names[1024];
@@ -594,7 +588,7 @@ int sr_cmd_sandbox(const struct sr_global *g, int argc, char **argv)
   sr_sandbox_init(&s, g, c.profile, &c.o);
   sr_error_t err = NULL;
   if (sr_sandbox_run(&s, &err) < 0)
-    print_error(&c, g, &err);
+    print_error(&c, g, s.ro_first_mount, &err);
   explain(&s.res);
   int status = s.res.exit_code;
   if (c.json_fd >= 0 && write_json(&c, &s.res) != 0 && status == 0)

@@ -377,6 +377,9 @@ struct sr_sandbox {
   char run_id[33];
   struct sr_sandbox_caller caller;
   char *out_abs;                /* --out, absolute */
+  /* The index of the first --ro bind among the generated config's mounts (they come last, in
+   * order), so that a refusal of mounts[N] names the --ro the user wrote; -1: not known. */
+  long ro_first_mount;
   struct sr_sandbox_result res; /* valid after sr_sandbox_run, until sr_sandbox_release */
 };
 

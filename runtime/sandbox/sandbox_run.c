@@ -212,6 +212,7 @@ static int make_config(struct sr_sandbox *s, const char *out_source, sr_error_t 
       sr_config_parse(s->ctx.config_text, s->ctx.config_len, "config.json", &s->ctx.config, err) <
           0)
     return sr_error_wrap(err, "sandbox");
+  s->ro_first_mount = (long)s->ctx.config->n_mounts - (long)o->n_ro;
   if (enforce_policy(s, err) < 0)
     return -1;
   const struct sr_resources *r = s->ctx.config->linux_.resources;
@@ -408,6 +409,7 @@ void sr_sandbox_init(struct sr_sandbox *s, const struct sr_global *g, const char
   s->out_fd = s->dst_fd = -1;
   s->ws.rootfd = -1;
   s->watchdog.fd = -1;
+  s->ro_first_mount = -1;
   sr_sandbox_stdio_init(&s->stdio, o->output_max_bytes);
   /* The sandbox's command dies with this process (sandbox_watchdog.c). */
   s->co.die_with_runtime = true;

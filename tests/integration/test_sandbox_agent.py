@@ -472,11 +472,17 @@ def test_non_root_is_told_seerun_must_run_as_root(hardened):
     assert r.stderr == "seerun sandbox: seerun must run as root (rootless is not implemented)\n"
 
 
-def test_a_refused_ro_names_the_option_the_user_wrote(driver):
+def test_a_refused_ro_names_the_option_the_user_wrote(driver, tmp_path):
     r = driver.run("true", opts=("--ro", "/root"))
     assert r.returncode == 125
     assert "--ro /root (mounts[" in r.stderr, r.stderr
     assert "denied host path" in r.stderr
+    # The one refused of several, as written.
+    ok = tmp_path / "fine"
+    ok.mkdir()
+    r = driver.run("true", opts=("--ro", f"{ok}:/fine", "--ro", "/root:/r"))
+    assert r.returncode == 125
+    assert "--ro /root:/r (mounts[" in r.stderr and f"--ro {ok}" not in r.stderr, r.stderr
 
 
 def test_an_unknown_profile_lists_the_profiles(hardened):
