@@ -1,10 +1,13 @@
-/* seerun gc [--all]: forgets the user namespace ranges of deleted containers whose grace period
- * has passed (all released ranges with --all), so that other containers can use them. */
+/* seerun gc [--all]: removes what sandboxes whose seerun was killed left in the state root (as
+ * the next `seerun sandbox` does), then forgets the user namespace ranges of deleted containers
+ * whose grace period has passed (all released ranges with --all), so that other containers can
+ * use them. */
 #include "build.h"
 
 #include "cli_common.h"
 
 #include "policy_run.h"
+#include "sandbox.h"
 #include "userns_registry.h"
 
 #include <getopt.h>
@@ -23,6 +26,10 @@ int sr_cmd_gc(const struct sr_global *g, int argc, char **argv)
   size_t freed = 0;
   if (sr_policy_load(g, &pc, &err) < 0)
     return sr_cli_fail(&err);
+  if (sr_sandbox_gc(g, &err) < 0) {
+    sr_policy_ctx_release(&pc);
+    return sr_cli_fail(&err);
+  }
   r = sr_userns_gc(&pc.policy->userns, all, &freed, &err);
   sr_policy_ctx_release(&pc);
   if (r < 0)

@@ -1,6 +1,8 @@
 /* seerun sandbox [options] -- COMMAND [ARG...]: the command line of a sandbox (its options,
  * checked before anything is made), the run (sandbox_run.c), the error and the result
- * document (--json).  Exits with the command's status (128+N for a signal), or 125 when
+ * document (--json=FILE, --json-fd=N: never on stdout, the command's channel).  Exits with the
+ * command's status (128+N for a signal), 124 at --timeout, 126/127 for a command that cannot
+ * be executed / does not exist in the sandbox, 128+N for the caller's signal N, or 125 when
  * seerun itself fails. */
 #include "build.h"
 
@@ -28,6 +30,7 @@
 #define USAGE "[command options] -- COMMAND [ARG...]"
 #define DEFAULT_OUT_MAX_BYTES (256ull << 20)
 #define DEFAULT_OUT_MAX_FILES 10000
+#define DEFAULT_KILL_AFTER_MS 2000
 
 static const struct option longopts[] = {
     {"name", required_argument, NULL, 'n'},
@@ -46,6 +49,11 @@ static const struct option longopts[] = {
     {"tmp-size", required_argument, NULL, 'T'},
     {"network", no_argument, NULL, 'N'},
     {"json", optional_argument, NULL, 'j'},
+    {"json-fd", required_argument, NULL, 'J'},
+    {"output-max-bytes", required_argument, NULL, 'O'},
+    {"kill-after", required_argument, NULL, 'K'},
+    {"out-overwrite", no_argument, NULL, 'W'},
+    {"tty", no_argument, NULL, 'y'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -57,9 +65,24 @@ static void help(void)
          "USAGE:\n   seerun sandbox " USAGE "\n\n"
          "DESCRIPTION:\n"
          "The sandbox command runs COMMAND in a container seerun builds itself (the host's /usr,\n"
-         "read-only, with a generated /etc; no network; scratch space and /out writable), under\n"
-         "the operator's policy, streams its output and removes everything afterwards.  It exits\n"
-         "with the command's status (128+N for signal N), or 125 when seerun itself fails.\n\n"
+         "read-only, without /usr/local unless --ro /usr/local; a generated /etc with the host's\n"
+         "CA certificates; no network; /tmp, /out and HOME, /home/sandbox, writable), under\n"
+         "the operator's policy, relays its output and removes everything afterwards.  The\n"
+         "command never holds the caller's descriptors: its stdin, stdout and stderr are pipes\n"
+         "(a pty with --tty) seerun relays.  It sees only the host's /usr (and /bin, /lib ...\n"
+         "where they are directories) and the --ro paths.\n\n"
+         "EXIT STATUS:\n"
+         "   the command's status (128+N when signal N killed it); 124: --timeout reached;\n"
+         "   126: the command is not executable; 127: it does not exist in the sandbox;\n"
+         "   128+N: seerun got signal N (see SIGNALS); 125: seerun itself failed.\n\n"
+         "SIGNALS:\n"
+         "   SIGTERM, SIGINT, SIGHUP  end the sandbox: the command gets SIGTERM, every process\n"
+         "                            SIGKILL after --kill-after (or at a second signal);\n"
+         "                            seerun exits 128+signal; the result: signalledByCaller\n"
+         "   SIGQUIT, SIGUSR1/2       forwarded to the command\n"
+         "   SIGKILL                  every process of the sandbox dies with seerun; what is left\n"
+         "                            in the state root goes with the next `seerun sandbox` or\n"
+         "                            `seerun gc`\n\n"
          "OPTIONS:\n"
          "   --profile value        the policy profile (default: as bound, else the policy's)\n"
          "   --rootfs value         root filesystem directory, read-only (default: built in)\n"
@@ -70,21 +93,31 @@ static void help(void)
          "   --out value            HOSTDIR: copy /out there once every process has exited\n"
          "   --out-max-bytes value  bound on the bytes copied (default: 256m)\n"
          "   --out-max-files value  bound on the files and directories copied (default: 10000)\n"
-         "   --memory value         memory limit (default: the profile's)\n"
+         "   --out-overwrite        HOSTDIR may hold files (replaced by name); without it a\n"
+         "                          non-empty HOSTDIR is refused\n"
+         "   --output-max-bytes value  bound on what is relayed of stdout and of stderr, each\n"
+         "                          (default: 64m); the rest is read, dropped and counted\n"
+         "   --memory value         memory limit, at least 8m (default: the profile's)\n"
          "   --pids value           process limit (default: the profile's)\n"
-         "   --cpus value           CPU limit, in CPUs (default: none)\n"
+         "   --cpus value           CPU limit, in CPUs (default: the profile's, or none)\n"
          "   --timeout value        wall-clock limit in seconds: every process is killed at it\n"
+         "   --kill-after value     seconds from the caller's SIGTERM/SIGINT to SIGKILL\n"
+         "                          (default: 2)\n"
          "   --tmp-size value       size of /tmp (the profile bounds it)\n"
          "   --network              the host's network, where the profile allows it\n"
+         "   --tty                  a pty (from the sandbox's own devpts) as the command's\n"
+         "                          stdin, stdout and stderr instead of pipes; seerun relays it\n"
+         "                          (and the caller's terminal is raw meanwhile)\n"
          "   --name value           the container id (default: the first free sandbox-N)\n"
-         "   --json[=FILE]          the result document on stdout (or in FILE)\n");
+         "   --json=FILE            the result document in FILE (never on stdout, the command's)\n"
+         "   --json-fd value        the result document on descriptor N (3 or above)\n");
 }
 
 /* Where a --ro bind may not go: the sandbox's own mounts and system directories (at, below
- * or above them). */
-static const char *const reserved_dests[] = {"/proc", "/dev",     "/sys",   "/usr",   "/etc",
-                                             "/tmp",  "/var/tmp", "/run",   "/out",   "/bin",
-                                             "/sbin", "/lib",     "/lib32", "/lib64", "/libx32"};
+ * or above them); /usr/local, which the sandbox hides, excepted. */
+static const char *const reserved_dests[] = {
+    "/proc", "/dev", "/sys",  "/usr", "/etc",   "/tmp",   "/var/tmp", "/run",
+    "/out",  "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",  SR_SANDBOX_HOME};
 
 static bool under(const char *path, const char *dir)
 {
@@ -100,8 +133,11 @@ static bool overlaps(const char *a, const char *b)
 struct cli {
   struct sr_sandbox_opts o;
   const char *profile;
-  bool json;
   const char *json_path;
+  int json_fd; /* --json-fd, or the opened --json=FILE; -1: no result document */
+  bool json_fd_owned;
+  /* What the user wrote for each --ro, in order (the config's mounts name them by index). */
+  const char **ro_args;
 };
 
 static void cli_free(struct cli *c)
@@ -111,7 +147,10 @@ static void cli_free(struct cli *c)
     free(c->o.ro[i].dest);
   }
   free(c->o.ro);
+  free(c->ro_args);
   free(c->o.env);
+  if (c->json_fd_owned && c->json_fd >= 0)
+    close(c->json_fd);
   free((char *)c->o.rootfs_dir);
   free((char *)c->o.workdir);
 }
@@ -153,8 +192,10 @@ static int parse_ro(struct cli *c, const char *arg)
   sr_clean_path(dest);
   if (strcmp(dest, "/") == 0)
     return usage_error("--ro: the destination cannot be `%s`", dest);
+  bool usr_local = under(dest, SR_SANDBOX_USR_LOCAL);
   for (size_t i = 0; i < sizeof(reserved_dests) / sizeof(reserved_dests[0]); i++)
-    if (overlaps(dest, reserved_dests[i])) {
+    if (overlaps(dest, reserved_dests[i]) &&
+        !(usr_local && strcmp(reserved_dests[i], "/usr") == 0)) {
       fprintf(stderr,
               "seerun sandbox: --ro: the destination `%s` overlaps the sandbox's own "
               "`%s` (give another one: --ro HOST:DEST)\n",
@@ -168,6 +209,11 @@ static int parse_ro(struct cli *c, const char *arg)
   if (nv == NULL)
     return usage_error("out of memory");
   c->o.ro = nv;
+  const char **na = realloc(c->ro_args, (c->o.n_ro + 1) * sizeof(*na));
+  if (na == NULL)
+    return usage_error("out of memory");
+  c->ro_args = na;
+  na[c->o.n_ro] = arg;
   nv[c->o.n_ro] = (struct sr_sandbox_bind){strdup(host), strdup(dest), S_ISDIR(st.st_mode)};
   if (nv[c->o.n_ro].source == NULL || nv[c->o.n_ro].dest == NULL)
     return usage_error("out of memory");
@@ -192,8 +238,12 @@ static int parse_positive(const char *opt, const char *arg, double max, double *
   char *end;
   errno = 0;
   double v = strtod(arg, &end);
-  if (errno || end == arg || *end != '\0' || !(v > 0) || v > max) {
-    fprintf(stderr, "seerun sandbox: %s: \"%s\" is not a number between 0 and %g\n", opt, arg, max);
+  if (errno || end == arg || *end != '\0' || v != v) {
+    fprintf(stderr, "seerun sandbox: %s: \"%s\" is not a number\n", opt, arg);
+    return SR_SANDBOX_EXIT_RUNTIME;
+  }
+  if (!(v > 0) || v > max) {
+    fprintf(stderr, "seerun sandbox: %s: \"%s\": must be positive, at most %g\n", opt, arg, max);
     return SR_SANDBOX_EXIT_RUNTIME;
   }
   *out = v;
@@ -267,7 +317,16 @@ static int parse_option(struct cli *c, int opt, const char *arg)
     o->out_max_files = u;
     return 0;
   case 'm':
-    return parse_size("--memory", arg, &o->memory);
+    if ((r = parse_size("--memory", arg, &o->memory)) != 0)
+      return r;
+    if (o->memory < SR_SANDBOX_MEMORY_MIN) {
+      fprintf(stderr,
+              "seerun sandbox: --memory %s: below the minimum, %llum (a size without a suffix "
+              "is in bytes)\n",
+              arg, SR_SANDBOX_MEMORY_MIN >> 20);
+      return SR_SANDBOX_EXIT_RUNTIME;
+    }
+    return 0;
   case 'p':
     if (!sr_parse_uint(arg, INT32_MAX, &u) || u == 0)
       return usage_error("--pids: \"%s\" is not a positive number", arg);
@@ -297,8 +356,36 @@ static int parse_option(struct cli *c, int opt, const char *arg)
     o->network = true;
     return 0;
   case 'j':
-    c->json = true;
+    /* The command's output is untrusted: a result on its channel could be forged by it. */
+    if (arg == NULL || arg[0] == '\0' || strcmp(arg, "-") == 0) {
+      fprintf(stderr, "seerun sandbox: --json: the result document is not written to stdout "
+                      "(the command's output): use --json=FILE or --json-fd=N\n");
+      return SR_SANDBOX_EXIT_RUNTIME;
+    }
     c->json_path = arg;
+    return 0;
+  case 'J':
+    if (!sr_parse_uint(arg, INT32_MAX, &u) || u < 3)
+      return usage_error("--json-fd: \"%s\" is not a descriptor of 3 or above (0, 1 and 2 are "
+                         "the command's)",
+                         arg);
+    /* Close-on-exec: the descriptor is the caller's, never the command's. */
+    if (fcntl((int)u, F_GETFL) < 0 || fcntl((int)u, F_SETFD, FD_CLOEXEC) < 0)
+      return usage_error("--json-fd %s: not an open descriptor", arg);
+    c->json_fd = (int)u;
+    return 0;
+  case 'O':
+    return parse_size("--output-max-bytes", arg, &o->output_max_bytes);
+  case 'K':
+    if ((r = parse_positive("--kill-after", arg, 3600, &d)) != 0)
+      return r;
+    o->kill_after_ms = ceil_u64(d * 1000);
+    return 0;
+  case 'W':
+    o->out_overwrite = true;
+    return 0;
+  case 'y':
+    o->tty = true;
     return 0;
   }
   return -1;
@@ -318,7 +405,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
     }
     if (opt == '?' || opt == ':') {
       const char *bad = argv[optind - 1];
-      bool missing = optopt && strchr("nPrRweoBFmpctT", optopt);
+      bool missing = optopt && strchr("nPrRweoBFmpctTJOK", optopt);
       return usage_error(missing ? "option `%s` needs a value" : "unknown option `%s`", bad);
     }
     int r = parse_option(c, opt, optarg);
@@ -333,11 +420,31 @@ static int parse_args(struct cli *c, int argc, char **argv)
     c->o.out_max_bytes = DEFAULT_OUT_MAX_BYTES;
   if (c->o.out_max_files == 0)
     c->o.out_max_files = DEFAULT_OUT_MAX_FILES;
+  if (c->o.output_max_bytes == 0)
+    c->o.output_max_bytes = SR_SANDBOX_OUTPUT_MAX_BYTES;
+  if (c->o.kill_after_ms == 0)
+    c->o.kill_after_ms = DEFAULT_KILL_AFTER_MS;
+  if (c->json_path && c->json_fd >= 0)
+    return usage_error("--json=FILE and --json-fd: give one");
   if (c->o.workdir == NULL) {
     c->o.workdir = strdup("/tmp");
     if (c->o.workdir == NULL)
       return usage_error("out of memory");
   }
+  return 0;
+}
+
+/* --json=FILE: opened before anything runs, so that a path it cannot write fails first. */
+static int open_json(struct cli *c)
+{
+  if (c->json_path == NULL)
+    return 0;
+  c->json_fd = open(c->json_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (c->json_fd < 0) {
+    fprintf(stderr, "seerun sandbox: --json=%s: %s\n", c->json_path, strerror(errno));
+    return SR_SANDBOX_EXIT_RUNTIME;
+  }
+  c->json_fd_owned = true;
   return 0;
 }
 
@@ -348,29 +455,131 @@ static int write_json(const struct cli *c, const struct sr_sandbox_result *r)
   sr_error_t err = NULL;
   if (sr_sandbox_result_json(r, &doc, &len, &err) < 0)
     return sr_cli_fail(&err);
-  if (c->json_path == NULL || strcmp(c->json_path, "-") == 0) {
-    fflush(stdout);
-    if (sr_write_all(STDOUT_FILENO, doc, len) < 0 || sr_write_all(STDOUT_FILENO, "\n", 1) < 0)
-      return 1;
-    return 0;
-  }
-  _cleanup_close_ int fd =
-      open(c->json_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0 || sr_write_all(fd, doc, len) < 0 || sr_write_all(fd, "\n", 1) < 0) {
-    fprintf(stderr, "seerun sandbox: --json `%s`: %s\n", c->json_path, strerror(errno));
+  if (sr_write_all(c->json_fd, doc, len) < 0 || sr_write_all(c->json_fd, "\n", 1) < 0) {
+    if (c->json_path)
+      fprintf(stderr, "seerun sandbox: --json=%s: %s\n", c->json_path, strerror(errno));
+    else
+      fprintf(stderr, "seerun sandbox: --json-fd %d: %s\n", c->json_fd, strerror(errno));
     return 1;
   }
   return 0;
 }
 
+/* The profiles the policy has, for a --profile it does not: "a, b, c". */
+static void list_profiles(const struct sr_global *g, char *buf, size_t size)
+{
+  buf[0] = '\0';
+  struct sr_global any = *g;
+  any.profile = NULL;
+  struct sr_policy_ctx pc;
+  sr_error_t err = NULL;
+  if (sr_policy_load(&any, &pc, &err) < 0) {
+    sr_error_free(&err);
+    return;
+  }
+  size_t used = 0;
+  for (size_t i = 0; i < pc.policy->n_profiles && used < size; i++) {
+    int n = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", pc.policy->profiles[i].name);
+    used += n > 0 ? (size_t)n : 0;
+  }
+  sr_policy_ctx_release(&pc);
+}
+
+/* "mounts[N]" in a refusal is the config seerun generated: the user wrote --ro HOST[:DEST].
+ * The --ro binds are its last mounts, in order, from ro_first_mount on. */
+static char *user_words(const struct cli *c, long ro_first_mount, const char *text)
+{
+  const char *m = strstr(text, "mounts[");
+  if (m == NULL || ro_first_mount < 0)
+    return NULL;
+  char *end;
+  long n = strtol(m + 7, &end, 10);
+  if (end == m + 7 || *end != ']' || n < ro_first_mount || n - ro_first_mount >= (long)c->o.n_ro)
+    return NULL;
+  const char *arg = c->ro_args[n - ro_first_mount];
+  /* "mounts[8].source: ..." -> "--ro /root (mounts[8].source): ..." */
+  const char *after = end + 1;
+  while (*after == '.' || (*after >= 'a' && *after <= 'z') || (*after >= 'A' && *after <= 'Z'))
+    after++;
+  char *out = NULL;
+  if (asprintf(&out, "%.*s--ro %s (%.*s)%s", (int)(m - text), text, arg, (int)(after - m), m,
+               after) < 0)
+    return NULL;
+  return out;
+}
+
+static void print_error(const struct cli *c, const struct sr_global *g, long ro_first_mount,
+                        sr_error_t *err)
+{
+  _cleanup_free_ char *text = sr_error_text(*err);
+  sr_error_free(err);
+  if (text == NULL) {
+    fprintf(stderr, "seerun sandbox: out of memory\n");
+    return;
+  }
+  _cleanup_free_ char *mine = user_words(c, ro_first_mount, text);
+  const char *shown = mine ? mine : text;
+  if (c->profile && strstr(shown, "unknown profile")) {
+    char names[1024];
+    list_profiles(g, names, sizeof(names));
+    fprintf(stderr, "seerun sandbox: %s (the policy's profiles: %s)\n", shown,
+            names[0] ? names : "none readable");
+  } else
+    fprintf(stderr, "seerun sandbox: %s\n", shown);
+}
+
+static void format_bytes(uint64_t v, char *buf, size_t size)
+{
+  if (v >= (1ull << 20) && v % (1ull << 20) == 0)
+    snprintf(buf, size, "%llu MiB", (unsigned long long)(v >> 20));
+  else
+    snprintf(buf, size, "%llu bytes", (unsigned long long)v);
+}
+
+/* One line on stderr a person can act on, for what ended the command from outside it. */
+static void explain(const struct sr_sandbox_result *r)
+{
+  if (r->error) {
+    if (r->exit_code == SR_SANDBOX_EXIT_NOTFOUND)
+      fprintf(stderr, "seerun sandbox: hint: only the host's /usr (with /bin, /lib ...) and the "
+                      "--ro paths are visible in the sandbox; the command must be there\n");
+    return;
+  }
+  if (r->timed_out)
+    fprintf(stderr, "seerun sandbox: killed: --timeout %g s reached\n",
+            (double)r->timeout_ms / 1000.0);
+  else if (r->usage.oom_kills > 0) {
+    char limit[64];
+    format_bytes(r->memory_limit > 0 ? (uint64_t)r->memory_limit : 0, limit, sizeof(limit));
+    fprintf(stderr,
+            "seerun sandbox: killed: out of memory (the memory limit, %s, reached; "
+            "--memory)\n",
+            limit);
+  } else if (r->caller_signal) {
+    char name[32];
+    const char *abbrev = sigabbrev_np(r->caller_signal);
+    snprintf(name, sizeof(name), "SIG%s", abbrev ? abbrev : "?");
+    fprintf(stderr, "seerun sandbox: stopped: seerun got %s%s\n", name,
+            r->interrupted ? " (the command was killed)" : "");
+  }
+}
+
 int sr_cmd_sandbox(const struct sr_global *g, int argc, char **argv)
 {
-  struct cli c = {0};
+  struct cli c = {.json_fd = -1};
   int r = parse_args(&c, argc, argv);
   if (r == 0 && c.profile && g->profile && strcmp(c.profile, g->profile) != 0)
     r = usage_error("--profile: \"%s\" contradicts the global --profile", c.profile);
-  if (r == 0 && sr_cli_setup(g, 0, true) < 0)
+  /* Rootless is not implemented: say so before anything fails halfway. */
+  if (r == 0 && geteuid() != 0) {
+    fprintf(stderr, "seerun sandbox: seerun must run as root (rootless is not implemented)\n");
     r = SR_SANDBOX_EXIT_RUNTIME;
+  }
+  /* The caller's other descriptors are closed, or with --json-fd made close-on-exec. */
+  if (r == 0 && sr_cli_setup(g, 0, c.json_fd < 0) < 0)
+    r = SR_SANDBOX_EXIT_RUNTIME;
+  if (r == 0)
+    r = open_json(&c);
   if (r != 0) {
     cli_free(&c);
     return r == -2 ? 0 : r;
@@ -379,9 +588,10 @@ int sr_cmd_sandbox(const struct sr_global *g, int argc, char **argv)
   sr_sandbox_init(&s, g, c.profile, &c.o);
   sr_error_t err = NULL;
   if (sr_sandbox_run(&s, &err) < 0)
-    sr_cli_fail(&err);
+    print_error(&c, g, s.ro_first_mount, &err);
+  explain(&s.res);
   int status = s.res.exit_code;
-  if (c.json && write_json(&c, &s.res) != 0 && status == 0)
+  if (c.json_fd >= 0 && write_json(&c, &s.res) != 0 && status == 0)
     status = SR_SANDBOX_EXIT_RUNTIME;
   sr_sandbox_release(&s);
   cli_free(&c);

@@ -28,6 +28,9 @@ struct sr_create_opts {
   bool no_pivot;
   bool no_new_keyring;
   int preserve_fds;
+  /* The init keeps PR_SET_PDEATHSIG (SIGKILL) past create: it dies with the runtime process
+   * (seerun sandbox, which supervises it) instead of outliving it. */
+  bool die_with_runtime;
 };
 
 struct sr_create_ctx {

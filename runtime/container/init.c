@@ -331,8 +331,10 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
   if (sr_enter_cwd(p->cwd, err) < 0 || sr_find_executable(p, exec_path, err) < 0)
     return -1;
   SR_KILL_POINT("init.after-process");
-  /* From here on the container outlives the runtime process. */
-  if (prctl(PR_SET_PDEATHSIG, 0) < 0)
+  /* From here on the container outlives the runtime process, unless it is to die with it (set
+   * again after the credentials changed, which clears it; an exec without new privileges
+   * keeps it). */
+  if (prctl(PR_SET_PDEATHSIG, ctx->o->die_with_runtime ? SIGKILL : 0) < 0)
     return sr_error_sys(err, "prctl PR_SET_PDEATHSIG");
   return 0;
 }
@@ -414,6 +416,7 @@ __attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool afte
   target.notify_state = notify_state;
   target.exec_path = exec_path;
   target.preserve_fds = ctx->o->preserve_fds;
+  target.die_with_parent = ctx->o->die_with_runtime;
   sr_process_exec(&target, &err);
   start_fail(fifo, &err);
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -216,6 +217,9 @@ int sr_process_exec(const struct sr_exec_target *t, sr_error_t *err)
     return -1;
   if (sr_identity_apply(&p->user, p->capabilities, err) < 0)
     return -1;
+  /* The uid change cleared it: a sandbox's command must not outlive its seerun. */
+  if (t->die_with_parent && prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+    return sr_error_sys(err, "prctl PR_SET_PDEATHSIG");
   if (p->no_new_privileges && (sr_no_new_privs(err) < 0 || install_seccomp(t, err) < 0))
     return -1;
   if (t->notify_sock >= 0)

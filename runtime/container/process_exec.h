@@ -20,6 +20,7 @@ struct sr_exec_target {
   const char *exec_path;            /* resolved inside the container */
   struct stat runtime_exe;          /* the seerun binary: never executed in the container */
   int preserve_fds;
+  bool die_with_parent; /* PR_SET_PDEATHSIG SIGKILL, set again after the identity change */
 };
 
 /* Remembers which file the runtime binary is (before pivot_root hides its path). */

@@ -32,6 +32,8 @@ static int begin(sr_json_gen_t *gp, const struct sr_audit *a, const char *event,
     sr_json_put_kv_string(g, "bundle", a->bundle);
   sr_json_put_kv_string(g, "profile", a->profile ? a->profile : "");
   sr_json_put_kv_i64(g, "runtimePid", getpid());
+  if (a->run_id)
+    sr_json_put_kv_string(g, "runId", a->run_id);
   return 0;
 }
 
@@ -123,7 +125,7 @@ int sr_audit_refusal(const struct sr_audit *a, const char *field, const char *as
 }
 
 int sr_audit_event_with(const struct sr_audit *a, const char *event, sr_audit_fields_fn put,
-                        void *data, sr_error_t *err)
+                        const void *data, sr_error_t *err)
 {
   if (a == NULL || a->path == NULL)
     return 0;

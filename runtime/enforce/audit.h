@@ -18,7 +18,9 @@ struct sr_audit {
   const char *id;
   const char *bundle;
   const char *profile;
+  const char *run_id; /* seerun sandbox: the run's unique id ("runId" on every line); NULL: none */
 };
+
 
 /* An event with optional extra string fields (NULL-terminated key, value pairs). */
 int sr_audit_event(const struct sr_audit *a, const char *event, const char *const *fields,
@@ -26,11 +28,11 @@ int sr_audit_event(const struct sr_audit *a, const char *event, const char *cons
 /* An event with an integer field (exit status and the like). */
 int sr_audit_event_int(const struct sr_audit *a, const char *event, const char *key, long value,
                        sr_error_t *err);
-/* An event whose fields `put` writes (typed: numbers as numbers, booleans as booleans) into
- * the line's open map. */
-typedef void (*sr_audit_fields_fn)(sr_json_gen_t g, void *data);
+/* An event whose fields `put` writes into the line's open map (typed: numbers as numbers,
+ * booleans as booleans, as the result document of a sandbox is). */
+typedef void (*sr_audit_fields_fn)(sr_json_gen_t g, const void *data);
 int sr_audit_event_with(const struct sr_audit *a, const char *event, sr_audit_fields_fn put,
-                        void *data, sr_error_t *err);
+                        const void *data, sr_error_t *err);
 /* Every decision of the policy, one line each. */
 int sr_audit_decisions(const struct sr_audit *a, const struct sr_decisions *d, sr_error_t *err);
 /* One refusal that is not the policy's (config.json refused by the parser), as a decision

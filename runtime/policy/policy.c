@@ -155,7 +155,7 @@ static int check_profile_keys(struct sr_arena *a, yajl_val v, const char *path, 
   static const char *const device[] = {"type", "major", "minor", NULL};
   static const char *const mounts[] = {"allowedTypes", "idmappable", "allowSockets",
                                        "allowHardLinks", NULL};
-  static const char *const resources[] = {"pids", "memory", NULL};
+  static const char *const resources[] = {"pids", "memory", "cpu", NULL};
   static const char *const limit[] = {"default", "max", NULL};
   static const char *const hooks[] = {"allowedPaths", NULL};
 
@@ -181,7 +181,8 @@ static int check_profile_keys(struct sr_arena *a, yajl_val v, const char *path, 
   if (rp == NULL)
     return OOM(err, path);
   if (check_sub_keys(a, r, rp, "pids", limit, err) < 0 ||
-      check_sub_keys(a, r, rp, "memory", limit, err) < 0)
+      check_sub_keys(a, r, rp, "memory", limit, err) < 0 ||
+      check_sub_keys(a, r, rp, "cpu", limit, err) < 0)
     return -1;
   /* Objects inside arrays: rootfs.tmpfs[i], devices.allowed[i]. */
   struct {
@@ -518,6 +519,35 @@ static int parse_limit(struct sr_arena *a, const struct chain *res, const char *
   return 0;
 }
 
+/* resources.cpu: CPUs (1, 0.5, 2.5), kept in thousandths. */
+static int parse_cpu_limit(struct sr_arena *a, const struct chain *res, struct sr_policy_limit *l,
+                           sr_error_t *err)
+{
+  struct chain lim;
+  if (chain_sub(a, res, "cpu", &lim, err) < 0)
+    return -1;
+  const char *names[2] = {"default", "max"};
+  bool *has[2] = {&l->has_default, &l->has_max};
+  int64_t *val[2] = {&l->def, &l->max};
+  for (int k = 0; k < 2; k++) {
+    yajl_val owner;
+    const char *path;
+    yajl_val v = chain_find(&lim, names[k], &owner, &path);
+    if (v == NULL)
+      continue;
+    char *end = NULL;
+    double d = YAJL_IS_NUMBER(v) && v->u.number.r ? strtod(v->u.number.r, &end) : -1;
+    if (end == NULL || *end != '\0' || !(d >= 0.001) || d > 65536)
+      return sr_error_make(err, 0, "%s.%s: must be a number of CPUs between 0.001 and 65536", path,
+                           names[k]);
+    *has[k] = true;
+    *val[k] = (int64_t)(d * 1000 + 0.5);
+  }
+  if (l->has_default && l->has_max && l->def > l->max)
+    return sr_error_make(err, 0, "%s: default is above max", lim.path[0]);
+  return 0;
+}
+
 static int parse_sysctls(struct sr_arena *a, const struct chain *ch, struct sr_policy_profile *p,
                          sr_error_t *err)
 {
@@ -726,6 +756,8 @@ static int parse_profile(struct sr_arena *a, const struct chain *ch, struct sr_p
       parse_limit(a, &res, "memory", true, &p->memory, err) < 0 ||
       parse_sysctls(a, ch, p, err) < 0 || parse_hooks(a, ch, p, err) < 0 ||
       chain_bool(ch, "landlock", &p->landlock, err) < 0)
+    return -1;
+  if (parse_cpu_limit(a, &res, &p->cpu, err) < 0)
     return -1;
   if (p->description == NULL)
     p->description = "";
@@ -1201,6 +1233,19 @@ int sr_policy_profile_to_json(const struct sr_policy_profile *p, sr_json_gen_t g
   sr_json_map_open(g);
   put_limit(g, "pids", &p->pids);
   put_limit(g, "memory", &p->memory);
+  sr_json_put_key(g, "cpu");
+  sr_json_map_open(g);
+  const char *names[2] = {"default", "max"};
+  const bool has[2] = {p->cpu.has_default, p->cpu.has_max};
+  const int64_t val[2] = {p->cpu.def, p->cpu.max};
+  for (int k = 0; k < 2; k++)
+    if (has[k]) {
+      char num[32];
+      int n = snprintf(num, sizeof(num), "%g", (double)val[k] / 1000.0);
+      sr_json_put_key(g, names[k]);
+      sr_json_put_raw(g, num, (size_t)n);
+    }
+  sr_json_map_close(g);
   sr_json_map_close(g);
 
   sr_json_put_key(g, "sysctls");

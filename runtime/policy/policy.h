@@ -109,6 +109,7 @@ struct sr_policy_profile {
   char **readonly_paths;
   size_t n_readonly_paths;
   struct sr_policy_limit pids, memory;
+  struct sr_policy_limit cpu; /* in thousandths of a CPU (cpu.quota / cpu.period * 1000) */
   char **sysctls; /* "kernel.shmmax" (exact) or "net.*" (prefix) */
   size_t n_sysctls;
   struct sr_policy_hook_allow *hooks_allowed; /* the only hooks that run; none: no hooks */

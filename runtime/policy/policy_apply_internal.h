@@ -136,6 +136,10 @@ const struct sr_policy_limit *sr_pa_unified_limit(const struct sr_policy_profile
                                                   const char *key, const char **knob);
 /* A cgroup v2 value: "max" -> -1, digits -> the number; -2 for anything else. */
 int64_t sr_pa_unified_value(const char *v);
+/* The CPUs (in thousandths, rounded up) a cpu.quota over cpu.period allows; -1: no limit
+ * (quota <= 0).  Period 0: the default. */
+#define SR_PA_CPU_PERIOD 100000
+int64_t sr_pa_cpu_milli(int64_t quota, uint64_t period);
 
 /* policy_apply_landlock.c: after the network (it reads whether the host's is kept) */
 int sr_pa_apply_landlock(struct sr_pa_ctx *x, int abi, bool host_network);

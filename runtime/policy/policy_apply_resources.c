@@ -1,11 +1,12 @@
 /* The policy's devices (section 9: nodes and cgroup device rules) and resource limits
- * (section 10: pids and memory floors and ceilings). */
+ * (section 10: pids, memory and CPU floors and ceilings). */
 #include "build.h"
 
 #include "policy_apply_internal.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,11 +175,98 @@ int64_t sr_pa_unified_value(const char *v)
   return (int64_t)strtoll(v, NULL, 10);
 }
 
+/* CPUs in thousandths that quota/period allow (rounded up); -1: no limit. */
+int64_t sr_pa_cpu_milli(int64_t quota, uint64_t period)
+{
+  if (quota <= 0)
+    return -1;
+  if (period == 0)
+    period = SR_PA_CPU_PERIOD;
+  unsigned __int128 m = ((unsigned __int128)quota * 1000 + period - 1) / period;
+  return m > INT64_MAX ? INT64_MAX : (int64_t)m;
+}
+
+/* The quota for milli thousandths of a CPU per period (at least the kernel's 1 ms). */
+static int64_t cpu_quota(int64_t milli, uint64_t period)
+{
+  unsigned __int128 q = (unsigned __int128)milli * period / 1000;
+  return q < 1000 ? 1000 : q > INT64_MAX ? INT64_MAX : (int64_t)q;
+}
+
+/* linux.resources.cpu.quota (over cpu.period) against profiles.<p>.resources.cpu: no limit
+ * asked gets the default, above the ceiling is lowered; the decision is in the config's own
+ * terms (the quota, microseconds per period). */
+static int apply_cpu(struct sr_pa_ctx *x, struct sr_resources *r)
+{
+  const struct sr_policy_limit *l = &x->p->cpu;
+  const char *name = x->name, *field = "linux.resources.cpu.quota";
+  uint64_t period = r->cpu.period.set && r->cpu.period.v > 0 ? r->cpu.period.v : SR_PA_CPU_PERIOD;
+  int64_t have = sr_pa_cpu_milli(r->cpu.quota.set ? r->cpu.quota.v : -1, period);
+  char *asked = sr_pa_text_i64(x->a, r->cpu.quota.set, r->cpu.quota.v);
+  int64_t want;
+  const char *why;
+  if (have < 0) {
+    if (!l->has_default)
+      return sr_pa_allow(x, field, asked,
+                         P("no limit (profiles.%s.resources.cpu has no default)", name));
+    want = l->def;
+    why = P("no limit asked: the profile's applies (profiles.%s.resources.cpu.default: %g, per "
+            "period of %" PRIu64 " us)",
+            name, (double)l->def / 1000.0, period);
+  } else if (l->has_max && have > l->max) {
+    want = l->max;
+    why = P("above the ceiling, lowered (profiles.%s.resources.cpu.max: %g)", name,
+            (double)l->max / 1000.0);
+  } else
+    return sr_pa_allow(x, field, asked, P("within profiles.%s.resources.cpu", name));
+  int64_t quota = cpu_quota(want, period);
+  int ch = sr_pa_change(x, field, asked, sr_pa_text_i64(x->a, true, quota), why);
+  TRY(ch);
+  if (ch) {
+    r->cpu.quota = (sr_opt_i64){true, quota};
+    r->cpu.period = (sr_opt_u64){true, period};
+  }
+  return 0;
+}
+
+/* unified "cpu.max" ("QUOTA PERIOD" or "max PERIOD"), written last: judged as the quota is. */
+static int apply_unified_cpu(struct sr_pa_ctx *x, struct sr_resources *r, size_t i)
+{
+  const struct sr_policy_limit *l = &x->p->cpu;
+  const char *v = r->unified_values[i];
+  char q[32] = "";
+  unsigned long long period = SR_PA_CPU_PERIOD;
+  if (sscanf(v, "%31s %llu", q, &period) < 1 || period == 0)
+    return 0; /* not a value the kernel takes either */
+  int64_t have = strcmp(q, "max") == 0 ? -1 : sr_pa_cpu_milli(sr_pa_unified_value(q), period);
+  if (sr_pa_unified_value(q) == -2)
+    return 0;
+  const char *field = P("linux.resources.unified.cpu.max");
+  int64_t want;
+  if (have < 0 && l->has_default)
+    want = l->def;
+  else if (have >= 0 && l->has_max && have > l->max)
+    want = l->max;
+  else
+    return sr_pa_allow(x, field, sr_pa_text_str(x->a, v),
+                       P("within profiles.%s.resources.cpu", x->name));
+  char *nv = P("%" PRId64 " %llu", cpu_quota(want, period), period);
+  int ch = sr_pa_change(
+      x, field, sr_pa_text_str(x->a, v), sr_pa_text_str(x->a, nv),
+      P("%s (profiles.%s.resources.cpu.%s)",
+        have < 0 ? "no limit asked: the profile's applies" : "above the ceiling, lowered", x->name,
+        have < 0 ? "default" : "max"));
+  TRY(ch);
+  if (ch)
+    r->unified_values[i] = nv;
+  return 0;
+}
+
 int sr_pa_apply_resources(struct sr_pa_ctx *x, struct sr_config *c)
 {
   struct sr_resources dummy = {0};
   struct sr_resources *r = c->linux_.resources;
-  bool floors = x->p->pids.has_default || x->p->memory.has_default;
+  bool floors = x->p->pids.has_default || x->p->memory.has_default || x->p->cpu.has_default;
   if (r == NULL && x->p->enforce && floors) {
     r = c->linux_.resources = sr_arena_alloc(x->a, sizeof(*r));
     if (r == NULL)
@@ -207,10 +295,15 @@ int sr_pa_apply_resources(struct sr_pa_ctx *x, struct sr_config *c)
                     mset ? r->memory.limit.v : -1, &mem, &v, &changed));
   if (changed)
     r->memory.limit = (sr_opt_i64){true, v};
+  TRY(apply_cpu(x, r));
 
   /* unified is written last and wins: "pids.max": "max" must not lift the floor. */
   for (size_t i = 0; i < r->n_unified; i++) {
     const char *k = r->unified_keys[i], *knob;
+    if (strcmp(k, "cpu.max") == 0) {
+      TRY(apply_unified_cpu(x, r, i));
+      continue;
+    }
     const struct sr_policy_limit *l = sr_pa_unified_limit(x->p, k, &knob);
     int64_t uv = l ? sr_pa_unified_value(r->unified_values[i]) : -2;
     if (uv == -2)

@@ -7,6 +7,7 @@
 
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 /* ---- update ------------------------------------------------------------------------------ */
@@ -29,6 +30,29 @@ static int update_limit(struct sr_pa_ctx *x, const char *field, const char *knob
   return sr_pa_allow(x, field, asked, P("within profiles.%s.resources.%s", name, knob));
 }
 
+/* The CPUs quota/period allows against profiles.<p>.resources.cpu (the period: the update's,
+ * else the default). */
+static int update_cpu(struct sr_pa_ctx *x, const struct sr_resources *r)
+{
+  const struct sr_policy_limit *l = &x->p->cpu;
+  const char *name = x->name, *field = "linux.resources.cpu.quota";
+  uint64_t period = r->cpu.period.set && r->cpu.period.v ? r->cpu.period.v : SR_PA_CPU_PERIOD;
+  int64_t milli = sr_pa_cpu_milli(r->cpu.quota.v, period);
+  char *asked = sr_pa_text_i64(x->a, true, r->cpu.quota.v);
+  if (milli < 0 && l->has_default)
+    return sr_pa_refuse(x, field, asked,
+                        "update: %s: the CPU limit cannot be removed (profile \"%s\" requires "
+                        "one: profiles.%s.resources.cpu.default)",
+                        field, name, name);
+  if (milli >= 0 && l->has_max && milli > l->max)
+    return sr_pa_refuse(x, field, asked,
+                        "update: %s: %" PRId64 " us per %" PRIu64 " us is %g CPUs, above the "
+                        "ceiling of profile \"%s\" (profiles.%s.resources.cpu.max is %g)",
+                        field, r->cpu.quota.v, period, (double)milli / 1000.0, name, name,
+                        (double)l->max / 1000.0);
+  return sr_pa_allow(x, field, asked, P("within profiles.%s.resources.cpu", name));
+}
+
 int sr_policy_check_update(const struct sr_policy_profile *p, struct sr_arena *a,
                            const struct sr_resources *requested, struct sr_resources *applied,
                            struct sr_decisions *out, sr_error_t *err)
@@ -43,8 +67,20 @@ int sr_policy_check_update(const struct sr_policy_profile *p, struct sr_arena *a
   if (r->memory.limit.set)
     TRY(update_limit(x, "linux.resources.memory.limit", "memory",
                      r->memory.limit.v > 0 ? r->memory.limit.v : -1, &p->memory));
+  if (r->cpu.quota.set)
+    TRY(update_cpu(x, r));
   for (size_t i = 0; i < r->n_unified; i++) {
     const char *k = r->unified_keys[i], *knob;
+    char q[32] = "";
+    unsigned long long period = 0;
+    if (strcmp(k, "cpu.max") == 0 && sscanf(r->unified_values[i], "%31s %llu", q, &period) >= 1 &&
+        (strcmp(q, "max") == 0 || sr_pa_unified_value(q) >= 0)) {
+      struct sr_resources cpu = {0};
+      cpu.cpu.quota = (sr_opt_i64){true, strcmp(q, "max") == 0 ? -1 : sr_pa_unified_value(q)};
+      cpu.cpu.period = (sr_opt_u64){period > 0, period};
+      TRY(update_cpu(x, &cpu));
+      continue;
+    }
     const struct sr_policy_limit *l = sr_pa_unified_limit(p, k, &knob);
     int64_t v = l ? sr_pa_unified_value(r->unified_values[i]) : -2;
     if (v != -2)

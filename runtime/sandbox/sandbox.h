@@ -6,9 +6,12 @@
  *   left behind.
  * - sandbox_rootfs.c: the built-in root filesystem, a small tmpfs with a generated /etc.
  * - sandbox_config.c: the generated config.json text (parsed, then policed like any other).
- * - sandbox_supervise.c: the wait, with the wall-clock limit and the signals forwarded.
+ * - sandbox_stdio.c: the command's stdin, stdout and stderr, pipes seerun relays (bounded).
+ * - sandbox_watchdog.c: the sandbox dies with its seerun.
+ * - sandbox_supervise.c: the wait, with the wall-clock limit and the caller's signals.
  * - sandbox_collect.c: /out, a tmpfs the runtime holds by descriptor, copied out safely.
- * - sandbox_result.c: the result document (--json) and its audit event.
+ * - sandbox_audit.c: the run's unique id, its caller, and the audit event of the request.
+ * - sandbox_result.c: the result document (--json=FILE, --json-fd) and its audit event.
  * - sandbox_run.c: the steps, in order, and the undoing of them on a failure.
  *
  * The container goes through the same path as `run` (policy, audit, create, start, delete), so
@@ -20,8 +23,10 @@
 #include <stddef.h>
 #include <limits.h>
 #include <stdint.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/types.h>
+#include <termios.h>
 
 #include "audit.h"
 #include "cli.h"
@@ -32,6 +37,10 @@
 /* The sandbox's own user inside its user namespace (uid and gid); never root in there
  * either, so it holds no capability at all. */
 #define SR_SANDBOX_UID 1000
+/* Its HOME with the built-in root filesystem: a tmpfs of its own, writable. */
+#define SR_SANDBOX_HOME "/home/sandbox"
+/* The host's site directory: hidden (an empty tmpfs over it) unless --ro /usr/local. */
+#define SR_SANDBOX_USR_LOCAL "/usr/local"
 #define SR_SANDBOX_HOSTNAME "sandbox"
 /* Where the command writes what it wants collected. */
 #define SR_SANDBOX_OUT "/out"
@@ -40,6 +49,13 @@
 /* What seerun sandbox exits with when it fails itself (no status of the command), as docker
  * run does. */
 #define SR_SANDBOX_EXIT_RUNTIME 125
+/* As timeout(1): the wall-clock limit (--timeout) ended the command. */
+#define SR_SANDBOX_EXIT_TIMEOUT 124
+/* As a shell: the command cannot be executed (126), does not exist in the sandbox (127). */
+#define SR_SANDBOX_EXIT_NOEXEC 126
+#define SR_SANDBOX_EXIT_NOTFOUND 127
+/* Below this, the runtime cannot start a process in the cgroup at all. */
+#define SR_SANDBOX_MEMORY_MIN (8ull << 20)
 
 struct sr_sandbox_bind {
   char *source; /* absolute, resolved on the host */
@@ -64,6 +80,10 @@ struct sr_sandbox_opts {
   uint64_t cpu_quota_us; /* per SR_SANDBOX_CPU_PERIOD_US; 0: no limit */
   uint64_t timeout_ms;   /* 0: none */
   const char *tmp_size;  /* --tmp-size, as given (the annotation io.seerun.tmp-size) */
+  uint64_t output_max_bytes; /* per output stream (stdout, stderr) */
+  uint64_t kill_after_ms;    /* from the caller's SIGTERM/SIGINT to SIGKILL */
+  bool out_overwrite;        /* --out may hold files already */
+  bool tty;                  /* --tty: a pty (from the container's devpts) instead of pipes */
   bool network;          /* --network: the host's network, where the profile allows it */
   bool own_tmp;          /* the profile mounts no /tmp: the sandbox mounts its own */
   uint64_t own_tmp_size;
@@ -90,6 +110,8 @@ int sr_sandbox_private_mounts(sr_error_t *err);
 /* Removes what sandboxes whose runtime is gone left in this state root: their containers
  * (as delete --force does) and workspaces.  Best effort: failures are warnings. */
 void sr_sandbox_reap_stale(const struct sr_global *g, int rootfd, const char *real_root);
+/* The same for `seerun gc`: the state root of g (none: nothing to do). */
+int sr_sandbox_gc(const struct sr_global *g, sr_error_t *err);
 
 /* Reserves the container id (name, or the first free sandbox-<n>) and makes the workspace:
  * the bundle directory with the mount points rootfs/ and out/. */
@@ -107,7 +129,8 @@ bool sr_sandbox_bundle_orphaned(const char *real_root, const char *bundle);
 /* ---- sandbox_rootfs.c ---- */
 
 /* Host directories the built-in root filesystem binds read-only (/usr; /bin, /lib ... where
- * they are directories rather than links into /usr; /etc/alternatives). */
+ * they are directories rather than links into /usr; /etc/alternatives; the CA certificates:
+ * /etc/ssl/certs, /etc/pki/...). */
 struct sr_sandbox_sysdirs {
   char *paths[16];
   size_t n;
@@ -115,7 +138,8 @@ struct sr_sandbox_sysdirs {
 
 /* Builds the built-in root filesystem (a tmpfs) and attaches it at target: mount points,
  * the host's top-level links into /usr, a generated /etc (passwd, group, hosts, hostname,
- * resolv.conf, nsswitch.conf), the mount points of the --ro binds and the working directory. */
+ * resolv.conf, nsswitch.conf, the host's CA certificates), HOME, the mount points of the --ro
+ * binds and the working directory. */
 int sr_sandbox_rootfs_build(const struct sr_sandbox_opts *o, const char *target,
                             struct sr_sandbox_sysdirs *sys, sr_error_t *err);
 void sr_sandbox_sysdirs_free(struct sr_sandbox_sysdirs *sys);
@@ -135,23 +159,85 @@ struct sr_sandbox_config_in {
 int sr_sandbox_config_text(const struct sr_sandbox_config_in *in, char **out, size_t *len,
                            sr_error_t *err);
 
+/* ---- sandbox_stdio.c ---- */
+
+struct sr_sandbox_stream {
+  int from, to;   /* where the bytes come from, where they go (-1: discarded) */
+  char buf[4096]; /* at most PIPE_BUF: one write after POLLOUT never blocks */
+  size_t len, off;
+  bool eof;
+  bool bounded;     /* an output stream: --output-max-bytes */
+  uint64_t bytes;   /* passed on */
+  uint64_t dropped; /* read and discarded: past the bound, or the caller's end closed */
+};
+
+struct sr_sandbox_stdio {
+  int saved[3];   /* the caller's 0, 1, 2 (close-on-exec copies) */
+  int child[3];   /* the container's ends, until the container holds them */
+  bool installed; /* the container's ends are at 0, 1, 2 */
+  bool raw;       /* the caller's terminal is in raw mode (saved_tio to restore) */
+  struct termios saved_tio;
+  struct sr_sandbox_stream in, out, err;
+  uint64_t max_bytes;
+};
+
+#define SR_SANDBOX_STDIO_POLLFDS 6
+#define SR_SANDBOX_OUTPUT_MAX_BYTES (64ull << 20)
+
+void sr_sandbox_stdio_init(struct sr_sandbox_stdio *st, uint64_t max_bytes);
+/* Makes the pipes and puts the container's ends at 0, 1, 2 (for the create, whose process
+ * inherits them); sr_sandbox_stdio_restore puts the caller's back and closes the container's
+ * ends. */
+int sr_sandbox_stdio_open(struct sr_sandbox_stdio *st, sr_error_t *err);
+void sr_sandbox_stdio_restore(struct sr_sandbox_stdio *st);
+/* --tty: the command's stdin and stdout (and stderr) are the pty whose master is given (taken
+ * over); the caller's terminal, if stdin is one, is in raw mode until release. */
+int sr_sandbox_stdio_use_tty(struct sr_sandbox_stdio *st, int master, sr_error_t *err);
+/* One round of the relay: the descriptors to poll, then what their events call for. */
+void sr_sandbox_stdio_poll(const struct sr_sandbox_stdio *st,
+                           struct pollfd p[SR_SANDBOX_STDIO_POLLFDS]);
+void sr_sandbox_stdio_done(struct sr_sandbox_stdio *st,
+                           const struct pollfd p[SR_SANDBOX_STDIO_POLLFDS]);
+void sr_sandbox_stdio_end_input(struct sr_sandbox_stdio *st);
+/* stdout and stderr at EOF (every writer gone) and passed on. */
+bool sr_sandbox_stdio_drained(const struct sr_sandbox_stdio *st);
+void sr_sandbox_stdio_flush(struct sr_sandbox_stdio *st);
+void sr_sandbox_stdio_release(struct sr_sandbox_stdio *st);
+
+/* ---- sandbox_watchdog.c ---- */
+
+struct sr_sandbox_watchdog {
+  pid_t pid;
+  int fd; /* -1: none running */
+};
+
+/* Forks the watchdog that kills the sandbox (init_pidfd, the cgroup) if seerun dies. */
+int sr_sandbox_watchdog_start(struct sr_sandbox_watchdog *wd, int init_pidfd,
+                              const char *cgroup_path, sr_error_t *err);
+/* Disarms it and waits for it to exit.  Idempotent. */
+void sr_sandbox_watchdog_stop(struct sr_sandbox_watchdog *wd);
+
 /* ---- sandbox_supervise.c ---- */
 
 struct sr_sandbox_wait {
-  int status;       /* wait status of the command (the container's init) */
-  bool timed_out;   /* killed at --timeout */
-  bool interrupted; /* killed after a second SIGINT/SIGTERM/SIGHUP to the runtime */
+  int status;        /* wait status of the command (the container's init) */
+  bool timed_out;    /* killed at --timeout */
+  int caller_signal; /* the first SIGINT/SIGTERM/SIGHUP seerun got; 0: none */
+  bool interrupted;  /* killed after the caller's signal (a second one, or --kill-after) */
   int64_t wall_ns;
   struct rusage ru; /* of the init and the descendants it reaped */
 };
 
-/* Blocks the signals the runtime forwards (before the container exists, so none is lost). */
+/* Blocks the signals the runtime handles (before the container exists, so none is lost). */
 int sr_sandbox_block_signals(sr_error_t *err);
 
-/* Waits for the init (pidfd), forwarding SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1/2 to it;
- * a second SIGINT, SIGTERM or SIGHUP, or the deadline, kills every process of the cgroup. */
+/* Waits for the init (pidfd), relaying the standard streams (st) until every writer is gone.
+ * A first SIGINT, SIGTERM or SIGHUP sends the command SIGTERM, and kill_after_ms later (or at
+ * a second one) every process of the cgroup gets SIGKILL; SIGQUIT and SIGUSR1/2 are forwarded.
+ * The deadline kills every process of the cgroup. */
 int sr_sandbox_supervise(pid_t pid, int pidfd, const char *cgroup_path, uint64_t timeout_ms,
-                         int64_t started_ns, struct sr_sandbox_wait *w, sr_error_t *err);
+                         uint64_t kill_after_ms, int64_t started_ns, struct sr_sandbox_stdio *st,
+                         struct sr_sandbox_wait *w, sr_error_t *err);
 
 /* What the cgroup tells once the init has been reaped (every process of the sandbox's pid
  * namespace, hence of its cgroup, is gone by then). */
@@ -190,7 +276,7 @@ struct sr_collect_result {
   size_t n_refused, cap_refused;
   size_t refused_not_listed; /* beyond SR_COLLECT_MAX_LISTED */
   uint64_t files, dirs, bytes;
-  bool complete; /* no bound (bytes, files, depth) left anything out; refusals aside */
+  bool complete; /* nothing left out: no bound (bytes, files, depth) reached, nothing refused */
 };
 
 #define SR_COLLECT_MAX_LISTED 1000
@@ -198,16 +284,44 @@ struct sr_collect_result {
 
 /* Copies the tree under src (the /out tmpfs) into dst (HOSTDIR): regular files with one link
  * and directories only, at most max_files entries and max_bytes bytes, nothing resolved
- * through a symlink or out of either tree.  Refusals are listed, not errors; an error is a
+ * through a symlink or out of either tree; overwrite replaces a file of dst of the same name
+ * (by name: unlinked, then made anew).  Refusals are listed, not errors; an error is a
  * failure to write into dst. */
-int sr_sandbox_collect(int src, int dst, uint64_t max_bytes, uint64_t max_files,
+int sr_sandbox_collect(int src, int dst, uint64_t max_bytes, uint64_t max_files, bool overwrite,
                        struct sr_collect_result *res, sr_error_t *err);
 void sr_collect_result_free(struct sr_collect_result *res);
+
+/* ---- sandbox_audit.c ---- */
+
+/* Who ran the sandbox, from where: on record in the result and the audit log. */
+struct sr_sandbox_caller {
+  uid_t uid;
+  gid_t gid;
+  int64_t login_uid; /* /proc/self/loginuid (the login behind sudo); -1: unset */
+  pid_t pid;         /* seerun's parent */
+  char *cwd;         /* NULL: unknown */
+};
+
+void sr_sandbox_caller_init(struct sr_sandbox_caller *c);
+void sr_sandbox_caller_release(struct sr_sandbox_caller *c);
+/* A unique id for the run: 128 random bits, in hex (33 bytes with the NUL). */
+int sr_sandbox_run_id(char out[33], sr_error_t *err);
+/* An absolute, lexically clean path for what the user gave (relative to the caller's cwd);
+ * malloc'd, NULL when out of memory or cwd is unknown. */
+char *sr_sandbox_abs_path(const struct sr_sandbox_caller *c, const char *path);
+
+void sr_sandbox_put_caller(sr_json_gen_t g, const struct sr_sandbox_caller *c);
+/* The audit event "sandbox-start": the request (command, caller, the paths, absolute; what
+ * was asked of the limits), before anything is made. */
+int sr_sandbox_audit_start(const struct sr_audit *a, const struct sr_sandbox_opts *o,
+                           const struct sr_sandbox_caller *c, const char *out_abs, sr_error_t *err);
 
 /* ---- sandbox_result.c ---- */
 
 struct sr_sandbox_result {
   const char *id;
+  const char *run_id; /* unique per run (the id is a reused slot) */
+  const struct sr_sandbox_caller *caller;
   const char *profile;
   char *const *argv;
   size_t argc;
@@ -215,7 +329,10 @@ struct sr_sandbox_result {
   int status;    /* wait status */
   int exit_code; /* what seerun exits with */
   bool timed_out, interrupted;
-  uint64_t timeout_ms;
+  int caller_signal; /* seerun's SIGINT/SIGTERM/SIGHUP that ended the run; 0: none */
+  uint64_t timeout_ms, kill_after_ms;
+  uint64_t output_max_bytes;
+  const struct sr_sandbox_stdio *stdio; /* NULL: the streams were never relayed */
   int64_t wall_ns;
   struct rusage ru;
   struct sr_sandbox_usage usage;
@@ -230,7 +347,8 @@ struct sr_sandbox_result {
 /* The result document, one line of JSON. */
 int sr_sandbox_result_json(const struct sr_sandbox_result *r, char **out, size_t *len,
                            sr_error_t *err);
-/* The same facts in the audit log (event "sandbox-result"). */
+/* The same facts, typed, in the audit log (event "sandbox-result"; the decisions have lines of
+ * their own, the collected entries are left out, the refused ones capped). */
 int sr_sandbox_result_audit(const struct sr_audit *a, const struct sr_sandbox_result *r,
                             sr_error_t *err);
 
@@ -253,6 +371,14 @@ struct sr_sandbox {
   bool range_taken; /* the policy took a user namespace range for the id */
   bool created;     /* the container exists (until deleted) */
   struct sr_collect_result collected;
+  struct sr_sandbox_stdio stdio;
+  struct sr_sandbox_watchdog watchdog;
+  char run_id[33];
+  struct sr_sandbox_caller caller;
+  char *out_abs;                /* --out, absolute */
+  /* The index of the first --ro bind among the generated config's mounts (they come last, in
+   * order), so that a refusal of mounts[N] names the --ro the user wrote; -1: not known. */
+  long ro_first_mount;
   struct sr_sandbox_result res; /* valid after sr_sandbox_run, until sr_sandbox_release */
 };
 

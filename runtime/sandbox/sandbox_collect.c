@@ -82,6 +82,7 @@ struct walk {
   uint64_t examined;
   struct sr_collect_result *res;
   char *buf; /* COPY_CHUNK */
+  bool overwrite; /* --out-overwrite: a file of HOSTDIR of the same name is replaced */
   /* Relative to /out; as deep as the walk goes, so no name has to be left unsaid. */
   char path[(SR_COLLECT_MAX_DEPTH + 2) * (NAME_MAX + 1)];
   bool stop;
@@ -227,6 +228,15 @@ static int copy_file(struct walk *w, int src_dir, int dst_dir, const char *name,
     return refuse(w, "file", size, "changed or unreadable while collected: not collected", err);
   _cleanup_close_ int out = sr_openat2(
       dst_dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600, DST_RESOLVE);
+  /* Replaced by name, never written through: unlinkat removes a symlink, not its target, and
+   * refuses a directory. */
+  if (out < 0 && errno == EEXIST && w->overwrite) {
+    if (unlinkat(dst_dir, name, 0) == 0)
+      out = sr_openat2(dst_dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600,
+                       DST_RESOLVE);
+    else
+      errno = EEXIST; /* a directory of that name: refused as it was */
+  }
   if (out < 0) {
     if (errno == EEXIST || errno == ELOOP || errno == EXDEV)
       return refuse(w, "file", size, "exists in the output directory: not overwritten", err);
@@ -342,7 +352,7 @@ static int walk_dir(struct walk *w, int src, int dst, size_t plen, int depth, sr
   return 0;
 }
 
-int sr_sandbox_collect(int src, int dst, uint64_t max_bytes, uint64_t max_files,
+int sr_sandbox_collect(int src, int dst, uint64_t max_bytes, uint64_t max_files, bool overwrite,
                        struct sr_collect_result *res, sr_error_t *err)
 {
   memset(res, 0, sizeof(*res));
@@ -350,8 +360,16 @@ int sr_sandbox_collect(int src, int dst, uint64_t max_bytes, uint64_t max_files,
   _cleanup_free_ char *buf = malloc(COPY_CHUNK);
   if (buf == NULL)
     return sr_error_make(err, ENOMEM, "sandbox /out");
-  struct walk w = {.max_bytes = max_bytes, .max_files = max_files, .res = res, .buf = buf};
+  struct walk w = {.max_bytes = max_bytes,
+                   .max_files = max_files,
+                   .res = res,
+                   .buf = buf,
+                   .overwrite = overwrite};
   /* Refused entries cost a look each: bounded too, generously. */
   w.max_examined = max_files * 4 + 4 * SR_COLLECT_MAX_LISTED;
-  return walk_dir(&w, src, dst, 0, 0, err);
+  int r = walk_dir(&w, src, dst, 0, 0, err);
+  /* What the command wrote is all there only if nothing of it was refused. */
+  if (res->n_refused || res->refused_not_listed)
+    res->complete = false;
+  return r;
 }

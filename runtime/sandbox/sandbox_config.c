@@ -23,7 +23,6 @@
 
 static const char *const default_env[] = {
     "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-    "HOME=/tmp",
     "LANG=C.UTF-8",
 };
 
@@ -59,11 +58,14 @@ static bool overridden(const struct sr_sandbox_opts *o, const char *def)
   return false;
 }
 
-static void put_process(sr_json_gen_t g, const struct sr_sandbox_opts *o)
+static void put_process(sr_json_gen_t g, const struct sr_sandbox_config_in *in)
 {
+  const struct sr_sandbox_opts *o = in->o;
+  /* The built-in root filesystem has a HOME of the user's; a given one has /tmp. */
+  const char *home = in->sys ? "HOME=" SR_SANDBOX_HOME : "HOME=/tmp";
   sr_json_put_key(g, "process");
   sr_json_map_open(g);
-  sr_json_put_kv_bool(g, "terminal", false);
+  sr_json_put_kv_bool(g, "terminal", o->tty);
   sr_json_put_key(g, "user");
   sr_json_map_open(g);
   sr_json_put_kv_u64(g, "uid", SR_SANDBOX_UID);
@@ -75,6 +77,8 @@ static void put_process(sr_json_gen_t g, const struct sr_sandbox_opts *o)
   for (size_t i = 0; i < N(default_env); i++)
     if (!overridden(o, default_env[i]))
       sr_json_put_string(g, default_env[i]);
+  if (!overridden(o, home))
+    sr_json_put_string(g, home);
   for (size_t i = 0; i < o->n_env; i++)
     sr_json_put_string(g, o->env[i]);
   sr_json_array_close(g);
@@ -126,9 +130,31 @@ static void put_mounts(sr_json_gen_t g, const struct sr_sandbox_config_in *in)
   static const char *const sys_ro[] = {"rbind", "ro", "rro", "nosuid", "nodev"};
   static const char *const alt_ro[] = {"bind", "ro", "nosuid", "nodev", "noexec"};
   for (size_t i = 0; in->sys && i < in->sys->n; i++) {
-    bool alt = strcmp(in->sys->paths[i], "/etc/alternatives") == 0;
-    put_mount(g, in->sys->paths[i], "bind", in->sys->paths[i], alt ? alt_ro : sys_ro,
-              alt ? N(alt_ro) : N(sys_ro));
+    bool etc = strncmp(in->sys->paths[i], "/etc/", 5) == 0;
+    put_mount(g, in->sys->paths[i], "bind", in->sys->paths[i], etc ? alt_ro : sys_ro,
+              etc ? N(alt_ro) : N(sys_ro));
+  }
+  if (in->sys) {
+    /* The host's /usr/local holds its site configuration and tools: not the sandbox's unless
+     * given (--ro /usr/local).  Root's and 0755 inside, so the user cannot write it; not
+     * read-only only where a --ro below it needs its mount point made. */
+    bool given = false, below = false;
+    for (size_t i = 0; i < o->n_ro; i++) {
+      given = given || strcmp(o->ro[i].dest, SR_SANDBOX_USR_LOCAL) == 0;
+      below = below || strncmp(o->ro[i].dest, SR_SANDBOX_USR_LOCAL "/", 11) == 0;
+    }
+    static const char *const mask_ro[] = {"ro", "nosuid", "nodev", "noexec", "mode=755", "size=4k"};
+    static const char *const mask[] = {"nosuid", "nodev", "noexec", "mode=755", "size=64k"};
+    if (!given)
+      put_mount(g, SR_SANDBOX_USR_LOCAL, "tmpfs", "tmpfs", below ? mask : mask_ro,
+                below ? N(mask) : N(mask_ro));
+    char size[48], uid[32], gid[32];
+    snprintf(size, sizeof(size), "size=%llu",
+             (unsigned long long)(o->own_tmp_size ? o->own_tmp_size : 64ull << 20));
+    snprintf(uid, sizeof(uid), "uid=%d", SR_SANDBOX_UID);
+    snprintf(gid, sizeof(gid), "gid=%d", SR_SANDBOX_UID);
+    const char *home[] = {"nosuid", "nodev", "mode=700", size, uid, gid};
+    put_mount(g, SR_SANDBOX_HOME, "tmpfs", "tmpfs", home, N(home));
   }
   if (o->own_tmp) {
     char size[48];
@@ -214,7 +240,7 @@ int sr_sandbox_config_text(const struct sr_sandbox_config_in *in, char **out, si
     return -1;
   sr_json_map_open(g);
   sr_json_put_kv_string(g, "ociVersion", SR_OCI_VERSION);
-  put_process(g, o);
+  put_process(g, in);
   sr_json_put_key(g, "root");
   sr_json_map_open(g);
   sr_json_put_kv_string(g, "path", in->rootfs);

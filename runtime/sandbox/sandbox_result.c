@@ -1,7 +1,7 @@
 /* What a sandbox run came to: the command's exit (status or signal), whether the wall-clock
- * limit or the OOM killer ended it, its time and memory, the outputs collected and refused,
- * and the policy's decisions.  One JSON document for --json; the same facts, flattened, as
- * the audit event "sandbox-result". */
+ * limit, the OOM killer or the caller's signal ended it, its time and memory, its output
+ * streams, the outputs collected and refused, and the policy's decisions.  One JSON document
+ * (--json=FILE, --json-fd=N); the same facts, flattened, as the audit event "sandbox-result". */
 #include "build.h"
 
 #include "sandbox.h"
@@ -82,7 +82,26 @@ static void put_entries(sr_json_gen_t g, const char *key, const struct sr_collec
   sr_json_array_close(g);
 }
 
-static void put_output(sr_json_gen_t g, const struct sr_sandbox_result *r)
+/* What of the command's stdout or stderr reached the caller, and what was dropped (past
+ * --output-max-bytes, or with the caller's end closed); null when it never ran. */
+static void put_stream(sr_json_gen_t g, const char *key, const struct sr_sandbox_stream *s)
+{
+  sr_json_put_key(g, key);
+  if (s == NULL) {
+    sr_json_put_null(g);
+    return;
+  }
+  sr_json_map_open(g);
+  sr_json_put_kv_u64(g, "bytes", s->bytes);
+  sr_json_put_kv_u64(g, "droppedBytes", s->dropped);
+  sr_json_map_close(g);
+}
+
+/* In the audit log the collected entries are left out (the counts say how many) and the
+ * refused ones capped: a line stays small whatever /out held. */
+#define AUDIT_REFUSED_LISTED 50
+
+static void put_output(sr_json_gen_t g, const struct sr_sandbox_result *r, bool audit)
 {
   sr_json_put_key(g, "output");
   if (r->out_dir == NULL) {
@@ -98,22 +117,25 @@ static void put_output(sr_json_gen_t g, const struct sr_sandbox_result *r)
     sr_json_put_kv_u64(g, "directories", o->dirs);
     sr_json_put_kv_u64(g, "bytes", o->bytes);
     sr_json_put_kv_bool(g, "complete", o->complete);
-    put_entries(g, "entries", o->collected, o->n_collected, false);
-    put_entries(g, "refused", o->refused, o->n_refused, true);
-    sr_json_put_kv_u64(g, "refusedNotListed", o->refused_not_listed);
+    size_t listed =
+        audit && o->n_refused > AUDIT_REFUSED_LISTED ? AUDIT_REFUSED_LISTED : o->n_refused;
+    if (!audit)
+      put_entries(g, "entries", o->collected, o->n_collected, false);
+    put_entries(g, "refused", o->refused, listed, true);
+    sr_json_put_kv_u64(g, "refusedNotListed", o->refused_not_listed + (o->n_refused - listed));
   }
   sr_json_map_close(g);
 }
 
-int sr_sandbox_result_json(const struct sr_sandbox_result *r, char **out, size_t *len,
-                           sr_error_t *err)
+/* The fields of the result; audit: as the audit line holds them (id, profile and runId are the
+ * line's own, the decisions lines of their own). */
+static void put_result(sr_json_gen_t g, const struct sr_sandbox_result *r, bool audit)
 {
-  _cleanup_gen_ sr_json_gen_t g = NULL;
-  if (sr_json_gen_new(&g, false, err) < 0)
-    return -1;
-  sr_json_map_open(g);
-  sr_json_put_kv_string(g, "id", r->id ? r->id : "");
-  sr_json_put_kv_string(g, "profile", r->profile ? r->profile : "");
+  if (!audit) {
+    sr_json_put_kv_string(g, "id", r->id ? r->id : "");
+    sr_json_put_kv_string(g, "runId", r->run_id ? r->run_id : "");
+    sr_json_put_kv_string(g, "profile", r->profile ? r->profile : "");
+  }
   sr_json_put_key(g, "command");
   sr_json_array_open(g);
   for (size_t i = 0; i < r->argc; i++)
@@ -131,6 +153,13 @@ int sr_sandbox_result_json(const struct sr_sandbox_result *r, char **out, size_t
   } else
     put_null(g, "signal");
   sr_json_put_kv_bool(g, "timedOut", r->timed_out);
+  sr_json_put_kv_bool(g, "signalledByCaller", r->caller_signal != 0);
+  if (r->caller_signal) {
+    char name[32];
+    signal_name(r->caller_signal, name, sizeof(name));
+    sr_json_put_kv_string(g, "callerSignal", name);
+  } else
+    put_null(g, "callerSignal");
   sr_json_put_kv_bool(g, "interrupted", r->interrupted);
   sr_json_put_kv_bool(g, "oomKilled", r->usage.oom_kills > 0);
   if (r->usage.valid)
@@ -168,19 +197,40 @@ int sr_sandbox_result_json(const struct sr_sandbox_result *r, char **out, size_t
     put_double(g, "timeoutSeconds", (double)r->timeout_ms / 1000.0);
   else
     put_null(g, "timeoutSeconds");
+  if (r->output_max_bytes)
+    sr_json_put_kv_u64(g, "outputMaxBytes", r->output_max_bytes);
+  else
+    put_null(g, "outputMaxBytes");
+  put_double(g, "killAfterSeconds", (double)r->kill_after_ms / 1000.0);
   sr_json_map_close(g);
-  put_output(g, r);
-  sr_json_put_key(g, "decisions");
-  if (r->decisions_json)
-    sr_json_put_raw(g, r->decisions_json, strlen(r->decisions_json)); /* JSON text, verbatim */
-  else {
-    sr_json_array_open(g);
-    sr_json_array_close(g);
+  put_stream(g, "stdout", r->stdio ? &r->stdio->out : NULL);
+  put_stream(g, "stderr", r->stdio ? &r->stdio->err : NULL);
+  put_output(g, r, audit);
+  if (r->caller)
+    sr_sandbox_put_caller(g, r->caller);
+  if (!audit) {
+    sr_json_put_key(g, "decisions");
+    if (r->decisions_json)
+      sr_json_put_raw(g, r->decisions_json, strlen(r->decisions_json)); /* JSON text, verbatim */
+    else {
+      sr_json_array_open(g);
+      sr_json_array_close(g);
+    }
   }
   if (r->error)
     sr_json_put_kv_string(g, "error", r->error);
   else
     put_null(g, "error");
+}
+
+int sr_sandbox_result_json(const struct sr_sandbox_result *r, char **out, size_t *len,
+                           sr_error_t *err)
+{
+  _cleanup_gen_ sr_json_gen_t g = NULL;
+  if (sr_json_gen_new(&g, false, err) < 0)
+    return -1;
+  sr_json_map_open(g);
+  put_result(g, r, false);
   sr_json_map_close(g);
   const unsigned char *buf;
   size_t n;
@@ -193,77 +243,13 @@ int sr_sandbox_result_json(const struct sr_sandbox_result *r, char **out, size_t
   return 0;
 }
 
-/* The refused outputs, as a short JSON text (the first few; the counts say how many). */
-static char *refused_text(const struct sr_collect_result *o, sr_error_t *err)
+static void put_audit(sr_json_gen_t g, const void *arg)
 {
-  _cleanup_gen_ sr_json_gen_t g = NULL;
-  if (sr_json_gen_new(&g, false, err) < 0)
-    return NULL;
-  sr_json_array_open(g);
-  for (size_t i = 0; i < o->n_refused && i < 50; i++) {
-    sr_json_map_open(g);
-    sr_json_put_kv_string(g, "path", o->refused[i].path);
-    sr_json_put_kv_string(g, "type", o->refused[i].type);
-    sr_json_put_kv_string(g, "reason", o->refused[i].reason);
-    sr_json_map_close(g);
-  }
-  sr_json_array_close(g);
-  const unsigned char *buf;
-  size_t n;
-  if (sr_json_gen_buf(g, &buf, &n, err) < 0) {
-    sr_error_wrap(err, "the refused outputs");
-    return NULL;
-  }
-  char *s = strndup((const char *)buf, n);
-  if (s == NULL)
-    sr_error_make(err, ENOMEM, "the refused outputs");
-  return s;
+  put_result(g, arg, true);
 }
 
 int sr_sandbox_result_audit(const struct sr_audit *a, const struct sr_sandbox_result *r,
                             sr_error_t *err)
 {
-  char status[16], exit_code[16] = "", sig[32] = "", wall[32], cpu[32], peak[32] = "",
-                   files[32] = "", bytes[32] = "", refused[32] = "";
-  snprintf(status, sizeof(status), "%d", r->exit_code);
-  if (r->ran && WIFEXITED(r->status))
-    snprintf(exit_code, sizeof(exit_code), "%d", WEXITSTATUS(r->status));
-  if (r->ran && WIFSIGNALED(r->status))
-    signal_name(WTERMSIG(r->status), sig, sizeof(sig));
-  double total, user, sys;
-  cpu_times(r, &total, &user, &sys);
-  snprintf(wall, sizeof(wall), "%.6f", seconds(r->wall_ns));
-  snprintf(cpu, sizeof(cpu), "%.6f", total);
-  if (r->usage.peak_known)
-    snprintf(peak, sizeof(peak), "%llu", (unsigned long long)r->usage.peak_memory);
-  _cleanup_free_ char *refused_list = NULL;
-  if (r->out) {
-    snprintf(files, sizeof(files), "%llu", (unsigned long long)r->out->files);
-    snprintf(bytes, sizeof(bytes), "%llu", (unsigned long long)r->out->bytes);
-    snprintf(refused, sizeof(refused), "%zu", r->out->n_refused + r->out->refused_not_listed);
-    refused_list = refused_text(r->out, err);
-    if (refused_list == NULL)
-      return -1;
-  }
-  /* Key, value pairs. */
-  /* clang-format off */
-  const char *fields[] = {
-      "status", status,
-      "exitCode", exit_code,
-      "signal", sig,
-      "timedOut", r->timed_out ? "true" : "false",
-      "interrupted", r->interrupted ? "true" : "false",
-      "oomKilled", r->usage.oom_kills > 0 ? "true" : "false",
-      "wallSeconds", wall,
-      "cpuSeconds", cpu,
-      "peakMemoryBytes", peak,
-      "outputDirectory", r->out_dir ? r->out_dir : "",
-      "outputFiles", files,
-      "outputBytes", bytes,
-      "outputRefused", refused,
-      "outputRefusedList", refused_list ? refused_list : "",
-      "error", r->error ? r->error : "",
-      NULL};
-  /* clang-format on */
-  return sr_audit_event(a, "sandbox-result", fields, err);
+  return sr_audit_event_with(a, "sandbox-result", put_audit, r, err);
 }

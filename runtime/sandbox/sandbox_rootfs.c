@@ -7,7 +7,11 @@
  *   directory instead of a link, it is bound read-only like /usr;
  * - a generated /etc: passwd, group, hosts, hostname, resolv.conf, nsswitch.conf and mtab.
  *   Nothing else of the host's /etc: no shadow, no SSH keys, no credentials.  The host's
- *   /etc/alternatives (the links /usr's commands go through) is bound read-only.
+ *   /etc/alternatives (the links /usr's commands go through) and its CA certificates
+ *   (/etc/ssl/certs, /etc/pki/tls/certs, /etc/pki/ca-trust/extracted: public, and what pip,
+ *   npm and curl need for HTTPS) are bound read-only;
+ * - the mount point of HOME (/home/sandbox, a tmpfs of the sandbox user's).  The host's
+ *   /usr/local (site configuration and tools) is hidden by the config unless --ro /usr/local.
  *
  * It is made detached (fsopen/fsmount) and populated through its descriptor, then attached in
  * the runtime's private mount namespace for the create; the container gets an idmapped clone
@@ -122,7 +126,7 @@ static int populate_etc(int root, const struct sr_sandbox_opts *o, sr_error_t *e
   char passwd[512], group[256], hosts[256];
   snprintf(passwd, sizeof(passwd),
            "root:x:0:0:root:/root:/usr/sbin/nologin\n"
-           "sandbox:x:%d:%d:sandbox:/tmp:/bin/sh\n"
+           "sandbox:x:%d:%d:sandbox:" SR_SANDBOX_HOME ":/bin/sh\n"
            "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
            SR_SANDBOX_UID, SR_SANDBOX_UID);
   snprintf(group, sizeof(group), "root:x:0:\nsandbox:x:%d:\nnogroup:x:65534:\n", SR_SANDBOX_UID);
@@ -172,14 +176,20 @@ static int mirror_top_level(int root, struct sr_sandbox_sysdirs *sys, sr_error_t
   return 0;
 }
 
-/* /etc/alternatives is bound only if it is what it should be: a root-owned directory no one
- * else can write, so nothing an unprivileged host user put there shows up in sandboxes. */
-static bool alternatives_usable(void)
+/* A directory of the host's /etc is bound only if it is what it should be: a root-owned
+ * directory no one else can write (itself a directory, not a link), so nothing an unprivileged
+ * host user put there shows up in sandboxes. */
+static bool etc_dir_usable(const char *path)
 {
   struct stat st;
-  return lstat("/etc/alternatives", &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0 &&
+  return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0 &&
          !(st.st_mode & (S_IWGRP | S_IWOTH));
 }
+
+/* The host's /etc directories a sandbox sees (read-only): the links of /usr's commands, and
+ * the CA certificates (Debian's, then Fedora's and RHEL's). */
+static const char *const etc_dirs[] = {"/etc/alternatives", "/etc/ssl/certs", "/etc/pki/tls/certs",
+                                       "/etc/pki/ca-trust/extracted"};
 
 /* Whether path is dir or below it. */
 static bool under(const char *path, const char *dir)
@@ -189,7 +199,7 @@ static bool under(const char *path, const char *dir)
 }
 
 static const char *const mounted_dirs[] = {"/usr", "/proc", "/dev",     "/tmp",
-                                           "/run", "/out",  "/var/tmp", "/etc/alternatives"};
+                                           "/run", "/out",  "/var/tmp", SR_SANDBOX_HOME};
 
 static bool below_a_mount(const struct sr_sandbox_opts *o, const struct sr_sandbox_sysdirs *sys,
                           const char *path)
@@ -231,12 +241,12 @@ int sr_sandbox_rootfs_build(const struct sr_sandbox_opts *o, const char *target,
       return sr_error_sys(err, "sandbox root filesystem: mkdir `/%s`", dirs[i]);
   if (add_sysdir(sys, "/usr", err) < 0 || mirror_top_level(root, sys, err) < 0)
     return -1;
-  if (alternatives_usable()) {
-    if (mkdirat(root, "etc/alternatives", 0755) < 0)
-      return sr_error_sys(err, "sandbox root filesystem: mkdir `/etc/alternatives`");
-    if (add_sysdir(sys, "/etc/alternatives", err) < 0)
+  for (size_t i = 0; i < sizeof(etc_dirs) / sizeof(etc_dirs[0]); i++)
+    if (etc_dir_usable(etc_dirs[i]) && (mkdir_p_at(root, etc_dirs[i] + 1, false, err) < 0 ||
+                                        add_sysdir(sys, etc_dirs[i], err) < 0))
       return -1;
-  }
+  if (mkdir_p_at(root, SR_SANDBOX_HOME + 1, false, err) < 0)
+    return -1;
   if (populate_etc(root, o, err) < 0)
     return -1;
   for (size_t i = 0; i < o->n_ro; i++)

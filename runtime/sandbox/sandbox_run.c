@@ -24,8 +24,10 @@
 #include "policy_run.h"
 #include "sealed.h"
 #include "statedir.h"
+#include "terminal.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -107,8 +109,26 @@ static void sandbox_host_ids(const struct sr_config *c, uid_t *uid, gid_t *gid)
     *uid = (uid_t)-1;
 }
 
-/* HOSTDIR: made if missing (one level), never followed if it is a symlink. */
-static int open_out_dir(const char *path, int *fd, sr_error_t *err)
+/* The first entry of a directory other than . and .. (into name); false: it is empty. */
+static bool first_entry(int fd, char *name, size_t size)
+{
+  _cleanup_close_ int dup = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  _cleanup_dir_ DIR *d = dup >= 0 ? fdopendir(dup) : NULL;
+  if (d == NULL)
+    return false;
+  dup = -1; /* the DIR's now */
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL)
+    if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+      snprintf(name, size, "%s", de->d_name);
+      return true;
+    }
+  return false;
+}
+
+/* HOSTDIR: made if missing (one level), never followed if it is a symlink; refused when it
+ * holds anything unless overwrite (old files mixed with new ones would pass for this run's). */
+static int open_out_dir(const char *path, bool overwrite, int *fd, sr_error_t *err)
 {
   if (mkdir(path, 0755) < 0 && errno != EEXIST)
     return sr_error_sys(err, "--out `%s`", path);
@@ -120,6 +140,12 @@ static int open_out_dir(const char *path, int *fd, sr_error_t *err)
       return sr_error_make(err, 0, "--out `%s`: a symlink (give the directory itself)", path);
     return sr_error_make(err, saved, "--out `%s`", path);
   }
+  char name[256];
+  if (!overwrite && first_entry(*fd, name, sizeof(name)))
+    return sr_error_make(err, 0,
+                         "--out `%s`: the directory is not empty (it holds `%s`): give an "
+                         "empty or new directory, or --out-overwrite",
+                         path, name);
   return 0;
 }
 
@@ -139,8 +165,13 @@ static bool profile_has_tmp(const struct sr_policy_profile *p)
 static int prepare(struct sr_sandbox *s, sr_error_t *err)
 {
   struct sr_sandbox_opts *o = s->o;
+  if (sr_sandbox_run_id(s->run_id, err) < 0)
+    return -1;
+  s->res.run_id = s->run_id;
   if (sr_policy_load(&s->g, &s->pc, err) < 0)
     return -1;
+  /* Every line of this run names it: its container id is a slot that the next run reuses. */
+  s->pc.audit.run_id = s->run_id;
   if (!s->pc.profile->enforce)
     return sr_error_make(err, 0,
                          "sandbox: profile \"%s\" does not enforce (enforce: false): a "
@@ -165,7 +196,9 @@ static int prepare(struct sr_sandbox *s, sr_error_t *err)
   s->co.id = s->ws.id;
   s->co.bundle = s->ws.bundle;
   cgroup_path(s);
-  return 0;
+  /* The request on record before anything of it is made (or refused). */
+  s->pc.audit.id = s->ws.id;
+  return sr_sandbox_audit_start(&s->pc.audit, o, &s->caller, s->out_abs, err);
 }
 
 /* Step 3: the root filesystem and the config, policed. */
@@ -189,11 +222,19 @@ static int make_config(struct sr_sandbox *s, const char *out_source, sr_error_t 
       sr_config_parse(s->ctx.config_text, s->ctx.config_len, "config.json", &s->ctx.config, err) <
           0)
     return sr_error_wrap(err, "sandbox");
+  s->ro_first_mount = (long)s->ctx.config->n_mounts - (long)o->n_ro;
   if (enforce_policy(s, err) < 0)
     return -1;
   const struct sr_resources *r = s->ctx.config->linux_.resources;
   s->res.memory_limit = r && r->memory.limit.set ? r->memory.limit.v : -1;
   s->res.pids_limit = r && r->pids_limit.set ? r->pids_limit.v : -1;
+  /* As applied (the profile's resources.cpu default, or its ceiling), per the result's period. */
+  if (r && r->cpu.quota.set && r->cpu.quota.v > 0) {
+    uint64_t period = r->cpu.period.set && r->cpu.period.v ? r->cpu.period.v : 100000;
+    s->res.cpu_quota_us =
+        (uint64_t)((unsigned __int128)r->cpu.quota.v * SR_SANDBOX_CPU_PERIOD_US / period);
+  } else
+    s->res.cpu_quota_us = 0;
   return 0;
 }
 
@@ -223,7 +264,7 @@ static int create(struct sr_sandbox *s, sr_error_t *err)
   struct sr_sandbox_opts *o = s->o;
   char out_source[PATH_MAX];
   snprintf(out_source, sizeof(out_source), "%s/out", s->ws.bundle);
-  if (o->out_dir && open_out_dir(o->out_dir, &s->dst_fd, err) < 0)
+  if (o->out_dir && open_out_dir(o->out_dir, o->out_overwrite, &s->dst_fd, err) < 0)
     return -1;
   if (make_config(s, out_source, err) < 0)
     return -1;
@@ -237,10 +278,25 @@ static int create(struct sr_sandbox *s, sr_error_t *err)
         use_out_mount(s, out_source, err) < 0)
       return -1;
   }
-  if (sr_sandbox_block_signals(err) < 0 || sr_container_create(&s->ctx, err) < 0)
+  if (sr_sandbox_block_signals(err) < 0)
+    return -1;
+  /* --tty: the init allocates the pty from the container's devpts and sends the master. */
+  _cleanup_close_ int console = -1;
+  if (o->tty && sr_cli_console_pair(false, &console, &s->ctx.console_fd, err) < 0)
+    return -1;
+  /* The container's process inherits the pipes, never the caller's descriptors. */
+  if (sr_sandbox_stdio_open(&s->stdio, err) < 0)
+    return -1;
+  int r = sr_container_create(&s->ctx, err);
+  sr_sandbox_stdio_restore(&s->stdio);
+  if (r < 0)
     return -1;
   s->created = true;
-  return 0;
+  int master = -1;
+  if (o->tty && (sr_terminal_recv_master(console, &master, err) < 0 ||
+                 sr_sandbox_stdio_use_tty(&s->stdio, master, err) < 0))
+    return -1;
+  return sr_sandbox_watchdog_start(&s->watchdog, s->ctx.init_pidfd, s->cgroup_path, err);
 }
 
 /* Removes the container (killing what is left); true when it is gone. */
@@ -285,12 +341,21 @@ static int run(struct sr_sandbox *s, sr_error_t *err)
   sr_create_ctx_release(&s->ctx); /* releases the container's lock: it runs */
   s->res.ran = true;
   struct sr_sandbox_wait w;
-  if (sr_sandbox_supervise(pid, pidfd, s->cgroup_path, o->timeout_ms, started, &w, err) < 0)
+  s->res.stdio = &s->stdio;
+  int r = sr_sandbox_supervise(pid, pidfd, s->cgroup_path, o->timeout_ms, o->kill_after_ms, started,
+                               &s->stdio, &w, err);
+  /* The command is reaped (or supervising failed, and the container is removed next): the
+   * watchdog would only hit a later sandbox of the same cgroup. */
+  sr_sandbox_watchdog_stop(&s->watchdog);
+  if (r < 0)
     return -1;
   s->res.status = w.status;
-  s->res.exit_code = sr_cli_exit_status(w.status, 255);
+  s->res.exit_code = w.caller_signal ? 128 + w.caller_signal
+                     : w.timed_out   ? SR_SANDBOX_EXIT_TIMEOUT
+                                     : sr_cli_exit_status(w.status, 255);
   s->res.timed_out = w.timed_out;
   s->res.interrupted = w.interrupted;
+  s->res.caller_signal = w.caller_signal;
   s->res.wall_ns = w.wall_ns;
   s->res.ru = w.ru;
   sr_error_t e = NULL;
@@ -313,8 +378,8 @@ static int run(struct sr_sandbox *s, sr_error_t *err)
     _cleanup_close_ int src = openat(s->out_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (src < 0)
       return sr_error_sys(err, "sandbox: open /out");
-    if (sr_sandbox_collect(src, s->dst_fd, o->out_max_bytes, o->out_max_files, &s->collected, err) <
-        0)
+    if (sr_sandbox_collect(src, s->dst_fd, o->out_max_bytes, o->out_max_files, o->out_overwrite,
+                           &s->collected, err) < 0)
       return -1;
     s->res.out = &s->collected;
   }
@@ -324,6 +389,9 @@ static int run(struct sr_sandbox *s, sr_error_t *err)
 /* After a failure: nothing of the sandbox stays behind. */
 static void undo(struct sr_sandbox *s)
 {
+  sr_sandbox_watchdog_stop(&s->watchdog);
+  /* seerun's own messages of a failed create are in the pipe: the caller gets them. */
+  sr_sandbox_stdio_flush(&s->stdio);
   if (s->created) {
     if (s->ctx.container) {
       sr_error_t e = NULL;
@@ -344,6 +412,20 @@ static void undo(struct sr_sandbox *s)
   s->range_taken = false;
 }
 
+/* A command the container's init could not execute (its words are runc's, which engines read
+ * too: process_exec.c): 127 when it does not exist in the sandbox, 126 when it is not
+ * executable there; anything else is seerun's own failure. */
+static int exec_failure_status(const char *text)
+{
+  if (text == NULL || strstr(text, "exec: \"") == NULL)
+    return SR_SANDBOX_EXIT_RUNTIME;
+  if (strstr(text, "executable file not found") || strstr(text, "no such file or directory"))
+    return SR_SANDBOX_EXIT_NOTFOUND;
+  if (strstr(text, "permission denied") || strstr(text, "is a directory"))
+    return SR_SANDBOX_EXIT_NOEXEC;
+  return SR_SANDBOX_EXIT_RUNTIME;
+}
+
 void sr_sandbox_init(struct sr_sandbox *s, const struct sr_global *g, const char *profile,
                      struct sr_sandbox_opts *o)
 {
@@ -356,12 +438,22 @@ void sr_sandbox_init(struct sr_sandbox *s, const struct sr_global *g, const char
   s->o = o;
   s->out_fd = s->dst_fd = -1;
   s->ws.rootfd = -1;
+  s->watchdog.fd = -1;
+  s->ro_first_mount = -1;
+  sr_sandbox_stdio_init(&s->stdio, o->output_max_bytes);
+  /* The sandbox's command dies with this process (sandbox_watchdog.c). */
+  s->co.die_with_runtime = true;
   s->ctx = (struct sr_create_ctx)SR_CLI_CREATE_CTX(&s->g, &s->co);
   s->res.argv = o->argv;
   s->res.argc = o->argc;
+  sr_sandbox_caller_init(&s->caller);
+  s->res.caller = &s->caller;
+  s->out_abs = o->out_dir ? sr_sandbox_abs_path(&s->caller, o->out_dir) : NULL;
   s->res.timeout_ms = o->timeout_ms;
+  s->res.kill_after_ms = o->kill_after_ms;
+  s->res.output_max_bytes = o->output_max_bytes;
   s->res.cpu_quota_us = o->cpu_quota_us;
-  s->res.out_dir = o->out_dir;
+  s->res.out_dir = s->out_abs ? s->out_abs : o->out_dir;
   s->res.memory_limit = s->res.pids_limit = -1;
 }
 
@@ -378,7 +470,7 @@ int sr_sandbox_run(struct sr_sandbox *s, sr_error_t *err)
     free(s->error);
     s->error = text ? steal_ptr(text) : strdup("out of memory");
     s->res.error = s->error;
-    s->res.exit_code = SR_SANDBOX_EXIT_RUNTIME;
+    s->res.exit_code = exec_failure_status(s->error);
   }
   s->res.profile = s->pc.profile ? s->pc.profile->name : s->g.profile;
   s->res.decisions_json = s->decisions_json;
@@ -397,6 +489,8 @@ int sr_sandbox_run(struct sr_sandbox *s, sr_error_t *err)
 void sr_sandbox_release(struct sr_sandbox *s)
 {
   sr_create_ctx_release(&s->ctx);
+  sr_sandbox_watchdog_stop(&s->watchdog);
+  sr_sandbox_stdio_release(&s->stdio);
   sr_collect_result_free(&s->collected);
   if (s->out_fd >= 0)
     close(s->out_fd);
@@ -406,6 +500,9 @@ void sr_sandbox_release(struct sr_sandbox *s)
   sr_sandbox_ws_release(&s->ws);
   sr_sandbox_sysdirs_free(&s->sys);
   sr_policy_ctx_release(&s->pc);
+  sr_sandbox_caller_release(&s->caller);
+  free(s->out_abs);
+  s->out_abs = NULL;
   free(s->rootfs);
   free(s->decisions_json);
   free(s->error);

@@ -1,7 +1,8 @@
-/* The sandbox's runtime while the command runs: it waits for the container's init, forwards the
- * signals it gets, and enforces the wall-clock limit by killing the whole cgroup (not just the
- * init: a process that escaped into a new session, or one that is frozen, dies as well).
- * Afterwards it reads the figures the result reports from the cgroup, final by then. */
+/* The sandbox's runtime while the command runs: it waits for the container's init, relays its
+ * standard streams (sandbox_stdio.c), ends it on the caller's SIGTERM or SIGINT, and enforces the
+ * wall-clock limit by killing the whole cgroup (not just the init: a process that escaped into a
+ * new session, or one that is frozen, dies as well). Afterwards it reads the figures the result
+ * reports from the cgroup, final by then. */
 #include "build.h"
 
 #include "sandbox.h"
@@ -61,8 +62,17 @@ static int kill_cgroup(const char *cgroup_path, sr_error_t *err)
   return sr_cgroup_signal_all(cg, SIGKILL, err);
 }
 
+static int arm(int tfd, int64_t at_ns, sr_error_t *err)
+{
+  struct itimerspec its = {.it_value = {at_ns / 1000000000, at_ns % 1000000000}};
+  if (timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+    return sr_error_sys(err, "sandbox: timerfd");
+  return 0;
+}
+
 int sr_sandbox_supervise(pid_t pid, int pidfd, const char *cgroup_path, uint64_t timeout_ms,
-                         int64_t started_ns, struct sr_sandbox_wait *w, sr_error_t *err)
+                         uint64_t kill_after_ms, int64_t started_ns, struct sr_sandbox_stdio *st,
+                         struct sr_sandbox_wait *w, sr_error_t *err)
 {
   memset(w, 0, sizeof(*w));
   sigset_t set;
@@ -70,45 +80,82 @@ int sr_sandbox_supervise(pid_t pid, int pidfd, const char *cgroup_path, uint64_t
   _cleanup_close_ int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sfd < 0)
     return sr_error_sys(err, "sandbox: signalfd");
-  _cleanup_close_ int tfd = -1;
+  _cleanup_close_ int tfd = -1, kfd = -1;
   if (timeout_ms) {
     tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-    int64_t deadline = started_ns + (int64_t)timeout_ms * 1000000;
-    struct itimerspec its = {.it_value = {deadline / 1000000000, deadline % 1000000000}};
-    if (tfd < 0 || timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+    if (tfd < 0 || arm(tfd, started_ns + (int64_t)timeout_ms * 1000000, err) < 0)
       return sr_error_sys(err, "sandbox: timerfd (--timeout)");
   }
-  int stops = 0;
-  for (;;) {
-    struct pollfd p[3] = {{pidfd, POLLIN, 0}, {sfd, POLLIN, 0}, {tfd, POLLIN, 0}};
-    if (poll(p, 3, -1) < 0) {
+  /* A caller gone from its end of a stream is not a reason to die: the bytes are dropped. */
+  signal(SIGPIPE, SIG_IGN);
+  bool exited = false, abandon = false;
+  while (!abandon && !(exited && sr_sandbox_stdio_drained(st))) {
+    struct pollfd p[4 + SR_SANDBOX_STDIO_POLLFDS] = {
+        {exited ? -1 : pidfd, POLLIN, 0}, {sfd, POLLIN, 0}, {tfd, POLLIN, 0}, {kfd, POLLIN, 0}};
+    sr_sandbox_stdio_poll(st, p + 4);
+    if (poll(p, sizeof(p) / sizeof(p[0]), -1) < 0) {
       if (errno == EINTR)
         continue;
       return sr_error_sys(err, "sandbox: poll");
     }
-    if (p[0].revents & (POLLIN | POLLHUP))
-      break;
+    if (p[0].revents & (POLLIN | POLLHUP)) {
+      /* Every process of its pid namespace is gone with it: what is left in the pipes is
+       * the last of the output. */
+      exited = true;
+      sr_sandbox_stdio_end_input(st);
+    }
     if (p[1].revents & POLLIN) {
       struct signalfd_siginfo si;
       while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
         int sig = (int)si.ssi_signo;
         bool stop = sig == SIGINT || sig == SIGTERM || sig == SIGHUP;
-        if (stop && ++stops >= 2) {
-          /* Asked twice: the command had its chance to exit on its own. */
+        if (!stop) {
+          if (!exited)
+            sr_pidfd_send_signal(pidfd, sig);
+          continue;
+        }
+        if (exited) {
+          /* Asked to stop while the output drains (a caller not reading it): stop. */
+          w->caller_signal = w->caller_signal ? w->caller_signal : sig;
+          abandon = true;
+          break;
+        }
+        if (w->caller_signal == 0) {
+          /* The command may end on its own: SIGTERM, then SIGKILL after the grace period. */
+          w->caller_signal = sig;
+          sr_pidfd_send_signal(pidfd, SIGTERM);
+          kfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+          if (kfd < 0 ||
+              arm(kfd, sr_sandbox_now_ns() + (int64_t)(kill_after_ms ? kill_after_ms : 1) * 1000000,
+                  err) < 0)
+            return sr_error_sys(err, "sandbox: timerfd (--kill-after)");
+        } else {
           w->interrupted = true;
           if (kill_cgroup(cgroup_path, err) < 0)
             return -1;
-        } else
-          sr_pidfd_send_signal(pidfd, sig);
+        }
       }
     }
     if (tfd >= 0 && (p[2].revents & POLLIN)) {
-      w->timed_out = true;
       close(tfd);
       tfd = -1;
-      if (kill_cgroup(cgroup_path, err) < 0)
-        return -1;
+      if (!exited) {
+        w->timed_out = true;
+        if (kill_cgroup(cgroup_path, err) < 0)
+          return -1;
+      }
     }
+    if (kfd >= 0 && (p[3].revents & POLLIN)) {
+      close(kfd);
+      kfd = -1;
+      if (!exited) {
+        w->interrupted = true;
+        if (kill_cgroup(cgroup_path, err) < 0)
+          return -1;
+      }
+    }
+    if (!abandon)
+      sr_sandbox_stdio_done(st, p + 4);
   }
   while (wait4(pid, &w->status, 0, &w->ru) < 0) {
     if (errno != EINTR)

@@ -240,6 +240,21 @@ void sr_sandbox_reap_stale(const struct sr_global *g, int rootfd, const char *re
     reap_container(g, orphans[i], real_root);
 }
 
+int sr_sandbox_gc(const struct sr_global *g, sr_error_t *err)
+{
+  struct stat st;
+  if (stat(g->root, &st) < 0 && errno == ENOENT)
+    return 0; /* no state root: no sandbox ever left anything */
+  _cleanup_close_ int rootfd = -1;
+  if (sr_statedir_open_root(g->root, false, &rootfd, err) < 0)
+    return -1;
+  char real[PATH_MAX];
+  if (realpath(g->root, real) == NULL)
+    return sr_error_sys(err, "state directory `%s`", g->root);
+  sr_sandbox_reap_stale(g, rootfd, real);
+  return 0;
+}
+
 static int make_workspace(struct sr_sandbox_ws *ws, const char *owner, sr_error_t *err)
 {
   if (mkdirat(ws->rootfd, ws->tmp_name, 0700) < 0)

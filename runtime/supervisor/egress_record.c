@@ -23,7 +23,7 @@ static void put_event(sr_json_gen_t g, const struct sr_egress_event *e)
   }
 }
 
-static void put_line(sr_json_gen_t g, void *data)
+static void put_line(sr_json_gen_t g, const void *data)
 {
   put_event(g, data);
 }
@@ -32,15 +32,15 @@ struct repeat_line {
   const struct sr_egress_repeat *r;
 };
 
-static void put_repeat(sr_json_gen_t g, void *data)
+static void put_repeat(sr_json_gen_t g, const void *data)
 {
-  const struct sr_egress_repeat *r = ((struct repeat_line *)data)->r;
+  const struct sr_egress_repeat *r = ((const struct repeat_line *)data)->r;
   put_event(g, &r->e);
   sr_json_put_kv_u64(g, "repeated", r->count);
 }
 
 static void write_line(struct sr_egress_record *r, const char *event, sr_audit_fields_fn put,
-                       void *data)
+                       const void *data)
 {
   sr_error_t err = NULL;
   if (sr_audit_event_with(r->audit, event, put, data, &err) < 0) {
@@ -80,8 +80,7 @@ void sr_egress_record_add(void *record, const struct sr_egress_event *e)
   }
   if (r->n_kept < SR_EGRESS_RECORD_KEEP)
     r->kept[r->n_kept++] = *e;
-  write_line(r, e->kind == SR_EGRESS_EVENT_DECISION ? "egress" : "egress.close", put_line,
-             (void *)e);
+  write_line(r, e->kind == SR_EGRESS_EVENT_DECISION ? "egress" : "egress.close", put_line, e);
 }
 
 void sr_egress_record_close(struct sr_egress_record *r)

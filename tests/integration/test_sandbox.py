@@ -106,7 +106,7 @@ def test_host_python_and_sh_run_inside(sandbox):
                    "pwd.getpwuid(os.getuid()).pw_name, os.getcwd())")
     assert r.stdout.split() == ["3", "sandbox", "/tmp"]
     r = sandbox.ok("sh", "-c", "echo $0 $HOME; hostname; /bin/sh -c 'echo via /bin'")
-    assert r.stdout.split() == ["sh", "/tmp", "sandbox", "via", "/bin"]
+    assert r.stdout.split() == ["sh", "/home/sandbox", "sandbox", "via", "/bin"]
 
 
 def test_exit_status_and_output_stream_through(sandbox):
@@ -119,13 +119,11 @@ def test_exit_status_and_output_stream_through(sandbox):
     assert not r.result["timedOut"] and not r.result["oomKilled"]
 
 
-def test_json_on_stdout_follows_the_output(hardened):
-    r = hardened.cmd("sandbox", "--name", hardened.id("sb"), "--json", "--", "sh", "-c",
-                     "echo hello")
-    assert r.returncode == 0, r.stderr
-    lines = r.stdout.splitlines()
-    assert lines[0] == "hello"
-    doc = json.loads(lines[-1])
+def test_the_result_document_says_what_ran(sandbox, hardened):
+    """The result document (--json=FILE here; never on stdout, see test_sandbox_agent.py)."""
+    r = sandbox.ok("sh", "-c", "echo hello")
+    assert r.stdout == "hello\n"
+    doc = r.result
     assert doc["id"] == hardened.id("sb") and doc["profile"] == "default"
     assert doc["command"] == ["sh", "-c", "echo hello"]
     assert doc["wallSeconds"] > 0 and doc["cpuSeconds"]["total"] >= 0
@@ -154,16 +152,18 @@ def test_host_secrets_and_homes_are_unreachable(sandbox):
     """Only a generated /etc: no /etc/shadow, no SSH keys, no host users; no /home, /root or
     /var of the host."""
     r = sandbox.ok("sh", "-c", "ls -A /etc; echo ---; ls -A /; echo ---; ls -A /var; "
-                   "echo ---; cat /etc/passwd")
-    etc, top, var, passwd = r.stdout.split("---\n")
+                   "echo ---; cat /etc/passwd; echo ---; ls -A /home /etc/ssl")
+    etc, top, var, passwd, home = r.stdout.split("---\n")
     assert set(etc.split()) <= {"passwd", "group", "hosts", "hostname", "resolv.conf",
-                                "nsswitch.conf", "mtab", "alternatives"}
-    assert not {"home", "root", "srv", "mnt", "opt", "boot"} & set(top.split())
+                                "nsswitch.conf", "mtab", "alternatives", "ssl", "pki"}
+    # /home holds the sandbox user's own HOME only; /etc/ssl the CA certificates only.
+    assert home.split() == ["/etc/ssl:", "certs", "/home:", "sandbox"], home
+    assert not {"root", "srv", "mnt", "opt", "boot"} & set(top.split())
     assert var.split() == ["tmp"]
     users = [line.split(":")[0] for line in passwd.splitlines()]
     assert users == ["root", "sandbox", "nobody"]
-    for path in ("/etc/shadow", "/etc/gshadow", "/etc/ssh", "/root/.ssh", "/home",
-                 "/etc/sudoers"):
+    for path in ("/etc/shadow", "/etc/gshadow", "/etc/ssh", "/root/.ssh", "/home/root",
+                 "/etc/sudoers", "/etc/ssl/private"):
         r = sandbox.run("cat", path)
         assert r.returncode == 1 and "No such file or directory" in r.stderr, (path, r.stderr)
     # /proc shows the sandbox's own processes only: pid 1 is the command.
@@ -283,11 +283,12 @@ def test_host_sees_an_unprivileged_process(sandbox, hardened):
 
 def test_nothing_is_writable_but_scratch_and_out(sandbox):
     dirs = ["/", "/etc", "/usr", "/usr/bin", "/bin", "/var", "/run", "/dev", "/proc",
-            "/proc/sys/kernel", "/etc/alternatives", "/tmp", "/var/tmp", "/dev/shm", "/out"]
+            "/proc/sys/kernel", "/etc/alternatives", "/etc/ssl/certs", "/usr/local", "/tmp",
+            "/var/tmp", "/dev/shm", "/out", "/home/sandbox"]
     r = sandbox.ok("sh", "-c", SHELL_WRITE_PROBE, "probe", *dirs)
     result = dict(line.split(" ", 1)[::-1] for line in r.stdout.splitlines())
     writable = {d for d, v in result.items() if v == "writable"}
-    assert writable == {"/tmp", "/var/tmp", "/dev/shm", "/out"}, r.stdout
+    assert writable == {"/tmp", "/var/tmp", "/dev/shm", "/out", "/home/sandbox"}, r.stdout
 
 
 def test_read_only_binds(sandbox, tmp_path):
@@ -307,7 +308,9 @@ def test_binds_of_denied_host_paths_are_refused(sandbox, source):
     reaches the container: the policy refuses it, and nothing runs."""
     r = sandbox.run("true", opts=("--ro", f"{source}:/host"))
     assert r.returncode == 125
-    assert re.search(r"mounts\[\d+\]\.source: " + re.escape(f'"{source}"'), r.stderr), r.stderr
+    # In the words the user wrote, with the config field the policy refused.
+    assert re.search(re.escape(f"--ro {source}:/host (mounts[") + r"\d+\]\.source\): " +
+                     re.escape(f'"{source}"'), r.stderr), r.stderr
     why = "CVE-2024-21626" if source == "/proc" else "is or contains the denied host path"
     assert why in r.stderr, r.stderr
 
@@ -328,7 +331,8 @@ def test_timeout_kills_everything_and_says_so(sandbox):
     started = time.monotonic()
     r = sandbox.run("sh", "-c", "sleep 60 & sleep 61 & exec sleep 62", opts=("--timeout", "1"))
     elapsed = time.monotonic() - started
-    assert r.returncode == 128 + signal.SIGKILL
+    assert r.returncode == 124  # as timeout(1)
+    assert r.stderr == "seerun sandbox: killed: --timeout 1 s reached\n"
     assert elapsed < 15
     doc = r.result
     assert doc["timedOut"] and doc["signal"] == "SIGKILL" and doc["exitCode"] is None
@@ -438,19 +442,27 @@ def test_out_with_100000_files_is_collected_within_the_file_bound(sandbox, tmp_p
 
 
 def test_out_never_writes_outside_hostdir(sandbox, tmp_path):
-    """What HOSTDIR already holds is never overwritten nor followed: a symlink planted in it
-    is left alone, and the file of that name is refused."""
+    """What HOSTDIR already holds is never followed: a symlink planted in it is refused up
+    front (HOSTDIR is not empty), and with --out-overwrite replaced by name, never written
+    through; a directory in the way is refused."""
     out = tmp_path / "out"
     out.mkdir()
     victim = tmp_path / "victim"
     victim.write_text("untouched")
     os.symlink(victim, out / "x")
-    r = sandbox.ok("sh", "-c", "echo evil > /out/x; echo fine > /out/y",
-                   opts=("--out", str(out)))
+    (out / "d").mkdir()
+    script = "echo evil > /out/x; echo fine > /out/y; echo no > /out/d"
+    r = sandbox.run("sh", "-c", script, opts=("--out", str(out)))
+    assert r.returncode == 125 and "not empty" in r.stderr
+    assert victim.read_text() == "untouched" and sorted(os.listdir(out)) == ["d", "x"]
+    r = sandbox.run("sh", "-c", script, opts=("--out", str(out), "--out-overwrite"))
+    assert r.returncode == 0, r.stderr
     assert victim.read_text() == "untouched"
+    assert not os.path.islink(out / "x") and (out / "x").read_text() == "evil\n"
     assert (out / "y").read_text() == "fine\n"
     refused = {e["path"]: e["reason"] for e in r.result["output"]["refused"]}
-    assert "x" in refused and "exists" in refused["x"]
+    assert list(refused) == ["d"] and "exists" in refused["d"]
+    assert r.result["output"]["complete"] is False
     # HOSTDIR itself must not be a symlink either.
     link = tmp_path / "outlink"
     os.symlink(out, link)
@@ -464,8 +476,9 @@ def test_audit_log_records_the_result(sandbox, hardened):
     kinds = [e["event"] for e in events]
     assert "decision" in kinds and "create" in kinds and "start" in kinds
     result = next(e for e in events if e["event"] == "sandbox-result")
-    assert result["status"] == "3" and result["exitCode"] == "3"
-    assert result["timedOut"] == "false" and result["oomKilled"] == "false"
+    # Typed, as in the result document.
+    assert result["status"] == 3 and result["exitCode"] == 3
+    assert result["timedOut"] is False and result["oomKilled"] is False
 
 
 # ---- a container like the others; nothing left behind ---------------------------------------
@@ -505,9 +518,11 @@ def kill_running_sandbox(sandbox, hardened, name):
 
 def test_killed_seerun_is_cleaned_by_delete_force(sandbox, hardened):
     cid, pid = kill_running_sandbox(sandbox, hardened, "killed")
-    # The sandbox is an ordinary container: still listed, still running without its seerun.
+    # The sandbox is an ordinary container: still listed, but its processes died with seerun.
     assert cid in hardened.list_ids()
-    assert os.path.exists(f"/proc/{pid}")
+    wait_for(lambda: not os.path.exists(f"/proc/{pid}") or
+             open(f"/proc/{pid}/stat").read().split(") ")[1][0] == "Z",
+             timeout=1.0, what="the sandbox's process to die with seerun")
     hardened.cmd("delete", "--force", cid, check=True)
     assert hardened.list_ids() == []
     assert state_entries(hardened) == []
@@ -555,16 +570,18 @@ def test_a_stale_workspace_is_removed(sandbox, hardened):
 def test_default_ids_are_reused_slots(hardened):
     """Without --name, a sandbox takes the first free sandbox-N: the same id (and user
     namespace range) run after run, a new one only for sandboxes running at once."""
-    r = hardened.cmd("sandbox", "--json", "--", "true")
-    assert json.loads(r.stdout.splitlines()[-1])["id"] == "sandbox-0"
+    result = hardened.root + ".result.json"
+    r = hardened.cmd("sandbox", f"--json={result}", "--", "true")
+    assert json.loads(open(result).read())["id"] == "sandbox-0"
     p = subprocess.Popen([SEERUN, *hardened.global_args, "sandbox", "--", "sleep", "30"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for(lambda: running_pid(hardened, "sandbox-0"), what="sandbox-0 to run")
-        r = hardened.cmd("sandbox", "--json", "--", "true")
-        assert json.loads(r.stdout.splitlines()[-1])["id"] == "sandbox-1"
+        r = hardened.cmd("sandbox", f"--json={result}", "--", "true")
+        assert json.loads(open(result).read())["id"] == "sandbox-1"
     finally:
         stop(p)
+        os.unlink(result)
     assert state_entries(hardened) == []
 
 
@@ -576,7 +593,8 @@ def test_given_rootfs_is_used_read_only(sandbox, busybox_rootfs):
 
 
 def test_signals_are_forwarded(sandbox, hardened):
-    """SIGTERM to seerun reaches the command; a second one kills the sandbox."""
+    """SIGTERM to seerun reaches the command (and ends the sandbox: seerun exits 143); a second
+    one kills the sandbox."""
     handler = ("import signal, sys, time\n"
                "signal.signal(signal.SIGTERM, lambda *a: sys.exit(3))\n"
                "print('ready', flush=True)\ntime.sleep(60)\n")
@@ -586,7 +604,7 @@ def test_signals_are_forwarded(sandbox, hardened):
     assert p.stdout.readline() == "ready\n"
     p.send_signal(signal.SIGTERM)
     p.communicate(timeout=30)
-    assert p.returncode == 3
+    assert p.returncode == 128 + signal.SIGTERM
     p = subprocess.Popen(sandbox.argv("--", "sleep", "60"), stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     wait_for(lambda: running_pid(hardened, cid), what="the sandbox to run")
@@ -594,4 +612,4 @@ def test_signals_are_forwarded(sandbox, hardened):
     time.sleep(0.3)
     p.send_signal(signal.SIGTERM)
     p.wait(timeout=30)
-    assert p.returncode == 128 + signal.SIGKILL
+    assert p.returncode == 128 + signal.SIGTERM

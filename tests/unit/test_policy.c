@@ -869,8 +869,18 @@ static void a_bad_policy_file_is_refused_naming_the_key(void)
   POLICY_REFUSED(policy_with_profile(JSON({"resources": {"memory": {"max": "lots"}}})),
                  "policy.json: profiles.p.resources.memory.max: \"lots\" is not a size (bytes, or "
                  "a number with a k, m, g or t suffix)");
-  POLICY_REFUSED(policy_with_profile(JSON({"resources": {"cpu": {}}})),
-                 "policy.json: profiles.p.resources.cpu: unknown key");
+  POLICY_REFUSED(policy_with_profile(JSON({"resources": {"gpu": {}}})),
+                 "policy.json: profiles.p.resources.gpu: unknown key");
+  POLICY_REFUSED(policy_with_profile(JSON({"resources": {"cpu": {"default": "lots"}}})),
+                 "policy.json: profiles.p.resources.cpu.default: must be a number of CPUs "
+                 "between 0.001 and 65536");
+  POLICY_REFUSED(policy_with_profile(JSON({"resources": {"cpu": {"default": 0}}})),
+                 "policy.json: profiles.p.resources.cpu.default: must be a number of CPUs "
+                 "between 0.001 and 65536");
+  POLICY_REFUSED(policy_with_profile(JSON({"resources": {"cpu": {"default": 2, "max": 1.5}}})),
+                 "policy.json: profiles.p.resources.cpu: default is above max");
+  POLICY_REFUSED(policy_with_profile(JSON({"resources": {"cpu": {"min": 1}}})),
+                 "policy.json: profiles.p.resources.cpu.min: unknown key");
   POLICY_REFUSED(policy_with_profile(JSON({"sysctls": {"allowed": ["kernel.*.x"]}})),
                  "policy.json: profiles.p.sysctls.allowed[0]: \"kernel.*.x\" is not a sysctl key "
                  "or a prefix ending in \"*\"");
@@ -2274,6 +2284,85 @@ static void missing_limits_get_the_profiles_and_high_ones_its_ceiling(void)
   run_done(&r);
 }
 
+/* resources.cpu: a container without a quota gets the default CPUs' worth per period, one
+ * above the ceiling is lowered, also through unified cpu.max; update is refused instead. */
+static void cpu_limits_are_floored_and_capped(void)
+{
+  struct host h;
+  struct run r;
+  const char *ns = JSON([
+    {"type": "mount"}, {"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "cgroup"},
+    {"type": "network"}
+  ]);
+  char linux_[4096];
+  snprintf(linux_, sizeof(linux_), "{\"namespaces\": %s}", ns);
+  run_apply(&r, profile("untrusted-user-code"), CONFIG_WITH("linux", linux_), benign_host(&h));
+  CHECK_INT_EQ(r.ret, 0);
+  CHECK_DECISION(&r.d, "linux.resources.cpu.quota", SR_DECISION_ENFORCED, "null", "100000");
+  CHECK_DECISION(&r.d, "linux.resources.pids.limit", SR_DECISION_ENFORCED, "null", "256");
+  if (r.c && r.c->linux_.resources) {
+    CHECK_INT_EQ(r.c->linux_.resources->cpu.quota.v, 100000);
+    CHECK_UINT_EQ(r.c->linux_.resources->cpu.period.v, 100000);
+  }
+  run_done(&r);
+
+  snprintf(linux_, sizeof(linux_),
+           "{\"namespaces\": %s, \"resources\": {\"cpu\": {\"quota\": 250000, \"period\": "
+           "50000}, \"unified\": {\"cpu.max\": \"max 100000\"}}}",
+           ns);
+  run_apply(&r, profile("untrusted-user-code"), CONFIG_WITH("linux", linux_), benign_host(&h));
+  CHECK_INT_EQ(r.ret, 0);
+  /* 5 CPUs lowered to the ceiling, 2, in the config's own period. */
+  CHECK_DECISION(&r.d, "linux.resources.cpu.quota", SR_DECISION_ENFORCED, "250000", "100000");
+  CHECK_DECISION(&r.d, "linux.resources.unified.cpu.max", SR_DECISION_ENFORCED, "\"max 100000\"",
+                 "\"100000 100000\"");
+  if (r.c && r.c->linux_.resources) {
+    CHECK_INT_EQ(r.c->linux_.resources->cpu.quota.v, 100000);
+    CHECK_UINT_EQ(r.c->linux_.resources->cpu.period.v, 50000);
+    CHECK_STR_EQ(r.c->linux_.resources->unified_values[0], "100000 100000");
+  }
+  run_done(&r);
+
+  /* Within the bounds: as asked.  A profile without the knob: no limit. */
+  snprintf(linux_, sizeof(linux_),
+           "{\"namespaces\": %s, \"resources\": {\"cpu\": {\"quota\": 150000}}}", ns);
+  run_apply(&r, profile("untrusted-user-code"), CONFIG_WITH("linux", linux_), benign_host(&h));
+  CHECK_DECISION(&r.d, "linux.resources.cpu.quota", SR_DECISION_ALLOWED, "150000", NULL);
+  run_done(&r);
+  snprintf(linux_, sizeof(linux_), "{\"namespaces\": %s}", ns);
+  run_apply(&r, profile("default"), CONFIG_WITH("linux", linux_), benign_host(&h));
+  CHECK_DECISION(&r.d, "linux.resources.cpu.quota", SR_DECISION_ALLOWED, "null", NULL);
+  if (r.c && r.c->linux_.resources)
+    CHECK(!r.c->linux_.resources->cpu.quota.set);
+  run_done(&r);
+
+  const struct sr_policy_profile *p = profile("untrusted-user-code");
+  if (p == NULL)
+    return;
+  struct sr_arena a = {0};
+  struct sr_decisions d = {0};
+  sr_error_t err = NULL;
+  struct sr_resources req = {0}, applied = {0};
+  req.cpu.quota = (sr_opt_i64){true, 300000};
+  CHECK(sr_policy_check_update(p, &a, &req, &applied, &d, &err) < 0);
+  CHECK_ERR_CONTAINS(err, "update: linux.resources.cpu.quota: 300000 us per 100000 us is 3 CPUs, "
+                          "above the ceiling of profile \"untrusted-user-code\" "
+                          "(profiles.untrusted-user-code.resources.cpu.max is 2)");
+  sr_error_free(&err);
+  d = (struct sr_decisions){0};
+  memset(&req, 0, sizeof(req));
+  req.cpu.quota = (sr_opt_i64){true, -1};
+  CHECK(sr_policy_check_update(p, &a, &req, &applied, &d, &err) < 0);
+  CHECK_ERR_CONTAINS(err, "the CPU limit cannot be removed");
+  sr_error_free(&err);
+  d = (struct sr_decisions){0};
+  memset(&req, 0, sizeof(req));
+  req.cpu.quota = (sr_opt_i64){true, 150000};
+  CHECK_OK(sr_policy_check_update(p, &a, &req, &applied, &d, &err), err);
+  sr_error_free(&err);
+  sr_arena_release(&a);
+}
+
 static void an_update_cannot_lift_a_limit_above_the_ceiling(void)
 {
   const struct sr_policy_profile *p = profile("network-service");
@@ -3424,7 +3513,8 @@ static void policy_show_prints_the_resolved_profile(void)
     CHECK(strstr(text, "\"network\":{\"allow\":false,\"onRequest\":true,\"allowHost\":false,") !=
           NULL);
     CHECK(strstr(text, "\"maskedPaths\":[\"/proc/acpi\"") != NULL);
-    CHECK(strstr(text, "\"pids\":{\"default\":512,\"max\":1024}") != NULL);
+    CHECK(strstr(text, "\"pids\":{\"default\":256,\"max\":1024}") != NULL);
+    CHECK(strstr(text, "\"cpu\":{\"default\":1,\"max\":2}") != NULL);
     const struct sr_policy_profile *svc = profile("network-service");
     char *svc_text = svc ? profile_json_text(svc) : NULL;
     CHECK(svc_text && strstr(svc_text, "\"network\":{\"allow\":true,\"onRequest\":false,"
@@ -3579,6 +3669,7 @@ int main(int argc, char **argv)
   RUN(an_allow_all_device_rule_is_narrowed_to_the_allowed_nodes);
   RUN(a_device_the_profile_does_not_allow_is_refused);
   RUN(missing_limits_get_the_profiles_and_high_ones_its_ceiling);
+  RUN(cpu_limits_are_floored_and_capped);
   RUN(an_update_cannot_lift_a_limit_above_the_ceiling);
   RUN(only_namespaced_sysctls_on_the_allowlist_pass);
   RUN(a_hook_not_on_a_trusted_path_is_refused);
