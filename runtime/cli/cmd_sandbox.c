@@ -47,7 +47,8 @@ static const struct option longopts[] = {
     {"cpus", required_argument, NULL, 'c'},
     {"timeout", required_argument, NULL, 't'},
     {"tmp-size", required_argument, NULL, 'T'},
-    {"network", no_argument, NULL, 'N'},
+    {"network", optional_argument, NULL, 'N'},
+    {"allow-host", required_argument, NULL, 'A'},
     {"json", optional_argument, NULL, 'j'},
     {"json-fd", required_argument, NULL, 'J'},
     {"output-max-bytes", required_argument, NULL, 'O'},
@@ -104,7 +105,14 @@ static void help(void)
          "   --kill-after value     seconds from the caller's SIGTERM/SIGINT to SIGKILL\n"
          "                          (default: 2)\n"
          "   --tmp-size value       size of /tmp (the profile bounds it)\n"
-         "   --network              the host's network, where the profile allows it\n"
+         "   --network[=MODE]       MODE proxy (the default): egress by host name through\n"
+         "                          seerun's proxy at 127.0.0.1:3128 (HTTP_PROXY and the like\n"
+         "                          are set), to what the profile's network.egress.allow and\n"
+         "                          --allow-host list; host: the host's network, where the\n"
+         "                          profile allows it; none: loopback only (without --network)\n"
+         "   --allow-host NAME[:PORT]  with the proxy, also this host (80 and 443 without a\n"
+         "                          port; *.domain for the names below it), where the profile's\n"
+         "                          network.egress.callerMayAllow lets the caller add names\n"
          "   --tty                  a pty (from the sandbox's own devpts) as the command's\n"
          "                          stdin, stdout and stderr instead of pipes; seerun relays it\n"
          "                          (and the caller's terminal is raw meanwhile)\n"
@@ -138,6 +146,7 @@ struct cli {
   bool json_fd_owned;
   /* What the user wrote for each --ro, in order (the config's mounts name them by index). */
   const char **ro_args;
+  struct sr_arena arena; /* --allow-host entries */
 };
 
 static void cli_free(struct cli *c)
@@ -153,6 +162,7 @@ static void cli_free(struct cli *c)
     close(c->json_fd);
   free((char *)c->o.rootfs_dir);
   free((char *)c->o.workdir);
+  sr_arena_release(&c->arena);
 }
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -353,8 +363,40 @@ static int parse_option(struct cli *c, int opt, const char *arg)
     return 0;
   }
   case 'N':
-    o->network = true;
+    /* A change from the host's network: --network alone is the proxy now. */
+    if (arg == NULL || strcmp(arg, "proxy") == 0) {
+      o->proxy = true;
+      o->network = false;
+    } else if (strcmp(arg, "host") == 0) {
+      o->network = true;
+      o->proxy = false;
+    } else if (strcmp(arg, "none") == 0) {
+      o->network = o->proxy = false;
+    } else {
+      fprintf(stderr, "seerun sandbox: --network=%s: unknown mode (proxy, host or none)\n", arg);
+      return SR_SANDBOX_EXIT_RUNTIME;
+    }
     return 0;
+  case 'A': {
+    struct sr_egress_host *v =
+        sr_arena_array(&c->arena, o->n_allow_hosts + 1, sizeof(*o->allow_hosts));
+    sr_error_t perr = NULL;
+    if (v == NULL)
+      return SR_SANDBOX_EXIT_RUNTIME;
+    if (o->n_allow_hosts)
+      memcpy(v, o->allow_hosts, o->n_allow_hosts * sizeof(*v));
+    if (sr_egress_host_parse(&c->arena, arg, "--allow-host", &v[o->n_allow_hosts], &perr) < 0) {
+      _cleanup_free_ char *text = sr_error_text(perr);
+      sr_error_free(&perr);
+      fprintf(stderr, "seerun sandbox: %s\n", text ? text : "--allow-host");
+      return SR_SANDBOX_EXIT_RUNTIME;
+    }
+    o->allow_hosts = v;
+    o->n_allow_hosts++;
+    if (!o->network)
+      o->proxy = true; /* names to allow mean the proxy */
+    return 0;
+  }
   case 'j':
     /* The command's output is untrusted: a result on its channel could be forged by it. */
     if (arg == NULL || arg[0] == '\0' || strcmp(arg, "-") == 0) {

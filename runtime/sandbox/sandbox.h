@@ -32,6 +32,7 @@
 #include "cli.h"
 #include "container.h"
 #include "error.h"
+#include "policy_egress.h"
 #include "policy_run.h"
 
 /* The sandbox's own user inside its user namespace (uid and gid); never root in there
@@ -84,7 +85,10 @@ struct sr_sandbox_opts {
   uint64_t kill_after_ms;    /* from the caller's SIGTERM/SIGINT to SIGKILL */
   bool out_overwrite;        /* --out may hold files already */
   bool tty;                  /* --tty: a pty (from the container's devpts) instead of pipes */
-  bool network;          /* --network: the host's network, where the profile allows it */
+  bool network;          /* --network=host: the host's network, where the profile allows it */
+  bool proxy;            /* --network (=proxy): egress by host name through seerun's proxy */
+  struct sr_egress_host *allow_hosts; /* --allow-host, with the proxy (callerMayAllow) */
+  size_t n_allow_hosts;
   bool own_tmp;          /* the profile mounts no /tmp: the sandbox mounts its own */
   uint64_t own_tmp_size;
 };
@@ -341,6 +345,8 @@ struct sr_sandbox_result {
   const char *out_dir;
   const struct sr_collect_result *out; /* NULL without --out (or when not collected) */
   const char *decisions_json;          /* the policy's decisions, a JSON array text */
+  const char *egress_json;             /* the egress proxy's record (a JSON object text);
+                                          NULL: no proxy */
   const char *error;                   /* NULL: none */
 };
 
@@ -367,6 +373,7 @@ struct sr_sandbox {
   char cgroup_path[PATH_MAX];
   char *rootfs;
   char *decisions_json;
+  char *egress_json; /* what the container's supervisor left (egress.json) */
   char *error;
   bool range_taken; /* the policy took a user namespace range for the id */
   bool created;     /* the container exists (until deleted) */

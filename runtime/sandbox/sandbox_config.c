@@ -4,7 +4,8 @@
  * What the sandbox asks for, beyond runc's defaults: uid and gid 1000 with no capability at
  * all (and no user namespace of its own: the policy puts every container in one, on a range
  * from its registry); a read-only root; no network (io.seerun.network=none), or with
- * --network the host's, which only a profile with network.allowHost lets through; no /sys;
+ * --network egress by host name through seerun's proxy (io.seerun.network=proxy), or with
+ * --network=host the host's, which only a profile with network.allowHost lets through; no /sys;
  * core dumps off; /usr and the --ro sources bound read-only (recursively); /out writable;
  * scratch space is the policy's tmpfs (/tmp, /var/tmp) and /dev/shm. */
 #include "build.h"
@@ -249,7 +250,9 @@ int sr_sandbox_config_text(const struct sr_sandbox_config_in *in, char **out, si
   sr_json_put_kv_string(g, "hostname", SR_SANDBOX_HOSTNAME);
   sr_json_put_key(g, "annotations");
   sr_json_map_open(g);
-  if (!o->network)
+  if (o->proxy)
+    sr_json_put_kv_string(g, SR_ANNOTATION_NETWORK, "proxy");
+  else if (!o->network)
     sr_json_put_kv_string(g, SR_ANNOTATION_NETWORK, "none");
   if (o->tmp_size && !o->own_tmp)
     sr_json_put_kv_string(g, SR_ANNOTATION_TMP_SIZE, o->tmp_size);

@@ -209,6 +209,12 @@ static void put_result(sr_json_gen_t g, const struct sr_sandbox_result *r, bool 
   if (r->caller)
     sr_sandbox_put_caller(g, r->caller);
   if (!audit) {
+    /* The proxy's requests (sr_egress_record_to_json's document), or null without it. */
+    sr_json_put_key(g, "egress");
+    if (r->egress_json)
+      sr_json_put_raw(g, r->egress_json, strlen(r->egress_json));
+    else
+      sr_json_put_null(g);
     sr_json_put_key(g, "decisions");
     if (r->decisions_json)
       sr_json_put_raw(g, r->decisions_json, strlen(r->decisions_json)); /* JSON text, verbatim */

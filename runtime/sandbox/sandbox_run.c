@@ -24,6 +24,7 @@
 #include "policy_run.h"
 #include "sealed.h"
 #include "statedir.h"
+#include "supervisor.h"
 #include "terminal.h"
 #include "util.h"
 
@@ -66,6 +67,38 @@ static char *decisions_text(const struct sr_decisions *d, sr_error_t *err)
   return s;
 }
 
+/* --allow-host: the root caller's names for the proxy (trusted like an engine), where the
+ * profile lets the caller add names; an address of a refused class never, whoever names it. */
+static int allow_hosts(struct sr_sandbox *s, sr_error_t *err)
+{
+  const struct sr_sandbox_opts *o = s->o;
+  const struct sr_policy_profile *p = s->pc.profile;
+  if (o->n_allow_hosts == 0)
+    return 0;
+  if (!s->ctx.egress_proxy)
+    return sr_error_make(err, 0, "--allow-host: profile \"%s\" gives this sandbox no egress "
+                                 "proxy (profiles.%s.network.proxy)", p->name, p->name);
+  if (!p->network.egress.caller_may_allow)
+    return sr_error_make(err, 0, "--allow-host: not allowed by profile \"%s\" "
+                                 "(profiles.%s.network.egress.callerMayAllow is false)",
+                         p->name, p->name);
+  for (size_t i = 0; i < o->n_allow_hosts; i++) {
+    const struct sr_egress_host *h = &o->allow_hosts[i];
+    const char *why;
+    char buf[64];
+    if (h->is_ip && !sr_egress_address_allowed(&p->network.egress, &h->ip, NULL, 0, &why))
+      return sr_error_make(err, 0, "--allow-host %s: a %s address, which the proxy refuses "
+                                   "whoever allows it (profiles.%s.network.egress."
+                                   "allowAddresses)",
+                           sr_ipaddr_format(&h->ip, buf, sizeof(buf)), why, p->name);
+  }
+  s->ctx.egress_extra = o->allow_hosts;
+  s->ctx.n_egress_extra = o->n_allow_hosts;
+  const char *fields[] = {"field", "--allow-host", "applied", "added to the proxy's allow list",
+                          NULL};
+  return sr_audit_event(&s->pc.audit, "sandbox-allow-host", fields, err);
+}
+
 /* What `run` does through sr_cli_prepare_create, keeping the decisions for the result. */
 static int enforce_policy(struct sr_sandbox *s, sr_error_t *err)
 {
@@ -86,7 +119,9 @@ static int enforce_policy(struct sr_sandbox *s, sr_error_t *err)
     return -1;
   }
   sr_error_free(&derr);
-  return r < 0 ? -1 : 0;
+  if (r < 0)
+    return -1;
+  return allow_hosts(s, err);
 }
 
 /* The host ids the sandbox user maps to, for the owner of /out; -1 when it has none. */
@@ -323,6 +358,30 @@ static bool remove_container(struct sr_sandbox *s)
   return true;
 }
 
+/* The egress proxy's record, for the result: the supervisor writes it once the init has gone,
+ * so it is waited for (sr_supervisor_stop) before the file is read. */
+static void collect_egress(struct sr_sandbox *s)
+{
+  sr_error_t err = NULL;
+  _cleanup_cli_container_ struct sr_container *c = NULL;
+  if (sr_cli_open_container(&s->g, s->ws.id, true, &c, &err) < 0) {
+    sr_error_free(&err);
+    return;
+  }
+  if (c->rec == NULL || c->rec->supervisor_pid <= 0)
+    return;
+  sr_supervisor_stop(c->rec->supervisor_pid, c->rec->supervisor_start);
+  size_t len;
+  if (sr_read_file_at(c->dirfd, SR_SUPERVISOR_EGRESS_FILE, 1 << 20, &s->egress_json, &len,
+                      &err) < 0) {
+    _cleanup_free_ char *t = sr_error_text(err);
+    sr_warn("sandbox: the egress record: %s", t ? t : "");
+    sr_error_free(&err);
+    return;
+  }
+  s->res.egress_json = s->egress_json;
+}
+
 /* Steps 4 and 5: start, wait, read the figures, delete, collect. */
 static int run(struct sr_sandbox *s, sr_error_t *err)
 {
@@ -366,6 +425,7 @@ static int run(struct sr_sandbox *s, sr_error_t *err)
   }
   if (sr_audit_event_int(&s->pc.audit, "exit", "status", s->res.exit_code, &e) < 0)
     sr_error_free(&e);
+  collect_egress(s);
   if (!remove_container(s))
     return sr_error_make(err, 0,
                          "sandbox: container \"%s\" could not be removed: /out is not "
@@ -505,6 +565,7 @@ void sr_sandbox_release(struct sr_sandbox *s)
   s->out_abs = NULL;
   free(s->rootfs);
   free(s->decisions_json);
+  free(s->egress_json);
   free(s->error);
-  s->rootfs = s->decisions_json = s->error = NULL;
+  s->rootfs = s->decisions_json = s->egress_json = s->error = NULL;
 }

@@ -229,8 +229,8 @@ def test_host_network_is_unreachable(sandbox, host_listener):
 
 
 def test_network_is_only_where_the_policy_allows_it(sandbox):
-    """--network asks for the host's network: the default profile refuses it (allowHost)."""
-    r = sandbox.run("true", opts=("--network",))
+    """--network=host asks for the host's network: the default profile refuses it (allowHost)."""
+    r = sandbox.run("true", opts=("--network=host",))
     assert r.returncode == 125
     assert "network.allowHost is false" in r.stderr
     refused = [d for d in r.result["decisions"] if d["kind"] == "refused"]
@@ -238,7 +238,7 @@ def test_network_is_only_where_the_policy_allows_it(sandbox):
 
 
 def test_network_where_the_profile_allows_the_hosts(hardened, tmp_path):
-    """A profile with network.allowHost (none of the shipped ones) lets --network through:
+    """A profile with network.allowHost (none of the shipped ones) lets --network=host through:
     the host's interfaces, and the host's resolvers in the generated resolv.conf."""
     policy = json.loads(open(hardened.policy).read())
     policy["profiles"]["sandbox-net"] = {"base": "default", "network": {"allowHost": True}}
@@ -246,7 +246,7 @@ def test_network_where_the_profile_allows_the_hosts(hardened, tmp_path):
     path.write_text(json.dumps(policy))
     os.chmod(path, 0o644)
     argv = [SEERUN, "--root", hardened.root, "--policy", str(path), "sandbox", "--profile",
-            "sandbox-net", "--name", hardened.id("net"), "--network", "--", "python3", "-c",
+            "sandbox-net", "--name", hardened.id("net"), "--network=host", "--", "python3", "-c",
             "import socket; print(len(socket.if_nameindex()))"]
     r = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr

@@ -1,0 +1,143 @@
+"""`seerun sandbox --network`: egress by host name through seerun's own proxy, as an agent
+framework runs pip-like code.  The origin server listens on the host's loopback; its names are
+pinned in the test's policy, which lists 127.0.0.1 in allowAddresses, as a site lists its
+mirror.  Nothing leaves this machine: other names are refused before anything is resolved."""
+import http.server
+import json
+import os
+import subprocess
+import threading
+
+import pytest
+
+from conftest import SEERUN
+
+FETCH = """
+import sys, urllib.request, urllib.error
+for url in sys.argv[1:]:
+    try:
+        print("ok", urllib.request.urlopen(url, timeout=10).read().decode().strip())
+    except urllib.error.HTTPError as e:
+        print("refused", e.code, e.read().decode().strip())
+    except Exception as e:
+        print("failed", type(e).__name__)
+"""
+
+
+class Origin(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = f"origin {self.path}\n".encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *a):
+        pass
+
+
+@pytest.fixture
+def origin():
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Origin)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield srv.server_address[1]
+    srv.shutdown()
+    srv.server_close()
+
+
+def policy_with(hardened, tmp_path, port, caller_may_allow=True, profile="default"):
+    policy = json.loads(open(hardened.policy).read())
+    net = policy["profiles"].setdefault(profile, {}).setdefault("network", {})
+    net["egress"] = {"allow": [f"index.test:{port}", f"meta.test:{port}"],
+                     "deny": [f"bad.test:{port}"],
+                     "pins": {"index.test": "127.0.0.1", "files.test": "127.0.0.1",
+                              "bad.test": "127.0.0.1", "meta.test": "169.254.169.254"},
+                     "allowAddresses": ["127.0.0.1/32"], "callerMayAllow": caller_may_allow}
+    path = tmp_path / "policy-egress.json"
+    path.write_text(json.dumps(policy))
+    os.chmod(path, 0o644)
+    return str(path)
+
+
+def sandbox(hardened, policy, tmp_path, *args, command=()):
+    result = tmp_path / "result.json"
+    argv = [SEERUN, "--root", hardened.root, "--policy", policy, "sandbox", "--name",
+            hardened.id("egress"), f"--json={result}", *args, "--", *command]
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=90)
+    r.result = json.loads(result.read_text()) if result.exists() else None
+    return r
+
+
+def audit(policy):
+    path = json.loads(open(policy).read())["auditLog"]
+    with open(path) as f:
+        return [json.loads(l) for l in f]
+
+
+def test_allowed_names_are_fetched_and_the_rest_refused_into_the_result(hardened, tmp_path,
+                                                                        origin):
+    policy = policy_with(hardened, tmp_path, origin)
+    urls = [f"http://index.test:{origin}/simple/", f"http://files.test:{origin}/pkg.whl",
+            f"http://bad.test:{origin}/x", f"http://other.test:{origin}/x",
+            f"http://meta.test:{origin}/latest"]
+    r = sandbox(hardened, policy, tmp_path, "--network", "--allow-host", f"files.test:{origin}",
+                "--allow-host", f"bad.test:{origin}", command=("python3", "-c", FETCH, *urls))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "ok origin /simple/", r.stdout
+    assert lines[1] == "ok origin /pkg.whl", r.stdout          # --allow-host
+    assert lines[2].startswith("refused 403 seerun: egress to bad.test"), r.stdout  # deny wins
+    assert "(network.egress.deny)" in lines[2]
+    assert lines[3] == (f"refused 403 seerun: egress to other.test:{origin} denied by profile "
+                        '"default" (network.egress.allow, --allow-host)'), r.stdout
+    assert lines[4].startswith("refused 403") and "169.254.169.254 is link-local" in lines[4]
+    e = r.result["egress"]
+    assert (e["requests"], e["allowed"], e["refused"]) == (5, 2, 3), e
+    assert e["bytesDown"] > 0
+    hosts = {(x["host"], x["event"], x["allowed"]) for x in e["events"]}
+    assert ("index.test", "egress.close", True) in hosts
+    assert ("other.test", "egress", False) in hosts
+    lines = [l for l in audit(policy) if l.get("event") == "egress"]
+    assert {l["host"] for l in lines} == {"index.test", "files.test", "bad.test", "other.test",
+                                          "meta.test"}
+
+
+def test_a_client_that_ignores_the_proxy_gets_nothing(hardened, tmp_path, origin):
+    policy = policy_with(hardened, tmp_path, origin)
+    probe = ("import socket\n"
+             "for a in ('127.0.0.1', '192.0.2.1'):\n"
+             "    s = socket.socket(); s.settimeout(5)\n"
+             "    try: s.connect((a, %d)); print(a, 'connected')\n"
+             "    except OSError as e: print(a, e.errno)\n" % origin)
+    r = sandbox(hardened, policy, tmp_path, "--network", command=("python3", "-c", probe))
+    assert r.returncode == 0, r.stderr
+    # 127.0.0.1 inside is the sandbox's own loopback (nothing listens on the origin's port);
+    # everything else is unreachable.
+    assert r.stdout.splitlines() == ["127.0.0.1 111", "192.0.2.1 101"], r.stdout
+
+
+def test_allow_host_is_refused_where_the_profile_does_not_let_the_caller_add_names(
+        hardened, tmp_path, origin):
+    policy = policy_with(hardened, tmp_path, origin, caller_may_allow=False)
+    r = sandbox(hardened, policy, tmp_path, "--allow-host", "example.org", command=("true",))
+    assert r.returncode == 125
+    assert ('--allow-host: not allowed by profile "default" '
+            "(profiles.default.network.egress.callerMayAllow is false)") in r.stderr
+
+
+@pytest.mark.parametrize("addr,cls", [("10.1.2.3", "private"), ("169.254.169.254", "link-local"),
+                                      ("[::1]", "loopback")])
+def test_allow_host_never_names_a_refused_address_class(hardened, tmp_path, origin, addr, cls):
+    policy = policy_with(hardened, tmp_path, origin)
+    r = sandbox(hardened, policy, tmp_path, "--allow-host", addr, command=("true",))
+    assert r.returncode == 125
+    assert f"a {cls} address, which the proxy refuses whoever allows it" in r.stderr, r.stderr
+
+
+def test_without_network_there_is_no_proxy(hardened, tmp_path, origin):
+    policy = policy_with(hardened, tmp_path, origin)
+    r = sandbox(hardened, policy, tmp_path,
+                command=("sh", "-c", "echo proxy=${HTTP_PROXY:-none}"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "proxy=none"
+    assert r.result["egress"] is None
