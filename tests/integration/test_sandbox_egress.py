@@ -141,3 +141,67 @@ def test_without_network_there_is_no_proxy(hardened, tmp_path, origin):
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "proxy=none"
     assert r.result["egress"] is None
+
+
+@pytest.fixture
+def tls_origin(tmp_path):
+    """An HTTPS server on the host's loopback for the name secure.test, with a test CA."""
+    import ssl
+    d = tmp_path / "ca"
+    d.mkdir()
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=secure.test", "-addext", "subjectAltName=DNS:secure.test",
+                    "-keyout", str(d / "key.pem"), "-out", str(d / "cert.pem")],
+                   check=True, capture_output=True)
+    os.chmod(d, 0o755)
+    os.chmod(d / "cert.pem", 0o644)
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Origin)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(str(d / "cert.pem"), str(d / "key.pem"))
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield srv.server_address[1], d
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_https_goes_through_connect_with_the_name_it_asked_for(hardened, tmp_path, tls_origin):
+    port, ca = tls_origin
+    policy = json.loads(open(policy_with(hardened, tmp_path, port)).read())
+    eg = policy["profiles"]["default"]["network"]["egress"]
+    eg["allow"].append(f"secure.test:{port}")
+    eg["pins"]["secure.test"] = "127.0.0.1"
+    path = tmp_path / "policy-tls.json"
+    path.write_text(json.dumps(policy))
+    os.chmod(path, 0o644)
+    fetch = ("import ssl, urllib.request\n"
+             f"ctx = ssl.create_default_context(cafile='/ca/cert.pem')\n"
+             f"print(urllib.request.urlopen('https://secure.test:{port}/tls', context=ctx,"
+             " timeout=10).read().decode().strip())\n")
+    r = sandbox(hardened, str(path), tmp_path, "--network", "--ro", f"{ca}:/ca",
+                command=("python3", "-c", fetch))
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert r.stdout.strip() == "origin /tls"
+    # curl-like: the same through curl's own proxy support, when the host has curl.
+    if os.path.exists("/usr/bin/curl"):
+        r = sandbox(hardened, str(path), tmp_path, "--network", "--ro", f"{ca}:/ca",
+                    command=("curl", "-sS", "--cacert", "/ca/cert.pem",
+                             f"https://secure.test:{port}/curl"))
+        assert r.returncode == 0, r.stderr + r.stdout
+        assert r.stdout.strip() == "origin /curl"
+    lines = [l for l in audit(str(path)) if l.get("event") == "egress" and l["allowed"]]
+    assert lines and all(l["method"] == "CONNECT" for l in lines)
+
+
+def test_repeated_refusals_are_counted_not_written_again(hardened, tmp_path, origin):
+    policy = policy_with(hardened, tmp_path, origin)
+    urls = [f"http://other.test:{origin}/x"] * 50
+    r = sandbox(hardened, policy, tmp_path, "--network", command=("python3", "-c", FETCH, *urls))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("refused 403") == 50
+    lines = [l for l in audit(policy) if l.get("event") == "egress"]
+    assert len(lines) == 1, lines
+    rep = [l for l in audit(policy) if l.get("event") == "egress.repeated"]
+    assert len(rep) == 1 and rep[0]["repeated"] == 49 and rep[0]["host"] == "other.test"
+    assert r.result["egress"]["refused"] == 50
+    assert r.result["egress"]["repeated"][0]["repeated"] == 49
