@@ -153,7 +153,7 @@ static int build_process(const struct exec_args *ea, char **args, int nargs,
   if (nargs == 0)
     return sr_error_make(err, 0, "exec: a command is required (or --process)");
   if (config->process == NULL)
-    return sr_error_make(err, 0, "config.json: process: required for exec");
+    return sr_error_config(err, NULL, "process", "config.json: process: required for exec");
   struct sr_process *p = sr_arena_alloc(a, sizeof(*p));
   if (p == NULL)
     return sr_error_make(err, ENOMEM, "exec");
