@@ -9,6 +9,7 @@
 #include "cleanup.h"
 #include "hooks.h"
 #include "json.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "lsm.h"
 #include "paths.h"
@@ -408,6 +409,8 @@ static int drive_children(struct sr_create_ctx *ctx, sr_error_t *err)
   rec->pid = ctx->init_pid;
   if (sr_proc_stat(ctx->init_pid, &rec->pid_start, NULL) < 0)
     return sr_error_sys(err, "read the start time of the container process %d", ctx->init_pid);
+  /* Seen now, for kill and delete to check later that the pid they act on is still in it. */
+  rec->own_userns = !sr_pid_userns_is_ours(ctx->init_pid);
   if (sr_container_save(ctx->container, err) < 0)
     return -1;
   SR_KILL_POINT("create.after-init-pid");
