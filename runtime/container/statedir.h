@@ -14,9 +14,10 @@
  * annotations and decided capabilities (id, bundle, phase, creator, init pid and start time,
  * cgroup version/path/created, profile).  When state.json is corrupt, truncated or missing,
  * `state`, `list` and the other commands report that container's error (naming state.json) and
- * leave the others alone, and `delete --force` rebuilds the record from recovery.json
- * (sr_container_recover in lifecycle.h) to kill the init (checked by its start time) and the
- * cgroup's processes, remove the cgroup if seerun made it, and remove the directory.  Removal
+ * leave the others alone, and `delete --force` takes the record from the index below (else
+ * recovery.json, unverified; sr_container_recover in lifecycle.h) to kill the init (checked by
+ * its start time) and the cgroup's processes, remove the cgroup if seerun made it, and remove
+ * the directory.  Removal
  * takes state.json last, so a delete killed midway leaves a loadable record or an empty
  * directory.  A create killed before publishing leaves a ".new-*" temporary, which create,
  * delete and list sweep once its creator is gone.
