@@ -593,11 +593,14 @@ static int record_begin(struct sr_create_ctx *ctx, int rootfd, sr_error_t *err)
     for (int i = 0; i < SR_CAP_SET_COUNT; i++)
       rec->decided_caps[i] = caps ? caps->sets[i] : 0;
   }
+  char digest[65];
+  sr_config_digest_hex(ctx->config_text ? ctx->config_text : "", ctx->config_len, digest);
+  rec->config_digest = sr_arena_strdup(a, digest);
   rec->annotation_keys = ctx->config->annotation_keys;
   rec->annotation_values = ctx->config->annotation_values;
   rec->n_annotations = ctx->config->n_annotations;
   if (rec->id == NULL || rec->bundle == NULL || rec->rootfs == NULL || rec->created == NULL ||
-      rec->cgroup_path == NULL)
+      rec->cgroup_path == NULL || rec->config_digest == NULL)
     return sr_error_make(err, ENOMEM, "state");
   if (sr_container_begin(rootfd, ctx->o->id, rec, ctx->config_text, ctx->config_len,
                          &ctx->container, err) < 0)

@@ -7,6 +7,7 @@
 #include "cleanup.h"
 #include "hooks.h"
 #include "log.h"
+#include "seccomp_cache.h"
 #include "supervisor.h"
 #include "util.h"
 
@@ -137,13 +138,34 @@ pid_t sr_container_live_pid(const struct sr_container *c)
   return init_is_the_containers(r) ? r->pid : 0;
 }
 
+void sr_config_digest_hex(const char *text, size_t len, char hex[2 * SR_SHA256_LEN + 1])
+{
+  uint8_t d[SR_SHA256_LEN];
+  sr_sha256(text, len, d);
+  for (size_t i = 0; i < SR_SHA256_LEN; i++)
+    snprintf(hex + 2 * i, 3, "%02x", d[i]);
+}
+
 int sr_container_load_config(const struct sr_container *c, struct sr_config **out,
                              sr_error_t *err)
 {
   _cleanup_free_ char *buf = NULL;
   size_t len;
-  if (sr_read_file_at(c->dirfd, "config.json", SR_MAX_CONFIG_SIZE, &buf, &len, err) < 0 ||
-      sr_config_parse(buf, len, "config.json", out, err) < 0)
+  if (sr_read_file_at(c->dirfd, "config.json", SR_MAX_CONFIG_SIZE, &buf, &len, err) < 0)
+    return sr_error_wrap(err, "container \"%s\"", c->id);
+  /* The copy is read back for hooks (run as host root), exec's process and seccomp filter:
+   * rewritten, it would widen what create applied; the index (statedir.h) keeps its digest. */
+  char hex[2 * SR_SHA256_LEN + 1];
+  sr_config_digest_hex(buf, len, hex);
+  if (c->rec->config_digest == NULL)
+    return sr_error_make(err, 0, "container \"%s\": config.json: its index records no digest "
+                                 "of the copy to check it against: refusing it",
+                         c->id);
+  if (strcmp(hex, c->rec->config_digest) != 0)
+    return sr_error_make(err, 0, "container \"%s\": config.json: the copy is not what create "
+                                 "kept (its digest differs from the index's): refusing it",
+                         c->id);
+  if (sr_config_parse(buf, len, "config.json", out, err) < 0)
     return sr_error_wrap(err, "container \"%s\"", c->id);
   return 0;
 }

@@ -32,7 +32,10 @@ bool sr_pid_userns_is_ours(pid_t pid);
  * create saw it in one, and in the container's cgroup. */
 pid_t sr_container_live_pid(const struct sr_container *c);
 
-/* The config the container was created from (kept in its state directory). */
+/* The hex sha256 of a config.json's text, as the record keeps it (configDigest). */
+void sr_config_digest_hex(const char *text, size_t len, char hex[65]);
+/* The config the container was created from (kept in its state directory), refused unless its
+ * digest is the one the index recorded at create. */
 int sr_container_load_config(const struct sr_container *c, struct sr_config **out,
                              sr_error_t *err);
 

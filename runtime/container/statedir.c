@@ -255,6 +255,7 @@ static bool record_differs(const struct sr_state_record *f, const struct sr_stat
   DIFF_INT(has_decided_caps, "decided.capabilities")
   for (int i = 0; i < 5; i++)
     DIFF_INT(decided_caps[i], "decided.capabilities")
+  DIFF_STR(config_digest, "configDigest")
   DIFF_STR(bundle, "bundle")
   DIFF_STR(rootfs, "rootfs")
 #undef DIFF_INT
@@ -297,6 +298,7 @@ static int neutralise(struct sr_container *c, const char *why, sr_error_t *err)
   r->supervisor_pid = 0;
   r->network_granted = false;
   r->has_decided_caps = false;
+  r->config_digest = NULL; /* nothing confirms the config.json copy either: no hooks from it */
   return 0;
 }
 

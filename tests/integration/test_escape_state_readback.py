@@ -344,3 +344,62 @@ def test_a_directory_without_an_index_is_not_believed(hardened, bundle):
             assert not os.path.exists(os.path.join(hardened.root, v.cid))
     finally:
         host.cleanup()
+
+
+# ---- the config.json copy: hooks run from it as host root, exec takes its process and filter
+
+def rewrite_config(s, cid, change):
+    path = os.path.join(s.root, cid, "config.json")
+    with open(path) as f:
+        config = json.load(f)
+    change(config)
+    with open(path, "w") as f:
+        json.dump(config, f)
+
+
+def add_hook(kind, marker):
+    def change(config):
+        config.setdefault("hooks", {})[kind] = [
+            {"path": "/bin/sh", "args": ["sh", "-c", f"echo ran > {marker}"]}]
+    return change
+
+
+@pytest.mark.parametrize("profile", ["hardened", "seerun"])
+def test_a_poststop_hook_added_to_the_config_copy_does_not_run_at_delete(request, profile,
+                                                                         bundle, tmp_path):
+    s = request.getfixturevalue(profile)
+    marker = tmp_path / "poststop-ran"
+    cid = start(s, bundle, "victim")
+    rewrite_config(s, cid, add_hook("poststop", marker))
+    r = s.cmd("delete", "--force", cid)
+    assert r.returncode == 0, r.stderr
+    assert not marker.exists(), "delete ran a hook from the rewritten config.json copy"
+    assert "config.json" in r.stderr and "poststop hooks skipped" in r.stderr, r.stderr
+    assert not os.path.exists(os.path.join(s.root, cid))
+
+
+def test_a_poststart_hook_added_to_the_config_copy_does_not_run_at_start(hardened, bundle,
+                                                                         tmp_path):
+    marker = tmp_path / "poststart-ran"
+    cid = hardened.id("victim" + uuid.uuid4().hex[:6])
+    hardened.cmd("create", "--bundle", bundle.args("sleep", "600").write(), cid, check=True)
+    rewrite_config(hardened, cid, add_hook("poststart", marker))
+    r = hardened.cmd("start", cid)
+    assert not marker.exists(), "start ran a hook from the rewritten config.json copy"
+    assert r.returncode != 0 and "config.json" in r.stderr, r.stderr
+    assert hardened.cmd("delete", "--force", cid).returncode == 0
+
+
+def test_a_seccomp_filter_dropped_from_the_config_copy_is_not_dropped_from_an_exec(
+        hardened, bundle):
+    bundle.linux["seccomp"] = {
+        "defaultAction": "SCMP_ACT_ALLOW",
+        "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO"}]}
+    cid = start(hardened, bundle, "victim")
+    r = hardened.cmd("exec", cid, "mkdir", "/tmp/d1")
+    assert r.returncode != 0, "the config's filter does not deny mkdir"
+    rewrite_config(hardened, cid, lambda c: c["linux"].pop("seccomp"))
+    r = hardened.cmd("exec", cid, "mkdir", "/tmp/d2")
+    assert r.returncode != 0, "exec ran without the filter create applied"
+    assert "config.json" in r.stderr, r.stderr
+    assert hardened.cmd("delete", "--force", cid).returncode == 0
