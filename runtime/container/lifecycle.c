@@ -151,6 +151,9 @@ int sr_container_load_config(const struct sr_container *c, struct sr_config **ou
 {
   _cleanup_free_ char *buf = NULL;
   size_t len;
+  if (c->dirfd < 0)
+    return sr_error_make(err, 0, "container \"%s\": config.json: its state directory is gone",
+                         c->id);
   if (sr_read_file_at(c->dirfd, "config.json", SR_MAX_CONFIG_SIZE, &buf, &len, err) < 0)
     return sr_error_wrap(err, "container \"%s\"", c->id);
   /* The copy is read back for hooks (run as host root), exec's process and seccomp filter:

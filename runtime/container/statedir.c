@@ -102,6 +102,8 @@ void sr_container_free(struct sr_container *c)
 {
   if (c->dirfd >= 0)
     close(c->dirfd);
+  if (c->index_lock >= 0)
+    close(c->index_lock);
   if (c->rec)
     sr_state_record_free(c->rec);
   if (c->file_rec)
@@ -135,6 +137,7 @@ static struct sr_container *container_new(int rootfd, const char *id)
     return NULL;
   c->rootfd = rootfd;
   c->dirfd = -1;
+  c->index_lock = -1;
   c->id = strdup(id);
   if (c->id == NULL) {
     free(c);
@@ -385,6 +388,7 @@ static void unlink_index(int rootfd, const char *id)
 int sr_container_begin(int rootfd, const char *id, struct sr_state_record *rec, const char *config,
                        size_t config_len, struct sr_container **out, sr_error_t *err)
 {
+  _cleanup_close_ int ilock = -1; /* before any goto: released on every return */
   char tmp[64];
   struct timespec ts;
   /* What an earlier create left when it was killed before publishing. */
@@ -405,6 +409,14 @@ int sr_container_begin(int rootfd, const char *id, struct sr_state_record *rec, 
     goto fail;
   }
   SR_KILL_POINT("create.before-publish");
+  /* Publishing and the first index write are one step for delete --force of an orphan index
+   * (sr_container_load_damaged), which holds this lock while it acts on one. */
+  ilock = index_dir(rootfd, true, err);
+  if (ilock < 0 || flock(ilock, LOCK_EX) < 0) {
+    if (ilock >= 0)
+      sr_error_sys(err, "lock `" INDEX_DIR "` in the state directory");
+    goto fail;
+  }
   if (renameat2(rootfd, tmp, rootfd, id, RENAME_NOREPLACE) < 0) {
     if (errno == EEXIST)
       sr_error_make(err, 0, "container with id \"%s\" already exists", id);
@@ -542,12 +554,49 @@ int sr_container_load(int rootfd, const char *id, bool lock, struct sr_container
   return 0;
 }
 
+/* The container's directory is gone (removed by someone else), its index is not: it is what
+ * is left to act on.  Under the index directory's lock, so that no create publishes the id
+ * meanwhile (its cgroup would be the same). */
+static int load_orphan_index(int rootfd, const char *id, struct sr_container **out,
+                             sr_error_t *err)
+{
+  sr_error_t e = NULL;
+  _cleanup_close_ int fd = index_dir(rootfd, false, &e);
+  sr_error_free(&e);
+  if (fd < 0 || flock(fd, LOCK_EX) < 0)
+    return sr_error_make(err, ENOENT, "container \"%s\" does not exist", id);
+  struct stat st;
+  _cleanup_record_ struct sr_state_record *idx = NULL;
+  if (fstatat(rootfd, id, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT ||
+      read_index(rootfd, id, &idx, &e) < 0 || idx->id == NULL || strcmp(idx->id, id) != 0) {
+    sr_error_free(&e);
+    return sr_error_make(err, ENOENT, "container \"%s\" does not exist", id);
+  }
+  _cleanup_container_ struct sr_container *c = container_new(rootfd, id);
+  if (c == NULL ||
+      asprintf(&c->damage, "its state directory is gone; its index `" INDEX_DIR "/%s` names "
+                           "pid %d and cgroup `%s`",
+               id, (int)idx->pid, idx->cgroup_version ? idx->cgroup_path : "none") < 0) {
+    if (c)
+      c->damage = NULL;
+    return sr_error_make(err, ENOMEM, "container \"%s\"", id);
+  }
+  c->rec = steal_ptr(idx);
+  c->index_lock = steal_fd(fd);
+  *out = steal_ptr(c);
+  return 0;
+}
+
 int sr_container_load_damaged(int rootfd, const char *id, struct sr_container **out,
                               sr_error_t *err)
 {
   _cleanup_container_ struct sr_container *c = NULL;
-  if (open_container(rootfd, id, true, &c, err) < 0)
-    return -1;
+  if (open_container(rootfd, id, true, &c, err) < 0) {
+    if ((*err)->status != ENOENT || sr_validate_id(id, NULL) < 0)
+      return -1;
+    sr_error_free(err);
+    return load_orphan_index(rootfd, id, out, err);
+  }
   sr_error_t why = NULL;
   if (read_record(c->dirfd, STATE_FILE, &c->rec, &why) < 0) {
     c->damage = sr_error_text(why);
@@ -607,6 +656,8 @@ int sr_container_remove_dir(struct sr_container *c, sr_error_t *err)
                                                             O_NOFOLLOW);
   if (ifd >= 0 && unlinkat(ifd, c->id, 0) < 0 && errno != ENOENT)
     return sr_error_sys(err, "remove the index of container \"%s\"", c->id);
+  if (c->dirfd < 0)
+    return 0; /* an orphan index: the directory was gone already */
   SR_KILL_POINT("delete.after-index-removal");
   if (remove_dir_contents(c->dirfd) < 0)
     return sr_error_sys(err, "remove state of container \"%s\"", c->id);

@@ -60,6 +60,7 @@ struct sr_container {
   /* Loaded without a usable index, or refused for disagreeing with it: what the files in its
    * directory name and nothing confirms (left alone), for delete to tell; else NULL. */
   char *unverified;
+  int index_lock; /* the index directory's lock, held while acting on an orphan index; or -1 */
   /* Why state.json could not be used, for a container loaded by sr_container_load_damaged
    * (rec then comes from recovery.json, or is NULL); NULL for a sound one. */
   char *damage;
@@ -90,7 +91,10 @@ int sr_container_load(int rootfd, const char *id, bool lock, struct sr_container
 
 /* For delete --force only: loads and locks a container whatever its state.json holds.  When
  * state.json is sound this is sr_container_load; otherwise c->damage says why and c->rec is
- * rebuilt from recovery.json, or NULL when that is unusable too.  ENOENT: no such container. */
+ * the index's, else rebuilt from recovery.json, or NULL when that is unusable too.  A
+ * directory that is gone while its index is there (removed by someone else) is loaded from the
+ * index alone (dirfd -1, the index directory locked against creates until it is freed), so
+ * that what it records is still removed.  ENOENT: no such container. */
 int sr_container_load_damaged(int rootfd, const char *id, struct sr_container **out,
                               sr_error_t *err);
 

@@ -403,3 +403,28 @@ def test_a_seccomp_filter_dropped_from_the_config_copy_is_not_dropped_from_an_ex
     assert r.returncode != 0, "exec ran without the filter create applied"
     assert "config.json" in r.stderr, r.stderr
     assert hardened.cmd("delete", "--force", cid).returncode == 0
+
+
+# ---- the index outlives a directory someone removed
+
+@pytest.mark.parametrize("profile", ["hardened", "seerun"])
+def test_delete_force_removes_what_the_index_records_when_the_directory_is_gone(
+        request, profile, bundle):
+    s = request.getfixturevalue(profile)
+    with Victim(s, bundle) as v:
+        import shutil
+        shutil.rmtree(os.path.join(s.root, v.cid))
+        r = s.cmd("delete", "--force", v.cid)
+        assert r.returncode == 0, r.stderr
+        # It says what it removed.
+        assert "index" in r.stderr and str(v.init) in r.stderr, r.stderr
+        deadline = time.monotonic() + 10
+        while alive(v.init) and time.monotonic() < deadline:
+            reap_children()
+            time.sleep(0.02)
+        assert not alive(v.init), "the container's init was left running"
+        assert own_cgroups(v.cid) == []
+        assert not os.path.exists(os.path.join(s.root, ".index", v.cid))
+        # Nothing left to act on: a second delete --force is the usual no-op.
+        r = s.cmd("delete", "--force", v.cid)
+        assert r.returncode == 0 and r.stderr == "", r.stderr
