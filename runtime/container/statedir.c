@@ -171,9 +171,22 @@ static int write_index(int rootfd, const struct sr_state_record *rec, sr_error_t
   _cleanup_free_ char *buf = NULL;
   size_t len;
   _cleanup_close_ int fd = index_dir(rootfd, true, err);
-  if (fd < 0 || sr_state_record_serialize(&idx, &buf, &len, err) < 0 ||
-      sr_write_file_atomic(fd, rec->id, buf, len, 0600, err) < 0)
+  if (fd < 0 || sr_state_record_serialize(&idx, &buf, &len, err) < 0)
     return sr_error_wrap(err, "index of container \"%s\"", rec->id);
+  /* Replaced atomically.  The temporary is named after the writer, not the id: an id may be as
+   * long as a name can be (SR_ID_MAX), and one process writes one container's index. */
+  char tmp[32];
+  snprintf(tmp, sizeof(tmp), ".w%d.tmp", (int)getpid());
+  _cleanup_close_ int tfd =
+      openat(fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (tfd < 0)
+    return sr_error_sys(err, "index of container \"%s\": create `%s`", rec->id, tmp);
+  if (sr_write_all(tfd, buf, len) < 0 || renameat(fd, tmp, fd, rec->id) < 0) {
+    int saved = errno;
+    unlinkat(fd, tmp, 0);
+    return sr_error_make(err, saved, "index of container \"%s\": write `" INDEX_DIR "/%s`",
+                         rec->id, rec->id);
+  }
   return 0;
 }
 
@@ -758,8 +771,8 @@ int sr_statedir_list(int rootfd, char ***ids, size_t *n, sr_error_t *err)
   return 0;
 }
 
-/* The temporaries of index writes (".<id>.<pid>.tmp", sr_write_file_atomic) whose writer was
- * killed before its rename. */
+/* The temporaries of index writes (".w<pid>.tmp", write_index) whose writer was killed before
+ * its rename. */
 static void sweep_index_tmp(int rootfd)
 {
   _cleanup_close_ int fd = openat(rootfd, INDEX_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
@@ -769,19 +782,16 @@ static void sweep_index_tmp(int rootfd)
     return;
   struct dirent *de;
   while ((de = readdir(d)) != NULL) {
-    size_t n = strlen(de->d_name);
-    if (de->d_name[0] != '.' || n < 6 || strcmp(de->d_name + n - 4, ".tmp") != 0)
+    if (strncmp(de->d_name, ".w", 2) != 0)
       continue;
-    char name[NAME_MAX + 1];
-    snprintf(name, sizeof(name), "%.*s", (int)(n - 4), de->d_name);
-    const char *dot = strrchr(name, '.');
     char *end;
     errno = 0;
-    long pid = dot ? strtol(dot + 1, &end, 10) : 0;
+    long pid = strtol(de->d_name + 2, &end, 10);
+    if (errno != 0 || strcmp(end, ".tmp") != 0)
+      continue;
     uint64_t start;
     char state = '?';
-    if (errno == 0 && dot && *end == '\0' && pid > 0 && pid <= INT32_MAX &&
-        (kill((pid_t)pid, 0) == 0 || errno == EPERM) &&
+    if (pid > 0 && pid <= INT32_MAX && (kill((pid_t)pid, 0) == 0 || errno == EPERM) &&
         !(sr_proc_stat((pid_t)pid, &start, &state) == 0 && (state == 'Z' || state == 'X')))
       continue;
     unlinkat(fd, de->d_name, 0);
