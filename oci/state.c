@@ -68,6 +68,9 @@ int sr_state_record_parse(const char *buf, size_t len, struct sr_state_record **
   if (sr_json_get_i64(root, "", "pid", 0, INT32_MAX, false, &n, NULL, err) < 0)
     return sr_error_wrap(err, "state.json");
   r->pid = sr_json_field(root, "pid") ? (pid_t)n : 0;
+  if (sr_json_get_bool(root, "", "ownUserns", &r->own_userns, NULL, err) < 0 ||
+      sr_json_get_string(a, root, "", "configDigest", false, &r->config_digest, err) < 0)
+    return sr_error_wrap(err, "state.json");
   yajl_val sup;
   if (sr_json_get_object(root, "", "supervisor", false, &sup, err) < 0)
     return sr_error_wrap(err, "state.json");
@@ -168,6 +171,10 @@ int sr_state_record_serialize(const struct sr_state_record *r, char **out, size_
     sr_json_put_kv_i64(g, "pid", r->pid);
     sr_json_put_kv_u64(g, "pidStartTime", r->pid_start);
   }
+  if (r->own_userns)
+    sr_json_put_kv_bool(g, "ownUserns", true);
+  if (r->config_digest)
+    sr_json_put_kv_string(g, "configDigest", r->config_digest);
   if (r->supervisor_pid > 0) {
     sr_json_put_key(g, "supervisor");
     sr_json_map_open(g);

@@ -31,6 +31,8 @@ struct sr_state_record {
   uint64_t creator_start;
   pid_t pid; /* the container's init, 0 until it exists */
   uint64_t pid_start;
+  bool own_userns; /* the init is in a user namespace that is not the runtime's (seen at create) */
+  char *config_digest; /* sha256 of the config.json copy, hex; NULL: not recorded */
   int cgroup_version; /* 0: no cgroup (yet) */
   char *cgroup_path;  /* below the hierarchy root, starts with "/" */
   bool cgroup_created; /* seerun made the directory (and so removes it) */

@@ -21,6 +21,28 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A state.json that disagrees with the container's index (statedir.h): rewritten by someone
+ * to point the command at a process or cgroup not the container's; the refusal is audited. */
+static void audit_refused_record(const struct sr_global *g, const char *id,
+                                 const sr_error_t refusal)
+{
+  _cleanup_free_ char *text = sr_error_text(refusal);
+  if (text == NULL || strstr(text, SR_RECORD_NOT_OURS) == NULL)
+    return;
+  struct sr_policy_ctx pc;
+  sr_error_t e = NULL;
+  if (sr_policy_load(g, &pc, &e) == 0) {
+    pc.audit.id = id;
+    sr_audit_refusal(&pc.audit, "state.json", "\"the container's record\"", text, &e);
+    sr_policy_ctx_release(&pc);
+  }
+  if (e) {
+    _cleanup_free_ char *t = sr_error_text(e);
+    sr_warn("audit the refused state.json: %s", t ? t : "");
+    sr_error_free(&e);
+  }
+}
+
 int sr_cli_open_container(const struct sr_global *g, const char *id, bool lock,
                           struct sr_container **out, sr_error_t *err)
 {
@@ -35,6 +57,7 @@ int sr_cli_open_container(const struct sr_global *g, const char *id, bool lock,
   }
   if (sr_container_load(rootfd, id, lock, out, err) < 0) {
     close(rootfd);
+    audit_refused_record(g, id, *err);
     return -1;
   }
   return 0;

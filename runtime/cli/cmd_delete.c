@@ -28,8 +28,8 @@ int sr_cmd_delete(const struct sr_global *g, int argc, char **argv)
   _cleanup_cli_container_ struct sr_container *ct = NULL;
   /* A container whose state.json is corrupt, truncated or missing must still go with --force:
    * its record is rebuilt from what else its directory holds (lifecycle.h). */
-  if (sr_cli_open_container(g, argv[optind], true, &ct, &err) < 0 && force &&
-      err->status != ENOENT) {
+  /* And one whose directory someone removed: what its index records still goes. */
+  if (sr_cli_open_container(g, argv[optind], true, &ct, &err) < 0 && force) {
     sr_error_free(&err);
     sr_container_recover(g->root, argv[optind], &ct, &err);
   }

@@ -9,6 +9,7 @@
 #include "cleanup.h"
 #include "hooks.h"
 #include "json.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "lsm.h"
 #include "paths.h"
@@ -421,6 +422,8 @@ static int drive_children(struct sr_create_ctx *ctx, sr_error_t *err)
   rec->pid = ctx->init_pid;
   if (sr_proc_stat(ctx->init_pid, &rec->pid_start, NULL) < 0)
     return sr_error_sys(err, "read the start time of the container process %d", ctx->init_pid);
+  /* Seen now, for kill and delete to check later that the pid they act on is still in it. */
+  rec->own_userns = !sr_pid_userns_is_ours(ctx->init_pid);
   if (sr_container_save(ctx->container, err) < 0)
     return -1;
   SR_KILL_POINT("create.after-init-pid");
@@ -609,11 +612,14 @@ static int record_begin(struct sr_create_ctx *ctx, int rootfd, sr_error_t *err)
     for (int i = 0; i < SR_CAP_SET_COUNT; i++)
       rec->decided_caps[i] = caps ? caps->sets[i] : 0;
   }
+  char digest[65];
+  sr_config_digest_hex(ctx->config_text ? ctx->config_text : "", ctx->config_len, digest);
+  rec->config_digest = sr_arena_strdup(a, digest);
   rec->annotation_keys = ctx->config->annotation_keys;
   rec->annotation_values = ctx->config->annotation_values;
   rec->n_annotations = ctx->config->n_annotations;
   if (rec->id == NULL || rec->bundle == NULL || rec->rootfs == NULL || rec->created == NULL ||
-      rec->cgroup_path == NULL)
+      rec->cgroup_path == NULL || rec->config_digest == NULL)
     return sr_error_make(err, ENOMEM, "state");
   if (sr_container_begin(rootfd, ctx->o->id, rec, ctx->config_text, ctx->config_len,
                          &ctx->container, err) < 0)

@@ -7,6 +7,7 @@
 #include "cleanup.h"
 #include "hooks.h"
 #include "log.h"
+#include "seccomp_cache.h"
 #include "supervisor.h"
 #include "util.h"
 
@@ -14,6 +15,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -39,6 +41,55 @@ int sr_container_open_cgroup(const struct sr_container *c, struct sr_cgroup **cg
   return sr_cgroup_new(SR_CGROUP_ROOT, c->rec->cgroup_path, cg, err);
 }
 
+bool sr_pid_userns_is_ours(pid_t pid)
+{
+  char theirs[64];
+  struct stat a, b;
+  snprintf(theirs, sizeof(theirs), "/proc/%d/ns/user", (int)pid);
+  if (stat("/proc/self/ns/user", &b) < 0 || stat(theirs, &a) < 0)
+    return false;
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* Is pid in the cgroup at path (or one below it)?  v2: its "0::" line; v1: a controller's. */
+static bool pid_in_cgroup(pid_t pid, int version, const char *path)
+{
+  char file[64];
+  snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
+  _cleanup_fclose_ FILE *f = fopen(file, "re");
+  if (f == NULL)
+    return false;
+  size_t n = strlen(path);
+  char line[4096];
+  while (fgets(line, sizeof(line), f)) {
+    line[strcspn(line, "\n")] = '\0';
+    char *ctl = strchr(line, ':');
+    char *cg = ctl ? strchr(ctl + 1, ':') : NULL;
+    if (cg == NULL)
+      continue;
+    bool unified = strncmp(line, "0:", 2) == 0;
+    if (unified != (version == 2))
+      continue;
+    cg++;
+    if (strncmp(cg, path, n) == 0 && (cg[n] == '\0' || cg[n] == '/'))
+      return true;
+  }
+  return false;
+}
+
+/* The pid the record names is the container's init: alive with the recorded start time, in a
+ * user namespace of its own when create saw it in one, and in the container's cgroup.  The
+ * record comes from the index (statedir.h); this is the second look, at the process itself, so
+ * that kill, delete and exec never reach a host process. */
+static bool init_is_the_containers(const struct sr_state_record *r)
+{
+  if (r->pid <= 0 || !sr_proc_is(r->pid, r->pid_start))
+    return false;
+  if (r->own_userns && sr_pid_userns_is_ours(r->pid))
+    return false;
+  return r->cgroup_version == 0 || pid_in_cgroup(r->pid, r->cgroup_version, r->cgroup_path);
+}
+
 enum sr_status sr_container_observe(const struct sr_container *c, pid_t *live_pid)
 {
   const struct sr_state_record *r = c->rec;
@@ -48,11 +99,11 @@ enum sr_status sr_container_observe(const struct sr_container *c, pid_t *live_pi
      * half-made init dies with it: not the container's pid). */
     if (r->creator_pid <= 0 || !sr_proc_is(r->creator_pid, r->creator_start))
       return SR_STATUS_STOPPED;
-    if (r->pid > 0 && sr_proc_is(r->pid, r->pid_start))
+    if (init_is_the_containers(r))
       *live_pid = r->pid;
     return SR_STATUS_CREATING;
   }
-  if (r->pid <= 0 || !sr_proc_is(r->pid, r->pid_start))
+  if (!init_is_the_containers(r))
     return SR_STATUS_STOPPED;
   *live_pid = r->pid;
   if (faccessat(c->dirfd, "exec.fifo", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
@@ -84,7 +135,15 @@ pid_t sr_container_live_pid(const struct sr_container *c)
     sr_container_observe(c, &pid);
     return pid;
   }
-  return sr_proc_is(r->pid, r->pid_start) ? r->pid : 0;
+  return init_is_the_containers(r) ? r->pid : 0;
+}
+
+void sr_config_digest_hex(const char *text, size_t len, char hex[2 * SR_SHA256_LEN + 1])
+{
+  uint8_t d[SR_SHA256_LEN];
+  sr_sha256(text, len, d);
+  for (size_t i = 0; i < SR_SHA256_LEN; i++)
+    snprintf(hex + 2 * i, 3, "%02x", d[i]);
 }
 
 int sr_container_load_config(const struct sr_container *c, struct sr_config **out,
@@ -92,8 +151,24 @@ int sr_container_load_config(const struct sr_container *c, struct sr_config **ou
 {
   _cleanup_free_ char *buf = NULL;
   size_t len;
-  if (sr_read_file_at(c->dirfd, "config.json", SR_MAX_CONFIG_SIZE, &buf, &len, err) < 0 ||
-      sr_config_parse(buf, len, "config.json", out, err) < 0)
+  if (c->dirfd < 0)
+    return sr_error_make(err, 0, "container \"%s\": config.json: its state directory is gone",
+                         c->id);
+  if (sr_read_file_at(c->dirfd, "config.json", SR_MAX_CONFIG_SIZE, &buf, &len, err) < 0)
+    return sr_error_wrap(err, "container \"%s\"", c->id);
+  /* The copy is read back for hooks (run as host root), exec's process and seccomp filter:
+   * rewritten, it would widen what create applied; the index (statedir.h) keeps its digest. */
+  char hex[2 * SR_SHA256_LEN + 1];
+  sr_config_digest_hex(buf, len, hex);
+  if (c->rec->config_digest == NULL)
+    return sr_error_make(err, 0, "container \"%s\": config.json: its index records no digest "
+                                 "of the copy to check it against: refusing it",
+                         c->id);
+  if (strcmp(hex, c->rec->config_digest) != 0)
+    return sr_error_make(err, 0, "container \"%s\": config.json: the copy is not what create "
+                                 "kept (its digest differs from the index's): refusing it",
+                         c->id);
+  if (sr_config_parse(buf, len, "config.json", out, err) < 0)
     return sr_error_wrap(err, "container \"%s\"", c->id);
   return 0;
 }
@@ -126,7 +201,7 @@ static int open_init_pidfd(const struct sr_container *c, int *out, sr_error_t *e
 {
   const struct sr_state_record *r = c->rec;
   int fd = r->pid > 0 ? sr_pidfd_open(r->pid) : -1;
-  if (fd < 0 || !sr_proc_is(r->pid, r->pid_start)) {
+  if (fd < 0 || !init_is_the_containers(r)) {
     if (fd >= 0)
       close(fd);
     return sr_error_make(err, ESRCH, "container \"%s\" is not running", c->id);
@@ -267,9 +342,11 @@ int sr_container_delete(struct sr_container *c, bool force, const struct sr_hook
       return sr_error_make(err, 0, "container \"%s\": %s: only `delete --force` removes it",
                            c->id, c->damage);
     sr_warn("delete: container \"%s\": %s: removing it from %s", c->id, c->damage,
-            c->rec->cgroup_version || c->rec->pid ? "what else its directory records"
+            c->rec->cgroup_version || c->rec->pid ? "what its index records"
                                                   : "its directory alone");
   }
+  if (c->unverified)
+    sr_warn("delete: %s", c->unverified);
   enum sr_status st = sr_container_status(c);
   if (st != SR_STATUS_STOPPED && !force)
     return sr_error_make(err, 0, "cannot delete container \"%s\" that is not stopped: %s", c->id,
@@ -282,6 +359,12 @@ int sr_container_delete(struct sr_container *c, bool force, const struct sr_hook
     _cleanup_free_ char *t = sr_error_text(cfg_err);
     sr_warn("delete: %s (poststop hooks skipped)", t ? t : "");
     sr_error_free(&cfg_err);
+    /* A copy that is not what create kept is a decision too: on record. */
+    sr_error_t ae = NULL;
+    if (gate && gate->audit &&
+        sr_audit_refusal(gate->audit, "config.json", "\"the state directory's copy\"",
+                         t ? t : "config.json: refused", &ae) < 0)
+      sr_error_free(&ae);
   }
   if (st != SR_STATUS_STOPPED || c->rec->pid > 0) {
     int pidfd = -1;
@@ -334,39 +417,6 @@ int sr_container_delete(struct sr_container *c, bool force, const struct sr_hook
   return sr_container_remove_dir(c, err);
 }
 
-/* The cgroup a container with no usable record was given, from its config.json copy: the path
- * create resolves, taken as seerun's only when its last component names the container (the
- * default "/<id>", and the engines' "<id>", "libpod-<id>.scope", "cri-containerd-<id>.scope"):
- * a cgroup shared with others is not killed on a guess. */
-static void cgroup_from_config(struct sr_container *c, struct sr_state_record *rec)
-{
-  _cleanup_config_ struct sr_config *config = NULL;
-  _cleanup_free_ char *path = NULL;
-  sr_error_t e = NULL;
-  struct sr_cgroup *cg = NULL;
-  if (sr_container_load_config(c, &config, &e) < 0 ||
-      sr_cgroup_resolve_path(config->linux_.cgroups_path, c->id, false, &path, &e) < 0 ||
-      sr_cgroup_new(SR_CGROUP_ROOT, path, &cg, &e) < 0) {
-    _cleanup_free_ char *t = sr_error_text(e);
-    sr_warn("delete: container \"%s\": no cgroup to clean up: %s", c->id, t ? t : "");
-    sr_error_free(&e);
-    return;
-  }
-  const char *last = strrchr(cg->path, '/');
-  last = last ? last + 1 : cg->path;
-  if (strstr(last, c->id) == NULL) {
-    sr_warn("delete: container \"%s\": cgroup `%s` is not named after it: left alone", c->id,
-            cg->path);
-  } else {
-    rec->cgroup_version = cg->version;
-    rec->cgroup_path = sr_arena_strdup(&rec->arena, cg->path);
-    rec->cgroup_created = rec->cgroup_path != NULL;
-    if (rec->cgroup_path == NULL)
-      rec->cgroup_version = 0;
-  }
-  sr_cgroup_free(cg);
-}
-
 int sr_container_recover(const char *root, const char *id, struct sr_container **out,
                          sr_error_t *err)
 {
@@ -393,7 +443,11 @@ int sr_container_recover(const char *root, const char *id, struct sr_container *
     rec->id = sr_arena_strdup(&rec->arena, id);
     rec->bundle = rec->rootfs = rec->created = rec->owner = "";
     c->rec = rec;
-    cgroup_from_config(c, rec);
+    /* No guess from the config.json copy, which anyone who rewrote the records could have
+     * rewritten too: the cgroup it would name is left alone, and said so. */
+    sr_warn("delete: container \"%s\": neither its index nor its records are usable: only its "
+            "directory is removed (a process or cgroup it had is left alone)",
+            id);
   }
   *out = c;
   return 0;

@@ -26,10 +26,17 @@ enum sr_status sr_container_status(const struct sr_container *c);
 enum sr_status sr_container_observe(const struct sr_container *c, pid_t *live_pid);
 /* The container's cgroup; *cg is NULL for a container that has none. */
 int sr_container_open_cgroup(const struct sr_container *c, struct sr_cgroup **cg, sr_error_t *err);
-/* The init's pid while it lives, else 0 (what `state` reports). */
+/* Is pid in the runtime's own user namespace? (false when that cannot be seen) */
+bool sr_pid_userns_is_ours(pid_t pid);
+/* The init's pid while it lives, else 0 (what `state` reports).  A pid is the container's
+ * only while it is alive with the recorded start time, in a user namespace of its own when
+ * create saw it in one, and in the container's cgroup. */
 pid_t sr_container_live_pid(const struct sr_container *c);
 
-/* The config the container was created from (kept in its state directory). */
+/* The hex sha256 of a config.json's text, as the record keeps it (configDigest). */
+void sr_config_digest_hex(const char *text, size_t len, char hex[65]);
+/* The config the container was created from (kept in its state directory), refused unless its
+ * digest is the one the index recorded at create. */
 int sr_container_load_config(const struct sr_container *c, struct sr_config **out,
                              sr_error_t *err);
 
@@ -50,10 +57,8 @@ int sr_container_delete(struct sr_container *c, bool force, const struct sr_hook
 
 /* For `delete --force` when sr_container_load failed on the container's own record: opens the
  * state root and loads the container whatever its state.json holds (statedir.h), the record
- * rebuilt from recovery.json, else from the config.json copy (the cgroup path resolved as
- * create does; the cgroup is taken for seerun's only when named after the id, as seerun and
- * the engines name a container's cgroup, otherwise it is left alone), else empty (only the
- * directory is removed).  The container owns the root's descriptor (sr_cli_close_container).
+ * taken from its index, else (no index: unverified) from recovery.json with no process or
+ * cgroup to act on, else empty (only the directory is removed).  The container owns the root's descriptor (sr_cli_close_container).
  * ENOENT: no such container. */
 int sr_container_recover(const char *root, const char *id, struct sr_container **out,
                          sr_error_t *err);

@@ -102,8 +102,13 @@ void sr_container_free(struct sr_container *c)
 {
   if (c->dirfd >= 0)
     close(c->dirfd);
+  if (c->index_lock >= 0)
+    close(c->index_lock);
   if (c->rec)
     sr_state_record_free(c->rec);
+  if (c->file_rec)
+    sr_state_record_free(c->file_rec);
+  free(c->unverified);
   free(c->damage);
   free(c->id);
   free(c);
@@ -132,6 +137,7 @@ static struct sr_container *container_new(int rootfd, const char *id)
     return NULL;
   c->rootfd = rootfd;
   c->dirfd = -1;
+  c->index_lock = -1;
   c->id = strdup(id);
   if (c->id == NULL) {
     free(c);
@@ -143,11 +149,66 @@ static struct sr_container *container_new(int rootfd, const char *id)
 #define STATE_FILE "state.json"
 #define RECOVERY_FILE "recovery.json"
 
+#define INDEX_DIR ".index"
+
+/* The index of a container (statedir.h, "The index"): outside its directory, so that what a
+ * container could reach there cannot say which process and cgroup are its own. */
+static int index_dir(int rootfd, bool create, sr_error_t *err)
+{
+  if (create && mkdirat(rootfd, INDEX_DIR, 0700) < 0 && errno != EEXIST)
+    return sr_error_sys(err, "create `" INDEX_DIR "` in the state directory");
+  int fd = openat(rootfd, INDEX_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return sr_error_sys(err, "open `" INDEX_DIR "` in the state directory");
+  return fd;
+}
+
+static int write_index(int rootfd, const struct sr_state_record *rec, sr_error_t *err)
+{
+  struct sr_state_record idx = *rec; /* shallow: only read, never freed */
+  idx.annotation_keys = idx.annotation_values = NULL;
+  idx.n_annotations = 0;
+  _cleanup_free_ char *buf = NULL;
+  size_t len;
+  _cleanup_close_ int fd = index_dir(rootfd, true, err);
+  if (fd < 0 || sr_state_record_serialize(&idx, &buf, &len, err) < 0)
+    return sr_error_wrap(err, "index of container \"%s\"", rec->id);
+  /* Replaced atomically.  The temporary is named after the writer, not the id: an id may be as
+   * long as a name can be (SR_ID_MAX), and one process writes one container's index. */
+  char tmp[32];
+  snprintf(tmp, sizeof(tmp), ".w%d.tmp", (int)getpid());
+  _cleanup_close_ int tfd =
+      openat(fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (tfd < 0)
+    return sr_error_sys(err, "index of container \"%s\": create `%s`", rec->id, tmp);
+  if (sr_write_all(tfd, buf, len) < 0 || renameat(fd, tmp, fd, rec->id) < 0) {
+    int saved = errno;
+    unlinkat(fd, tmp, 0);
+    return sr_error_make(err, saved, "index of container \"%s\": write `" INDEX_DIR "/%s`",
+                         rec->id, rec->id);
+  }
+  return 0;
+}
+
+static int read_index(int rootfd, const char *id, struct sr_state_record **rec, sr_error_t *err)
+{
+  _cleanup_close_ int fd = index_dir(rootfd, false, err);
+  _cleanup_free_ char *buf = NULL;
+  size_t len;
+  if (fd < 0 || sr_read_file_at(fd, id, 1 << 20, &buf, &len, err) < 0)
+    return -1;
+  if (sr_state_record_parse(buf, len, rec, err) < 0)
+    return sr_error_wrap(err, "the index `" INDEX_DIR "/%s`", id);
+  return 0;
+}
+
 /* recovery.json first: whenever state.json holds a step, recovery.json holds it too (a crash
  * between the two writes leaves recovery.json ahead, never behind).  It is the record without
  * what cleaning up does not need (annotations, decided capabilities): small, and serialized
- * and parsed by the same code as state.json. */
-static int write_record(int dirfd, const struct sr_state_record *rec, sr_error_t *err)
+ * and parsed by the same code as state.json.  The index goes before both (with_index: the
+ * create's own saves), so that it is never behind what state.json says. */
+static int write_record(int rootfd, bool with_index, int dirfd, const struct sr_state_record *rec,
+                        sr_error_t *err)
 {
   struct sr_state_record small = *rec; /* shallow: only read, never freed */
   small.annotation_keys = small.annotation_values = NULL;
@@ -159,9 +220,138 @@ static int write_record(int dirfd, const struct sr_state_record *rec, sr_error_t
   if (sr_state_record_serialize(&small, &rbuf, &rlen, err) < 0 ||
       sr_state_record_serialize(rec, &buf, &len, err) < 0)
     return -1;
+  if (with_index && write_index(rootfd, rec, err) < 0)
+    return -1;
   if (sr_write_file_atomic(dirfd, RECOVERY_FILE, rbuf, rlen, 0600, err) < 0)
     return -1;
   return sr_write_file_atomic(dirfd, STATE_FILE, buf, len, 0600, err);
+}
+
+static bool str_differs(const char *a, const char *b)
+{
+  return strcmp(a ? a : "", b ? b : "") != 0;
+}
+
+/* The first field that decides something on which state.json and the index disagree, with both
+ * values, in buf; false when they agree.  The annotations decide nothing. */
+static bool record_differs(const struct sr_state_record *f, const struct sr_state_record *x,
+                           char *buf, size_t size)
+{
+#define DIFF_INT(field, name)                                                                   \
+  if (f->field != x->field) {                                                                   \
+    snprintf(buf, size, "%s (%lld in state.json, %lld in the index)", name,                    \
+             (long long)f->field,                                                               \
+             (long long)x->field);                                                             \
+    return true;                                                                                \
+  }
+#define DIFF_STR(field, name)                                                                   \
+  if (str_differs(f->field, x->field)) {                                                        \
+    snprintf(buf, size, "%s (`%.200s` in state.json, `%.200s` in the index)", name,            \
+             f->field ? f->field : "", x->field ? x->field : "");                              \
+    return true;                                                                                \
+  }
+  DIFF_STR(id, "id")
+  DIFF_INT(pid, "pid")
+  DIFF_INT(pid_start, "pidStartTime")
+  DIFF_INT(own_userns, "ownUserns")
+  DIFF_INT(cgroup_version, "cgroup.version")
+  DIFF_STR(cgroup_path, "cgroup.path")
+  DIFF_INT(cgroup_created, "cgroup.created")
+  DIFF_INT(systemd_cgroup, "cgroup.systemd")
+  DIFF_INT(phase, "phase")
+  DIFF_INT(creator_pid, "creatorPid")
+  DIFF_INT(creator_start, "creatorStartTime")
+  DIFF_INT(supervisor_pid, "supervisor.pid")
+  DIFF_INT(supervisor_start, "supervisor.startTime")
+  DIFF_STR(profile, "decided.profile")
+  DIFF_INT(network_granted, "decided.networkGranted")
+  DIFF_INT(builtin_seccomp, "decided.builtinSeccomp")
+  DIFF_INT(egress_proxy, "decided.egressProxy")
+  DIFF_INT(landlock_abi, "decided.landlock")
+  DIFF_INT(has_decided_caps, "decided.capabilities")
+  for (int i = 0; i < 5; i++)
+    DIFF_INT(decided_caps[i], "decided.capabilities")
+  DIFF_STR(config_digest, "configDigest")
+  DIFF_STR(bundle, "bundle")
+  DIFF_STR(rootfs, "rootfs")
+#undef DIFF_INT
+#undef DIFF_STR
+  return false;
+}
+
+/* The index's record is what commands act on; state.json keeps only its annotations. */
+static void adopt_index(struct sr_container *c, struct sr_state_record *idx)
+{
+  if (c->rec) {
+    idx->annotation_keys = c->rec->annotation_keys;
+    idx->annotation_values = c->rec->annotation_values;
+    idx->n_annotations = c->rec->n_annotations;
+  }
+  c->file_rec = c->rec;
+  c->rec = idx;
+}
+
+/* Nothing confirms the record (no index): it is read as a container that never started, with
+ * no process, cgroup or supervisor to act on; what it names is told, and left alone. */
+static int neutralise(struct sr_container *c, const char *why, sr_error_t *err)
+{
+  struct sr_state_record *r = c->rec;
+  if (r->pid > 0 || r->cgroup_version || r->supervisor_pid > 0) {
+    if (asprintf(&c->unverified,
+                 "container \"%s\": %s: the process (pid %d), cgroup (`%s`) and supervisor (pid "
+                 "%d) that its record names were left alone",
+                 c->id, why, (int)r->pid, r->cgroup_version ? r->cgroup_path : "none",
+                 (int)r->supervisor_pid) < 0) {
+      c->unverified = NULL;
+      return sr_error_make(err, ENOMEM, "container \"%s\"", c->id);
+    }
+  }
+  r->phase = SR_PHASE_CREATED;
+  r->creator_pid = 0;
+  r->pid = 0;
+  r->cgroup_version = 0;
+  r->cgroup_created = false;
+  r->supervisor_pid = 0;
+  r->network_granted = false;
+  r->has_decided_caps = false;
+  r->config_digest = NULL; /* nothing confirms the config.json copy either: no hooks from it */
+  return 0;
+}
+
+#define NO_INDEX "it has no index (`" INDEX_DIR "/%s` in the state directory) to confirm it"
+
+/* state.json is read: takes the deciding fields from the index (statedir.h, "The index").  A
+ * state.json that disagrees with it is refused, unless one of them is still "creating": create
+ * writes the index first, so a create at work (or killed between its writes) leaves state.json
+ * a step behind.  Either way what is acted on is the index's. */
+static int verify_record(struct sr_container *c, sr_error_t *err)
+{
+  _cleanup_record_ struct sr_state_record *idx = NULL;
+  sr_error_t why = NULL;
+  char text[600];
+  if (read_index(c->rootfd, c->id, &idx, &why) < 0) {
+    bool missing = why->status == ENOENT;
+    _cleanup_free_ char *t = sr_error_text(why);
+    sr_error_free(&why);
+    if (missing)
+      snprintf(text, sizeof(text), NO_INDEX, c->id);
+    else
+      snprintf(text, sizeof(text), "its index is unusable (%s)", t ? t : "");
+    return neutralise(c, text, err);
+  }
+  char diff[512];
+  if (record_differs(c->rec, idx, diff, sizeof(diff))) {
+    bool settling = c->rec->phase == SR_PHASE_CREATING || idx->phase == SR_PHASE_CREATING;
+    if (!settling)
+      return sr_error_make(err, 0,
+                           "container \"%s\": " SR_RECORD_NOT_OURS ": its %s "
+                           "disagrees with the index `" INDEX_DIR "/%s` in the state "
+                           "directory, which create wrote: refusing to act on it; `delete "
+                           "--force` removes what the index records",
+                           c->id, diff, c->id);
+  }
+  adopt_index(c, steal_ptr(idx));
+  return 0;
 }
 
 static int unlink_entry(int dirfd, const char *name)
@@ -200,9 +390,18 @@ static int remove_dir_contents(int dirfd)
 
 static void sweep_stale_tmp(int rootfd);
 
+static void unlink_index(int rootfd, const char *id)
+{
+  _cleanup_close_ int fd = openat(rootfd, INDEX_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+                                                         O_NOFOLLOW);
+  if (fd >= 0)
+    unlinkat(fd, id, 0);
+}
+
 int sr_container_begin(int rootfd, const char *id, struct sr_state_record *rec, const char *config,
                        size_t config_len, struct sr_container **out, sr_error_t *err)
 {
+  _cleanup_close_ int ilock = -1; /* before any goto: released on every return */
   char tmp[64];
   struct timespec ts;
   /* What an earlier create left when it was killed before publishing. */
@@ -217,12 +416,20 @@ int sr_container_begin(int rootfd, const char *id, struct sr_state_record *rec, 
     unlinkat(rootfd, tmp, AT_REMOVEDIR);
     return sr_error_make(err, saved, "lock state directory");
   }
-  if (write_record(dirfd, rec, err) < 0 ||
+  if (write_record(rootfd, false, dirfd, rec, err) < 0 ||
       (config && sr_write_file_atomic(dirfd, "config.json", config, config_len, 0600, err) < 0)) {
     sr_error_wrap(err, "record container \"%s\" in the state directory", id);
     goto fail;
   }
   SR_KILL_POINT("create.before-publish");
+  /* Publishing and the first index write are one step for delete --force of an orphan index
+   * (sr_container_load_damaged), which holds this lock while it acts on one. */
+  ilock = index_dir(rootfd, true, err);
+  if (ilock < 0 || flock(ilock, LOCK_EX) < 0) {
+    if (ilock >= 0)
+      sr_error_sys(err, "lock `" INDEX_DIR "` in the state directory");
+    goto fail;
+  }
   if (renameat2(rootfd, tmp, rootfd, id, RENAME_NOREPLACE) < 0) {
     if (errno == EEXIST)
       sr_error_make(err, 0, "container with id \"%s\" already exists", id);
@@ -230,14 +437,20 @@ int sr_container_begin(int rootfd, const char *id, struct sr_state_record *rec, 
       sr_error_sys(err, "publish state directory of \"%s\"", id);
     goto fail;
   }
-  struct sr_container *c = container_new(rootfd, id);
-  if (c == NULL) {
+  SR_KILL_POINT("create.before-index");
+  struct sr_container *c = NULL;
+  int r = write_index(rootfd, rec, err);
+  if (r == 0 && (c = container_new(rootfd, id)) == NULL)
+    r = sr_error_make(err, ENOMEM, "create container");
+  if (r < 0) {
     /* Published but unusable: undo, so that the id is free again. */
+    unlink_index(rootfd, id);
     remove_dir_contents(dirfd);
     unlinkat(rootfd, id, AT_REMOVEDIR);
-    return sr_error_make(err, ENOMEM, "create container");
+    return -1;
   }
   c->dirfd = steal_fd(dirfd);
+  c->writes_index = true;
   *out = c;
   return 0;
 fail:
@@ -348,6 +561,41 @@ int sr_container_load(int rootfd, const char *id, bool lock, struct sr_container
                                  "--force` removes what is left of it",
                          id, why ? why : STATE_FILE);
   }
+  if (verify_record(c, err) < 0)
+    return -1;
+  *out = steal_ptr(c);
+  return 0;
+}
+
+/* The container's directory is gone (removed by someone else), its index is not: it is what
+ * is left to act on.  Under the index directory's lock, so that no create publishes the id
+ * meanwhile (its cgroup would be the same). */
+static int load_orphan_index(int rootfd, const char *id, struct sr_container **out,
+                             sr_error_t *err)
+{
+  sr_error_t e = NULL;
+  _cleanup_close_ int fd = index_dir(rootfd, false, &e);
+  sr_error_free(&e);
+  if (fd < 0 || flock(fd, LOCK_EX) < 0)
+    return sr_error_make(err, ENOENT, "container \"%s\" does not exist", id);
+  struct stat st;
+  _cleanup_record_ struct sr_state_record *idx = NULL;
+  if (fstatat(rootfd, id, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT ||
+      read_index(rootfd, id, &idx, &e) < 0 || idx->id == NULL || strcmp(idx->id, id) != 0) {
+    sr_error_free(&e);
+    return sr_error_make(err, ENOENT, "container \"%s\" does not exist", id);
+  }
+  _cleanup_container_ struct sr_container *c = container_new(rootfd, id);
+  if (c == NULL ||
+      asprintf(&c->damage, "its state directory is gone; its index `" INDEX_DIR "/%s` names "
+                           "pid %d and cgroup `%s`",
+               id, (int)idx->pid, idx->cgroup_version ? idx->cgroup_path : "none") < 0) {
+    if (c)
+      c->damage = NULL;
+    return sr_error_make(err, ENOMEM, "container \"%s\"", id);
+  }
+  c->rec = steal_ptr(idx);
+  c->index_lock = steal_fd(fd);
   *out = steal_ptr(c);
   return 0;
 }
@@ -356,39 +604,74 @@ int sr_container_load_damaged(int rootfd, const char *id, struct sr_container **
                               sr_error_t *err)
 {
   _cleanup_container_ struct sr_container *c = NULL;
-  if (open_container(rootfd, id, true, &c, err) < 0)
-    return -1;
+  if (open_container(rootfd, id, true, &c, err) < 0) {
+    if ((*err)->status != ENOENT || sr_validate_id(id, NULL) < 0)
+      return -1;
+    sr_error_free(err);
+    return load_orphan_index(rootfd, id, out, err);
+  }
   sr_error_t why = NULL;
-  if (read_record(c->dirfd, STATE_FILE, &c->rec, &why) == 0) {
+  if (read_record(c->dirfd, STATE_FILE, &c->rec, &why) < 0) {
+    c->damage = sr_error_text(why);
+    sr_error_free(&why);
+    if (c->damage == NULL)
+      return sr_error_make(err, ENOMEM, "container \"%s\"", id);
+  }
+  struct sr_state_record *idx = NULL;
+  if (read_index(rootfd, id, &idx, &why) == 0 && idx->id && strcmp(idx->id, id) == 0) {
+    char diff[512];
+    if (c->rec && record_differs(c->rec, idx, diff, sizeof(diff))) {
+      /* Rewritten: only what the index records is acted on; what state.json names is told. */
+      if (asprintf(&c->damage, SR_RECORD_NOT_OURS ": its %s disagrees with the "
+                               "index `" INDEX_DIR "/%s`",
+                   diff, id) < 0 ||
+          asprintf(&c->unverified, "container \"%s\": state.json names pid %d and cgroup `%s`: "
+                                   "left alone unless the index names them too",
+                   id, (int)c->rec->pid, c->rec->cgroup_version ? c->rec->cgroup_path : "none") < 0) {
+        sr_state_record_free(idx);
+        return sr_error_make(err, ENOMEM, "container \"%s\"", id);
+      }
+    }
+    adopt_index(c, idx);
     *out = steal_ptr(c);
     return 0;
   }
-  c->damage = sr_error_text(why);
+  if (idx)
+    sr_state_record_free(idx);
   sr_error_free(&why);
-  if (c->damage == NULL)
-    return sr_error_make(err, ENOMEM, "container \"%s\"", id);
-  struct sr_state_record *rec = NULL;
-  if (read_record(c->dirfd, RECOVERY_FILE, &rec, &why) == 0) {
+  if (c->rec == NULL && read_record(c->dirfd, RECOVERY_FILE, &c->rec, &why) == 0 &&
+      !(c->rec->id && strcmp(c->rec->id, id) == 0)) {
     /* A record copied from another container's directory is no guide to this one. */
-    if (rec->id && strcmp(rec->id, id) == 0)
-      c->rec = rec;
-    else
-      sr_state_record_free(rec);
+    sr_state_record_free(c->rec);
+    c->rec = NULL;
   }
   sr_error_free(&why);
+  char text[300];
+  snprintf(text, sizeof(text), NO_INDEX, id);
+  if (c->rec && neutralise(c, text, err) < 0)
+    return -1;
   *out = steal_ptr(c);
   return 0;
 }
 
 int sr_container_save(struct sr_container *c, sr_error_t *err)
 {
-  if (write_record(c->dirfd, c->rec, err) < 0)
+  if (write_record(c->rootfd, c->writes_index, c->dirfd, c->rec, err) < 0)
     return sr_error_wrap(err, "save state of container \"%s\"", c->id);
   return 0;
 }
 
 int sr_container_remove_dir(struct sr_container *c, sr_error_t *err)
 {
+  /* The index first: a removal cut short leaves a directory that reads as stopped, holding
+   * nothing (delete has killed and removed everything before this). */
+  _cleanup_close_ int ifd = openat(c->rootfd, INDEX_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+                                                            O_NOFOLLOW);
+  if (ifd >= 0 && unlinkat(ifd, c->id, 0) < 0 && errno != ENOENT)
+    return sr_error_sys(err, "remove the index of container \"%s\"", c->id);
+  if (c->dirfd < 0)
+    return 0; /* an orphan index: the directory was gone already */
+  SR_KILL_POINT("delete.after-index-removal");
   if (remove_dir_contents(c->dirfd) < 0)
     return sr_error_sys(err, "remove state of container \"%s\"", c->id);
   SR_KILL_POINT("delete.before-rmdir");
@@ -488,6 +771,33 @@ int sr_statedir_list(int rootfd, char ***ids, size_t *n, sr_error_t *err)
   return 0;
 }
 
+/* The temporaries of index writes (".w<pid>.tmp", write_index) whose writer was killed before
+ * its rename. */
+static void sweep_index_tmp(int rootfd)
+{
+  _cleanup_close_ int fd = openat(rootfd, INDEX_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+                                                         O_NOFOLLOW);
+  _cleanup_dir_ DIR *d = fd >= 0 ? sr_opendir_fd(fd) : NULL;
+  if (d == NULL)
+    return;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (strncmp(de->d_name, ".w", 2) != 0)
+      continue;
+    char *end;
+    errno = 0;
+    long pid = strtol(de->d_name + 2, &end, 10);
+    if (errno != 0 || strcmp(end, ".tmp") != 0)
+      continue;
+    uint64_t start;
+    char state = '?';
+    if (pid > 0 && pid <= INT32_MAX && (kill((pid_t)pid, 0) == 0 || errno == EPERM) &&
+        !(sr_proc_stat((pid_t)pid, &start, &state) == 0 && (state == 'Z' || state == 'X')))
+      continue;
+    unlinkat(fd, de->d_name, 0);
+  }
+}
+
 static void sweep_stale_tmp(int rootfd)
 {
   _cleanup_dir_ DIR *d = sr_opendir_fd(rootfd);
@@ -497,4 +807,5 @@ static void sweep_stale_tmp(int rootfd)
   while ((de = readdir(d)) != NULL)
     if (strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) == 0)
       reap_stale_tmp(rootfd, de->d_name);
+  sweep_index_tmp(rootfd);
 }

@@ -14,12 +14,24 @@
  * annotations and decided capabilities (id, bundle, phase, creator, init pid and start time,
  * cgroup version/path/created, profile).  When state.json is corrupt, truncated or missing,
  * `state`, `list` and the other commands report that container's error (naming state.json) and
- * leave the others alone, and `delete --force` rebuilds the record from recovery.json
- * (sr_container_recover in lifecycle.h) to kill the init (checked by its start time) and the
- * cgroup's processes, remove the cgroup if seerun made it, and remove the directory.  Removal
+ * leave the others alone, and `delete --force` takes the record from the index below (else
+ * recovery.json, unverified; sr_container_recover in lifecycle.h) to kill the init (checked by
+ * its start time) and the cgroup's processes, remove the cgroup if seerun made it, and remove
+ * the directory.  Removal
  * takes state.json last, so a delete killed midway leaves a loadable record or an empty
  * directory.  A create killed before publishing leaves a ".new-*" temporary, which create,
- * delete and list sweep once its creator is gone. */
+ * delete and list sweep once its creator is gone.
+ *
+ * The index.  A container (or anyone) that rewrites state.json, recovery.json and the config.json
+ * copy could point kill, update, pause and delete --force at a host process or a host cgroup, or
+ * another container's.  So create also keeps the record, without the annotations, in
+ * <root>/.index/<id>, outside the container's directory (written by create alone, at every step
+ * it records, before recovery.json and state.json; removed first by delete).  Loading takes the
+ * deciding fields from the index; a state.json that disagrees with it is refused, naming the
+ * field and both files (delete --force then acts on what the index records alone).  A
+ * directory without an index (a create killed right after publishing, or an older seerun) is
+ * unverified: its record is read as a stopped container with no process and no cgroup, and
+ * delete says what it left alone. */
 #ifndef SEERUN_STATEDIR_H
 #define SEERUN_STATEDIR_H
 
@@ -40,7 +52,15 @@ struct sr_container {
   char *id;
   int rootfd; /* not owned */
   int dirfd;  /* holds the lock when locked */
+  /* What commands act on: the fields that decide (pid, cgroup, what the policy decided) come
+   * from the index, never from state.json alone (see "The index" above). */
   struct sr_state_record *rec;
+  struct sr_state_record *file_rec; /* state.json as read, when rec is the index's */
+  bool writes_index;                /* the create that made it: its saves write the index */
+  /* Loaded without a usable index, or refused for disagreeing with it: what the files in its
+   * directory name and nothing confirms (left alone), for delete to tell; else NULL. */
+  char *unverified;
+  int index_lock; /* the index directory's lock, held while acting on an orphan index; or -1 */
   /* Why state.json could not be used, for a container loaded by sr_container_load_damaged
    * (rec then comes from recovery.json, or is NULL); NULL for a sound one. */
   char *damage;
@@ -58,6 +78,9 @@ int sr_statedir_open_root(const char *root, bool create, int *rootfd, sr_error_t
 int sr_container_begin(int rootfd, const char *id, struct sr_state_record *rec, const char *config,
                        size_t config_len, struct sr_container **out, sr_error_t *err);
 
+/* In the refusal of a state.json that disagrees with the index (the command layer audits it). */
+#define SR_RECORD_NOT_OURS "state.json is not what seerun wrote"
+
 /* Loads a container; with lock, waits for the exclusive lock first.  A missing id is an error
  * with status ENOENT and runc's words "container ID does not exist"; an unreadable state.json
  * is an error naming the file (never with status ENOENT: the container is there, damaged).
@@ -68,7 +91,10 @@ int sr_container_load(int rootfd, const char *id, bool lock, struct sr_container
 
 /* For delete --force only: loads and locks a container whatever its state.json holds.  When
  * state.json is sound this is sr_container_load; otherwise c->damage says why and c->rec is
- * rebuilt from recovery.json, or NULL when that is unusable too.  ENOENT: no such container. */
+ * the index's, else rebuilt from recovery.json, or NULL when that is unusable too.  A
+ * directory that is gone while its index is there (removed by someone else) is loaded from the
+ * index alone (dirfd -1, the index directory locked against creates until it is freed), so
+ * that what it records is still removed.  ENOENT: no such container. */
 int sr_container_load_damaged(int rootfd, const char *id, struct sr_container **out,
                               sr_error_t *err);
 

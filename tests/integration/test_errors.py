@@ -60,8 +60,31 @@ def reap_orphans():
         pass
 
 
+def state_entries(seerun):
+    """The state root's entries; the index directory's (statedir.h) as ".index/<id>"."""
+    if not os.path.isdir(seerun.root):
+        return []
+    entries = [e for e in os.listdir(seerun.root) if e != ".index"]
+    index = os.path.join(seerun.root, ".index")
+    if os.path.isdir(index):
+        entries += [".index/" + e for e in os.listdir(index)]
+    return sorted(entries)
+
+
+def rewrite_record(seerun, cid, **changes):
+    """What seerun itself would have written at an earlier moment: state.json and the index
+    (statedir.h) agree, as create keeps them."""
+    for path in (os.path.join(seerun.root, cid, "state.json"),
+                 os.path.join(seerun.root, ".index", cid)):
+        with open(path) as f:
+            rec = json.load(f)
+        rec.update(changes)
+        with open(path, "w") as f:
+            json.dump(rec, f)
+
+
 def assert_nothing_left(seerun, cid, rootfs=None):
-    entries = os.listdir(seerun.root) if os.path.isdir(seerun.root) else []
+    entries = state_entries(seerun)
     assert entries == [], f"state entries left: {entries}"
     assert cgroups_of(cid) == []
     assert processes_in_cgroup(cid) == []
@@ -466,7 +489,7 @@ def test_a_state_directory_others_can_write_is_refused(seerun, bundle, mode):
             assert f"writable by others (mode {mode:04o}): refusing it" in one_line(r), args
         # Nothing was acted on.
         assert os.path.exists(f"/proc/{pid}")
-        assert sorted(os.listdir(seerun.root)) == [cid]
+        assert state_entries(seerun) == [".index/" + cid, cid]
     finally:
         os.chmod(seerun.root, 0o700)
     assert seerun.state(cid)["status"] == "created"
@@ -510,13 +533,10 @@ def test_a_reused_pid_is_not_taken_for_the_container(seerun, bundle):
     time.sleep(0.05)
     other = subprocess.Popen(["sleep", "30"])
     try:
-        state_file = os.path.join(seerun.root, cid, "state.json")
-        with open(state_file) as f:
-            rec = json.load(f)
-        assert rec["pid"] == real
-        rec["pid"] = other.pid
-        with open(state_file, "w") as f:
-            json.dump(rec, f)
+        with open(os.path.join(seerun.root, cid, "state.json")) as f:
+            assert json.load(f)["pid"] == real
+        # The pid the runtime recorded, reused: both records name it.
+        rewrite_record(seerun, cid, pid=other.pid)
         st = seerun.state(cid)
         assert st["status"] == "stopped" and st["pid"] == 0
         assert cid in seerun.cmd("list", check=True).stdout
@@ -576,12 +596,7 @@ def test_a_create_killed_after_the_init_was_ready_leaves_nothing_delete_cannot_r
     init = seerun.state(cid)["pid"]
     gone = subprocess.Popen(["true"])
     gone.wait()
-    state_file = os.path.join(seerun.root, cid, "state.json")
-    with open(state_file) as f:
-        rec = json.load(f)
-    rec.update(phase="creating", creatorPid=gone.pid, creatorStartTime=1)
-    with open(state_file, "w") as f:
-        json.dump(rec, f)
+    rewrite_record(seerun, cid, phase="creating", creatorPid=gone.pid, creatorStartTime=1)
     # The container never came to be: stopped, and no pid to aim at.
     st = seerun.state(cid)
     assert st["status"] == "stopped" and st["pid"] == 0, st

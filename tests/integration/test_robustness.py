@@ -147,7 +147,13 @@ def processes_with_token(token):
 def state_entries(seerun):
     if not os.path.isdir(seerun.root):
         return []
-    return sorted(e for e in os.listdir(seerun.root) if e != ".seccomp-cache")
+    return sorted(e for e in os.listdir(seerun.root) if e not in (".seccomp-cache", ".index"))
+
+
+def index_entries(seerun):
+    """The containers' indexes (statedir.h), outside their directories."""
+    index = os.path.join(seerun.root, ".index")
+    return sorted(os.listdir(index)) if os.path.isdir(index) else []
 
 
 def assert_nothing_left(seerun, cid, token=None):
@@ -159,6 +165,8 @@ def assert_nothing_left(seerun, cid, token=None):
         leaks = []
         if state_entries(seerun):
             leaks.append(f"state entries: {state_entries(seerun)}")
+        if cid in index_entries(seerun):
+            leaks.append(f"index entry .index/{cid}")
         leaks += [f"cgroup {c}" for c in cgroups_of(cid)]
         leaks += [f"process {p} in the cgroup" for p in processes_in_cgroup(cid)]
         if token:
@@ -509,6 +517,7 @@ def test_a_damaged_record_breaks_only_its_container_and_delete_force_still_clean
 
 def assert_nothing_left_but(seerun, gone, other):
     assert state_entries(seerun) == [other]
+    assert index_entries(seerun) == [other]
     assert cgroups_of(gone) == []
     assert processes_in_cgroup(gone) == []
     r = seerun.cmd("state", gone)
@@ -639,8 +648,9 @@ def test_a_full_state_filesystem_fails_create_with_enospc_at_every_write_and_lea
         assert "No space left on device" in r.stderr, (free, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
         # Nothing half-written: no container directory, no temporary, no cgroup.
-        assert [e for e in os.listdir(root) if not e.startswith((".filler", ".inodes"))] == [], \
-            (free, os.listdir(root))
+        assert [e for e in os.listdir(root) if not e.startswith((".filler", ".inodes", ".index"))
+                ] == [], (free, os.listdir(root))
+        assert index_entries(small_root) == [], (free, index_entries(small_root))
         assert cgroups_of(cid) == [] and processes_in_cgroup(cid) == []
         assert small_root.cmd("state", cid).returncode == 1
     else:

@@ -64,7 +64,14 @@ def sandbox(hardened, tmp_path):
 
 
 def state_entries(seerun):
-    return sorted(os.listdir(seerun.root)) if os.path.isdir(seerun.root) else []
+    """The state root's entries; the index directory's (statedir.h) as ".index/<id>"."""
+    if not os.path.isdir(seerun.root):
+        return []
+    entries = [e for e in os.listdir(seerun.root) if e != ".index"]
+    index = os.path.join(seerun.root, ".index")
+    if os.path.isdir(index):
+        entries += [".index/" + e for e in os.listdir(index)]
+    return sorted(entries)
 
 
 def wait_for(predicate, timeout=10.0, what="condition"):
