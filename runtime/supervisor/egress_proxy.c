@@ -36,9 +36,6 @@
 
 #define CONNECT_TIMEOUT_MS 10000
 #define HEAD_TIMEOUT_MS 10000
-/* How long a tunnel waits for the client's first bytes (a ClientHello) before it treats the
- * stream as one where the server speaks first (SSH, SMTP) and starts relaying. */
-#define HELLO_WAIT_MS 3000
 #define MAX_HOST_ADDRS 64
 #define SR_EGRESS_PROXY_MAX_AS (1024ULL << 20)
 
@@ -356,6 +353,23 @@ static bool resolve(struct proxy *px, const char *host, struct sr_ipaddr *out, c
   return ok;
 }
 
+/* Whether the client's first bytes start an HTTP/1.x request: 1 yes, 0 no, -1 cannot tell yet
+ * (a method's letters so far, or a request line not ended: more is read, bounded). */
+static int http_start(const unsigned char *b, size_t n)
+{
+  size_t i = 0;
+  while (i < n && i < 16 && b[i] >= 'A' && b[i] <= 'Z')
+    i++;
+  if (i == n)
+    return n < 16 ? -1 : 0;
+  if (i == 0 || b[i] != ' ')
+    return 0;
+  const unsigned char *eol = memchr(b, '\n', n);
+  if (eol == NULL)
+    return -1;
+  return memmem(b, (size_t)(eol - b), " HTTP/", 6) != NULL ? 1 : 0;
+}
+
 /* Copies between the two sockets until both directions are done or the tunnel idles;
  * up_limit bounds what goes from the client to the origin (UINT64_MAX: no bound). */
 static void relay(int client, int origin, uint64_t up_limit, unsigned idle_s, uint64_t *up,
@@ -504,18 +518,35 @@ static void serve_one(struct conn *c)
     write_all(fd, ok, sizeof(ok) - 1);
     enum sr_sni s = SR_SNI_NEED_MORE;
     char sni[256];
-    uint64_t until = now_ms() + HELLO_WAIT_MS;
+    uint64_t down = 0;
+    /* The client's first bytes decide, whenever they come: the server's are relayed
+     * meanwhile (SSH and SMTP servers speak first), the client's held until judged. */
     for (;;) {
       s = sr_tls_client_hello_sni(first, have, sni, sizeof(sni));
-      if (s != SR_SNI_NEED_MORE || have >= sizeof(first))
+      bool more = s == SR_SNI_NEED_MORE || have == 0 ||
+                  (s == SR_SNI_NOT_TLS && http_start(first, have) < 0);
+      if (!more || have >= sizeof(first))
         break;
-      uint64_t t = now_ms();
-      if (t >= until || !wait_readable(fd, (int)(until - t)))
+      struct pollfd pf[2] = {{fd, POLLIN, 0}, {origin, POLLIN, 0}};
+      int pr = poll(pf, 2, (int)cfg->idle_seconds * 1000);
+      if (pr < 0 && errno == EINTR)
+        continue;
+      if (pr <= 0)
         break;
-      ssize_t n = recv(fd, first + have, sizeof(first) - have, 0);
-      if (n <= 0)
-        break;
-      have += (size_t)n;
+      if (pf[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+        char sbuf[16384];
+        ssize_t n = recv(origin, sbuf, sizeof(sbuf), 0);
+        if (n <= 0)
+          break;
+        write_all(fd, sbuf, (size_t)n);
+        down += (uint64_t)n;
+      }
+      if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+        ssize_t n = recv(fd, first + have, sizeof(first) - have, 0);
+        if (n <= 0)
+          break;
+        have += (size_t)n;
+      }
     }
     struct sr_ipaddr lit;
     bool literal = sr_ipaddr_parse(r.host, &lit) == 0;
@@ -526,6 +557,10 @@ static void serve_one(struct conn *c)
       bad = "the TLS server name differs from the CONNECT host";
     else if (s == SR_SNI_NEED_MORE && have > 0)
       bad = "an incomplete TLS ClientHello";
+    /* Plain HTTP inside a tunnel would carry a Host header of any name of the address: it
+     * goes as a forward request, whose Host is checked.  Other protocols pass. */
+    else if (s == SR_SNI_NOT_TLS && http_start(first, have) != 0)
+      bad = "plain HTTP through a CONNECT tunnel (send it as a forward request)";
     if (bad) {
       /* A long name is cut: the reason is for people. */
       if (snprintf(e.reason, sizeof(e.reason), "%s%s%s", bad, s == SR_SNI_FOUND ? ": " : "",
@@ -536,12 +571,14 @@ static void serve_one(struct conn *c)
       sr_http_request_release(&r);
       return;
     }
+    closed.bytes_down = down;
     e.allowed = 1;
     copy_str(e.reason, sizeof(e.reason), knob);
     report(px, &e);
     write_all(origin, (const char *)first, have);
     closed.bytes_up = have;
-    relay(fd, origin, UINT64_MAX, cfg->idle_seconds, &closed.bytes_up, &closed.bytes_down);
+    if (have > 0)
+      relay(fd, origin, UINT64_MAX, cfg->idle_seconds, &closed.bytes_up, &closed.bytes_down);
   } else {
     e.allowed = 1;
     copy_str(e.reason, sizeof(e.reason), knob);

@@ -245,3 +245,70 @@ def test_the_outbound_side_leaves_from_the_bind_address(proxied, origin):
     r = s.cmd("run", "--bundle", b.write(), s.id())
     assert f"origin saw /bound host=allowed.test:{origin} from=127.0.0.2" in r.stdout, \
         r.stdout + r.stderr
+
+
+def client_hello(name):
+    ext = (b"\x00\x00" + (len(name) + 5).to_bytes(2, "big") + (len(name) + 3).to_bytes(2, "big")
+           + b"\x00" + len(name).to_bytes(2, "big") + name)
+    body = (b"\x03\x03" + b"\x07" * 32 + b"\x00" + b"\x00\x02\x13\x01" + b"\x01\x00"
+            + len(ext).to_bytes(2, "big") + ext)
+    hs = b"\x01" + len(body).to_bytes(3, "big") + body
+    return b"\x16\x03\x01" + len(hs).to_bytes(2, "big") + hs
+
+
+def test_a_client_hello_after_a_pause_is_judged_all_the_same(proxied, origin):
+    """The first bytes decide whenever they come: a ClientHello naming another host, sent after
+    a silence, is refused (a red-team finding: an early version stopped looking after 3 s)."""
+    s, b = proxied
+    egress_policy(s, origin)
+    esc = "".join(f"\\x{c:02x}" for c in client_hello(b"evil.test"))
+    b.shell(f"""{{ printf 'CONNECT allowed.test:{origin} HTTP/1.1\\r\\n\\r\\n'; sleep 3.5;
+                  printf '{esc}'; sleep 1; }} | nc 127.0.0.1 3128 | head -1""")
+    r = s.cmd("run", "--bundle", b.write(), s.id())
+    assert "200 Connection established" in r.stdout, r.stdout + r.stderr
+    refused = [l for l in egress_lines(s) if not l["allowed"]]
+    assert refused and refused[0]["reason"].startswith("the TLS server name differs"), s.audit()
+    assert not [l for l in egress_lines(s) if l["allowed"]]
+
+
+def test_plain_http_cannot_ride_a_connect_tunnel(proxied, origin):
+    """A Host header of another name inside a tunnel to an allowed one: refused (plain http
+    goes as a forward request, whose Host is checked)."""
+    s, b = proxied
+    egress_policy(s, origin)
+    b.shell(f"""{{ printf 'CONNECT allowed.test:{origin} HTTP/1.1\\r\\n\\r\\n'; sleep 0.3;
+                  printf 'G'; sleep 0.3;
+                  printf 'ET /fronted HTTP/1.1\\r\\nHost: evil.test\\r\\n\\r\\n'; sleep 1; }} |
+               nc 127.0.0.1 3128""")
+    r = s.cmd("run", "--bundle", b.write(), s.id())
+    assert "origin saw /fronted" not in r.stdout, r.stdout
+    refused = [l for l in egress_lines(s) if not l["allowed"]]
+    assert refused and refused[0]["reason"].startswith("plain HTTP through a CONNECT tunnel")
+
+
+def test_a_server_that_speaks_first_works_through_a_tunnel(proxied):
+    """SSH, SMTP: the server's banner is relayed while the client's first bytes are awaited."""
+    import socket as so
+    srv = so.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+
+    def serve():
+        c, _ = srv.accept()
+        c.sendall(b"SSH-2.0-test\r\n")
+        c.settimeout(10)
+        got = c.recv(100)
+        c.sendall(b"you said " + got)
+        c.close()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    s, b = proxied
+    egress_policy(s, port)
+    b.shell(f"""{{ printf 'CONNECT allowed.test:{port} HTTP/1.1\\r\\n\\r\\n'; sleep 0.5;
+                  printf 'SSH-2.0-client\\r\\n'; sleep 1; }} | nc 127.0.0.1 3128""")
+    r = s.cmd("run", "--bundle", b.write(), s.id())
+    t.join(5)
+    srv.close()
+    assert "SSH-2.0-test" in r.stdout and "you said SSH-2.0-client" in r.stdout, r.stdout
