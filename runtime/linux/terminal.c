@@ -64,6 +64,11 @@ int sr_terminal_setup(int console_fd, const struct sr_process *p, bool bind_cons
   _cleanup_close_ int slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
   if (slave < 0)
     return sr_error_sys(err, "terminal: TIOCGPTPEER");
+  /* As runc: the process's user owns its terminal (the group stays the one devpts gave it,
+   * gid=5 in the default spec), so a non-root process can use its console. Through the
+   * descriptor: the pts node is ours, from the master just opened. */
+  if (fchown(slave, p->user.uid, (gid_t)-1) < 0 && errno != EINVAL && errno != EPERM)
+    return sr_error_sys(err, "terminal: chown the pty to process.user.uid %u", p->user.uid);
   char name[64] = "/dev/ptmx";
   ptsname_r(master, name, sizeof(name));
   if (p->has_console_size) {
