@@ -80,3 +80,58 @@ def test_an_exec_console_pty_is_owned_by_the_exec_user(seerun, bundle, tmp_path)
         c.close()
         os.unlink(c.path)
         os.rmdir(d)
+
+
+# ---- robustness leftovers -----------------------------------------------------------------
+
+
+def raw_config(bundle, text_from, text_to):
+    path = bundle.write()
+    cfg = os.path.join(path, "config.json")
+    with open(cfg) as f:
+        text = f.read()
+    assert text_from in text
+    with open(cfg, "w") as f:
+        f.write(text.replace(text_from, text_to, 1))
+    return path
+
+
+@pytest.mark.parametrize("escape", ["\\ud800", "\\udfff", "\\ud800\\u0041", "x\\udbff"])
+def test_a_lone_utf16_surrogate_in_a_string_is_refused(seerun, bundle, escape):
+    bundle.process["env"].append("MARK=@@")
+    path = raw_config(bundle, '"MARK=@@"', '"MARK=' + escape + '"')
+    r = seerun.cmd("run", "--bundle", path, seerun.id())
+    assert r.returncode != 0
+    assert "surrogate" in r.stderr and "config.json" in r.stderr, r.stderr
+    assert seerun.list_ids() == []
+
+
+def test_a_surrogate_pair_is_accepted(seerun, bundle):
+    bundle.process["env"].append("MARK=@@")
+    bundle.args("sh", "-c", "echo $MARK")
+    path = raw_config(bundle, '"MARK=@@"', '"MARK=\\ud83d\\ude00"')
+    r = seerun.cmd("run", "--bundle", path, seerun.id())
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("path", ["system.slice:docker:abc", ":seerun:abc"])
+def test_a_systemd_cgroups_path_without_systemd_cgroup_is_refused(seerun, bundle, path):
+    bundle.linux["cgroupsPath"] = path
+    r = seerun.cmd("run", "--bundle", bundle.write(), seerun.id())
+    assert r.returncode != 0
+    assert "linux.cgroupsPath" in r.stderr and "--systemd-cgroup" in r.stderr, r.stderr
+    assert seerun.list_ids() == []
+
+
+@pytest.mark.parametrize("label", ["garbage", "a:b", "u:r:t:s0\nx", "u:r:t:s0,uid=0", "u r:t:s0"])
+def test_a_garbage_mount_label_is_refused(seerun, bundle, label):
+    bundle.linux["mountLabel"] = label
+    r = seerun.cmd("run", "--bundle", bundle.write(), seerun.id())
+    assert r.returncode != 0
+    assert "linux.mountLabel" in r.stderr and "SELinux" in r.stderr, r.stderr
+    assert seerun.list_ids() == []
+
+
+def test_a_well_formed_mount_label_is_accepted_without_selinux(seerun, bundle):
+    bundle.linux["mountLabel"] = "system_u:object_r:container_file_t:s0:c1,c2"
+    run(seerun, bundle, "true")
