@@ -522,9 +522,15 @@ static int prepare(struct sr_create_ctx *ctx, sr_error_t *err)
   if (!S_ISDIR(st.st_mode))
     return sr_error_make(err, ENOTDIR, "root.path `%s`", ctx->rootfs);
   bool userns = c->linux_.namespaces[SR_NS_USER].present;
+  /* Without a mount namespace (permissive only) the config's mounts and devices are not made:
+   * they would land on the host's (runc ignores them too). */
+  bool own_mounts = c->linux_.namespaces[SR_NS_MOUNT].present;
+  if (!own_mounts && (c->n_mounts || c->linux_.n_devices))
+    sr_warn("linux.namespaces: no mount namespace: the container has the runtime's root and "
+            "mounts; mounts and linux.devices are not made");
   if (sr_ns_plan_make(&c->linux_, &ctx->ns, err) < 0 || sr_ns_check_names(c, &ctx->ns, err) < 0 ||
-      sr_binds_prepare(c, ctx->o->bundle, &ctx->binds, err) < 0 ||
-      sr_devices_prepare(c, userns, &ctx->devs, err) < 0)
+      (own_mounts && (sr_binds_prepare(c, ctx->o->bundle, &ctx->binds, err) < 0 ||
+                      sr_devices_prepare(c, userns, &ctx->devs, err) < 0)))
     return -1;
   _cleanup_free_ char *cgpath = NULL;
   if (sr_cgroup_resolve_path(c->linux_.cgroups_path, ctx->o->id, ctx->g->systemd_cgroup, &cgpath,
@@ -537,7 +543,7 @@ static int prepare(struct sr_create_ctx *ctx, sr_error_t *err)
   /* A plain directory is idmapped once the user namespace exists; overlayfs (the engines'
    * image layers) cannot be, so it is rebuilt from idmapped layers here. */
   struct statfs sfs;
-  if (ctx->ns.new_userns && statfs(ctx->rootfs, &sfs) == 0) {
+  if (own_mounts && ctx->ns.new_userns && statfs(ctx->rootfs, &sfs) == 0) {
     if (sfs.f_type != OVERLAYFS_SUPER_MAGIC) {
       if (sr_rootfs_prepare_idmapped(ctx->rootfs, &ctx->rootfs_tree_fd, err) < 0)
         return -1;

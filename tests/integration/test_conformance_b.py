@@ -82,6 +82,166 @@ def test_an_exec_console_pty_is_owned_by_the_exec_user(seerun, bundle, tmp_path)
         os.rmdir(d)
 
 
+# ---- 10. mounts ----------------------------------------------------------------------------
+
+
+def test_a_missing_cwd_is_created_inside_the_root(seerun, bundle, own_rootfs):
+    # runc makes process.cwd (as root of the container, before the user switch) if missing.
+    add_mount(bundle, "/work", "tmpfs", "tmpfs", [])
+    bundle.process["cwd"] = "/work/a/b"
+    bundle.process["user"] = {"uid": 1000, "gid": 1000}
+    r = run(seerun, bundle, "pwd; stat -c '%a %u' /work/a/b")
+    assert r.stdout.splitlines() == ["/work/a/b", "755 0"]
+    # In the image too, when nothing is mounted there.
+    bundle.process["cwd"] = "/made/by/seerun"
+    run(seerun, bundle, "pwd")
+    assert (own_rootfs / "made" / "by" / "seerun").is_dir()
+
+
+def test_a_cwd_through_a_symlink_out_of_the_root_is_created_inside(
+        seerun, bundle, own_rootfs, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(str(outside), own_rootfs / "escape")
+    bundle.process["cwd"] = "/escape/x"
+    r = run(seerun, bundle, "pwd")
+    # The symlink resolved in the container's root: the directory is the image's.
+    assert r.stdout.strip() == f"{outside}/x"
+    assert os.listdir(outside) == []
+    assert (own_rootfs / str(outside).lstrip("/") / "x").is_dir()
+
+
+def test_a_dangling_symlink_destination_gets_its_target_made_inside_the_root(
+        seerun, bundle, own_rootfs, tmp_path):
+    # runc resolves the destination inside the root and makes what is missing there.
+    outside = tmp_path / "host-target"
+    os.symlink(str(outside), own_rootfs / "dangling")
+    os.symlink("rel/target", own_rootfs / "tmp" / "dangling-rel")
+    add_mount(bundle, "/dangling", "tmpfs", "tmpfs", [])
+    add_mount(bundle, "/tmp/dangling-rel", "tmpfs", "tmpfs", [])
+    r = run(seerun, bundle, "cat /proc/self/mountinfo")
+    mi = mountinfo(r.stdout)
+    assert mi[str(outside)]["fstype"] == "tmpfs"
+    assert mi["/tmp/rel/target"]["fstype"] == "tmpfs"
+    assert not outside.exists()
+    assert (own_rootfs / str(outside).lstrip("/")).is_dir()
+    assert (own_rootfs / "tmp" / "rel" / "target").is_dir()
+
+
+def test_a_dangling_symlink_climbing_out_with_dotdot_stays_inside(
+        seerun, bundle, own_rootfs, tmp_path):
+    (tmp_path / "vol").mkdir()
+    os.symlink("../../../../../../../../../tmp/srt-escaped-" + os.path.basename(tmp_path),
+               own_rootfs / "tmp" / "up")
+    add_mount(bundle, "/tmp/up", "bind", tmp_path / "vol", ["bind"])
+    r = run(seerun, bundle, "cat /proc/self/mountinfo")
+    target = "/tmp/srt-escaped-" + os.path.basename(tmp_path)
+    assert target in mountinfo(r.stdout)
+    assert not os.path.exists(target)
+    assert (own_rootfs / target.lstrip("/")).is_dir()
+
+
+def test_a_tmpfs_without_mode_gets_the_mode_of_the_directory_it_covers(
+        seerun, bundle, own_rootfs):
+    (own_rootfs / "covered").mkdir()
+    os.chmod(own_rootfs / "covered", 0o710)
+    add_mount(bundle, "/covered", "tmpfs", "tmpfs", ["size=1m"])
+    add_mount(bundle, "/fresh", "tmpfs", "tmpfs", [])
+    add_mount(bundle, "/given", "tmpfs", "tmpfs", ["mode=750"])
+    (own_rootfs / "given").mkdir()
+    os.chmod(own_rootfs / "given", 0o700)
+    r = run(seerun, bundle, "stat -c %a /covered /fresh /given")
+    # A directory seerun makes has no mode to keep: tmpfs's own 1777, as runc.
+    assert r.stdout.split() == ["710", "1777", "750"]
+
+
+def test_a_read_only_dev_keeps_its_submounts_and_nodes(seerun, bundle):
+    for m in bundle.config["mounts"]:
+        if m["destination"] == "/dev":
+            m["options"] = [o for o in m["options"] if o != "rw"] + ["ro"]
+    r = run(seerun, bundle, "cat /proc/self/mountinfo; echo @w; touch /dev/x 2>&1; "
+            "stat -c %t:%T /dev/null")
+    mi = mountinfo(r.stdout.split("@w")[0])
+    assert "ro" in mi["/dev"]["opts"]
+    assert mi["/dev/pts"]["fstype"] == "devpts"
+    assert mi["/dev/shm"]["fstype"] == "tmpfs"
+    assert "Read-only file system" in section(r.stdout, "w")
+    assert section(r.stdout, "w").splitlines()[-1] == "1:3"
+
+
+def test_idmap_on_a_mount_that_is_not_a_bind_is_refused(seerun, bundle):
+    # The spec: an idmap option MUST be applied or the create fails; only binds can be.
+    i = add_mount(bundle, "/scratch", "tmpfs", "tmpfs", ["idmap"])
+    err = run_fails(seerun, bundle)
+    assert f"mounts[{i}]" in err and "idmap" in err and "bind" in err, err
+
+
+def test_idmap_on_a_bind_without_a_user_namespace_is_refused(seerun, bundle, tmp_path):
+    (tmp_path / "vol").mkdir()
+    i = add_mount(bundle, "/vol", "bind", tmp_path / "vol", ["bind", "idmap"])
+    err = run_fails(seerun, bundle)
+    assert f"mounts[{i}]" in err and "idmap" in err and "user namespace" in err, err
+
+
+def test_bind_mounts_follow_the_root_in_mountinfo_in_config_order(seerun, bundle, tmp_path):
+    # runtime-tools' validation checks that the config's mounts appear in mountinfo in order.
+    for n in ("a", "b"):
+        (tmp_path / n).mkdir()
+    add_mount(bundle, "/first", "tmpfs", "tmpfs", [])
+    add_mount(bundle, "/second", "bind", tmp_path / "a", ["bind"])
+    add_mount(bundle, "/third", "tmpfs", "tmpfs", [])
+    add_mount(bundle, "/fourth", "bind", tmp_path / "b", ["rbind"])
+    r = run(seerun, bundle, "cat /proc/self/mountinfo")
+    points = [line.split()[4] for line in r.stdout.splitlines()]
+    assert points[0] == "/", points
+    want = ["/proc", "/dev", "/first", "/second", "/third", "/fourth"]
+    assert [p for p in points if p in want] == want, points
+
+
+# ---- 12. no mount namespace ---------------------------------------------------------------
+
+
+def no_mount_ns(bundle):
+    bundle.linux["namespaces"] = [n for n in bundle.linux["namespaces"] if n["type"] != "mount"]
+    bundle.config["mounts"] = []
+    bundle.linux.pop("maskedPaths", None)
+    bundle.linux.pop("readonlyPaths", None)
+
+
+def test_without_a_mount_namespace_the_container_has_the_hosts_root(seerun, bundle, tmp_path):
+    # runtime.md: a namespace not listed is the runtime's; runc then does no mounts and no
+    # pivot_root.  (permissive only: below, every enforcing profile refuses it.)
+    no_mount_ns(bundle)
+    marker = tmp_path / "host-marker"
+    marker.write_text("on the host\n")
+    bundle.process["cwd"] = str(tmp_path)
+    bundle.args("/bin/cat", str(marker))
+    r = seerun.cmd("run", "--bundle", bundle.write(), seerun.id())
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "on the host\n"
+
+
+def test_without_a_mount_namespace_masked_paths_are_refused(seerun, bundle):
+    # runc: "unable to restrict sys entries without a private MNT namespace".
+    no_mount_ns(bundle)
+    bundle.linux["maskedPaths"] = ["/proc/kcore"]
+    err = run_fails(seerun, bundle)
+    assert "maskedPaths" in err and "mount namespace" in err, err
+
+
+def test_every_enforcing_profile_refuses_a_config_without_a_mount_namespace(hardened, bundle):
+    no_mount_ns(bundle)
+    bundle.args("true")
+    r = hardened.cmd("run", "--bundle", bundle.write(), hardened.id())
+    assert r.returncode != 0
+    assert "linux.namespaces.mount" in r.stderr, r.stderr
+    assert hardened.list_ids() == []
+    refused = [a for a in hardened.audit() if "linux.namespaces.mount" in json.dumps(a)]
+    assert refused, hardened.audit()
+    chk = hardened.cmd("policy", "check", "--bundle", bundle.path)
+    assert chk.returncode != 0 and "linux.namespaces.mount" in chk.stdout + chk.stderr
+
+
 # ---- robustness leftovers -----------------------------------------------------------------
 
 
@@ -135,3 +295,13 @@ def test_a_garbage_mount_label_is_refused(seerun, bundle, label):
 def test_a_well_formed_mount_label_is_accepted_without_selinux(seerun, bundle):
     bundle.linux["mountLabel"] = "system_u:object_r:container_file_t:s0:c1,c2"
     run(seerun, bundle, "true")
+
+
+def test_a_destination_climbing_above_the_root_is_cleaned_as_runc(seerun, bundle):
+    # runc cleans a destination as filepath.Clean("/" + dest): ".." stops at "/".  So does
+    # seerun, and everything after the parser (policy, audit, mounts) sees the cleaned path.
+    add_mount(bundle, "/../../proc/../tmp/./x/../up", "tmpfs", "tmpfs", [])
+    r = run(seerun, bundle, "cat /proc/self/mountinfo")
+    assert mountinfo(r.stdout)["/tmp/up"]["fstype"] == "tmpfs"
+    dests = [json.dumps(a) for a in seerun.audit()]
+    assert not any("/../../proc" in d for d in dests)
