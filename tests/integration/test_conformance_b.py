@@ -198,6 +198,74 @@ def test_bind_mounts_follow_the_root_in_mountinfo_in_config_order(seerun, bundle
     assert [p for p in points if p in want] == want, points
 
 
+# ---- 8. a failed poststart hook ----------------------------------------------------------
+
+
+def failing_poststart(bundle, version, tmp_path):
+    bundle.config["ociVersion"] = version
+    bundle.config["hooks"] = {
+        "poststart": [{"path": "/bin/sh", "args": ["sh", "-c", "echo says-no >&2; exit 5"]},
+                      {"path": "/bin/sh", "args": ["sh", "-c", f"touch {tmp_path}/second"]}],
+        "poststop": [{"path": "/bin/sh", "args": ["sh", "-c", f"touch {tmp_path}/poststop"]}]}
+    bundle.args("sleep", "30")
+
+
+def test_a_failed_poststart_hook_stops_and_destroys_a_1_3_container(seerun, bundle, tmp_path):
+    failing_poststart(bundle, "1.3.0", tmp_path)
+    cid = seerun.id()
+    seerun.cmd("create", "--bundle", bundle.write(), cid, check=True)
+    pid = seerun.state(cid)["pid"]
+    r = seerun.cmd("start", cid)
+    assert r.returncode != 0
+    assert "poststart[0]" in r.stderr and "says-no" in r.stderr
+    # runtime.md step 9: stop the container, continue at step 12 (destroy, poststop hooks).
+    assert seerun.list_ids() == []
+    assert seerun.cmd("state", cid).returncode != 0
+    wait_for(lambda: gone(pid), what="the container's process to die")
+    assert not (tmp_path / "second").exists()
+    assert (tmp_path / "poststop").exists()
+
+
+@pytest.mark.parametrize("version", ["1.0.2", "1.2.1"])
+def test_a_failed_poststart_hook_of_an_older_config_is_a_warning(seerun, bundle, tmp_path,
+                                                                  version):
+    failing_poststart(bundle, version, tmp_path)
+    cid = seerun.id()
+    seerun.cmd("create", "--bundle", bundle.write(), cid, check=True)
+    r = seerun.cmd("start", cid)
+    assert r.returncode == 0, r.stderr
+    assert "poststart[0]" in r.stderr and "says-no" in r.stderr and "warn" in r.stderr.lower()
+    assert seerun.state(cid)["status"] == "running"
+    # The remaining hooks run as if the hook had succeeded.
+    assert (tmp_path / "second").exists()
+    seerun.cmd("delete", "--force", cid, check=True)
+
+
+# ---- delete of a created container: as runc --------------------------------------------------
+
+
+def test_delete_of_a_created_container_kills_and_removes_it(seerun, bundle):
+    # runc's delete.bats "runc delete" of a created container, and containerd's shim.
+    bundle.args("sleep", "30")
+    cid = seerun.id()
+    seerun.cmd("create", "--bundle", bundle.write(), cid, check=True)
+    st = seerun.state(cid)
+    assert st["status"] == "created"
+    r = seerun.cmd("delete", cid)
+    assert r.returncode == 0, r.stderr
+    assert seerun.list_ids() == []
+    wait_for(lambda: gone(st["pid"]), what="the init to die")
+
+
+def test_delete_of_a_running_container_without_force_is_still_refused(seerun, bundle):
+    bundle.args("sleep", "30")
+    cid = seerun.id()
+    seerun.cmd("run", "--detach", "--bundle", bundle.write(), cid, check=True)
+    r = seerun.cmd("delete", cid)
+    assert r.returncode != 0 and "running" in r.stderr
+    assert seerun.state(cid)["status"] == "running"
+
+
 # ---- 12. no mount namespace ---------------------------------------------------------------
 
 
