@@ -53,9 +53,16 @@ int sr_terminal_setup(int console_fd, const struct sr_process *p, bool bind_cons
                                           RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
   if (master < 0)
     return sr_error_sys(err, "terminal: open /dev/ptmx in the container");
-  /* The pty must come from the container's own devpts, not a node the image planted. */
+  /* The pty must come from the container's own devpts, not a node the image planted.  A
+   * /dev/ptmx that is a device node (the host's, for a container without a mount namespace)
+   * gives way to devpts's own ptmx, checked the same way. */
   struct statfs sfs;
-  if (fstatfs(master, &sfs) < 0 || sfs.f_type != DEVPTS_SUPER_MAGIC)
+  if (fstatfs(master, &sfs) == 0 && sfs.f_type != DEVPTS_SUPER_MAGIC) {
+    close(master);
+    master = sr_openat2(root, "/dev/pts/ptmx", O_RDWR | O_NOCTTY, 0,
+                        RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+  }
+  if (master < 0 || fstatfs(master, &sfs) < 0 || sfs.f_type != DEVPTS_SUPER_MAGIC)
     return sr_error_make(err, 0, "terminal: /dev/ptmx in the container is not a devpts ptmx "
                                  "(is /dev/pts mounted?)");
   if (unlockpt(master) < 0)

@@ -289,6 +289,21 @@ def test_without_a_mount_namespace_the_container_has_the_hosts_root(seerun, bund
     assert r.stdout == "on the host\n"
 
 
+def test_without_a_mount_namespace_a_terminal_is_a_pty_of_the_hosts_devpts(seerun, bundle,
+                                                                           console):
+    no_mount_ns(bundle)
+    terminal_bundle(bundle, "/bin/sh", "-c", "tty; stat -L -c %u:%g /proc/self/fd/0")
+    bundle.process["user"] = {"uid": 1000, "gid": 1000}
+    cid, name, master = create_with_console(seerun, bundle, console)
+    assert name.startswith("/dev/pts/")
+    seerun.cmd("start", cid, check=True)
+    out = read_until_eof(master).decode().split()
+    assert out[0] == name and out[1].startswith("1000:"), out
+    # Nothing was bound on the host's /dev/console.
+    with open("/proc/self/mountinfo") as f:
+        assert " /dev/console " not in f.read()
+
+
 def test_without_a_mount_namespace_masked_paths_are_refused(seerun, bundle):
     # runc: "unable to restrict sys entries without a private MNT namespace".
     no_mount_ns(bundle)
