@@ -94,6 +94,13 @@ void sr_bind_plan_close(struct sr_bind_plan *plan)
   plan->n = 0;
 }
 
+/* A mount on /dev is made writable and made read-only at the end (sr_rootfs_finish): its own
+ * submounts (/dev/pts, /dev/shm) and the device nodes need mount points in it, as runc. */
+static bool is_dev(const struct sr_mount *m)
+{
+  return strcmp(m->destination, "/dev") == 0;
+}
+
 static int prepare_bind(const struct sr_mount *m, const char *bundle, int *tree, bool *is_dir,
                         sr_error_t *err)
 {
@@ -120,6 +127,8 @@ static int prepare_bind(const struct sr_mount *m, const char *bundle, int *tree,
     return sr_error_sys(err, "%s: make `%s` a slave mount", m->field, src);
   struct sr_mount_attr attr;
   bind_attr(&m->opts, &attr);
+  if (is_dev(m))
+    attr.attr_set &= ~(uint64_t)MOUNT_ATTR_RDONLY; /* made read-only at the end */
   if ((attr.attr_set || attr.attr_clr) && sr_mount_setattr(fd, "", AT_EMPTY_PATH, &attr) < 0)
     return sr_error_sys(err, "%s: set options of `%s` on `%s`", m->field, src,
                         m->destination);
@@ -298,13 +307,6 @@ static bool has_data_option(const struct sr_mount *m, const char *key)
     p = p ? p + 1 : NULL;
   }
   return false;
-}
-
-/* A mount on /dev is made writable and made read-only at the end (sr_rootfs_finish): its own
- * submounts (/dev/pts, /dev/shm) and the device nodes need mount points in it, as runc. */
-static bool is_dev(const struct sr_mount *m)
-{
-  return strcmp(m->destination, "/dev") == 0;
 }
 
 static int make_fs_mount(const struct sr_mount *m, const char *type, const char *mount_label,
@@ -629,8 +631,7 @@ int sr_rootfs_dev_readonly(const struct sr_config *c, sr_error_t *err)
     return sr_error_sys(err, "open /");
   for (size_t i = 0; i < c->n_mounts; i++) {
     const struct sr_mount *m = &c->mounts[i];
-    if (!is_dev(m) || !(m->opts.flags & MS_RDONLY) || m->opts.bind || m->opts.rbind ||
-        (m->opts.flags & MS_REMOUNT))
+    if (!is_dev(m) || !(m->opts.flags & MS_RDONLY) || (m->opts.flags & MS_REMOUNT))
       continue;
     _cleanup_close_ int dev = sr_openat2(root_fd, "/dev", O_PATH | O_DIRECTORY, 0,
                                          RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);

@@ -169,6 +169,23 @@ def test_a_read_only_dev_keeps_its_submounts_and_nodes(seerun, bundle):
     assert section(r.stdout, "w").splitlines()[-1] == "1:3"
 
 
+def test_a_read_only_dev_bind_keeps_its_submounts(seerun, bundle, tmp_path):
+    devdir = tmp_path / "devdir"
+    devdir.mkdir()
+    for m in bundle.config["mounts"]:
+        if m["destination"] == "/dev":
+            m.clear()
+            m.update({"destination": "/dev", "type": "bind", "source": str(devdir),
+                      "options": ["rbind", "ro", "nosuid"]})
+    # (A bound /dev gets no default nodes, so no /dev/null to mask files with.)
+    bundle.linux["maskedPaths"] = []
+    r = run(seerun, bundle, "cat /proc/self/mountinfo; echo @w; touch /dev/x 2>&1; true")
+    mi = mountinfo(r.stdout.split("@w")[0])
+    assert "ro" in mi["/dev"]["opts"]
+    assert mi["/dev/pts"]["fstype"] == "devpts"
+    assert "Read-only file system" in section(r.stdout, "w")
+
+
 def test_idmap_on_a_mount_that_is_not_a_bind_is_refused(seerun, bundle):
     # The spec: an idmap option MUST be applied or the create fails; only binds can be.
     i = add_mount(bundle, "/scratch", "tmpfs", "tmpfs", ["idmap"])
