@@ -300,6 +300,8 @@ static void wait_gone(int pidfd)
 int sr_container_delete(struct sr_container *c, bool force, const struct sr_hook_gate *gate,
                         sr_error_t *err)
 {
+  if (c->removed)
+    return 0; /* destroyed already (a failed poststart hook), and `run` cleans up after it */
   if (c->damage) {
     if (!force)
       return sr_error_make(err, 0, "container \"%s\": %s: only `delete --force` removes it",
@@ -308,8 +310,6 @@ int sr_container_delete(struct sr_container *c, bool force, const struct sr_hook
             c->rec->cgroup_version || c->rec->pid ? "what else its directory records"
                                                   : "its directory alone");
   }
-  if (c->removed)
-    return 0;
   enum sr_status st = sr_container_status(c);
   /* A created container is killed and deleted without --force, as runc does (containerd's
    * runc shim deletes created tasks so). */

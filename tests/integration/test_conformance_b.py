@@ -243,6 +243,18 @@ def test_a_failed_poststart_hook_stops_and_destroys_a_1_3_container(seerun, bund
     assert (tmp_path / "poststop").exists()
 
 
+def test_run_with_a_failed_poststart_hook_destroys_once(seerun, bundle, tmp_path):
+    failing_poststart(bundle, "1.3.0", tmp_path)
+    bundle.config["hooks"]["poststop"] = [
+        {"path": "/bin/sh", "args": ["sh", "-c", f"echo once >> {tmp_path}/poststop"]}]
+    r = seerun.cmd("run", "--bundle", bundle.write(), seerun.id())
+    assert r.returncode != 0 and "says-no" in r.stderr
+    assert seerun.list_ids() == []
+    # Destroyed by start; run's own clean-up finds nothing left (no second poststop run).
+    assert (tmp_path / "poststop").read_text() == "once\n"
+    assert "poststop hooks skipped" not in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("version", ["1.0.2", "1.2.1"])
 def test_a_failed_poststart_hook_of_an_older_config_is_a_warning(seerun, bundle, tmp_path,
                                                                   version):
