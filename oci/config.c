@@ -163,6 +163,38 @@ static int parse_hooks(struct sr_arena *a, yajl_val root, struct sr_hooks *out, 
   return 0;
 }
 
+/* dest made absolute and cleaned: no "", "." or ".." components, ".." never above "/". */
+static char *clean_destination(struct sr_arena *a, const char *dest)
+{
+  size_t len = strlen(dest);
+  char *out = sr_arena_alloc(a, len + 2);
+  if (out == NULL)
+    return NULL;
+  size_t o = 0;
+  for (const char *p = dest; *p;) {
+    while (*p == '/')
+      p++;
+    size_t n = strcspn(p, "/");
+    if (n == 0 || (n == 1 && p[0] == '.')) {
+      /* nothing */
+    } else if (n == 2 && p[0] == '.' && p[1] == '.') {
+      while (o > 0 && out[o - 1] != '/')
+        o--;
+      if (o > 0)
+        o--;
+    } else {
+      out[o++] = '/';
+      memcpy(out + o, p, n);
+      o += n;
+    }
+    p += n;
+  }
+  if (o == 0)
+    out[o++] = '/';
+  out[o] = '\0';
+  return out;
+}
+
 static int parse_mount(struct sr_arena *a, yajl_val v, const char *path, struct sr_mount *m,
                        sr_error_t *err)
 {
@@ -177,12 +209,12 @@ static int parse_mount(struct sr_arena *a, yajl_val v, const char *path, struct 
     return -1;
   if (m->destination[0] == '\0')
     return sr_error_config_at(err, path, "destination", "must not be empty");
-  /* Relative destinations are deprecated but allowed: relative to "/". */
-  if (m->destination[0] != '/') {
-    m->destination = sr_arena_printf(a, "/%s", m->destination);
-    if (m->destination == NULL)
-      return SR_OOM(err, path);
-  }
+  /* Relative destinations are deprecated but allowed: relative to "/".  Cleaned as runc does
+   * (filepath.Clean("/" + dest): ".." stops at "/"), here, so that the policy, the audit and
+   * the mount all judge the one path the mount lands on. */
+  m->destination = clean_destination(a, m->destination);
+  if (m->destination == NULL)
+    return SR_OOM(err, path);
   char *opath = sr_json_path(a, path, "options");
   if (opath == NULL)
     return SR_OOM(err, path);
@@ -195,6 +227,11 @@ static int parse_mount(struct sr_arena *a, yajl_val v, const char *path, struct 
     return sr_error_config_at(err, path, NULL,
                               "uidMappings need the \"idmap\" or \"ridmap\" option");
   bool is_bind = m->opts.bind || m->opts.rbind;
+  /* The spec: an idmap option is applied or the create fails; only a bind can be idmapped
+   * here (a new filesystem's owners are its own). */
+  if (!is_bind && (m->opts.idmap || m->opts.ridmap))
+    return sr_error_make(err, 0, "%s.options: \"%s\" is only supported on a bind mount", path,
+                         m->opts.ridmap ? "ridmap" : "idmap");
   if (!is_bind && (m->type == NULL || m->type[0] == '\0'))
     return sr_error_config_at(err, path, "type", "required for a mount that is not a bind mount");
   if (is_bind && (m->source == NULL || m->source[0] == '\0'))
@@ -301,8 +338,12 @@ static int validate(struct sr_config *c, sr_error_t *err)
   if ((l->time_monotonic.set || l->time_boottime.set) &&
       !(l->namespaces[SR_NS_TIME].present && l->namespaces[SR_NS_TIME].path == NULL))
     return sr_error_config_at(err, "linux", "timeOffsets", "needs a new time namespace");
-  if (!l->namespaces[SR_NS_MOUNT].present)
-    return sr_error_config_at(err, "linux", "namespaces", "a mount namespace is required");
+  /* Without a mount namespace the container has the runtime's root and mounts (runtime.md):
+   * nothing can be masked or made read-only there (runc refuses these too).  Whether such a
+   * config may run at all is the policy's to say. */
+  if (!l->namespaces[SR_NS_MOUNT].present && (l->n_masked_paths || l->n_readonly_paths))
+    return sr_error_config_at(err, "linux", l->n_masked_paths ? "maskedPaths" : "readonlyPaths",
+                              "needs a mount namespace of the container's own");
   if (check_sysctls(c, err) < 0)
     return -1;
   for (size_t i = 0; i < c->n_mounts; i++) {

@@ -240,6 +240,32 @@ static int refuse_unsupported(yajl_val obj, const char *path, sr_error_t *err)
   return 0;
 }
 
+/* user:role:type[:level], each of user, role and type a name of letters, digits, '_', '.'
+ * and '-'; the level (MLS/MCS: "s0", "s0-s0:c0.c1023", "s0:c1,c2") adds ':', ',' and '.'.
+ * Checked on every host: the label is passed on as a mount option on SELinux hosts, where a
+ * stray character would be another option. */
+static bool is_selinux_context(const char *label)
+{
+  int field = 0;
+  size_t run = 0;
+  for (const char *p = label; *p; p++) {
+    char ch = *p;
+    bool name = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                ch == '_' || ch == '.' || ch == '-';
+    if (ch == ':' && field < 3) {
+      if (run == 0)
+        return false;
+      field++;
+      run = 0;
+      continue;
+    }
+    if (!name && !(field == 3 && (ch == ':' || ch == ',')))
+      return false;
+    run++;
+  }
+  return field >= 2 && run > 0;
+}
+
 int sr_parse_linux(struct sr_arena *a, yajl_val obj, const char *path, struct sr_linux *l,
                    sr_error_t *err)
 {
@@ -263,6 +289,10 @@ int sr_parse_linux(struct sr_arena *a, yajl_val obj, const char *path, struct sr
                              &l->n_sysctl, err) < 0)
     return -1;
   char k[SR_ELEM_KEY_MAX];
+  if (l->mount_label && l->mount_label[0] && !is_selinux_context(l->mount_label))
+    return sr_error_config_at(err, path, "mountLabel",
+                              "\"%s\" is not an SELinux context (user:role:type[:level])",
+                              l->mount_label);
   for (size_t i = 0; i < l->n_masked_paths; i++)
     if (l->masked_paths[i][0] != '/')
       return sr_error_config_at(err, path, sr_elem_key(k, "maskedPaths", i),

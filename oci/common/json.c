@@ -13,6 +13,25 @@
  * nesting deeper than SR_JSON_MAX_DEPTH (a bomb that overflows the stack in yajl_tree_free),
  * comments (yajl_tree_parse accepts them; runc does not), and \u0000 in a string (yajl's tree
  * keeps C strings, so "/bin/sh\u0000x" would silently become "/bin/sh"). */
+/* The value of 4 hex digits at p, or -1. */
+static long hex4(const char *p, size_t avail)
+{
+  if (avail < 4)
+    return -1;
+  long v = 0;
+  for (int k = 0; k < 4; k++) {
+    char h = p[k];
+    int d = h >= '0' && h <= '9' ? h - '0'
+            : h >= 'a' && h <= 'f' ? h - 'a' + 10
+            : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                   : -1;
+    if (d < 0)
+      return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
 static int check_text(const char *buf, size_t len, sr_error_t *err)
 {
   int depth = 0;
@@ -24,6 +43,21 @@ static int check_text(const char *buf, size_t len, sr_error_t *err)
         escaped = false;
         if (c == 'u' && len - i > 4 && memcmp(buf + i + 1, "0000", 4) == 0)
           return sr_error_config(err, NULL, NULL, "invalid JSON: a string contains \\u0000");
+        /* A lone UTF-16 surrogate names no character: yajl would turn it into other bytes
+         * than the text says (and Go's encoding/json into U+FFFD). */
+        long u = c == 'u' ? hex4(buf + i + 1, len - i - 1) : -1;
+        if (u >= 0xDC00 && u <= 0xDFFF)
+          return sr_error_config(err, NULL, NULL, "invalid JSON: a string contains a lone "
+                                       "UTF-16 surrogate \\u%04lx", (unsigned long)u);
+        if (u >= 0xD800 && u <= 0xDBFF) {
+          long lo = len - i > 6 && buf[i + 5] == '\\' && buf[i + 6] == 'u'
+                        ? hex4(buf + i + 7, len - i - 7)
+                        : -1;
+          if (lo < 0xDC00 || lo > 0xDFFF)
+            return sr_error_config(err, NULL, NULL, "invalid JSON: a string contains a lone "
+                                         "UTF-16 surrogate \\u%04lx", (unsigned long)u);
+          i += 10; /* the pair, checked: "uXXXX\\uXXXX" */
+        }
       } else if (c == '\\')
         escaped = true;
       else if (c == '"')

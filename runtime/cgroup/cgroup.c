@@ -299,6 +299,15 @@ int sr_cgroup_resolve_path_in(const char *proc_self_cgroup, const char *cgroups_
       return sr_error_make(err, ENOMEM, "cgroup path");
     return 0;
   }
+  /* "slice:prefix:name" is the systemd driver's form: as a cgroupfs path it would name a
+   * directory "a:b:c", which is never what the engine meant (as runc, refused). */
+  const char *c1 = strchr(cgroups_path, ':');
+  const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+  if (c2 && strchr(c2 + 1, ':') == NULL && memchr(cgroups_path, '/', (size_t)(c1 - cgroups_path)) == NULL)
+    return sr_error_make(err, 0,
+                         "linux.cgroupsPath: \"%s\" is in the systemd driver's "
+                         "\"slice:prefix:name\" form; pass --systemd-cgroup to use it",
+                         cgroups_path);
   /* Refused before joining: a relative ".." would climb out of the caller's own cgroup. */
   for (const char *p = cgroups_path; (p = strstr(p, "..")) != NULL; p += 2)
     if ((p == cgroups_path || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))

@@ -546,13 +546,20 @@ static int prepare(struct sr_create_ctx *ctx, sr_error_t *err)
     return sr_error_make(err, ctx->host.root_errno ? ctx->host.root_errno : EBADF,
                          "root.path `%s`", ctx->rootfs);
   bool userns = c->linux_.namespaces[SR_NS_USER].present;
+  /* Without a mount namespace (permissive only) the config's mounts and devices are not made:
+   * they would land on the host's (runc ignores them too). */
+  bool own_mounts = c->linux_.namespaces[SR_NS_MOUNT].present;
+  if (!own_mounts && (c->n_mounts || c->linux_.n_devices))
+    sr_warn("linux.namespaces: no mount namespace: the container has the runtime's root and "
+            "mounts; mounts and linux.devices are not made");
   if (sr_ns_plan_make(&c->linux_, &(struct sr_ns_opened){ctx->host.ns_fd, ctx->host.ns_error},
                       &ctx->ns, err) < 0 || sr_ns_check_names(c, &ctx->ns, err) < 0 ||
-      sr_binds_prepare(c,
-                       &(struct sr_bind_sources){ctx->host.mount_fd, ctx->host.mount_errno,
-                                                 ctx->host.n_mounts},
-                       &ctx->binds, err) < 0 ||
-      sr_devices_prepare(c, userns, &ctx->devs, err) < 0)
+      (own_mounts &&
+       (sr_binds_prepare(c,
+                         &(struct sr_bind_sources){ctx->host.mount_fd, ctx->host.mount_errno,
+                                                   ctx->host.n_mounts},
+                         &ctx->binds, err) < 0 ||
+        sr_devices_prepare(c, userns, &ctx->devs, err) < 0)))
     return -1;
   _cleanup_free_ char *cgpath = NULL;
   if (sr_cgroup_resolve_path(c->linux_.cgroups_path, ctx->o->id, ctx->g->systemd_cgroup, &cgpath,
@@ -565,11 +572,11 @@ static int prepare(struct sr_create_ctx *ctx, sr_error_t *err)
   /* A plain directory is idmapped once the user namespace exists; overlayfs (the engines'
    * image layers) cannot be, so it is rebuilt from idmapped layers here. */
   struct statfs sfs;
-  if (ctx->ns.new_userns && fstatfs(ctx->host.root_fd, &sfs) == 0 &&
+  if (own_mounts && ctx->ns.new_userns && fstatfs(ctx->host.root_fd, &sfs) == 0 &&
       sfs.f_type == OVERLAYFS_SUPER_MAGIC && prepare_overlay_rootfs(ctx, err) < 0)
     return -1;
   /* Otherwise a detached clone of the very tree the policy judged; the init attaches it. */
-  if (ctx->rootfs_tree_fd < 0) {
+  if (own_mounts && ctx->rootfs_tree_fd < 0) {
     if (sr_rootfs_prepare_tree(ctx->host.root_fd, ctx->rootfs, &ctx->rootfs_tree_fd, err) < 0)
       return -1;
     ctx->rootfs_idmap_wanted = ctx->ns.new_userns &&

@@ -298,7 +298,7 @@ int sr_hooks_prepare(const struct sr_hooks *hooks, enum sr_hook_kind kind,
 int sr_hooks_run_batch(const struct sr_hook_batch *b, const char *state_json, sr_error_t *err)
 {
   /* The spec: a failing poststop hook is a warning, and the remaining hooks still run. */
-  bool keep_going = b->kind == SR_HOOK_POSTSTOP;
+  bool keep_going = b->kind == SR_HOOK_POSTSTOP || b->keep_going;
   _cleanup_free_ char *failures = NULL;
   for (size_t i = 0; i < b->n; i++) {
     sr_error_t e = NULL;
@@ -331,6 +331,20 @@ int sr_hooks_run(const struct sr_hooks *hooks, enum sr_hook_kind kind,
   struct sr_hook_batch b;
   if (sr_hooks_prepare(hooks, kind, gate, &b, err) < 0)
     return -1;
+  int r = sr_hooks_run_batch(&b, state_json, err);
+  sr_hook_batch_release(&b);
+  return r;
+}
+
+int sr_hooks_run_all(const struct sr_hooks *hooks, enum sr_hook_kind kind,
+                     const struct sr_hook_gate *gate, const char *state_json, sr_error_t *err)
+{
+  if (hooks->n[kind] == 0)
+    return 0;
+  struct sr_hook_batch b;
+  if (sr_hooks_prepare(hooks, kind, gate, &b, err) < 0)
+    return -1;
+  b.keep_going = true;
   int r = sr_hooks_run_batch(&b, state_json, err);
   sr_hook_batch_release(&b);
   return r;

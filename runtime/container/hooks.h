@@ -44,6 +44,7 @@ struct sr_hook_batch {
   struct sr_hook_ready *v;
   size_t n;
   struct sr_arena arena;
+  bool keep_going; /* run every hook, failures or not (always for poststop) */
 };
 
 /* Judges and opens the hooks of `kind`.  A refusal is an error, or with gate->rejudge a
@@ -56,6 +57,11 @@ void sr_hook_batch_release(struct sr_hook_batch *b);
  * kills the hook's whole process group).  The first failure stops the others and is the error,
  * except for poststop, where every hook runs and the error lists all failures. */
 int sr_hooks_run_batch(const struct sr_hook_batch *b, const char *state_json, sr_error_t *err);
+
+/* sr_hooks_prepare, then every hook of the batch even after a failure (the error lists all
+ * failures), as poststop: a poststart hook of a config before ociVersion 1.3. */
+int sr_hooks_run_all(const struct sr_hooks *hooks, enum sr_hook_kind kind,
+                     const struct sr_hook_gate *gate, const char *state_json, sr_error_t *err);
 
 /* sr_hooks_prepare, then sr_hooks_run_batch. */
 int sr_hooks_run(const struct sr_hooks *hooks, enum sr_hook_kind kind,

@@ -287,14 +287,18 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
   }
   if (open_proc_handle(proc_fd, err) < 0 || sr_runtime_exe_identity(runtime_exe, err) < 0)
     return -1;
-  if (sr_rootfs_attach(ctx->rootfs, ctx->rootfs_tree_fd, &root_fd, err) < 0)
+  /* Without a mount namespace (permissive only: the policy refuses it otherwise) the
+   * container has the runtime's root and mounts, as runtime.md says and runc does: nothing
+   * is mounted, pivoted or made there. */
+  bool own_mounts = c->linux_.namespaces[SR_NS_MOUNT].present;
+  if (own_mounts && sr_rootfs_attach(ctx->rootfs, ctx->rootfs_tree_fd, &root_fd, err) < 0)
     return -1;
   SR_KILL_POINT("init.after-rootfs");
   bool in_userns = c->linux_.namespaces[SR_NS_USER].present;
   if (in_userns && become_userns_root(c, err) < 0)
     return -1;
-  if (sr_mounts_apply(c, &ctx->binds, root_fd, ctx->cgroup, err) < 0 ||
-      sr_devices_create(&ctx->devs, root_fd, err) < 0)
+  if (own_mounts && (sr_mounts_apply(c, &ctx->binds, root_fd, ctx->cgroup, err) < 0 ||
+                     sr_devices_create(&ctx->devs, root_fd, err) < 0))
     return -1;
   SR_KILL_POINT("init.after-mounts");
   if (set_names(c, err) < 0)
@@ -313,7 +317,15 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
   }
   /* The hooks' descriptors are host files: none stays in the container. */
   sr_hook_batch_release(&ctx->container_hooks);
-  if (sr_rootfs_pivot(root_fd, ctx->o->no_pivot, err) < 0 || sr_rootfs_finish(c, err) < 0)
+  /* A missing process.cwd is made, inside the root, as runc does (as the container's root,
+   * before the identity change; resolved in the root: no symlink leads out). */
+  const struct sr_process *p = c->process;
+  _cleanup_close_ int cwd_fd = -1;
+  if (own_mounts && p->cwd && p->cwd[0] == '/' &&
+      sr_mkpath_in_root(root_fd, p->cwd, SR_MKPATH_DIR, &cwd_fd, err) < 0)
+    return sr_error_wrap(err, "process.cwd");
+  if (own_mounts &&
+      (sr_rootfs_pivot(root_fd, ctx->o->no_pivot, err) < 0 || sr_rootfs_finish(c, err) < 0))
     return -1;
   SR_KILL_POINT("init.after-pivot");
   /* Built now that "/" is the container's and every mount is made; applied after start. */
@@ -322,8 +334,9 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
   if (apply_sysctls(ctx, *proc_fd, err) < 0)
     return -1;
 
-  const struct sr_process *p = c->process;
-  if (p->terminal && sr_terminal_setup(ctx->console_fd, p, true, err) < 0)
+  if (p->terminal && sr_terminal_setup(ctx->console_fd, p, own_mounts, err) < 0)
+    return -1;
+  if (own_mounts && sr_rootfs_dev_readonly(c, err) < 0)
     return -1;
   /* oom_score_adj: written by the parent (create.c), which can. */
   if (sr_process_apply_attrs(p, &c->linux_, *proc_fd, err) < 0)

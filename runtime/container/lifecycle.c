@@ -222,6 +222,50 @@ static int run_hooks_with_state(const struct sr_container *c, const struct sr_co
   return sr_hooks_run(&config->hooks, kind, gate, state, err);
 }
 
+/* ociVersion 1.3 made a failed poststart hook fatal; before, it was a warning. */
+static bool poststart_failure_is_fatal(const struct sr_config *config)
+{
+  unsigned major = 0, minor = 0;
+  if (config->oci_version == NULL || sscanf(config->oci_version, "%u.%u", &major, &minor) != 2)
+    return true;
+  return major > 1 || (major == 1 && minor >= 3);
+}
+
+/* runtime.md lifecycle step 9, as the config's ociVersion says: from 1.3, a failed hook stops
+ * the container and the lifecycle continues at step 12 (destroyed, then the poststop hooks);
+ * up to 1.2, a warning, and the remaining hooks run as if it had succeeded. */
+static int run_poststart(struct sr_container *c, const struct sr_config *config,
+                         const struct sr_hook_gate *gate, sr_error_t *err)
+{
+  if (config == NULL || config->hooks.n[SR_HOOK_POSTSTART] == 0)
+    return 0;
+  _cleanup_free_ char *state = NULL;
+  if (sr_container_state_json(c, false, &state, err) < 0)
+    return -1;
+  if (!poststart_failure_is_fatal(config)) {
+    sr_error_t e = NULL;
+    if (sr_hooks_run_all(&config->hooks, SR_HOOK_POSTSTART, gate, state, &e) < 0) {
+      _cleanup_free_ char *t = sr_error_text(e);
+      sr_warn("start container \"%s\": %s (ociVersion %s: a warning, the container runs)",
+              c->id, t ? t : "", config->oci_version);
+      sr_error_free(&e);
+    }
+    return 0;
+  }
+  if (sr_hooks_run(&config->hooks, SR_HOOK_POSTSTART, gate, state, err) == 0)
+    return 0;
+  sr_error_t e = NULL;
+  sr_container_kill(c, SIGKILL, true, &e);
+  sr_error_free(&e);
+  if (sr_container_delete(c, true, gate, &e) < 0) {
+    _cleanup_free_ char *t = sr_error_text(e);
+    sr_warn("start container \"%s\": destroy after the failed poststart hook: %s", c->id,
+            t ? t : "");
+    sr_error_free(&e);
+  }
+  return sr_error_wrap(err, "start container \"%s\" (stopped and destroyed)", c->id);
+}
+
 int sr_container_start(struct sr_container *c, const struct sr_config *config,
                        const struct sr_hook_gate *gate, sr_error_t *err)
 {
@@ -284,13 +328,7 @@ int sr_container_start(struct sr_container *c, const struct sr_config *config,
   if (!released || (exited && used == 0))
     return sr_error_make(err, 0, "start container \"%s\": the container process exited before "
                                  "it was started", c->id);
-  if (run_hooks_with_state(c, config, SR_HOOK_POSTSTART, gate, err) < 0) {
-    sr_error_t e = NULL;
-    sr_container_kill(c, SIGKILL, true, &e);
-    sr_error_free(&e);
-    return sr_error_wrap(err, "start container \"%s\"", c->id);
-  }
-  return 0;
+  return run_poststart(c, config, gate, err);
 }
 
 int sr_container_kill(struct sr_container *c, int sig, bool all, sr_error_t *err)
@@ -337,6 +375,8 @@ static void wait_gone(int pidfd)
 int sr_container_delete(struct sr_container *c, bool force, const struct sr_hook_gate *gate,
                         sr_error_t *err)
 {
+  if (c->removed)
+    return 0; /* destroyed already (a failed poststart hook), and `run` cleans up after it */
   if (c->damage) {
     if (!force)
       return sr_error_make(err, 0, "container \"%s\": %s: only `delete --force` removes it",
@@ -348,7 +388,9 @@ int sr_container_delete(struct sr_container *c, bool force, const struct sr_hook
   if (c->unverified)
     sr_warn("delete: %s", c->unverified);
   enum sr_status st = sr_container_status(c);
-  if (st != SR_STATUS_STOPPED && !force)
+  /* A created container is killed and deleted without --force, as runc does (containerd's
+   * runc shim deletes created tasks so). */
+  if (st != SR_STATUS_STOPPED && st != SR_STATUS_CREATED && !force)
     return sr_error_make(err, 0, "cannot delete container \"%s\" that is not stopped: %s", c->id,
                          sr_status_name(st));
   /* The config is needed for poststop hooks; a corrupt or missing one must not block the

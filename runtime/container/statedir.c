@@ -678,6 +678,7 @@ int sr_container_remove_dir(struct sr_container *c, sr_error_t *err)
   if (unlinkat(c->rootfd, c->id, AT_REMOVEDIR) < 0 && errno != ENOENT)
     return sr_error_sys(err, "remove state directory of container \"%s\"", c->id);
   sweep_stale_tmp(c->rootfd);
+  c->removed = true;
   return 0;
 }
 

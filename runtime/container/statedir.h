@@ -64,6 +64,7 @@ struct sr_container {
   /* Why state.json could not be used, for a container loaded by sr_container_load_damaged
    * (rec then comes from recovery.json, or is NULL); NULL for a sound one. */
   char *damage;
+  bool removed; /* its directory is gone (sr_container_remove_dir): nothing left to delete */
 };
 
 /* Ids: [A-Za-z0-9_.+-] (what runc accepts), not "." or "..", at most SR_ID_MAX bytes.  The

@@ -94,6 +94,13 @@ void sr_bind_plan_close(struct sr_bind_plan *plan)
   plan->n = 0;
 }
 
+/* A mount on /dev is made writable and made read-only at the end (sr_rootfs_finish): its own
+ * submounts (/dev/pts, /dev/shm) and the device nodes need mount points in it, as runc. */
+static bool is_dev(const struct sr_mount *m)
+{
+  return strcmp(m->destination, "/dev") == 0;
+}
+
 /* config.json's index of a mount ("mounts[3]"); -1 for one the policy added. */
 static long config_index(const struct sr_mount *m)
 {
@@ -135,6 +142,8 @@ static int prepare_bind(const struct sr_mount *m, const struct sr_bind_sources *
     return sr_error_sys(err, "%s: make `%s` a slave mount", m->field, src);
   struct sr_mount_attr attr;
   bind_attr(&m->opts, &attr);
+  if (is_dev(m))
+    attr.attr_set &= ~(uint64_t)MOUNT_ATTR_RDONLY; /* made read-only at the end */
   if ((attr.attr_set || attr.attr_clr) && sr_mount_setattr(fd, "", AT_EMPTY_PATH, &attr) < 0)
     return sr_error_sys(err, "%s: set options of `%s` on `%s`", m->field, src,
                         m->destination);
@@ -302,8 +311,20 @@ static int set_data_options(int fsfd, const struct sr_mount *m, sr_error_t *err)
 }
 
 /* A new filesystem instance from the mount's type, source and data options. */
+static bool has_data_option(const struct sr_mount *m, const char *key)
+{
+  size_t kl = strlen(key);
+  for (const char *p = m->opts.data; p && *p;) {
+    if (strncmp(p, key, kl) == 0 && p[kl] == '=')
+      return true;
+    p = strchr(p, ',');
+    p = p ? p + 1 : NULL;
+  }
+  return false;
+}
+
 static int make_fs_mount(const struct sr_mount *m, const char *type, const char *mount_label,
-                         int *out, sr_error_t *err)
+                         int covered, int *out, sr_error_t *err)
 {
   _cleanup_close_ int fsfd = sr_fsopen(type, FSOPEN_CLOEXEC);
   if (fsfd < 0 && errno == ENODEV)
@@ -313,6 +334,16 @@ static int make_fs_mount(const struct sr_mount *m, const char *type, const char 
   if (m->source && m->source[0] &&
       sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "source", m->source, 0) < 0)
     return fs_fail(fsfd, err, "source", m);
+  /* A tmpfs without mode= takes the mode of the directory it covers, as runc (a directory
+   * seerun made has none to keep: tmpfs's 1777). */
+  struct stat cst;
+  if (covered >= 0 && strcmp(type, "tmpfs") == 0 && !has_data_option(m, "mode") &&
+      fstat(covered, &cst) == 0 && S_ISDIR(cst.st_mode)) {
+    char mode[16];
+    snprintf(mode, sizeof(mode), "%o", (unsigned)(cst.st_mode & 07777));
+    if (sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "mode", mode, 0) < 0)
+      return fs_fail(fsfd, err, "mode of the covered directory", m);
+  }
   if (set_data_options(fsfd, m, err) < 0)
     return -1;
   const char *context = sr_selinux_fs_context(mount_label, type);
@@ -331,7 +362,10 @@ static int make_fs_mount(const struct sr_mount *m, const char *type, const char 
       return fs_fail(fsfd, err, sb_flags[i].name, m);
   if (sr_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
     return fs_fail(fsfd, err, "create", m);
-  int mfd = sr_fsmount(fsfd, FSMOUNT_CLOEXEC, (unsigned)sr_mount_flags_to_attr(m->opts.flags));
+  uint64_t attr = sr_mount_flags_to_attr(m->opts.flags);
+  if (is_dev(m))
+    attr &= ~(uint64_t)MOUNT_ATTR_RDONLY;
+  int mfd = sr_fsmount(fsfd, FSMOUNT_CLOEXEC, (unsigned)attr);
   if (mfd < 0)
     return fs_fail(fsfd, err, "fsmount", m);
   *out = mfd;
@@ -394,6 +428,29 @@ static int bind_runtime_sysfs(const struct sr_mount *m, int *out, sr_error_t *er
   return 0;
 }
 
+/* A bind's tree was cut in the parent, before the root and every other mount existed, so its
+ * mount ids, the order of /proc/self/mountinfo, would put it before them all.  Attached now, it
+ * is a mount of this namespace and can be cloned: the copy (same tree, options, idmap and
+ * propagation) replaces it, in config order (runtime-tools checks it, as tools reading
+ * mountinfo expect). */
+static int reclone_in_order(int attached, int target, const struct sr_mount *m, int *out,
+                            sr_error_t *err)
+{
+  _cleanup_close_ int copy =
+      sr_open_tree(attached, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+                                     (m->opts.rbind ? AT_RECURSIVE : 0));
+  if (copy < 0)
+    return 0; /* left as it is: only the order differs */
+  char path[64];
+  sr_fd_path(path, sizeof(path), attached);
+  if (umount2(path, MNT_DETACH) < 0)
+    return 0;
+  if (sr_attach_mount(copy, target) < 0)
+    return sr_error_sys(err, "attach mount on `%s`", m->destination);
+  *out = steal_fd(copy);
+  return 0;
+}
+
 static int apply_one(const struct sr_mount *m, int tree_fd, bool is_dir, int root_fd,
                      const struct sr_cgroup *cg, bool cgroupns, bool userns,
                      const char *mount_label, sr_error_t *err)
@@ -404,9 +461,14 @@ static int apply_one(const struct sr_mount *m, int tree_fd, bool is_dir, int roo
   if (!bind && (strcmp(m->type, "cgroup") == 0 || strcmp(m->type, "cgroup2") == 0))
     return sr_mount_cgroup(m, cg, cgroupns, root_fd, err);
 
+  /* The destination is resolved once, before the filesystem is made: its mode is the tmpfs's
+   * (runc) and the mount lands on the same directory. */
+  _cleanup_close_ int target = sr_openat2(root_fd, m->destination, O_PATH, 0,
+                                          RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+  bool existed = target >= 0;
   _cleanup_close_ int mfd = -1;
   if (!bind) {
-    if (make_fs_mount(m, m->type, mount_label, &mfd, err) < 0) {
+    if (make_fs_mount(m, m->type, mount_label, existed ? target : -1, &mfd, err) < 0) {
       if (!userns || strcmp(m->type, "sysfs") != 0 || (*err)->status != EPERM)
         return -1;
       sr_error_free(err);
@@ -416,14 +478,22 @@ static int apply_one(const struct sr_mount *m, int tree_fd, bool is_dir, int roo
     if (apply_recursive_attrs(mfd, &m->opts, m->destination, err) < 0)
       return -1;
   }
-  _cleanup_close_ int target = -1;
-  if (sr_mkpath_in_root(root_fd, m->destination, (bind && !is_dir) ? SR_MKPATH_FILE : SR_MKPATH_DIR,
-                        &target, err) < 0)
+  /* Made only now: a mount that cannot be made leaves nothing in the image. */
+  if (!existed &&
+      sr_mkpath_in_root(root_fd, m->destination,
+                        (bind && !is_dir) ? SR_MKPATH_FILE : SR_MKPATH_DIR, &target, err) < 0)
     return sr_error_wrap(err, "mount destination");
+  struct stat tst;
+  if (existed && fstat(target, &tst) == 0 && S_ISDIR(tst.st_mode) != (!bind || is_dir))
+    return sr_error_make(err, S_ISDIR(tst.st_mode) ? EISDIR : ENOTDIR,
+                         "mount destination: `%s` in the container", m->destination);
   int src = bind ? tree_fd : mfd;
   if (sr_attach_mount(src, target) < 0)
     return sr_error_sys(err, "attach mount on `%s`", m->destination);
-  return apply_propagation(src, m->opts.propagation, m->destination, err);
+  _cleanup_close_ int copy = -1;
+  if (bind && reclone_in_order(src, target, m, &copy, err) < 0)
+    return -1;
+  return apply_propagation(copy >= 0 ? copy : src, m->opts.propagation, m->destination, err);
 }
 
 int sr_mounts_apply(const struct sr_config *c, struct sr_bind_plan *plan, int root_fd,
@@ -565,5 +635,23 @@ int sr_rootfs_finish(const struct sr_config *c, sr_error_t *err)
   }
   if (apply_propagation(root_fd, c->linux_.rootfs_propagation, "/", err) < 0)
     return sr_error_wrap(err, "linux.rootfsPropagation");
+  return 0;
+}
+
+int sr_rootfs_dev_readonly(const struct sr_config *c, sr_error_t *err)
+{
+  _cleanup_close_ int root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root_fd < 0)
+    return sr_error_sys(err, "open /");
+  for (size_t i = 0; i < c->n_mounts; i++) {
+    const struct sr_mount *m = &c->mounts[i];
+    if (!is_dev(m) || !(m->opts.flags & MS_RDONLY) || (m->opts.flags & MS_REMOUNT))
+      continue;
+    _cleanup_close_ int dev = sr_openat2(root_fd, "/dev", O_PATH | O_DIRECTORY, 0,
+                                         RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+    struct sr_mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+    if (dev < 0 || sr_mount_setattr(dev, "", AT_EMPTY_PATH, &attr) < 0)
+      return sr_error_sys(err, "%s: make /dev read-only", m->field);
+  }
   return 0;
 }

@@ -61,4 +61,8 @@ void sr_fs_log(int fsfd, char *buf, size_t size);
 /* MS_* mount flags to MOUNT_ATTR_* (the atime mode included). */
 uint64_t sr_mount_flags_to_attr(unsigned long flags);
 
+/* A read-only mount on /dev, made writable for its submounts, nodes and /dev/console, is made
+ * read-only now (as runc, at the end). */
+int sr_rootfs_dev_readonly(const struct sr_config *c, sr_error_t *err);
+
 #endif

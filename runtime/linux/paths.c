@@ -95,6 +95,49 @@ static int check_kind(int fd, enum sr_mkpath_kind kind, const char *path, sr_err
 }
 
 static int mkpath(int rootfd, char *path, enum sr_mkpath_kind kind, int depth, int *out,
+                  sr_error_t *err);
+
+/* `path` (relative to the root) ends in `name`, a dangling symlink in `parent`: as runc, its
+ * target is made, inside the root: an absolute target is taken from the root, a relative one
+ * from the symlink's directory, ".." never above the root, and every step resolved in the root
+ * again (a symlink out of the root lands inside it, CVE-2021-30465 class).  Then `path` is
+ * opened through the symlink, in the root. */
+static int make_symlink_target(int rootfd, int parent, char *path, const char *name,
+                               enum sr_mkpath_kind kind, int depth, int *out, sr_error_t *err)
+{
+  char link[PATH_MAX];
+  ssize_t n = readlinkat(parent, name, link, sizeof(link) - 1);
+  if (n < 0)
+    return sr_error_sys(err, "read the symlink `/%s` in the container", path);
+  link[n] = '\0';
+  char target[PATH_MAX];
+  size_t dirlen = (size_t)(name - path);
+  int len = link[0] == '/' ? snprintf(target, sizeof(target), "%s", link)
+                           : snprintf(target, sizeof(target), "/%.*s%s", (int)dirlen, path, link);
+  if (len < 0 || (size_t)len >= sizeof(target))
+    return sr_error_make(err, ENAMETOOLONG, "the target of the symlink `/%s` in the container",
+                         path);
+  sr_clean_path(target);
+  char *rel = target;
+  while (*rel == '/')
+    rel++;
+  if (*rel) {
+    _cleanup_close_ int made = -1;
+    if (mkpath(rootfd, rel, kind, depth + 1, &made, err) < 0)
+      return sr_error_wrap(err, "`/%s` in the container is a dangling symlink", path);
+  }
+  int fd = sr_openat2(rootfd, path, O_PATH, 0, IN_ROOT);
+  if (fd < 0)
+    return sr_error_sys(err, "open `/%s` in the container", path);
+  if (check_kind(fd, kind, path, err) < 0) {
+    close(fd);
+    return -1;
+  }
+  *out = fd;
+  return 0;
+}
+
+static int mkpath(int rootfd, char *path, enum sr_mkpath_kind kind, int depth, int *out,
                   sr_error_t *err)
 {
   if (depth > 255)
@@ -143,11 +186,10 @@ static int mkpath(int rootfd, char *path, enum sr_mkpath_kind kind, int depth, i
    * directory"); RESOLVE_NO_SYMLINKS refuses it with ELOOP instead, which is what is left when
    * the name is a symlink that did not resolve above, a dangling one. */
   fd = sr_openat2(parent, name, O_PATH, 0, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
-  if (fd < 0) {
-    if (errno == ELOOP)
-      return sr_error_make(err, 0, "`/%s` in the container is a dangling symlink", path);
+  if (fd < 0 && errno == ELOOP)
+    return make_symlink_target(rootfd, parent, path, name, kind, depth, out, err);
+  if (fd < 0)
     return sr_error_sys(err, "open `/%s` in the container", path);
-  }
   if (check_kind(fd, kind, path, err) < 0) {
     close(fd);
     return -1;

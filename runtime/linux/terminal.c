@@ -53,9 +53,16 @@ int sr_terminal_setup(int console_fd, const struct sr_process *p, bool bind_cons
                                           RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
   if (master < 0)
     return sr_error_sys(err, "terminal: open /dev/ptmx in the container");
-  /* The pty must come from the container's own devpts, not a node the image planted. */
+  /* The pty must come from the container's own devpts, not a node the image planted.  A
+   * /dev/ptmx that is a device node (the host's, for a container without a mount namespace)
+   * gives way to devpts's own ptmx, checked the same way. */
   struct statfs sfs;
-  if (fstatfs(master, &sfs) < 0 || sfs.f_type != DEVPTS_SUPER_MAGIC)
+  if (fstatfs(master, &sfs) == 0 && sfs.f_type != DEVPTS_SUPER_MAGIC) {
+    close(master);
+    master = sr_openat2(root, "/dev/pts/ptmx", O_RDWR | O_NOCTTY, 0,
+                        RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+  }
+  if (master < 0 || fstatfs(master, &sfs) < 0 || sfs.f_type != DEVPTS_SUPER_MAGIC)
     return sr_error_make(err, 0, "terminal: /dev/ptmx in the container is not a devpts ptmx "
                                  "(is /dev/pts mounted?)");
   if (unlockpt(master) < 0)
@@ -64,6 +71,11 @@ int sr_terminal_setup(int console_fd, const struct sr_process *p, bool bind_cons
   _cleanup_close_ int slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
   if (slave < 0)
     return sr_error_sys(err, "terminal: TIOCGPTPEER");
+  /* As runc: the process's user owns its terminal (the group stays the one devpts gave it,
+   * gid=5 in the default spec), so a non-root process can use its console. Through the
+   * descriptor: the pts node is ours, from the master just opened. */
+  if (fchown(slave, p->user.uid, (gid_t)-1) < 0 && errno != EINVAL && errno != EPERM)
+    return sr_error_sys(err, "terminal: chown the pty to process.user.uid %u", p->user.uid);
   char name[64] = "/dev/ptmx";
   ptsname_r(master, name, sizeof(name));
   if (p->has_console_size) {

@@ -207,7 +207,7 @@ def memory_limit_below_usage(b):
 
 
 def bad_cwd(b):
-    b.process["cwd"] = "/no/such/dir"
+    b.process["cwd"] = "/etc/passwd/sub"  # a missing one is made (as runc); below a file, not
     return "process.cwd"
 
 

@@ -1137,6 +1137,18 @@ static void cgroup_paths_resolve_as_runc_does(void)
   free(out);
   out = NULL;
 
+  /* systemd's form without --systemd-cgroup: refused, naming the flag. */
+  static const char *const sd[] = {"system.slice:docker:abc", ":seerun:abc", "a:b:c"};
+  for (size_t i = 0; i < sizeof(sd) / sizeof(sd[0]); i++) {
+    CHECK(sr_cgroup_resolve_path_in("0::/\n", sd[i], "id", &out, &err) < 0);
+    CHECK_ERR_CONTAINS(err, "linux.cgroupsPath");
+    CHECK_ERR_CONTAINS(err, "--systemd-cgroup");
+    clear_error(&err);
+  }
+  CHECK_OK(sr_cgroup_resolve_path_in("0::/\n", "/a/b:c:d", "id", &out, &err), err);
+  free(out);
+  out = NULL;
+
   static const char *const bad[] = {"../x", "/a/../b", "a/..", "/.."};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     CHECK(sr_cgroup_resolve_path(bad[i], "id1", false, &out, &err) < 0);

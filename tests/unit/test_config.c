@@ -933,6 +933,49 @@ static void a_deep_nesting_bomb_is_refused_without_crashing(void)
   free(s);
 }
 
+/* Issue 17: inputs runc refuses or cleans, and the spec's MUSTs. */
+static void bad_text_labels_and_idmaps_are_refused_and_destinations_cleaned(void)
+{
+  REFUSED(CONFIG_WITH("hostname", JSON("a\ud800")),
+          "config.json: invalid JSON: a string contains a lone UTF-16 surrogate \\ud800");
+  REFUSED(CONFIG_WITH("hostname", JSON("\udc00a")), "lone UTF-16 surrogate \\udc00");
+  REFUSED(CONFIG_WITH("hostname", JSON("\ud800\u0041")), "lone UTF-16 surrogate \\ud800");
+  REFUSED(CONFIG_WITH("hostname", JSON("\ud800")), "lone UTF-16 surrogate");
+  struct sr_config *c;
+  PARSE(CONFIG_WITH("hostname", JSON("\ud83d\ude00"),
+                    "linux", JSON({"namespaces": [{"type": "mount"}, {"type": "uts"}]})), c);
+  if (c) {
+    CHECK_STR_EQ(c->hostname, "\xf0\x9f\x98\x80");
+    sr_config_free(c);
+  }
+
+  static const char *const bad_labels[] = {
+      JSON({"namespaces": [{"type": "mount"}], "mountLabel": "garbage"}),
+      JSON({"namespaces": [{"type": "mount"}], "mountLabel": "u:r"}),
+      JSON({"namespaces": [{"type": "mount"}], "mountLabel": "u:r:t:s0,uid=0"}),
+      JSON({"namespaces": [{"type": "mount"}], "mountLabel": "u::t"}),
+      JSON({"namespaces": [{"type": "mount"}], "mountLabel": "u r:t:s0"})};
+  for (size_t i = 0; i < sizeof(bad_labels) / sizeof(bad_labels[0]); i++)
+    REFUSED(CONFIG_WITH("linux", bad_labels[i]), "config.json: linux.mountLabel: ");
+  PARSE(CONFIG_WITH("linux", JSON({"namespaces": [{"type": "mount"}],
+                                   "mountLabel": "system_u:object_r:container_file_t:s0:c1,c2"})),
+        c);
+  if (c)
+    sr_config_free(c);
+
+  REFUSED(CONFIG_WITH("mounts", JSON([{"destination": "/t", "type": "tmpfs", "options": ["idmap"]}])),
+          "config.json: mounts[0].options: \"idmap\" is only supported on a bind mount");
+
+  PARSE(CONFIG_WITH("mounts", JSON([{"destination": "/../../proc/../tmp/./x/../up//", "type": "tmpfs"},
+                                    {"destination": "rel/../..", "type": "tmpfs"}])),
+        c);
+  if (c) {
+    CHECK_STR_EQ(c->mounts[0].destination, "/tmp/up");
+    CHECK_STR_EQ(c->mounts[1].destination, "/");
+    sr_config_free(c);
+  }
+}
+
 static void a_config_without_a_supported_oci_version_is_refused(void)
 {
   REFUSED(CONFIG_WITH("ociVersion", OMIT), "config.json: ociVersion: required");
@@ -1047,10 +1090,19 @@ static void bad_namespaces_are_refused(void)
   REFUSED(CONFIG_WITH("linux", JSON({"namespaces": [{"type": "mount"},
                                                     {"type": "network", "path": "netns/x"}]})),
           "config.json: linux.namespaces[1].path: must be an absolute path, got \"netns/x\"");
-  REFUSED(CONFIG_WITH("linux", JSON({"namespaces": [{"type": "pid"}]})),
-          "config.json: linux.namespaces: a mount namespace is required");
-  REFUSED(CONFIG_WITH("linux", OMIT),
-          "config.json: linux.namespaces: a mount namespace is required");
+  /* No mount namespace: the runtime's (runtime.md); the policy decides whether it may run.
+   * Nothing can be masked or made read-only there. */
+  struct sr_config *c;
+  PARSE(CONFIG_WITH("linux", JSON({"namespaces": [{"type": "pid"}]})), c);
+  if (c) {
+    CHECK(!c->linux_.namespaces[SR_NS_MOUNT].present);
+    sr_config_free(c);
+  }
+  REFUSED(CONFIG_WITH("linux", JSON({"namespaces": [{"type": "pid"}],
+                                     "maskedPaths": ["/proc/kcore"]})),
+          "config.json: linux.maskedPaths: needs a mount namespace of the container's own");
+  REFUSED(CONFIG_WITH("linux", JSON({"readonlyPaths": ["/proc/sys"]})),
+          "config.json: linux.readonlyPaths: needs a mount namespace of the container's own");
   REFUSED(CONFIG_WITH("hostname", JSON("box")),
           "config.json: hostname: setting it needs a uts namespace");
   REFUSED(CONFIG_WITH("domainname", JSON("example.org")),
@@ -1413,6 +1465,7 @@ int main(void)
   RUN(a_process_with_a_bad_user_is_refused);
   RUN(unknown_capabilities_and_bad_rlimits_are_refused);
   RUN(bad_namespaces_are_refused);
+  RUN(bad_text_labels_and_idmaps_are_refused_and_destinations_cleaned);
   RUN(user_namespace_mappings_must_match_the_namespaces);
   RUN(bad_mounts_are_refused);
   RUN(a_bad_seccomp_profile_is_refused);
