@@ -257,6 +257,7 @@ int sr_cli_prepare_create(const struct sr_global *g, struct sr_create_ctx *ctx,
   ctx->egress_narrow = d->egress_narrow;
   ctx->n_egress_narrow = d->n_egress_narrow;
   ctx->landlock.abi = d->landlock_abi;
+  ctx->rootfs_no_idmap = !d->rootfs_idmap;
   ctx->landlock.scope_abstract_unix = d->landlock_scope_abstract_unix;
   if (sr_audit_event(&pc->audit, "create", NULL, err) < 0)
     return -1;

@@ -50,6 +50,7 @@ struct sr_create_ctx {
   int rootfs_tree_fd; /* the root filesystem the parent prepared, from host.root_fd */
   bool rootfs_idmapped; /* rootfs_tree_fd is idmapped already (an overlay rebuilt of layers) */
   bool rootfs_idmap_wanted; /* rootfs_tree_fd is to be idmapped once the user namespace exists */
+  bool rootfs_no_idmap;     /* the policy: root.path is mounted as it is (rootfs.idmapPaths) */
   struct sr_seccomp_prog seccomp_prog; /* the config's filter, compiled (or cached) by the parent */
   int sync[2];       /* [0]: the parent's end, [1]: the children's */
   int fifo_fd;       /* O_PATH of exec.fifo */

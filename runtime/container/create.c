@@ -579,7 +579,7 @@ static int prepare(struct sr_create_ctx *ctx, sr_error_t *err)
   if (own_mounts && ctx->rootfs_tree_fd < 0) {
     if (sr_rootfs_prepare_tree(ctx->host.root_fd, ctx->rootfs, &ctx->rootfs_tree_fd, err) < 0)
       return -1;
-    ctx->rootfs_idmap_wanted = ctx->ns.new_userns &&
+    ctx->rootfs_idmap_wanted = ctx->ns.new_userns && !ctx->rootfs_no_idmap &&
                                !(fstatfs(ctx->host.root_fd, &sfs) == 0 &&
                                  sfs.f_type == OVERLAYFS_SUPER_MAGIC);
   }

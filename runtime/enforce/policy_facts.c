@@ -496,6 +496,20 @@ static int mount_facts(const struct sr_config *c, const struct sr_facts_input *i
   if (objs->root_fd >= 0) {
     f->have_root = true;
     judge_object(&set, a, objs->root_fd, in->rootfs, true, bundlefd, &f->root);
+    struct statfs sfs;
+    f->root_is_overlay = fstatfs(objs->root_fd, &sfs) == 0 && sfs.f_type == OVERLAYFS_SUPER_MAGIC;
+    /* Where an idmapped root may lie: the bundle's own tree, or below rootfs.idmapPaths. */
+    struct stat bst;
+    if (fstat(bundlefd, &bst) == 0 && at_or_below_inode(objs->root_fd, bst.st_dev, bst.st_ino))
+      f->root_idmappable = "the bundle";
+    for (size_t i = 0; i < in->n_rootfs_idmap_paths && f->root_idmappable == NULL; i++) {
+      _cleanup_close_ int pfd =
+          open(in->rootfs_idmap_paths[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+      struct stat pst;
+      if (pfd >= 0 && fstat(pfd, &pst) == 0 &&
+          at_or_below_inode(objs->root_fd, pst.st_dev, pst.st_ino))
+        f->root_idmappable = sr_arena_strdup(a, in->rootfs_idmap_paths[i]);
+    }
   }
   return 0;
 }

@@ -47,6 +47,8 @@ struct sr_facts_input {
   size_t n_denied;
   char **idmappable;                   /* the profile's mounts.idmappable */
   size_t n_idmappable;
+  char **rootfs_idmap_paths;           /* the profile's rootfs.idmapPaths */
+  size_t n_rootfs_idmap_paths;
   const struct sr_policy_profile *profile; /* whose hooks.allowedPaths the hooks are matched
                                               against (set by sr_policy_enforce_create) */
   struct sr_host_objects *keep; /* create: receives the judged descriptors, which it then

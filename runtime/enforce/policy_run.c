@@ -196,6 +196,8 @@ int sr_policy_enforce_create(struct sr_policy_ctx *pc, struct sr_config *c,
   local.denied = denied;
   local.idmappable = pc->profile->idmappable;
   local.n_idmappable = pc->profile->n_idmappable;
+  local.rootfs_idmap_paths = pc->profile->rootfs.idmap_paths;
+  local.n_rootfs_idmap_paths = pc->profile->rootfs.n_idmap_paths;
   struct sr_policy_facts facts;
   struct sr_facts_input with_profile = *in;
   with_profile.profile = pc->profile;

@@ -143,7 +143,7 @@ static int check_profile_keys(struct sr_arena *a, yajl_val v, const char *path, 
       "base",          "description",  "enforce", "rootfs", "network",
       "namespaces",    "capabilities", "devices", "mounts", "maskedPaths",
       "readonlyPaths", "resources",    "sysctls", "hooks",  "landlock", NULL};
-  static const char *const rootfs[] = {"readonly", "tmpfs", NULL};
+  static const char *const rootfs[] = {"readonly", "tmpfs", "idmapPaths", NULL};
   static const char *const tmpfs[] = {"path", "size", "maxSize", "mode", "noexec", NULL};
   static const char *const network[] = {"allow", "onRequest", "allowHost", "proxy",
                                         "mode",  "egress",    NULL};
@@ -737,6 +737,8 @@ static int parse_profile(struct sr_arena *a, const struct chain *ch, struct sr_p
   if (chain_bool(ch, "enforce", &p->enforce, err) < 0 ||
       chain_sub(a, ch, "rootfs", &rootfs, err) < 0 ||
       chain_bool(&rootfs, "readonly", &p->rootfs.readonly, err) < 0 ||
+      parse_paths(a, &rootfs, "idmapPaths", &p->rootfs.idmap_paths, &p->rootfs.n_idmap_paths,
+                  err) < 0 ||
       parse_tmpfs(a, &rootfs, p, err) < 0 || chain_sub(a, ch, "network", &net, err) < 0 ||
       chain_bool(&net, "allow", &p->network.allow, err) < 0 ||
       chain_bool(&net, "onRequest", &p->network.on_request, err) < 0 ||
@@ -1167,6 +1169,7 @@ int sr_policy_profile_to_json(const struct sr_policy_profile *p, sr_json_gen_t g
     sr_json_map_close(g);
   }
   sr_json_array_close(g);
+  put_strv(g, "idmapPaths", p->rootfs.idmap_paths, p->rootfs.n_idmap_paths);
   sr_json_map_close(g);
 
   sr_json_put_key(g, "network");

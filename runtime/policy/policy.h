@@ -73,6 +73,10 @@ struct sr_policy_profile {
     bool readonly;
     struct sr_policy_tmpfs *tmpfs;
     size_t n_tmpfs;
+    /* Directories below which a plain-directory root.path is idmapped (besides the bundle):
+     * mapping ids is granting them, so a host directory named as root.path is not. */
+    char **idmap_paths;
+    size_t n_idmap_paths;
   } rootfs;
   struct {
     bool allow;      /* network beyond loopback (a network the engine configures) */

@@ -46,6 +46,8 @@ struct sr_decisions {
   /* Set by sr_policy_apply and sr_policy_apply_landlock: the Landlock ABI the container's
    * processes are confined with (0: none) and whether abstract unix sockets are scoped. */
   int landlock_abi;
+  /* root.path may be idmapped (false: mounted as it is, its files unmapped inside). */
+  bool rootfs_idmap;
   bool landlock_scope_abstract_unix;
 };
 
@@ -104,6 +106,10 @@ struct sr_policy_facts {
   const char *tenant_dirs[SR_POLICY_TENANT_DIRS];
   bool have_root;                                   /* root is known (the runtime always) */
   struct sr_policy_mount_fact root;                 /* root.path, judged like a bind source */
+  /* root.path is a plain directory in the bundle or below the profile's rootfs.idmapPaths
+   * (NULL: neither); an overlay root is the engine's, rebuilt from its layers. */
+  const char *root_idmappable;
+  bool root_is_overlay;
   bool have_network_grant_check;                    /* reserved */
   int landlock_abi;                                 /* the kernel's Landlock ABI, 0: none */
 };

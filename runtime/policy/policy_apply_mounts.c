@@ -159,11 +159,30 @@ static int judge_host_object(struct sr_pa_ctx *x, const char *what, const char *
 int sr_pa_check_root(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
                      const struct sr_config *c)
 {
+  x->out->rootfs_idmap = true;
   /* No facts (the pure policy's own tests): nothing is known of the host's root. */
   if (facts == NULL || !facts->have_root || facts->root.resolved == NULL)
     return 0;
-  return judge_host_object(x, "root.path", "root.path", sr_pa_text_str(x->a, c->root_path),
-                           c->root_path, &facts->root);
+  TRY(judge_host_object(x, "root.path", "root.path", sr_pa_text_str(x->a, c->root_path),
+                        c->root_path, &facts->root));
+  if (facts->root_is_overlay)
+    return 0; /* the engine's image: rebuilt from its idmapped layers */
+  /* Mapping ids is granting them: idmapped, a host directory named as root.path would be the
+   * container root's as on-disk root (its 0600 files read, files made as root there). */
+  char *asked = sr_pa_text_str(x->a, c->root_path);
+  if (facts->root_idmappable)
+    return sr_pa_allow(x, "root.path", asked,
+                       P("idmapped to the container's user namespace (in %s)",
+                         facts->root_idmappable));
+  int r = sr_pa_change(
+      x, "root.path", asked, "\"not idmapped\"",
+      P("a directory outside the bundle and profiles.%s.rootfs.idmapPaths is mounted as it is: "
+        "its files are the host's, unmapped (nobody) inside",
+        x->name));
+  TRY(r);
+  if (r)
+    x->out->rootfs_idmap = false;
+  return 0;
 }
 
 /* The options of a bind, with nosuid and nodev (and their recursive forms for rbind). */

@@ -69,6 +69,12 @@ def write_policy(directory):
     # In a directory of its own: the audit log's directory is a denied bind source, at and
     # below, and tests bind things from their own directory.
     policy["auditLog"] = str(directory / "audit" / "audit.jsonl")
+    # The tests' root filesystems (the shared busybox one, and the copies a test makes in its
+    # own directory) lie outside their bundles, in the session's temporary directory: listed
+    # in rootfs.idmapPaths, as an operator lists an image store (a root.path elsewhere is
+    # mounted as it is, its files unmapped: mapping ids is granting them).
+    for prof in policy["profiles"].values():
+        prof.setdefault("rootfs", {})["idmapPaths"] = [os.path.dirname(str(directory))]
     # The test's own user namespace registry: ranges it takes never mix with the host's.
     policy["userNamespaces"]["registry"] = str(directory / "userns" / "ranges")
     path = directory / "policy.json"

@@ -1810,9 +1810,26 @@ static void host_objects_are_judged_by_what_they_are(void)
   f = benign_host(&h);
   h.facts.have_root = true;
   h.facts.root.resolved = "/srv/bundle/rootfs";
+  h.facts.root_idmappable = "the bundle";
   run_apply(&r, profile("default"), CLEAN_CONFIG, f);
   CHECK_INT_EQ(r.ret, 0);
   CHECK_DECISION(&r.d, "root.path", SR_DECISION_ALLOWED, "\"rootfs\"", NULL);
+  CHECK(r.d.rootfs_idmap);
+  run_done(&r);
+  /* A host directory outside the bundle and rootfs.idmapPaths: mounted, never idmapped (the
+   * container's root would be on-disk root there). */
+  f = benign_host(&h);
+  h.facts.have_root = true;
+  h.facts.root.resolved = "/srv/secrets";
+  run_apply(&r, profile("default"), CLEAN_CONFIG, f);
+  CHECK_INT_EQ(r.ret, 0);
+  CHECK(!r.d.rootfs_idmap);
+  const struct sr_decision *nd = NULL;
+  for (size_t i = 0; i < r.d.n; i++)
+    if (strcmp(r.d.list[i].field, "root.path") == 0 && r.d.list[i].kind == SR_DECISION_ENFORCED)
+      nd = &r.d.list[i];
+  CHECK(nd && strcmp(nd->applied, "\"not idmapped\"") == 0 &&
+        strstr(nd->reason, "rootfs.idmapPaths"));
   run_done(&r);
 }
 
