@@ -26,6 +26,7 @@ struct sr_create_opts {
   bool no_pivot;
   bool no_new_keyring;
   int preserve_fds;
+  const char *audit_event; /* the lifecycle event prepare audits; NULL: "create" */
 };
 
 struct sr_create_ctx {

@@ -3,6 +3,7 @@
 #include "build.h"
 
 #include "container.h"
+#include "create_steps.h"
 
 #include "caps.h"
 #include "cgroup_systemd.h"
@@ -126,7 +127,7 @@ static int device_rules(struct sr_create_ctx *ctx, struct sr_resources *out, sr_
   return 0;
 }
 
-static int setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
+int sr_create_setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
 {
   struct sr_state_record *rec = ctx->container->rec;
   /* Recorded as ours before it exists, so that a crash right after mkdir still removes it. */
@@ -200,7 +201,7 @@ static int start_supervisor(struct sr_create_ctx *ctx, sr_error_t *err)
   return 0;
 }
 
-static void create_abort(struct sr_create_ctx *ctx)
+void sr_create_abort(struct sr_create_ctx *ctx)
 {
   sr_error_t e = NULL;
   if (ctx->supervisor_pid > 0)
@@ -508,7 +509,7 @@ static void explain_setup_death(struct sr_create_ctx *ctx, sr_error_t *err)
                        hint[0] ? hint : NULL);
 }
 
-static int prepare(struct sr_create_ctx *ctx, sr_error_t *err)
+int sr_create_prepare(struct sr_create_ctx *ctx, sr_error_t *err)
 {
   const struct sr_config *c = ctx->config;
   if (c->process == NULL)
@@ -561,7 +562,7 @@ static int prepare(struct sr_create_ctx *ctx, sr_error_t *err)
   return 0;
 }
 
-static int record_begin(struct sr_create_ctx *ctx, int rootfd, sr_error_t *err)
+int sr_create_record_begin(struct sr_create_ctx *ctx, int rootfd, sr_error_t *err)
 {
   _cleanup_record_ struct sr_state_record *rec = sr_state_record_new();
   if (rec == NULL)
@@ -606,7 +607,7 @@ static int record_begin(struct sr_create_ctx *ctx, int rootfd, sr_error_t *err)
 int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
 {
   int rootfd = -1;
-  if (prepare(ctx, err) < 0)
+  if (sr_create_prepare(ctx, err) < 0)
     return -1;
   if (sr_statedir_open_root(ctx->g->root, true, &rootfd, err) < 0)
     return -1;
@@ -620,7 +621,7 @@ int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
     close(rootfd);
     return -1;
   }
-  if (record_begin(ctx, rootfd, err) < 0) {
+  if (sr_create_record_begin(ctx, rootfd, err) < 0) {
     close(rootfd);
     return -1;
   }
@@ -638,7 +639,7 @@ int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
   }
   SR_KILL_POINT("create.after-fifo");
 
-  if (setup_cgroup(ctx, err) < 0 || sr_sync_pair(ctx->sync, err) < 0)
+  if (sr_create_setup_cgroup(ctx, err) < 0 || sr_sync_pair(ctx->sync, err) < 0)
     goto fail;
   if (clone_child(ctx, err) < 0)
     goto fail;
@@ -661,7 +662,7 @@ int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
   SR_KILL_POINT("create.after-created");
   return 0;
 fail:
-  create_abort(ctx);
+  sr_create_abort(ctx);
   return -1;
 }
 

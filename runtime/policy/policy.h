@@ -96,6 +96,8 @@ struct sr_policy_profile {
   char **hook_paths;
   size_t n_hook_paths;
   bool landlock; /* confine every process to the container's file hierarchy (enforcing only) */
+  /* restore may bring a container back without Landlock (CRIU cannot carry a domain) */
+  bool restore_without_landlock;
 };
 
 /* Where every container's user namespace maps its ids on the host: ranges of `size` ids from a
