@@ -40,7 +40,8 @@ struct sr_criu_opts {
   bool detach, no_subreaper;
 };
 
-/* Whether checkpoint/restore can work here (built with libcriu and `criu check` passes). */
+/* Whether checkpoint/restore can work here: built with libcriu, and the criu binary starts and
+ * is 4.0 or newer. */
 bool sr_criu_usable(const char *binary);
 /* The criu binary to start: o->binary or the one configure found; an error naming it when it
  * is not there (or seerun was built without libcriu). */

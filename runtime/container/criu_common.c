@@ -206,7 +206,8 @@ void sr_criu_explain(int dirfd, const char *dir, const char *name, sr_error_t *e
   if (sr_read_file_at(dirfd, name, 16 << 20, &buf, &len, &e) == 0) {
     char *save = NULL;
     for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-      if (strstr(l, "Error (") && !strstr(l, "RLIMIT_NOFILE"))
+      /* The first error is the cause; what follows is CRIU cleaning up. */
+      if (last[0] == '\0' && strstr(l, "Error (") && !strstr(l, "RLIMIT_NOFILE"))
         snprintf(last, sizeof(last), "%s", l);
   }
   sr_error_free(&e);
@@ -238,7 +239,9 @@ bool sr_criu_usable(const char *binary)
   criu_opts *opts = NULL;
   if (criu_local_init_opts(&opts) < 0)
     return false;
-  bool ok = criu_local_set_service_binary(opts, b) == 0 && criu_local_check(opts) == 0;
+  /* The version over RPC proves the binary starts and speaks libcriu's protocol (an RPC
+   * `check` fails here on the RLIMIT_NOFILE it cannot raise, where `criu check` passes). */
+  bool ok = criu_local_set_service_binary(opts, b) == 0 && criu_local_get_version(opts) >= 40000;
   criu_local_free_opts(opts);
   return ok;
 #endif

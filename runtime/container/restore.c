@@ -419,7 +419,7 @@ static int notify(char *action, criu_notify_arg_t na)
 /* ---- preparing what CRIU is given --------------------------------------------------------- */
 
 struct restore_mounts {
-  char dir[PATH_MAX]; /* a private tmpfs in the work directory */
+  char dir[PATH_MAX]; /* a private tmpfs under /run/seerun-restore */
   bool made, mounted;
   char (*paths)[PATH_MAX];
   size_t n;
@@ -436,21 +436,32 @@ static void restore_mounts_release(struct restore_mounts *rm)
   rm->paths = NULL;
 }
 
-/* The mounts seerun hands CRIU live under a private tmpfs in the work directory (CRIU opens
- * them from inside the container's user namespace, as its root, who must be able to reach
- * them: the state directory is root's alone), so that nothing attached there propagates to
- * the host's peers, nor from them into the container.  Made with mkdirat and opened without
- * following a link: the work directory is the image's, untrusted. */
-static int restore_mounts_begin(struct restore_mounts *rm, int workfd, const char *work,
-                                const struct sr_linux *l, size_t max, sr_error_t *err)
+/* The mounts seerun hands CRIU live under a private tmpfs (nothing attached there propagates
+ * to the host's peers, nor from them into the container) in a directory of root's under /run
+ * that others may only traverse: CRIU opens them from inside the container's user namespace,
+ * as its root, who cannot reach the state directory or an engine's 0700 image directories.
+ * The tmpfs itself is open to the container's root group only. */
+#define SR_RESTORE_MOUNTS_DIR "/run/seerun-restore"
+
+static int restore_mounts_begin(struct restore_mounts *rm, const char *id, const struct sr_linux *l,
+                                size_t max, sr_error_t *err)
 {
-  char real[PATH_MAX];
-  if (realpath(work, real) == NULL)
-    return sr_error_sys(err, "--work-path `%s`", work);
-  if ((size_t)snprintf(rm->dir, sizeof(rm->dir), "%s/seerun-mounts", real) >= sizeof(rm->dir))
-    return sr_error_make(err, ENAMETOOLONG, "--work-path `%s`", work);
-  if (mkdirat(workfd, "seerun-mounts", 0700) < 0)
-    return sr_error_sys(err, "--work-path: mkdir `%s`", rm->dir);
+  if (mkdir(SR_RESTORE_MOUNTS_DIR, 0711) < 0 && errno != EEXIST)
+    return sr_error_sys(err, "mkdir `%s`", SR_RESTORE_MOUNTS_DIR);
+  _cleanup_close_ int top =
+      open(SR_RESTORE_MOUNTS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  if (top < 0 || fstat(top, &st) < 0)
+    return sr_error_sys(err, "open `%s`", SR_RESTORE_MOUNTS_DIR);
+  /* Someone else's directory there could watch or swap what CRIU mounts. */
+  if (st.st_uid != 0 || (st.st_mode & 022))
+    return sr_error_make(err, EPERM, "`%s`: not root's alone", SR_RESTORE_MOUNTS_DIR);
+  char name[NAME_MAX + 1];
+  if ((size_t)snprintf(name, sizeof(name), "%d.%.200s", getpid(), id) >= sizeof(name))
+    return sr_error_make(err, ENAMETOOLONG, "restore: `%s`", id);
+  snprintf(rm->dir, sizeof(rm->dir), "%s/%s", SR_RESTORE_MOUNTS_DIR, name);
+  if (mkdirat(top, name, 0700) < 0)
+    return sr_error_sys(err, "mkdir `%s`", rm->dir);
   rm->made = true;
   char opt[32] = "0";
   if (l->namespaces[SR_NS_USER].present && l->n_gid_mappings > 0)
@@ -465,8 +476,7 @@ static int restore_mounts_begin(struct restore_mounts *rm, int workfd, const cha
   if (mnt < 0)
     return sr_error_sys(err, "fsmount tmpfs for `%s`", rm->dir);
   struct sr_mount_attr prop = {.propagation = MS_PRIVATE};
-  _cleanup_close_ int target =
-      openat(workfd, "seerun-mounts", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  _cleanup_close_ int target = openat(top, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (target < 0 || sr_mount_setattr(mnt, "", AT_EMPTY_PATH, &prop) < 0 ||
       sr_attach_mount(mnt, target) < 0)
     return sr_error_sys(err, "mount tmpfs on `%s`", rm->dir);
@@ -586,6 +596,99 @@ static int external_mounts(struct restore_run *run, criu_opts *opts, struct rest
   return 0;
 }
 
+/* ---- the image's user namespace, read before CRIU starts -------------------------------- */
+
+static bool pb_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+{
+  *v = 0;
+  for (int shift = 0; shift < 64 && *p < end; shift += 7) {
+    unsigned char b = *(*p)++;
+    *v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80))
+      return true;
+  }
+  return false;
+}
+
+/* One uid_gid_extent {first = 1, lower_first = 2, count = 3}. */
+static bool pb_extent(const unsigned char *p, const unsigned char *end, struct sr_id_map *m)
+{
+  while (p < end) {
+    uint64_t key, v;
+    if (!pb_varint(&p, end, &key) || (key & 7) != 0 || !pb_varint(&p, end, &v) || v > UINT32_MAX)
+      return false;
+    if ((key >> 3) == 1)
+      m->container_id = (uint32_t)v;
+    else if ((key >> 3) == 2)
+      m->host_id = (uint32_t)v;
+    else if ((key >> 3) == 3)
+      m->size = (uint32_t)v;
+  }
+  return true;
+}
+
+/* The maps of the image's user namespace must be the ones the policy decided for this id:
+ * seerun never rewrites them (the image's files and memory hold ids of that range), and a
+ * restore under another id, which the registry gives another range, is refused.  The same is
+ * checked again on the restored namespace itself (post-restore): this early look only gives a
+ * clear answer before CRIU starts (a restore on another range fails in CRIU otherwise). */
+static int check_image_userns(int imgfd, const struct sr_linux *l, sr_error_t *err)
+{
+  if (!l->namespaces[SR_NS_USER].present)
+    return 0;
+  _cleanup_dir_ DIR *d = sr_opendir_fd(imgfd);
+  if (d == NULL)
+    return sr_error_sys(err, "--image-path: read");
+  struct dirent *de;
+  char name[NAME_MAX + 1] = "";
+  while ((de = readdir(d)) != NULL)
+    if (strncmp(de->d_name, "userns-", 7) == 0 && strstr(de->d_name, ".img"))
+      snprintf(name, sizeof(name), "%s", de->d_name);
+  if (name[0] == '\0')
+    return sr_error_make(err, EPERM,
+                         "restore: refused: the image has no user namespace; the "
+                         "policy decided one (linux.namespaces)");
+  _cleanup_free_ char *buf = NULL;
+  size_t len;
+  if (sr_read_file_at(imgfd, name, 1 << 20, &buf, &len, err) < 0)
+    return sr_error_wrap(err, "--image-path");
+  /* Two magics, then one entry: its length and the message. */
+  const unsigned char *p = (const unsigned char *)buf + 12, *end = (const unsigned char *)buf + len;
+  uint32_t msg_len;
+  if (len < 12 || (memcpy(&msg_len, buf + 8, 4), msg_len > len - 12))
+    return sr_error_make(err, EINVAL, "--image-path: `%s`: not a CRIU image", name);
+  end = p + msg_len;
+  const struct sr_id_map *want[2] = {l->uid_mappings, l->gid_mappings};
+  size_t n_want[2] = {l->n_uid_mappings, l->n_gid_mappings}, seen[2] = {0, 0};
+  while (p < end) {
+    uint64_t key, sub;
+    if (!pb_varint(&p, end, &key) || (key & 7) != 2 || !pb_varint(&p, end, &sub) ||
+        sub > (uint64_t)(end - p))
+      return sr_error_make(err, EINVAL, "--image-path: `%s`: cannot parse", name);
+    int k = (int)(key >> 3) - 1;
+    struct sr_id_map m = {0};
+    if (k < 0 || k > 1 || !pb_extent(p, p + sub, &m))
+      return sr_error_make(err, EINVAL, "--image-path: `%s`: cannot parse", name);
+    p += sub;
+    size_t i = seen[k]++;
+    if (i >= n_want[k] || m.container_id != want[k][i].container_id ||
+        m.host_id != want[k][i].host_id || m.size != want[k][i].size)
+      return sr_error_make(
+          err, EPERM,
+          "restore: refused: the image's user namespace maps (%s: `%" PRIu32 " %" PRIu32 " %" PRIu32
+          "`) are not the ones the policy decided for this id (%s): seerun does "
+          "not rewrite an image's user namespace; restore it under the id it was checkpointed "
+          "as, while its range is still that id's",
+          k ? "gid_map" : "uid_map", m.container_id, m.host_id, m.size,
+          i < n_want[k] ? "another range" : "fewer maps");
+  }
+  if (seen[0] != n_want[0] || seen[1] != n_want[1])
+    return sr_error_make(err, EPERM,
+                         "restore: refused: the image's user namespace has other "
+                         "maps than the policy decided");
+  return 0;
+}
+
 /* CRIU's tasks read images from inside the new user namespace: before the maps are written
  * with their host uid 0 but no capability over host files (only the owner's bits count), after
  * as the container's root (runc's 0600 directory fails: "timens-0.img: Permission denied").
@@ -633,8 +736,11 @@ static int inherit_stdio(criu_opts *opts, int imgfd, int dups[3], sr_error_t *er
     }
     if (key == NULL && ea && YAJL_GET_ARRAY(ea)->len > (size_t)fd) {
       const char *s = YAJL_GET_STRING(YAJL_GET_ARRAY(ea)->values[fd]);
+      /* Keyed by the path CRIU 4.1 gives an external file (its name without the first
+       * character): then CRIU hands over our descriptor itself, where with the name it would
+       * reopen it through /proc/self/fd with the dumped flags, and O_NOFOLLOW fails there. */
       if (s && strncmp(s, "file[", 5) == 0)
-        key = s;
+        key = s + 1;
     }
     if (key == NULL)
       continue;
@@ -719,6 +825,8 @@ int sr_container_restore(struct sr_create_ctx *ctx, const struct sr_criu_opts *o
                                             : fcntl(imgfd, F_DUPFD_CLOEXEC, 3);
   if (workfd < 0)
     return sr_error_sys(err, "--work-path `%s`", work);
+  if (check_image_userns(imgfd, &ctx->config->linux_, err) < 0)
+    return -1;
   int rootfd = -1;
   if (sr_create_prepare(ctx, err) < 0 ||
       sr_statedir_open_root(ctx->g->root, true, &rootfd, err) < 0)
@@ -742,7 +850,7 @@ int sr_container_restore(struct sr_create_ctx *ctx, const struct sr_criu_opts *o
   }
   run->ctx = ctx;
   if (sr_create_setup_cgroup(ctx, err) < 0 || idmap_trees(ctx, err) < 0 ||
-      restore_mounts_begin(&rm, workfd, work, &ctx->config->linux_, ctx->binds.n + ctx->devs.n + 1,
+      restore_mounts_begin(&rm, ctx->o->id, &ctx->config->linux_, ctx->binds.n + ctx->devs.n + 1,
                            err) < 0 ||
       attach_tree(&rm, ctx->rootfs_tree_fd, true, "root", &root_path, err) < 0)
     goto out;
