@@ -258,3 +258,80 @@ def test_missing_criu_is_named(hardened, hbundle, tmp_path):
     finally:
         s.global_args = saved
     assert s.state(cid)["status"] == "running" and s.state(cid)["pid"] == pid
+
+
+def test_idmapped_and_plain_binds_come_back_as_they_were(hardened, hbundle, tmp_path):
+    """seerun's own set-up survives: an idmapped bind (host root's files are the container
+    root's) and a plain one (they are nobody's) come back the same, given by seerun (never
+    from the image), and a write through the idmapped bind lands on the host as root's."""
+    s = hardened
+    vol = tmp_path / "vol"
+    vol.mkdir()
+    (vol / "owned-by-root").write_text("")
+    hbundle.linux["namespaces"].append({"type": "user"})
+    # The policy puts the container on its own range whatever the config maps.
+    hbundle.linux["uidMappings"] = [{"containerID": 0, "hostID": 300000, "size": 65536}]
+    hbundle.linux["gidMappings"] = [{"containerID": 0, "hostID": 300000, "size": 65536}]
+    hbundle.config["mounts"] += [
+        {"destination": "/tmp/idmapped", "type": "bind", "source": str(vol),
+         "options": ["bind", "rw", "idmap"]},
+        {"destination": "/tmp/plain", "type": "bind", "source": str(vol),
+         "options": ["bind", "ro"]}]
+    cid = s.id("binds")
+    start_counter(s, hbundle, cid)
+    probe = "stat -c '%u' /tmp/idmapped/owned-by-root /tmp/plain/owned-by-root"
+    assert s.cmd("exec", cid, "sh", "-c", probe, check=True).stdout.split() == ["0", "65534"]
+    img = tmp_path / "img"
+    s.cmd("checkpoint", "--image-path", str(img), cid, check=True)
+    s.cmd("restore", "-d", "--image-path", str(img), "--bundle", hbundle.write(), cid,
+          check=True)
+    assert s.cmd("exec", cid, "sh", "-c", probe, check=True).stdout.split() == ["0", "65534"]
+    s.cmd("exec", cid, "sh", "-c", "echo after > /tmp/idmapped/written", check=True)
+    assert (vol / "written").read_text() == "after\n" and (vol / "written").stat().st_uid == 0
+    r = s.cmd("exec", cid, "sh", "-c", "echo x > /tmp/plain/no")
+    assert r.returncode != 0 and not (vol / "no").exists()
+
+
+def test_an_image_asking_for_a_mount_seerun_did_not_decide_is_refused(hardened, hbundle,
+                                                                       tmp_path):
+    """The image names the mounts CRIU must bind from outside; seerun gives only the decided
+    ones.  An image renaming one (here /proc/keys, masked with /dev/null, to a name seerun
+    never gives) cannot make CRIU bind anything: the restore fails and nothing remains."""
+    s = hardened
+    cid = s.id("mnt")
+    start_counter(s, hbundle, cid)
+    img = tmp_path / "img"
+    s.cmd("checkpoint", "--image-path", str(img), cid, check=True)
+    [mnts] = [p for p in os.listdir(img) if p.startswith("mountpoints-")]
+    data = (img / mnts).read_bytes()
+    assert b"/proc/keys" in data
+    (img / mnts).write_bytes(data.replace(b"/proc/keys", b"/etc/sh/ad"))
+    r = s.cmd("restore", "-d", "--image-path", str(img), "--bundle", hbundle.write(), cid)
+    assert r.returncode == 1 and "criu restore failed" in r.stderr, r.stderr
+    assert cid not in s.list_ids()
+
+
+def test_a_container_behind_the_egress_proxy_is_not_checkpointed(tmp_path, busybox_rootfs):
+    from conftest import Bundle, check_no_leaks, make_seerun
+    s = make_seerun(tmp_path, "default")
+    try:
+        with open(s.policy) as f:
+            policy = json.load(f)
+        policy["profiles"]["default"].setdefault("network", {}).update(
+            {"proxy": True, "egress": {"allow": ["allowed.test:80"]}})
+        with open(s.policy, "w") as f:
+            json.dump(policy, f)
+        path = tmp_path / "pbundle"
+        path.mkdir()
+        b = Bundle(path, busybox_rootfs, s)
+        b.config.setdefault("annotations", {})["io.seerun.network"] = "proxy"
+        cid = s.id("proxied")
+        pid = start_counter(s, b, cid)
+        r = s.cmd("checkpoint", "--image-path", str(tmp_path / "img"), cid)
+        assert r.returncode == 1
+        assert "egress proxy" in r.stderr and "decided.egressProxy" in r.stderr, r.stderr
+        assert s.state(cid)["pid"] == pid and s.state(cid)["status"] == "running"
+        assert not (tmp_path / "img" / "inventory.img").exists()
+    finally:
+        s.cleanup()
+    check_no_leaks(s, tmp_path)
