@@ -11,6 +11,7 @@
 #include "log.h"
 #include "mountapi.h"
 #include "namespaces.h"
+#include "seccomp_default.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -689,6 +690,109 @@ static int check_image_userns(int imgfd, const struct sr_linux *l, sr_error_t *e
   return 0;
 }
 
+/* One seccomp_filter {bytes filter = 1; uint32 prev = 2; uint32 flags = 3}. */
+struct img_filter {
+  const unsigned char *prog;
+  size_t len;
+  bool has_prev;
+  uint64_t prev;
+};
+
+static bool pb_filter(const unsigned char *p, const unsigned char *end, struct img_filter *f)
+{
+  while (p < end) {
+    uint64_t key, v;
+    if (!pb_varint(&p, end, &key))
+      return false;
+    if ((key & 7) == 2) {
+      if (!pb_varint(&p, end, &v) || v > (uint64_t)(end - p))
+        return false;
+      if ((key >> 3) == 1) {
+        f->prog = p;
+        f->len = (size_t)v;
+      }
+      p += v;
+    } else if ((key & 7) == 0) {
+      if (!pb_varint(&p, end, &v))
+        return false;
+      if ((key >> 3) == 2) {
+        f->has_prev = true;
+        f->prev = v;
+      }
+    } else
+      return false;
+  }
+  return f->prog != NULL;
+}
+
+/* Every filter stack in the image (seccomp.img: each filter and the chain below it through
+ * `prev`) must hold seerun's built-in filter, byte for byte: an image whose tasks carry
+ * another filter, or none, would run them without the mandatory one.  Seccomp: 2 on the
+ * restored tasks (pre-resume) says a filter is there; this says it is ours. */
+static int check_image_seccomp(int imgfd, bool builtin, sr_error_t *err)
+{
+  if (!builtin)
+    return 0;
+  _cleanup_free_ char *buf = NULL;
+  size_t len;
+  sr_error_t e = NULL;
+  if (sr_read_file_at(imgfd, "seccomp.img", 16 << 20, &buf, &len, &e) < 0) {
+    sr_error_free(&e);
+    return sr_error_make(err, EPERM,
+                         "restore: refused: the image holds no seccomp filter "
+                         "(seccomp.img); seerun's built-in filter is mandatory");
+  }
+  uint32_t msg_len;
+  if (len < 12 || (memcpy(&msg_len, buf + 8, 4), msg_len > len - 12))
+    return sr_error_make(err, EINVAL, "--image-path: seccomp.img: not a CRIU image");
+  const unsigned char *p = (const unsigned char *)buf + 12, *end = p + msg_len;
+  size_t n = 0, cap = 0;
+  _cleanup_free_ struct img_filter *f = NULL;
+  while (p < end) {
+    uint64_t key, sub;
+    if (!pb_varint(&p, end, &key) || key != ((1 << 3) | 2) || !pb_varint(&p, end, &sub) ||
+        sub > (uint64_t)(end - p))
+      return sr_error_make(err, EINVAL, "--image-path: seccomp.img: cannot parse");
+    if (n == cap) {
+      cap = cap ? 2 * cap : 8;
+      struct img_filter *nf = realloc(f, cap * sizeof(*f));
+      if (nf == NULL)
+        return sr_error_make(err, ENOMEM, "seccomp.img");
+      f = nf;
+    }
+    f[n] = (struct img_filter){0};
+    if (!pb_filter(p, p + sub, &f[n]))
+      return sr_error_make(err, EINVAL, "--image-path: seccomp.img: cannot parse");
+    p += sub;
+    n++;
+  }
+  size_t want = sr_seccomp_default_prog_len * sizeof(struct sock_filter);
+  if (n == 0)
+    return sr_error_make(err, EPERM,
+                         "restore: refused: the image's tasks carry no seccomp "
+                         "filter; seerun's built-in filter is mandatory");
+  for (size_t i = 0; i < n; i++) {
+    bool found = false;
+    size_t k = i;
+    for (size_t steps = 0; steps <= n; steps++) {
+      if (f[k].len == want && memcmp(f[k].prog, sr_seccomp_default_prog, want) == 0) {
+        found = true;
+        break;
+      }
+      if (!f[k].has_prev || f[k].prev >= n)
+        break;
+      k = (size_t)f[k].prev;
+    }
+    if (!found)
+      return sr_error_make(err, EPERM,
+                           "restore: refused: a seccomp filter stack in the image "
+                           "(seccomp.img, filter %zu) does not hold seerun's "
+                           "built-in filter, which is mandatory",
+                           i);
+  }
+  return 0;
+}
+
 /* CRIU's tasks read images from inside the new user namespace: before the maps are written
  * with their host uid 0 but no capability over host files (only the owner's bits count), after
  * as the container's root (runc's 0600 directory fails: "timens-0.img: Permission denied").
@@ -825,7 +929,8 @@ int sr_container_restore(struct sr_create_ctx *ctx, const struct sr_criu_opts *o
                                             : fcntl(imgfd, F_DUPFD_CLOEXEC, 3);
   if (workfd < 0)
     return sr_error_sys(err, "--work-path `%s`", work);
-  if (check_image_userns(imgfd, &ctx->config->linux_, err) < 0)
+  if (check_image_userns(imgfd, &ctx->config->linux_, err) < 0 ||
+      check_image_seccomp(imgfd, ctx->builtin_seccomp, err) < 0)
     return -1;
   int rootfd = -1;
   if (sr_create_prepare(ctx, err) < 0 ||

@@ -335,3 +335,25 @@ def test_a_container_behind_the_egress_proxy_is_not_checkpointed(tmp_path, busyb
     finally:
         s.cleanup()
     check_no_leaks(s, tmp_path)
+
+
+def test_a_tampered_seccomp_filter_is_refused(hardened, hbundle, tmp_path):
+    """An image whose filters were rewritten to allow what seerun's built-in filter refuses
+    (its `ret ERRNO` and `ret KILL` turned into `ret ALLOW`) still has a filter, so Seccomp
+    would say 2: the filter stacks are compared with the built-in one, byte for byte."""
+    s = hardened
+    cid = s.id("sc")
+    start_counter(s, hbundle, cid)
+    img = tmp_path / "img"
+    s.cmd("checkpoint", "--image-path", str(img), cid, check=True)
+    data = (img / "seccomp.img").read_bytes()
+    allow = bytes.fromhex("060000000000ff7f")
+    tampered = data
+    for ret in ("0600000001000500", "0600000026000500", "0600000000000080"):  # EPERM ENOSYS KILL
+        tampered = tampered.replace(bytes.fromhex(ret), allow)
+    assert tampered != data
+    (img / "seccomp.img").write_bytes(tampered)
+    r = s.cmd("restore", "-d", "--image-path", str(img), "--bundle", hbundle.write(), cid)
+    assert r.returncode == 1
+    assert "does not hold seerun's built-in filter" in r.stderr, r.stderr
+    assert cid not in s.list_ids()
