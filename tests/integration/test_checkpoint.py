@@ -357,3 +357,26 @@ def test_a_tampered_seccomp_filter_is_refused(hardened, hbundle, tmp_path):
     assert r.returncode == 1
     assert "does not hold seerun's built-in filter" in r.stderr, r.stderr
     assert cid not in s.list_ids()
+
+
+def test_a_profile_can_refuse_a_restore_without_landlock(hardened, hbundle, tmp_path):
+    """CRIU cannot restore a Landlock domain: a profile with restoreWithoutLandlock false
+    refuses the restore (audited, naming the knob) instead of running the processes
+    unconfined."""
+    s = hardened
+    cid = s.id("ll")
+    start_counter(s, hbundle, cid)
+    img = tmp_path / "img"
+    s.cmd("checkpoint", "--image-path", str(img), cid, check=True)
+    with open(s.policy) as f:
+        policy = json.load(f)
+    policy["profiles"]["default"]["restoreWithoutLandlock"] = False
+    with open(s.policy, "w") as f:
+        json.dump(policy, f)
+    shown = json.loads(s.cmd("policy", "show", check=True).stdout)
+    assert json.dumps(shown).count('"restoreWithoutLandlock": false') == 1
+    r = s.cmd("restore", "-d", "--image-path", str(img), "--bundle", hbundle.write(), cid)
+    assert r.returncode == 1 and "restoreWithoutLandlock" in r.stderr, r.stderr
+    refusals = [e for e in s.audit() if e.get("id") == cid and e["event"] == "refuse"]
+    assert refusals and refusals[-1]["knob"] == "restoreWithoutLandlock"
+    assert cid not in s.list_ids()
