@@ -906,6 +906,8 @@ static int refuse_options(struct sr_create_ctx *ctx, const struct sr_criu_opts *
                            "restore: linux.namespaces: joining an existing "
                            "%s namespace is not supported by restore",
                            sr_ns_name(k));
+  if (ctx->config->process == NULL)
+    return sr_error_make(err, 0, "config.json: process: required to restore a container");
   if (ctx->config->process->terminal && !o->shell_job)
     return sr_error_make(err, EOPNOTSUPP,
                          "restore: process.terminal: a container with a "

@@ -380,3 +380,21 @@ def test_a_profile_can_refuse_a_restore_without_landlock(hardened, hbundle, tmp_
     refusals = [e for e in s.audit() if e.get("id") == cid and e["event"] == "refuse"]
     assert refusals and refusals[-1]["knob"] == "restoreWithoutLandlock"
     assert cid not in s.list_ids()
+
+
+def test_restore_in_the_foreground_waits_and_gives_the_exit_status(hardened, hbundle, tmp_path):
+    s = hardened
+    cid = s.id("fg")
+    hbundle.shell("i=0; while [ $i -lt 40 ]; do i=$((i+1)); echo $i > /dev/shm/count; "
+                  "sleep 0.05; done; exit 7")
+    s.cmd("run", "-d", "--bundle", hbundle.write(), cid, check=True)
+    pid = s.state(cid)["pid"]
+    wait_for(lambda: count_of(pid) >= 3, what="the counter to count")
+    img = tmp_path / "img"
+    s.cmd("checkpoint", "--image-path", str(img), cid, check=True)
+    pidfile = tmp_path / "restored.pid"
+    r = s.cmd("restore", "--image-path", str(img), "--pid-file", str(pidfile), "--bundle",
+              hbundle.write(), cid)
+    assert r.returncode == 7, r.stderr
+    assert pidfile.read_text().strip().isdigit()
+    assert s.state(cid)["status"] == "stopped"
