@@ -725,8 +725,119 @@ static bool pb_filter(const unsigned char *p, const unsigned char *end, struct i
   return f->prog != NULL;
 }
 
-/* Every filter stack in the image (seccomp.img: each filter and the chain below it through
- * `prev`) must hold seerun's built-in filter, byte for byte: an image whose tasks carry
+/* The next field of a protobuf message: its number, and its value (varint) or bytes. */
+static bool pb_next(const unsigned char **p, const unsigned char *end, uint64_t *field, uint64_t *v,
+                    const unsigned char **sub, size_t *sub_len)
+{
+  uint64_t key;
+  if (!pb_varint(p, end, &key))
+    return false;
+  *field = key >> 3;
+  switch (key & 7) {
+  case 0:
+    return pb_varint(p, end, v);
+  case 1:
+    if (end - *p < 8)
+      return false;
+    *p += 8;
+    return true;
+  case 2:
+    if (!pb_varint(p, end, v) || *v > (uint64_t)(end - *p))
+      return false;
+    *sub = *p;
+    *sub_len = (size_t)*v;
+    *p += *v;
+    return true;
+  case 5:
+    if (end - *p < 4)
+      return false;
+    *p += 4;
+    return true;
+  }
+  return false;
+}
+
+/* A thread's stack: its filter in seccomp.img and those below it through `prev` (CRIU
+ * writes a stack newest first and points each older one at the newer, so the index a thread
+ * names is its oldest filter, where the built-in one must be). */
+static bool stack_has_builtin(const struct img_filter *f, size_t n, uint64_t idx)
+{
+  size_t want = sr_seccomp_default_prog_len * sizeof(struct sock_filter);
+  for (size_t steps = 0; idx < n && steps <= n; steps++) {
+    if (f[idx].len == want && memcmp(f[idx].prog, sr_seccomp_default_prog, want) == 0)
+      return true;
+    if (!f[idx].has_prev)
+      return false;
+    idx = f[idx].prev;
+  }
+  return false;
+}
+
+/* Every thread of the image (core-*.img: thread_core.seccomp_mode/seccomp_filter, or the
+ * task's old_seccomp_* of older images) in filter mode on a stack holding the built-in
+ * filter. */
+static int check_core_seccomp(int imgfd, const struct img_filter *f, size_t n, sr_error_t *err)
+{
+  _cleanup_dir_ DIR *d = sr_opendir_fd(imgfd);
+  if (d == NULL)
+    return sr_error_sys(err, "--image-path: read");
+  struct dirent *de;
+  size_t cores = 0;
+  while ((de = readdir(d)) != NULL) {
+    if (strncmp(de->d_name, "core-", 5) != 0 || !strstr(de->d_name, ".img"))
+      continue;
+    _cleanup_free_ char *buf = NULL;
+    size_t len;
+    if (sr_read_file_at(imgfd, de->d_name, 16 << 20, &buf, &len, err) < 0)
+      return sr_error_wrap(err, "--image-path");
+    uint32_t msg_len;
+    if (len < 12 || (memcpy(&msg_len, buf + 8, 4), msg_len > len - 12))
+      return sr_error_make(err, EINVAL, "--image-path: `%s`: not a CRIU image", de->d_name);
+    const unsigned char *p = (const unsigned char *)buf + 12, *end = p + msg_len;
+    uint64_t mode = 0, idx = UINT64_MAX, old_mode = 0, old_idx = UINT64_MAX;
+    bool has_mode = false;
+    while (p < end) {
+      uint64_t field, v = 0;
+      const unsigned char *sub = NULL;
+      size_t sl = 0;
+      if (!pb_next(&p, end, &field, &v, &sub, &sl))
+        return sr_error_make(err, EINVAL, "--image-path: `%s`: cannot parse", de->d_name);
+      if ((field != 3 && field != 5) || sub == NULL)
+        continue;
+      for (const unsigned char *q = sub, *qe = sub + sl; q < qe;) {
+        uint64_t f2, v2 = 0;
+        const unsigned char *s2 = NULL;
+        size_t l2 = 0;
+        if (!pb_next(&q, qe, &f2, &v2, &s2, &l2))
+          return sr_error_make(err, EINVAL, "--image-path: `%s`: cannot parse", de->d_name);
+        if (field == 5 && f2 == 11)
+          mode = v2, has_mode = true;
+        else if (field == 5 && f2 == 12)
+          idx = v2;
+        else if (field == 3 && f2 == 11)
+          old_mode = v2;
+        else if (field == 3 && f2 == 12)
+          old_idx = v2;
+      }
+    }
+    if (!has_mode)
+      mode = old_mode, idx = old_idx;
+    cores++;
+    if (mode != 2 || !stack_has_builtin(f, n, idx))
+      return sr_error_make(err, EPERM,
+                           "restore: refused: a thread of the image (%s) runs %s: seerun's "
+                           "built-in seccomp filter is mandatory",
+                           de->d_name,
+                           mode != 2 ? "without a seccomp filter"
+                                     : "a filter stack that does not hold the built-in filter");
+  }
+  if (cores == 0)
+    return sr_error_make(err, EINVAL, "--image-path: no core-*.img: not a checkpoint");
+  return 0;
+}
+
+/* Every thread's filter stack in the image (seccomp.img, through the index in its core image)
+ * must hold seerun's built-in filter, byte for byte: an image whose tasks carry
  * another filter, or none, would run them without the mandatory one.  Seccomp: 2 on the
  * restored tasks (pre-resume) says a filter is there; this says it is ours. */
 static int check_image_seccomp(int imgfd, bool builtin, sr_error_t *err)
@@ -766,31 +877,11 @@ static int check_image_seccomp(int imgfd, bool builtin, sr_error_t *err)
     p += sub;
     n++;
   }
-  size_t want = sr_seccomp_default_prog_len * sizeof(struct sock_filter);
   if (n == 0)
     return sr_error_make(err, EPERM,
                          "restore: refused: the image's tasks carry no seccomp "
                          "filter; seerun's built-in filter is mandatory");
-  for (size_t i = 0; i < n; i++) {
-    bool found = false;
-    size_t k = i;
-    for (size_t steps = 0; steps <= n; steps++) {
-      if (f[k].len == want && memcmp(f[k].prog, sr_seccomp_default_prog, want) == 0) {
-        found = true;
-        break;
-      }
-      if (!f[k].has_prev || f[k].prev >= n)
-        break;
-      k = (size_t)f[k].prev;
-    }
-    if (!found)
-      return sr_error_make(err, EPERM,
-                           "restore: refused: a seccomp filter stack in the image "
-                           "(seccomp.img, filter %zu) does not hold seerun's "
-                           "built-in filter, which is mandatory",
-                           i);
-  }
-  return 0;
+  return check_core_seccomp(imgfd, f, n, err);
 }
 
 /* CRIU's tasks read images from inside the new user namespace: before the maps are written
