@@ -444,6 +444,27 @@ static void restore_mounts_release(struct restore_mounts *rm)
  * The tmpfs itself is open to the container's root group only. */
 #define SR_RESTORE_MOUNTS_DIR "/run/seerun-restore"
 
+/* A restore killed midway leaves its directory (and tmpfs) behind: swept by the next restore
+ * once the process that made it is gone, as create sweeps its temporaries. */
+static void sweep_stale(int top)
+{
+  _cleanup_dir_ DIR *d = sr_opendir_fd(top);
+  if (d == NULL)
+    return;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    char *dot;
+    long pid = strtol(de->d_name, &dot, 10);
+    if (de->d_name[0] == '.' || pid <= 0 || *dot != '.' || kill((pid_t)pid, 0) == 0 ||
+        errno != ESRCH)
+      continue;
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s", SR_RESTORE_MOUNTS_DIR, de->d_name);
+    umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW);
+    unlinkat(top, de->d_name, AT_REMOVEDIR);
+  }
+}
+
 static int restore_mounts_begin(struct restore_mounts *rm, const char *id, const struct sr_linux *l,
                                 size_t max, sr_error_t *err)
 {
@@ -457,6 +478,7 @@ static int restore_mounts_begin(struct restore_mounts *rm, const char *id, const
   /* Someone else's directory there could watch or swap what CRIU mounts. */
   if (st.st_uid != 0 || (st.st_mode & 022))
     return sr_error_make(err, EPERM, "`%s`: not root's alone", SR_RESTORE_MOUNTS_DIR);
+  sweep_stale(top);
   char name[NAME_MAX + 1];
   if ((size_t)snprintf(name, sizeof(name), "%d.%.200s", getpid(), id) >= sizeof(name))
     return sr_error_make(err, ENAMETOOLONG, "restore: `%s`", id);
@@ -794,7 +816,7 @@ static int check_core_seccomp(int imgfd, const struct img_filter *f, size_t n, s
     if (len < 12 || (memcpy(&msg_len, buf + 8, 4), msg_len > len - 12))
       return sr_error_make(err, EINVAL, "--image-path: `%s`: not a CRIU image", de->d_name);
     const unsigned char *p = (const unsigned char *)buf + 12, *end = p + msg_len;
-    uint64_t mode = 0, idx = UINT64_MAX, old_mode = 0, old_idx = UINT64_MAX;
+    uint64_t mode = 0, idx = UINT64_MAX, old_mode = 0, old_idx = UINT64_MAX, state = 1;
     bool has_mode = false;
     while (p < end) {
       uint64_t field, v = 0;
@@ -818,11 +840,16 @@ static int check_core_seccomp(int imgfd, const struct img_filter *f, size_t n, s
           old_mode = v2;
         else if (field == 3 && f2 == 12)
           old_idx = v2;
+        else if (field == 3 && f2 == 1)
+          state = v2;
       }
     }
     if (!has_mode)
       mode = old_mode, idx = old_idx;
     cores++;
+    /* Zombies (6), dead tasks (2) and CRIU's helpers (7) never run again: nothing to filter. */
+    if (state == 2 || state == 6 || state == 7)
+      continue;
     if (mode != 2 || !stack_has_builtin(f, n, idx))
       return sr_error_make(err, EPERM,
                            "restore: refused: a thread of the image (%s) runs %s: seerun's "

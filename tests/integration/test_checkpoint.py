@@ -398,3 +398,27 @@ def test_restore_in_the_foreground_waits_and_gives_the_exit_status(hardened, hbu
     assert r.returncode == 7, r.stderr
     assert pidfile.read_text().strip().isdigit()
     assert s.state(cid)["status"] == "stopped"
+
+
+def test_a_killed_restores_mounts_are_swept_by_the_next_restore(hardened, hbundle, tmp_path):
+    """What a restore attaches for CRIU (/run/seerun-restore/<pid>.<id>) outlives it only
+    when it is killed; the next restore removes it once that process is gone."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = f"/run/seerun-restore/{dead.pid}.{hardened.prefix}-killed"
+    os.makedirs(stale)
+    subprocess.run(["mount", "-t", "tmpfs", "none", stale], check=True)
+    try:
+        s = hardened
+        cid = s.id("sweep")
+        start_counter(s, hbundle, cid)
+        img = tmp_path / "img"
+        s.cmd("checkpoint", "--image-path", str(img), cid, check=True)
+        s.cmd("restore", "-d", "--image-path", str(img), "--bundle", hbundle.write(), cid,
+              check=True)
+        assert not os.path.exists(stale)
+        assert stale not in read("/proc/self/mountinfo")
+        assert not [e for e in os.listdir("/run/seerun-restore") if hardened.prefix in e]
+    finally:
+        subprocess.run(["umount", stale], stderr=subprocess.DEVNULL)
+        shutil.rmtree(stale, ignore_errors=True)
