@@ -422,3 +422,34 @@ def test_a_killed_restores_mounts_are_swept_by_the_next_restore(hardened, hbundl
     finally:
         subprocess.run(["umount", stale], stderr=subprocess.DEVNULL)
         shutil.rmtree(stale, ignore_errors=True)
+
+
+def test_a_tampered_image_granting_capabilities_is_killed_before_it_resumes(hardened, hbundle,
+                                                                             tmp_path):
+    """The image's credentials (core-*.img) edited to add CAP_SYS_ADMIN to every set: CRIU
+    would restore it (the tasks hold it in their user namespace: mounts, unshare); seerun's
+    check of every stopped task (pre-resume) finds capabilities beyond those decided, kills
+    them before they run again and removes everything."""
+    s = hardened
+    cid = s.id("caps")
+    pid = start_counter(s, hbundle, cid)
+    cap_eff = int(status_of(pid)["CapEff"], 16)
+    img = tmp_path / "img"
+    s.cmd("checkpoint", "--image-path", str(img), cid, check=True)
+    wider = cap_eff | (1 << 21)  # CAP_SYS_ADMIN
+    old, new = _varint(cap_eff & 0xFFFFFFFF), _varint(wider & 0xFFFFFFFF)
+    assert len(old) == len(new)
+    changed = 0
+    for name in os.listdir(img):
+        if name.startswith("core-"):
+            data = (img / name).read_bytes()
+            if old in data:
+                (img / name).write_bytes(data.replace(old, new))
+                changed += 1
+    assert changed
+    r = s.cmd("restore", "-d", "--image-path", str(img), "--bundle", hbundle.write(), cid)
+    assert r.returncode == 1
+    assert "beyond those decided" in r.stderr and "killed" in r.stderr, r.stderr
+    assert cid not in s.list_ids()
+    failed = [e for e in s.audit() if e.get("id") == cid and e["event"] == "restore-failed"]
+    assert failed and "capabilities" in failed[-1]["error"]
