@@ -44,6 +44,7 @@ struct restore_run {
   const char *ext_key[MAX_EXT]; /* mount points CRIU binds from what seerun gives */
   dev_t ext_dev[MAX_EXT];
   char failed[1024]; /* the first failed check; the restore is aborted */
+  bool killed_criu;  /* its mounts in the work directory are left to remove */
 };
 
 /* libcriu's notify callback has no argument of the caller's: the one restore in progress in
@@ -378,6 +379,60 @@ static int check_tasks(struct restore_run *run, pid_t pid, int depth)
   return 0;
 }
 
+static void kill_tree(pid_t pid, int depth)
+{
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/task", pid);
+  _cleanup_dir_ DIR *d = depth < 64 ? opendir(path) : NULL;
+  struct dirent *de;
+  while (d && (de = readdir(d)) != NULL) {
+    if (de->d_name[0] == '.')
+      continue;
+    char cp[320], buf[4096];
+    size_t len;
+    sr_error_t e = NULL;
+    snprintf(cp, sizeof(cp), "/proc/%d/task/%s/children", pid, de->d_name);
+    if (sr_read_small_file_at(AT_FDCWD, cp, buf, sizeof(buf), &len, &e) < 0) {
+      sr_error_free(&e);
+      continue;
+    }
+    buf[len < sizeof(buf) ? len : sizeof(buf) - 1] = '\0';
+    char *save = NULL;
+    for (char *t = strtok_r(buf, " \n", &save); t; t = strtok_r(NULL, " \n", &save))
+      kill_tree(atoi(t), depth + 1);
+  }
+  kill(pid, SIGKILL);
+}
+
+/* A failed check while CRIU still traces the tasks: every task gets SIGKILL, then so does
+ * CRIU, their tracer (killing only the tasks would deadlock: CRIU waits for the init, which
+ * waits for its children, which wait for their tracer).  Detached by the tracer's death, they
+ * die of the pending SIGKILL before running a single instruction of their own. */
+static void kill_stopped_tree(struct restore_run *run)
+{
+  char st[8192];
+  uint64_t tracer = 0;
+  if (read_status(run->pid, st, sizeof(st)) == 0)
+    field_u64(st, "\nTracerPid:", 10, &tracer);
+  kill_tree(run->pid, 0);
+  /* Only our own child: libcriu's criu swrk. */
+  if (tracer > 0) {
+    char ppath[64], pbuf[1024];
+    size_t plen;
+    sr_error_t e = NULL;
+    snprintf(ppath, sizeof(ppath), "/proc/%" PRIu64 "/stat", tracer);
+    if (sr_read_small_file_at(AT_FDCWD, ppath, pbuf, sizeof(pbuf), &plen, &e) == 0) {
+      pbuf[plen < sizeof(pbuf) ? plen : sizeof(pbuf) - 1] = '\0';
+      const char *rp = strrchr(pbuf, ')');
+      int ppid = 0;
+      if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1 && ppid == getpid())
+        kill((pid_t)tracer, SIGKILL);
+    }
+    sr_error_free(&e);
+  }
+  run->killed_criu = true;
+}
+
 /* "post-restore": namespaces, maps and mounts exist, the tasks wait in CRIU's restorer; a
  * failure here makes CRIU abort and kill them.  "pre-resume": their credentials, seccomp
  * filters and cgroups are restored and they are stopped at sigreturn; CRIU only logs a failed
@@ -410,7 +465,7 @@ static int notify(char *action, criu_notify_arg_t na)
   }
   if (strcmp(action, "pre-resume") == 0 && run->pid > 0) {
     if (check_tasks(run, run->pid, 0) < 0) {
-      kill(run->pid, SIGKILL);
+      kill_stopped_tree(run);
       return -1;
     }
   }
@@ -1033,6 +1088,22 @@ static int refuse_options(struct sr_create_ctx *ctx, const struct sr_criu_opts *
   return 0;
 }
 
+/* A CRIU killed midway leaves its cgroup yard mounted in the work directory. */
+static void remove_criu_leftovers(int workfd)
+{
+  _cleanup_dir_ DIR *d = sr_opendir_fd(workfd);
+  struct dirent *de;
+  while (d && (de = readdir(d)) != NULL) {
+    if (strncmp(de->d_name, ".criu.cgyard.", 13) != 0)
+      continue;
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", workfd, de->d_name);
+    if (umount2(path, MNT_DETACH) < 0 && errno != EINVAL)
+      sr_warn("unmount CRIU's `%s`: %s", de->d_name, strerror(errno));
+    unlinkat(workfd, de->d_name, AT_REMOVEDIR);
+  }
+}
+
 int sr_container_restore(struct sr_create_ctx *ctx, const struct sr_criu_opts *o, int *status,
                          sr_error_t *err)
 {
@@ -1125,6 +1196,8 @@ out:
   for (int i = 0; i < 3; i++)
     if (dups[i] >= 0)
       close(dups[i]);
+  if (run && run->killed_criu)
+    remove_criu_leftovers(workfd);
   restore_mounts_release(&rm);
   free(run);
   if (r < 0) {
