@@ -30,7 +30,7 @@ static void put_bool_object(sr_json_gen_t g, const char *key, const char *field,
   sr_json_map_close(g);
 }
 
-int sr_features_json(bool systemd_driver, char **out, sr_error_t *err)
+int sr_features_json(bool systemd_driver, bool checkpoint, char **out, sr_error_t *err)
 {
   _cleanup_gen_ sr_json_gen_t g = NULL;
   if (sr_json_gen_new(&g, true, err) < 0)
@@ -99,7 +99,13 @@ int sr_features_json(bool systemd_driver, char **out, sr_error_t *err)
   sr_json_put_key(g, "annotations");
   sr_json_map_open(g);
   sr_json_put_kv_string(g, "io.github.seccomp.libseccomp.version", version);
-  sr_json_put_kv_string(g, "org.opencontainers.runc.checkpoint.enabled", "false");
+  sr_json_put_kv_string(g, "org.opencontainers.runc.checkpoint.enabled",
+                        checkpoint ? "true" : "false");
+  /* Only what works here: no pre-dump (no soft-dirty tracking), lazy pages, dedup, empty-ns. */
+  if (checkpoint)
+    sr_json_put_kv_string(g, "io.seerun.checkpoint.options",
+                          "--image-path --work-path --leave-running --tcp-established "
+                          "--ext-unix-sk --shell-job --file-locks --manage-cgroups-mode");
   sr_json_put_kv_string(g, "io.seerun.version", PACKAGE_VERSION);
   sr_json_map_close(g);
   sr_json_map_close(g);

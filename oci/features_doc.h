@@ -8,6 +8,7 @@
 
 #include "error.h"
 
-int sr_features_json(bool systemd_driver, char **out, sr_error_t *err);
+/* checkpoint: built with libcriu and the criu binary usable (`criu check`). */
+int sr_features_json(bool systemd_driver, bool checkpoint, char **out, sr_error_t *err);
 
 #endif

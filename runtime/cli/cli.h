@@ -13,6 +13,7 @@ struct sr_global {
   bool systemd_cgroup;
   const char *policy;  /* --policy FILE (default /etc/seerun/policy.json, else built in) */
   const char *profile; /* --profile NAME, as the engine's runtime entry binds it */
+  const char *criu;    /* --criu PATH: the criu binary checkpoint and restore start */
   char **argv; /* the whole command line, for a sealed re-exec (runtime/linux/sealed.h) */
 };
 

@@ -259,7 +259,8 @@ int sr_cli_prepare_create(const struct sr_global *g, struct sr_create_ctx *ctx,
   ctx->landlock.abi = d->landlock_abi;
   ctx->rootfs_no_idmap = !d->rootfs_idmap;
   ctx->landlock.scope_abstract_unix = d->landlock_scope_abstract_unix;
-  if (sr_audit_event(&pc->audit, "create", NULL, err) < 0)
+  if (sr_audit_event(&pc->audit, ctx->o->audit_event ? ctx->o->audit_event : "create", NULL,
+                     err) < 0)
     return -1;
   return sr_seal_if_needed(c, g->argv, err);
 }

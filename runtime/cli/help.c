@@ -123,8 +123,43 @@ static const struct help helps[] = {
      "Releases the user namespace ranges of deleted containers whose grace period has passed,\n"
      "so that other containers can use them.",
      "   --all  release every range whose container was deleted, grace period or not\n"},
-    {"checkpoint", "<container-id>", "Not supported by seerun yet.", ""},
-    {"restore", "<container-id>", "Not supported by seerun yet.", ""},
+    {"checkpoint", "[command options] <container-id>",
+     "The checkpoint command saves the state of the container's processes with CRIU into the\n"
+     "image directory, and (unless --leave-running) deletes the container.  --pre-dump,\n"
+     "--auto-dedup, --lazy-pages and --empty-ns are refused: this kernel has no soft-dirty\n"
+     "tracking, and every namespace is the container's own.  A container reaching the network\n"
+     "through seerun's egress proxy cannot be checkpointed.",
+     "   --image-path value           path for saving criu image files (default: checkpoint)\n"
+     "   --work-path value            path for saving work files and logs (default: image path)\n"
+     "   --leave-running              leave the process running after checkpointing\n"
+     "   --tcp-established            allow open tcp connections\n"
+     "   --ext-unix-sk                allow external unix sockets\n"
+     "   --shell-job                  allow shell jobs\n"
+     "   --file-locks                 handle file locks, for safety\n"
+     "   --pre-dump                   (refused here) dump container's memory information only\n"
+     "   --manage-cgroups-mode value  cgroups mode: soft (default), full, strict, ignore\n"
+     "   --empty-ns value             (refused) create a namespace, but don't restore it\n"
+     "   --auto-dedup                 (refused) enable auto deduplication of memory images\n"},
+    {"restore", "[command options] <container-id>",
+     "The restore command creates a container from the bundle's config under the policy, like\n"
+     "create, and brings its processes back from a checkpoint; they resume only after seerun\n"
+     "has checked them (user namespace maps, namespaces, mounts, a read-only root, ids,\n"
+     "capabilities, no_new_privs, seccomp, cgroup).  Without --detach it waits for the\n"
+     "container's process and exits with its status.",
+     "   --image-path value           path to criu image files for restoring (default: checkpoint)\n"
+     "   --work-path value            path for saving work files and logs (default: image path)\n"
+     "   --bundle value, -b value     path to the root of the bundle directory\n"
+     "   --detach, -d                 detach from the container's process\n"
+     "   --pid-file value             specify the file to write the process id to\n"
+     "   --console-socket value       (a container with a terminal is not restored)\n"
+     "   --no-subreaper               accepted; seerun waits for its own child\n"
+     "   --no-pivot                   accepted\n"
+     "   --tcp-established            allow open tcp connections\n"
+     "   --ext-unix-sk                allow external unix sockets\n"
+     "   --shell-job                  allow shell jobs\n"
+     "   --file-locks                 handle file locks, for safety\n"
+     "   --manage-cgroups-mode value  soft (default) or ignore; full and strict are refused\n"
+     "   --lazy-pages                 (refused) use userfaultfd to lazily restore memory pages\n"},
 };
 
 bool sr_help_print(const char *cmd)

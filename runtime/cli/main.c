@@ -29,7 +29,7 @@ static const struct {
   sr_command_fn fn;
   const char *summary;
 } commands[] = {
-    {"checkpoint", sr_cmd_checkpoint, "checkpoint a running container (not supported yet)"},
+    {"checkpoint", sr_cmd_checkpoint, "checkpoint a running container"},
     {"create", sr_cmd_create, "create a container"},
     {"delete", sr_cmd_delete, "delete any resources held by the container"},
     {"events", sr_cmd_events, "display container events such as OOM notifications and stats"},
@@ -41,7 +41,7 @@ static const struct {
     {"pause", sr_cmd_pause, "pause all processes inside the container"},
     {"policy", sr_cmd_policy, "show the bound profile, or check a bundle against it"},
     {"ps", sr_cmd_ps, "ps displays the processes running inside a container"},
-    {"restore", sr_cmd_restore, "restore a container from a checkpoint (not supported yet)"},
+    {"restore", sr_cmd_restore, "restore a container from a checkpoint"},
     {"resume", sr_cmd_resume, "resume all processes that have been previously paused"},
     {"run", sr_cmd_run, "create and run a container"},
     {"sandbox", sr_cmd_sandbox, "run a command in a throwaway container seerun builds itself"},
@@ -216,7 +216,8 @@ int main(int argc, char **argv)
       g.profile = optarg;
       break;
     case 'c':
-      break; /* --criu: checkpoint/restore is not supported yet; accepted for engines. */
+      g.criu = optarg;
+      break;
     case 'R':
       if (strcmp(optarg, "true") == 0) {
         fprintf(stderr, "seerun: --rootless=true: rootless mode is not supported yet\n");

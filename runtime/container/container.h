@@ -31,6 +31,7 @@ struct sr_create_opts {
   /* The init keeps PR_SET_PDEATHSIG (SIGKILL) past create: it dies with the runtime process
    * (seerun sandbox, which supervises it) instead of outliving it. */
   bool die_with_runtime;
+  const char *audit_event; /* the lifecycle event prepare audits; NULL: "create" */
 };
 
 struct sr_create_ctx {

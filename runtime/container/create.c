@@ -3,6 +3,7 @@
 #include "build.h"
 
 #include "container.h"
+#include "create_steps.h"
 
 #include "caps.h"
 #include "cgroup_systemd.h"
@@ -112,7 +113,7 @@ static int check_existing_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
   return 0;
 }
 
-static int setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
+int sr_create_setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
 {
   struct sr_state_record *rec = ctx->container->rec;
   /* Recorded as ours before it exists, so that a crash right after mkdir still removes it. */
@@ -194,7 +195,7 @@ static int start_supervisor(struct sr_create_ctx *ctx, sr_error_t *err)
   return 0;
 }
 
-static void create_abort(struct sr_create_ctx *ctx)
+void sr_create_abort(struct sr_create_ctx *ctx)
 {
   sr_error_t e = NULL;
   pid_t pids[2] = {ctx->init_pid, ctx->child_pid};
@@ -522,7 +523,7 @@ static void explain_setup_death(struct sr_create_ctx *ctx, sr_error_t *err)
                        hint[0] ? hint : NULL);
 }
 
-static int prepare(struct sr_create_ctx *ctx, sr_error_t *err)
+int sr_create_prepare(struct sr_create_ctx *ctx, sr_error_t *err)
 {
   const struct sr_config *c = ctx->config;
   if (c->process == NULL)
@@ -590,7 +591,7 @@ static int prepare(struct sr_create_ctx *ctx, sr_error_t *err)
   return 0;
 }
 
-static int record_begin(struct sr_create_ctx *ctx, int rootfd, sr_error_t *err)
+int sr_create_record_begin(struct sr_create_ctx *ctx, int rootfd, sr_error_t *err)
 {
   _cleanup_record_ struct sr_state_record *rec = sr_state_record_new();
   if (rec == NULL)
@@ -638,7 +639,7 @@ static int record_begin(struct sr_create_ctx *ctx, int rootfd, sr_error_t *err)
 int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
 {
   int rootfd = -1;
-  if (prepare(ctx, err) < 0)
+  if (sr_create_prepare(ctx, err) < 0)
     return -1;
   if (sr_statedir_open_root(ctx->g->root, true, &rootfd, err) < 0)
     return -1;
@@ -652,7 +653,7 @@ int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
     close(rootfd);
     return -1;
   }
-  if (record_begin(ctx, rootfd, err) < 0) {
+  if (sr_create_record_begin(ctx, rootfd, err) < 0) {
     close(rootfd);
     return -1;
   }
@@ -670,7 +671,7 @@ int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
   }
   SR_KILL_POINT("create.after-fifo");
 
-  if (setup_cgroup(ctx, err) < 0 || sr_sync_pair(ctx->sync, err) < 0 ||
+  if (sr_create_setup_cgroup(ctx, err) < 0 || sr_sync_pair(ctx->sync, err) < 0 ||
       prepare_container_hooks(ctx, err) < 0)
     goto fail;
   if (clone_child(ctx, err) < 0)
@@ -694,7 +695,7 @@ int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
   SR_KILL_POINT("create.after-created");
   return 0;
 fail:
-  create_abort(ctx);
+  sr_create_abort(ctx);
   return -1;
 }
 

@@ -46,7 +46,7 @@ static const char baseline_json[] =
     "   \"kernel.sem\", \"kernel.shmall\", \"kernel.shmmax\", \"kernel.shmmni\","
     "   \"kernel.shm_rmid_forced\", \"fs.mqueue.*\", \"net.*\"]},"
     " \"hooks\": {\"allowedPaths\": []},"
-    " \"landlock\": true}";
+    " \"landlock\": true, \"restoreWithoutLandlock\": true}";
 #define BASELINE_PATH "(built-in defaults)"
 
 static const struct sr_policy_device device_names[] = {
@@ -142,7 +142,8 @@ static int check_profile_keys(struct sr_arena *a, yajl_val v, const char *path, 
   static const char *const top[] = {
       "base",          "description",  "enforce", "rootfs", "network",
       "namespaces",    "capabilities", "devices", "mounts", "maskedPaths",
-      "readonlyPaths", "resources",    "sysctls", "hooks",  "landlock", NULL};
+      "readonlyPaths", "resources",    "sysctls", "hooks",  "landlock",
+      "restoreWithoutLandlock", NULL};
   static const char *const rootfs[] = {"readonly", "tmpfs", "idmapPaths", NULL};
   static const char *const tmpfs[] = {"path", "size", "maxSize", "mode", "noexec", NULL};
   static const char *const network[] = {"allow", "onRequest", "allowHost", "proxy",
@@ -757,7 +758,8 @@ static int parse_profile(struct sr_arena *a, const struct chain *ch, struct sr_p
       parse_limit(a, &res, "pids", false, &p->pids, err) < 0 ||
       parse_limit(a, &res, "memory", true, &p->memory, err) < 0 ||
       parse_sysctls(a, ch, p, err) < 0 || parse_hooks(a, ch, p, err) < 0 ||
-      chain_bool(ch, "landlock", &p->landlock, err) < 0)
+      chain_bool(ch, "landlock", &p->landlock, err) < 0 ||
+      chain_bool(ch, "restoreWithoutLandlock", &p->restore_without_landlock, err) < 0)
     return -1;
   if (parse_cpu_limit(a, &res, &p->cpu, err) < 0)
     return -1;
@@ -1277,6 +1279,7 @@ int sr_policy_profile_to_json(const struct sr_policy_profile *p, sr_json_gen_t g
   sr_json_array_close(g);
   sr_json_map_close(g);
   sr_json_put_kv_bool(g, "landlock", p->landlock);
+  sr_json_put_kv_bool(g, "restoreWithoutLandlock", p->restore_without_landlock);
 
   sr_json_map_close(g);
   return 0;

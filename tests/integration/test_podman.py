@@ -452,3 +452,29 @@ def test_nothing_left_behind(podman):
     leftovers = [d for top in engines.cgroup_paths(podman.cgroup_parent)
                  for d in os.listdir(top) if d.startswith("libpod-")]
     assert not leftovers
+
+
+def test_checkpoint_and_restore_through_seerun(podman):
+    """`podman container checkpoint` and `restore` drive seerun's checkpoint (probed with
+    `checkpoint --help`) and restore (through conmon): the counter keeps counting on its
+    read-only root, with its seccomp filter and no_new_privs."""
+    name = "seerun-cr"
+    podman.run("-d", "--name", name, BUSYBOX_IMAGE, "sh", "-c",
+               "i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.05; done")
+    try:
+        def count():
+            r = podman("exec", name, "cat", "/tmp/count", check=False)
+            return int(r.stdout.strip() or 0) if r.returncode == 0 else 0
+        engines.wait_for(lambda: count() >= 3, what="the counter to count")
+        podman("container", "checkpoint", name, timeout=180)
+        assert podman.inspect(name, "{{.State.Status}}") == "exited"
+        podman("container", "restore", name, timeout=180)
+        assert podman.inspect(name, "{{.State.Status}}") == "running"
+        last = count()
+        engines.wait_for(lambda: count() > last + 2, what="the restored counter to count")
+        r = podman("exec", name, "sh", "-c",
+                   "grep -E '^(Seccomp|NoNewPrivs):' /proc/1/status; touch /x 2>&1; true")
+        assert "Seccomp:\t2" in r.stdout and "NoNewPrivs:\t1" in r.stdout, r.stdout
+        assert "Read-only file system" in r.stdout
+    finally:
+        podman("rm", "--force", "--time", "0", name, check=False)
