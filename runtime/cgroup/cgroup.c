@@ -358,7 +358,8 @@ int sr_cgroup_new_with_layout(const char *root, const char *path, int version, b
   cg->hybrid = version == 1 && hybrid;
   cg->root = strdup(root);
   cg->path = steal_ptr(clean);
-  if (cg->root == NULL) {
+  cg->v1 = version == 1 ? calloc(1, sizeof(*cg->v1)) : NULL;
+  if (cg->root == NULL || (version == 1 && cg->v1 == NULL)) {
     sr_cgroup_free(cg);
     return sr_error_make(err, ENOMEM, "cgroup");
   }
@@ -381,6 +382,7 @@ void sr_cgroup_free(struct sr_cgroup *cg)
     return;
   free(cg->root);
   free(cg->path);
+  sr_cg_v1_list_free(cg->v1);
   free(cg);
 }
 
