@@ -6,7 +6,6 @@ import os
 import subprocess
 import time
 
-from conftest import SEERUN, reap_children  # noqa: F401
 
 CGROUP_ROOT = "/sys/fs/cgroup"
 
