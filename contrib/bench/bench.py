@@ -2,6 +2,7 @@
 """Side-by-side benchmark of seerun against crun and runc (issue 7).
 
     contrib/bench/run.sh [--quick] [-o REPORT.md] [--json RAW.json] [--seerun PATH]
+                         [--crun PATH] [--runc PATH] [--bwrap PATH]
 
 Runs, as root, every operation for every runtime present, interleaved (one iteration of each
 runtime in turn, the order rotated every round) so that the machine's drift falls on all alike,
@@ -37,6 +38,7 @@ import bundles  # noqa: E402
 import procs  # noqa: E402
 import report  # noqa: E402
 import seccomp_convert  # noqa: E402
+import steps  # noqa: E402
 
 NS_ENV = "SEERUN_BENCH_IN_PRIVATE_MOUNT_NS"
 UNIFIED = "/sys/fs/cgroup/unified"
@@ -61,7 +63,7 @@ PARAMS = {
                   micro_calls=100_000, micro_iterations=1, timeout=30),
 }
 
-ALL_OPS = ["lifecycle", "run", "exec", "concurrent", "many", "rss", "micro"]
+ALL_OPS = ["lifecycle", "run", "exec", "concurrent", "many", "rss", "micro", "steps"]
 NOT_IMPLEMENTED = re.compile(r"unknown command|no help topic|not implemented|unrecognized command"
                              r"|invalid command", re.I)
 
@@ -246,6 +248,13 @@ class Bench:
         paths["seerun"] = seerun
         paths["crun"] = self.args.crun or shutil.which("crun", path=ENV["PATH"])
         paths["runc"] = self.args.runc or shutil.which("runc", path=ENV["PATH"])
+        # bubblewrap: the sandbox row's peer (Debian: apt-get install bubblewrap).
+        self.bwrap = self.args.bwrap or shutil.which("bwrap", path=ENV["PATH"])
+        if self.bwrap and not os.access(self.bwrap, os.X_OK):
+            self.missing["bwrap"] = f"{self.bwrap} is not an executable"
+            self.bwrap = None
+        elif not self.bwrap:
+            self.missing["bwrap"] = "not installed (apt-get install bubblewrap)"
         wanted = self.args.runtimes.split(",") if self.args.runtimes else RUNTIME_ORDER
         for name in RUNTIME_ORDER:
             path = paths.get(name)
@@ -355,6 +364,26 @@ class Bench:
             raise OpFailed(f"sandbox left state behind: {', '.join(sorted(left))}")
         return {"wall": job.wall, "cpu": cpu}
 
+    def bwrap_argv(self):
+        """bubblewrap as like seerun's sandbox as it goes: the same namespaces (user, mount,
+        pid, ipc, uts, network, cgroup), the host's /usr read-only with the merged-/usr links,
+        /proc, a /dev, a /tmp tmpfs, uid and gid 1000."""
+        argv = [self.bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr"]
+        for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+            p = os.path.join("/", name)
+            if os.path.islink(p) and os.readlink(p).startswith("usr/"):
+                argv += ["--symlink", os.readlink(p), p]
+        return argv + ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+                       "--uid", "1000", "--gid", "1000", "/bin/true"]
+
+    def it_bwrap(self):
+        cpu0 = procs.cpu_children()
+        job = self.run(self.bwrap_argv())
+        if not job.ok:
+            raise OpFailed(job.describe())
+        self.reaper.reap_ready()
+        return {"wall": job.wall, "cpu": procs.cpu_children() - cpu0}
+
     def it_floor(self, variant):
         argv = [self.floor] + (["-u"] if variant == "hardened" else []) + [self.rootfs]
         cpu0 = procs.cpu_children()
@@ -415,12 +444,16 @@ class Bench:
         names = list(self.runtimes) + ["floor"]
         if "seerun" in self.runtimes:
             names.append("sandbox")
+            if self.bwrap:
+                names.append("bwrap")
 
         def one(n):
             if n == "floor":
                 return self.it_floor(variant)
             if n == "sandbox":
                 return self.it_sandbox(self.runtimes["seerun"])
+            if n == "bwrap":
+                return self.it_bwrap()
             return self.it_run(self.runtimes[n], variant)
         return self.interleave(variant, "run", names, one)
 
@@ -795,6 +828,17 @@ class Bench:
                     vres["ops"].update(out)
                 else:
                     vres["ops"][op] = out
+        if "steps" in ops and "seerun" in self.runtimes:
+            variant = "hardened" if "hardened" in self.bundles else variants[0]
+            log(f"bench: seerun's cost per step ({variant}, strace -T)")
+            rt = self.runtimes["seerun"]
+            out = self.guarded(variant, "steps", lambda: {
+                "variant": variant,
+                "steps": steps.measure(rt.path, self.bundles[variant]["true"], rt.root,
+                                       n=3 if self.args.quick else 7,
+                                       prefix=self.prefix + "steps")})
+            if out is not None:
+                self.results["steps"] = out
         if "micro" in ops:
             log("bench: seccomp micro-benchmark")
             out = self.guarded("micro", "syscalls", self.phase_micro)
@@ -837,6 +881,9 @@ class Bench:
             if commit and name == "seerun":
                 v += f", {commit}"
             out[name] = v
+        if self.bwrap:
+            p = subprocess.run([self.bwrap, "--version"], capture_output=True, text=True)
+            out["bwrap"] = (p.stdout.strip().splitlines() or ["?"])[0]
         return out
 
     @staticmethod
@@ -972,6 +1019,7 @@ def parse_args(argv):
                                      "PATH)")
     ap.add_argument("--crun", help="crun binary (default: from PATH)")
     ap.add_argument("--runc", help="runc binary (default: from PATH)")
+    ap.add_argument("--bwrap", help="bubblewrap binary for the sandbox row (default: from PATH)")
     ap.add_argument("--runtimes", help="comma-separated subset of seerun,crun,runc")
     ap.add_argument("--ops", help="comma-separated subset of " + ",".join(ALL_OPS))
     ap.add_argument("--iterations", type=int, help="iterations per operation")

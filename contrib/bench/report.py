@@ -199,6 +199,20 @@ def render(res):
                 f"{_cell(sb, 'cpu', 'per-iteration', with_p90=False)}; seerun `run` here: wall "
                 f"{_cell(run, 'wall', 'per-iteration', with_p90=True)}, CPU "
                 f"{_cell(run, 'cpu', 'per-iteration', with_p90=False)}.")
+            bw = vres["ops"]["run"].get("bwrap")
+            if bw and bw.get("samples"):
+                ratio = ""
+                a, b = _median_of(sb, "cpu"), _median_of(bw, "cpu")
+                if a and b:
+                    ratio = f"; sandbox ÷ bwrap CPU {a / b:.2f}"
+                add("")
+                add(f"bubblewrap beside it (`bwrap --unshare-all`, /usr read-only, /proc, /dev, "
+                    f"/tmp tmpfs, uid 1000, no seccomp filter): wall "
+                    f"{_cell(bw, 'wall', 'per-iteration', with_p90=True)}, CPU "
+                    f"{_cell(bw, 'cpu', 'per-iteration', with_p90=False)}{ratio}.")
+            elif bw and bw.get("failures"):
+                add("")
+                add(f"bubblewrap failed: {bw['failures'][0][:300]}")
             add("")
         elif sb and sb.get("failures"):
             add(f"`seerun sandbox -- /bin/true` failed: {sb['failures'][0][:300]}")
@@ -275,6 +289,18 @@ def render(res):
         if micro.get("note"):
             add(micro["note"])
             add("")
+
+    st = res.get("steps")
+    if st:
+        add(f"### seerun's cost per step (`run` of /bin/true, {st['variant']} bundle, "
+            "`strace -f -T` aggregated by contrib/bench/steps.py; median of the runs)")
+        add("")
+        add("System calls per step, and their time as strace measures it (inflated by "
+            "strace: read the shares). \"waiting\" is time blocked on another process.")
+        add("")
+        import steps as _steps
+        add(_steps.table({k: tuple(v) for k, v in st["steps"].items()}))
+        add("")
 
     if res.get("leftovers"):
         add("### left behind")

@@ -86,42 +86,69 @@ static int cmp_key(const void *a, const void *b)
 /* A key given twice is refused: which of the two counts is up to the reader (yajl's tree and
  * our lookup take the first, Go's encoding/json the last), so a config checked by one tool
  * could run as another.  path names where, for the message ("" at the top). */
-static int check_unique_keys(yajl_val v, char *path, size_t size, sr_error_t *err)
+/* Where check_unique_keys is: a chain on the stack, rendered only for the error (the path of
+ * every node printed on the way cost more than parsing the document). */
+struct key_frame {
+  const struct key_frame *up;
+  const char *key; /* NULL: an array element */
+  size_t index;
+};
+
+static void render_path(const struct key_frame *f, char *buf, size_t size)
 {
-  size_t plen = strlen(path);
+  const struct key_frame *chain[64];
+  size_t n = 0;
+  for (; f != NULL && n < sizeof(chain) / sizeof(chain[0]); f = f->up)
+    chain[n++] = f;
+  size_t len = 0;
+  buf[0] = '\0';
+  while (n-- > 0 && len < size) {
+    int w = chain[n]->key ? snprintf(buf + len, size - len, "%s%s", len ? "." : "", chain[n]->key)
+                          : snprintf(buf + len, size - len, "[%zu]", chain[n]->index);
+    if (w < 0)
+      break;
+    len += (size_t)w;
+  }
+}
+
+static int check_unique_keys(yajl_val v, const struct key_frame *at, sr_error_t *err)
+{
   if (YAJL_IS_ARRAY(v)) {
     for (size_t i = 0; i < v->u.array.len; i++) {
-      snprintf(path + plen, size - plen, "[%zu]", i);
-      if (check_unique_keys(v->u.array.values[i], path, size, err) < 0)
+      struct key_frame f = {at, NULL, i};
+      if (check_unique_keys(v->u.array.values[i], &f, err) < 0)
         return -1;
     }
-    path[plen] = '\0';
     return 0;
   }
   if (!YAJL_IS_OBJECT(v))
     return 0;
   size_t n = v->u.object.len;
   if (n > 1) {
-    const char **keys = malloc(n * sizeof(*keys));
+    const char *small[16];
+    const char **keys = n <= 16 ? small : malloc(n * sizeof(*keys));
     if (keys == NULL)
       return sr_error_make(err, ENOMEM, "parse JSON");
     memcpy(keys, v->u.object.keys, n * sizeof(*keys));
     qsort(keys, n, sizeof(*keys), cmp_key);
-    for (size_t i = 1; i < n; i++)
-      if (strcmp(keys[i - 1], keys[i]) == 0) {
-        sr_error_config(err, path, keys[i], "invalid JSON: %s%sduplicate key \"%s\"", path,
-                        plen ? ": " : "", keys[i]);
-        free(keys);
-        return -1;
-      }
-    free(keys);
+    const char *dup = NULL;
+    for (size_t i = 1; i < n && dup == NULL; i++)
+      if (strcmp(keys[i - 1], keys[i]) == 0)
+        dup = keys[i];
+    if (keys != small)
+      free(keys);
+    if (dup != NULL) {
+      char path[256];
+      render_path(at, path, sizeof(path));
+      return sr_error_config(err, path, dup, "invalid JSON: %s%sduplicate key \"%s\"", path,
+                             path[0] ? ": " : "", dup);
+    }
   }
   for (size_t i = 0; i < n; i++) {
-    snprintf(path + plen, size - plen, "%s%s", plen ? "." : "", v->u.object.keys[i]);
-    if (check_unique_keys(v->u.object.values[i], path, size, err) < 0)
+    struct key_frame f = {at, v->u.object.keys[i], 0};
+    if (check_unique_keys(v->u.object.values[i], &f, err) < 0)
       return -1;
   }
-  path[plen] = '\0';
   return 0;
 }
 
@@ -144,8 +171,7 @@ int sr_json_parse(const char *buf, size_t len, yajl_val *out, sr_error_t *err)
       *nl = '\0';
     return sr_error_config(err, NULL, NULL, "invalid JSON: %s", errbuf[0] ? errbuf : "parse error");
   }
-  char path[256] = "";
-  if (check_unique_keys(*out, path, sizeof(path), err) < 0) {
+  if (check_unique_keys(*out, NULL, err) < 0) {
     yajl_tree_free(*out);
     *out = NULL;
     return -1;
@@ -153,16 +179,43 @@ int sr_json_parse(const char *buf, size_t len, yajl_val *out, sr_error_t *err)
   return 0;
 }
 
+/* The field paths are made for every field parsed, most never shown: copied, not printed
+ * (vsnprintf was a fifth of a `run`'s instructions). */
 char *sr_json_path(struct sr_arena *a, const char *parent, const char *key)
 {
   if (parent == NULL || parent[0] == '\0')
     return sr_arena_strdup(a, key);
-  return sr_arena_printf(a, "%s.%s", parent, key);
+  size_t pl = strlen(parent), kl = strlen(key);
+  char *s = sr_arena_alloc(a, pl + 1 + kl + 1);
+  if (s == NULL)
+    return NULL;
+  memcpy(s, parent, pl);
+  s[pl] = '.';
+  memcpy(s + pl + 1, key, kl + 1);
+  return s;
 }
 
 char *sr_json_index_path(struct sr_arena *a, const char *parent, size_t index)
 {
-  return sr_arena_printf(a, "%s[%zu]", parent, index);
+  char digits[24];
+  size_t nd = 0;
+  do {
+    digits[nd++] = (char)('0' + index % 10);
+    index /= 10;
+  } while (index > 0);
+  size_t pl = parent ? strlen(parent) : 0;
+  char *s = sr_arena_alloc(a, pl + nd + 3);
+  if (s == NULL)
+    return NULL;
+  if (pl)
+    memcpy(s, parent, pl);
+  char *p = s + pl;
+  *p++ = '[';
+  while (nd > 0)
+    *p++ = digits[--nd];
+  *p++ = ']';
+  *p = '\0';
+  return s;
 }
 
 yajl_val sr_json_field(yajl_val obj, const char *key)

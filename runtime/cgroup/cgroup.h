@@ -23,6 +23,7 @@ struct sr_cgroup {
                   controller lives only there, and for the unified process tracking) */
   char *root;  /* "/sys/fs/cgroup", or a scratch tree in tests */
   char *path;  /* "/a/b", below each hierarchy root; never ".." components */
+  struct sr_cg_v1_list *v1; /* the v1 hierarchies, listed once per object (sr_cg_v1_hierarchies) */
 };
 
 /* Detects the layout under root by statfs: CGROUP2_SUPER_MAGIC at root -> 2; a tmpfs with v1
@@ -194,7 +195,15 @@ void sr_cg_free_lines(char **lines, size_t n);
 int64_t sr_cg_now_ms(void);
 void sr_cg_pause(void);
 
-/* The v1 hierarchy directory names under root (symlinked aliases and "unified" excluded). */
+/* The v1 hierarchy directory names under root (symlinked aliases and "unified" excluded).
+ * Listed on the first call and kept in the object (the host's mounts, which the operator sets
+ * up: each scan was a readdir and two calls per entry, five times per `run`). */
+struct sr_cg_v1_list {
+  bool listed;
+  char **names;
+  size_t n;
+};
+void sr_cg_v1_list_free(struct sr_cg_v1_list *l);
 int sr_cg_v1_hierarchies(const struct sr_cgroup *cg, char ***names, size_t *n, sr_error_t *err);
 /* Opens the container's directory in the v1 hierarchy of controller: 1 found, 0 the
  * controller is not mounted, -1 error (including a missing container directory). */

@@ -25,7 +25,44 @@ static int cmp_str(const void *a, const void *b)
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+void sr_cg_v1_list_free(struct sr_cg_v1_list *l)
+{
+  if (l == NULL)
+    return;
+  sr_strv_freep(&l->names);
+  free(l);
+}
+
+static char **strv_dup(char *const *v, size_t n)
+{
+  char **out = calloc(n + 1, sizeof(char *));
+  for (size_t i = 0; out && i < n; i++)
+    if ((out[i] = strdup(v[i])) == NULL) {
+      sr_strv_freep(&out);
+      return NULL;
+    }
+  return out;
+}
+
+static int list_hierarchies(const struct sr_cgroup *cg, char ***names, size_t *n, sr_error_t *err);
+
 int sr_cg_v1_hierarchies(const struct sr_cgroup *cg, char ***names, size_t *n, sr_error_t *err)
+{
+  struct sr_cg_v1_list *l = cg->v1;
+  if (l == NULL)
+    return list_hierarchies(cg, names, n, err);
+  if (!l->listed) {
+    if (list_hierarchies(cg, &l->names, &l->n, err) < 0)
+      return -1;
+    l->listed = true;
+  }
+  if ((*names = strv_dup(l->names, l->n)) == NULL)
+    return sr_error_make(err, ENOMEM, "cgroup hierarchies");
+  *n = l->n;
+  return 0;
+}
+
+static int list_hierarchies(const struct sr_cgroup *cg, char ***names, size_t *n, sr_error_t *err)
 {
   _cleanup_dir_ DIR *dir = opendir(cg->root);
   if (dir == NULL)

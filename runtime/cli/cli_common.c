@@ -328,21 +328,27 @@ void sr_cli_hook_gate(const struct sr_global *g, const struct sr_container *c,
   }
 }
 
-void sr_cli_release_userns(const struct sr_global *g, const char *id)
+void sr_cli_release_userns_with(const struct sr_global *g, const struct sr_policy *policy,
+                                const char *id)
 {
-  struct sr_policy_ctx pc;
+  struct sr_policy_ctx pc = {0};
   sr_error_t err = NULL;
   _cleanup_free_ char *key = sr_userns_key(g->root, id);
-  if (key == NULL || sr_policy_load(g, &pc, &err) < 0) {
+  if (key == NULL || (policy == NULL && sr_policy_load(g, &pc, &err) < 0)) {
     sr_error_free(&err);
     return;
   }
-  if (sr_userns_release(&pc.policy->userns, key, &err) < 0) {
+  if (sr_userns_release(&(policy ? policy : pc.policy)->userns, key, &err) < 0) {
     _cleanup_free_ char *t = sr_error_text(err);
     sr_warn("release the user namespace range of \"%s\": %s", id, t ? t : "");
     sr_error_free(&err);
   }
   sr_policy_ctx_release(&pc);
+}
+
+void sr_cli_release_userns(const struct sr_global *g, const char *id)
+{
+  sr_cli_release_userns_with(g, NULL, id);
 }
 
 int sr_cli_exit_status(int status, int otherwise)

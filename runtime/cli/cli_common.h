@@ -7,6 +7,8 @@
 #include "error.h"
 #include "statedir.h"
 
+struct sr_policy;
+
 /* Opens the state root and loads a container (locked or not).  The container owns rootfd. */
 int sr_cli_open_container(const struct sr_global *g, const char *id, bool lock,
                           struct sr_container **out, sr_error_t *err);
@@ -64,6 +66,10 @@ bool sr_cli_container_exists(const struct sr_global *g, const char *id);
  * --force` to find; not when the id is another container's (create refused it). */
 void sr_cli_create_failed(const struct sr_global *g, const char *id);
 void sr_cli_release_userns(const struct sr_global *g, const char *id);
+/* The same with the policy this invocation has loaded already (NULL: it is loaded): the
+ * registry's place is the policy's, whatever the profile. */
+void sr_cli_release_userns_with(const struct sr_global *g, const struct sr_policy *policy,
+                                const char *id);
 
 /* The gate for hooks read back from c's state directory (start, delete): c's profile, every
  * decision audited under it, a refused hook skipped.  A policy that cannot be loaded (or no

@@ -51,9 +51,12 @@ int sr_cmd_delete(const struct sr_global *g, int argc, char **argv)
   struct sr_hook_gate gate;
   sr_cli_hook_gate(g, ct, &pc, &gate);
   r = sr_container_delete(ct, force, &gate, &err);
-  sr_policy_ctx_release(&pc);
-  if (r < 0)
+  if (r < 0) {
+    sr_policy_ctx_release(&pc);
     return sr_cli_fail(&err);
-  sr_cli_release_userns(g, argv[optind]);
+  }
+  /* The policy the hooks were judged by, not parsed a third time. */
+  sr_cli_release_userns_with(g, pc.policy, argv[optind]);
+  sr_policy_ctx_release(&pc);
   return 0;
 }

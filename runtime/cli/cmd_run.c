@@ -66,14 +66,16 @@ static void remove_container(const struct sr_global *g, const char *id)
   struct sr_hook_gate gate;
   sr_cli_hook_gate(g, c, &pc, &gate);
   int r = sr_container_delete(c, true, &gate, &err);
-  sr_policy_ctx_release(&pc);
   if (r < 0) {
+    sr_policy_ctx_release(&pc);
     _cleanup_free_ char *t = sr_error_text(err);
     sr_warn("run: remove container \"%s\": %s", id, t ? t : "");
     sr_error_free(&err);
     return;
   }
-  sr_cli_release_userns(g, id);
+  /* The policy the hooks were judged by, not parsed again. */
+  sr_cli_release_userns_with(g, pc.policy, id);
+  sr_policy_ctx_release(&pc);
 }
 
 int sr_cmd_run(const struct sr_global *g, int argc, char **argv)

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -37,29 +38,49 @@ static int begin(sr_json_gen_t *gp, const struct sr_audit *a, const char *event,
   return 0;
 }
 
-/* One line, one write: concurrent seerun processes never interleave their lines. */
-static int finish(sr_json_gen_t g, const struct sr_audit *a, sr_error_t *err)
+/* Appends the line g holds (and its newline) to the buffer *buf of *len bytes. */
+static int take_line(sr_json_gen_t g, const struct sr_audit *a, char **buf, size_t *len,
+                     sr_error_t *err)
 {
   sr_json_map_close(g);
-  const unsigned char *buf;
-  size_t len;
+  const unsigned char *line;
+  size_t n;
   /* A line the generator could not make whole is no record: refused, like a failed write. */
-  if (sr_json_gen_buf(g, &buf, &len, err) < 0)
+  if (sr_json_gen_buf(g, &line, &n, err) < 0)
     return sr_error_wrap(err, "audit log `%s` (refusing to act without a record)", a->path);
-  _cleanup_free_ char *line = malloc(len + 1);
-  if (line == NULL)
+  char *nb = realloc(*buf, *len + n + 1);
+  if (nb == NULL)
     return sr_error_make(err, ENOMEM, "audit log");
-  memcpy(line, buf, len);
-  line[len] = '\n';
+  memcpy(nb + *len, line, n);
+  nb[*len + n] = '\n';
+  *buf = nb;
+  *len += n + 1;
+  return 0;
+}
+
+/* Whole lines, one open and one O_APPEND write: concurrent seerun processes never interleave
+ * their lines, and the lines of one step (its decisions) reach the file together or not at
+ * all. */
+static int write_lines(const struct sr_audit *a, const char *buf, size_t len, sr_error_t *err)
+{
   _cleanup_close_ int fd =
       open(a->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
   if (fd < 0)
     return sr_error_sys(err, "audit log `%s`: open (refusing to act without a record)", a->path);
-  ssize_t w = write(fd, line, len + 1);
-  if (w != (ssize_t)(len + 1))
+  ssize_t w = write(fd, buf, len);
+  if (w != (ssize_t)len)
     return sr_error_make(err, w < 0 ? errno : EIO,
                          "audit log `%s`: write (refusing to act without a record)", a->path);
   return 0;
+}
+
+static int finish(sr_json_gen_t g, const struct sr_audit *a, sr_error_t *err)
+{
+  _cleanup_free_ char *buf = NULL;
+  size_t len = 0;
+  if (take_line(g, a, &buf, &len, err) < 0)
+    return -1;
+  return write_lines(a, buf, len, err);
 }
 
 int sr_audit_event(const struct sr_audit *a, const char *event, const char *const *fields,
@@ -89,8 +110,11 @@ int sr_audit_event_int(const struct sr_audit *a, const char *event, const char *
 
 int sr_audit_decisions(const struct sr_audit *a, const struct sr_decisions *d, sr_error_t *err)
 {
-  if (a == NULL || a->path == NULL || d == NULL)
+  if (a == NULL || a->path == NULL || d == NULL || d->n == 0)
     return 0;
+  /* One write for all of them (it was an open and a write per line, the most of any step). */
+  _cleanup_free_ char *buf = NULL;
+  size_t len = 0;
   for (size_t i = 0; i < d->n; i++) {
     const struct sr_decision *x = &d->list[i];
     _cleanup_gen_ sr_json_gen_t g = NULL;
@@ -102,10 +126,10 @@ int sr_audit_decisions(const struct sr_audit *a, const struct sr_decisions *d, s
     sr_json_put_kv_string(g, "applied", x->applied ? x->applied : "");
     if (x->reason)
       sr_json_put_kv_string(g, "reason", x->reason);
-    if (finish(g, a, err) < 0)
+    if (take_line(g, a, &buf, &len, err) < 0)
       return -1;
   }
-  return 0;
+  return write_lines(a, buf, len, err);
 }
 
 int sr_audit_refusal(const struct sr_audit *a, const char *field, const char *asked,

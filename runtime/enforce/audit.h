@@ -1,7 +1,7 @@
 /* The audit log: one JSON line per policy decision and per lifecycle event (create, start,
  * exec, kill, pause, resume, update, delete, and the exit status where seerun is the parent).
- * Each line is a single O_APPEND write made before the action it records; the file is opened
- * for every write, so logrotate can move it away at any time.  If a line cannot be written the
+ * Each line (or all the decision lines of one step, together) is a single O_APPEND write made
+ * before the action it records; the file is opened for every write, so logrotate can move it away at any time.  If a line cannot be written the
  * action is refused: a security decision that leaves no trace is not taken (fail closed). */
 #ifndef SEERUN_AUDIT_H
 #define SEERUN_AUDIT_H

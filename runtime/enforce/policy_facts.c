@@ -71,6 +71,7 @@ struct protected_inode {
   enum protect_kind kind;
   const char *reason; /* why, for the paths seerun adds at run time; NULL: a host path */
   bool own_bundle_ok; /* see struct sr_denied_path */
+  bool walked;        /* protect() added every directory above it too */
 };
 
 /* A protected path itself as it lies in its filesystem: what a second view of it, a hard link
@@ -104,25 +105,27 @@ static void protected_set_free(struct protected_set *s)
   free(s->v);
 }
 
-static int add_inode(struct protected_set *s, const struct stat *st, const char *denied,
-                     bool below)
+/* Adds (dev, ino), or marks the entry there below as well.  Returns the entry, NULL when out
+ * of memory. */
+static struct protected_inode *add_inode(struct protected_set *s, const struct stat *st,
+                                         const char *denied, bool below)
 {
   for (size_t i = 0; i < s->n; i++)
     if (s->v[i].dev == st->st_dev && s->v[i].ino == st->st_ino) {
       s->v[i].below = s->v[i].below || below;
-      return 0;
+      return &s->v[i];
     }
   if (s->n == s->cap) {
     size_t cap = s->cap ? s->cap * 2 : 64;
     struct protected_inode *nv = realloc(s->v, cap * sizeof(*nv));
     if (nv == NULL)
-      return -1;
+      return NULL;
     s->v = nv;
     s->cap = cap;
   }
-  s->v[s->n++] =
-      (struct protected_inode){st->st_dev, st->st_ino, denied, below, s->adding, NULL, false};
-  return 0;
+  s->v[s->n++] = (struct protected_inode){st->st_dev, st->st_ino, denied,   below,
+                                          s->adding,  NULL,       false,    false};
+  return &s->v[s->n - 1];
 }
 
 static int add_tree(struct protected_set *s, int fd, const char *denied, bool below)
@@ -157,22 +160,49 @@ static int protect(struct protected_set *s, const char *path, bool below)
     close(fd);
     return -1;
   }
+  /* Each directory's inode is taken from the descriptor the walk holds; a directory an earlier
+   * walk reached has every one above it in the set already (the denied paths share /, /etc,
+   * /run, /var): the walk stops there. */
+  struct stat st;
+  if (fstat(fd, &st) < 0) {
+    close(fd);
+    return 0;
+  }
+  size_t chain[64], n = 0;
+  bool complete = false;
   for (int depth = 0; depth < 64; depth++) {
-    struct stat st;
-    if (fstat(fd, &st) < 0 || add_inode(s, &st, path, below && depth == 0) < 0)
+    bool known = false;
+    for (size_t i = 0; i < s->n && !known; i++)
+      known = s->v[i].walked && s->v[i].dev == st.st_dev && s->v[i].ino == st.st_ino;
+    struct protected_inode *e = add_inode(s, &st, path, below && depth == 0);
+    if (e == NULL)
       break;
+    chain[n++] = (size_t)(e - s->v);
+    if (known) {
+      complete = true;
+      break;
+    }
     int parent = openat(fd, "..", O_PATH | O_CLOEXEC);
     struct stat pst;
-    if (parent < 0 || fstat(parent, &pst) < 0 ||
-        (pst.st_dev == st.st_dev && pst.st_ino == st.st_ino)) {
+    if (parent < 0 || fstat(parent, &pst) < 0) {
       if (parent >= 0)
         close(parent);
-      break; /* the root */
+      break;
+    }
+    if (pst.st_dev == st.st_dev && pst.st_ino == st.st_ino) {
+      close(parent);
+      complete = true; /* the root */
+      break;
     }
     close(fd);
     fd = parent;
+    st = pst;
   }
   close(fd);
+  /* Only a walk that reached the root (or a walked directory) vouches for what is above its
+   * directories: one cut short (a failed open, the depth) marks nothing. */
+  for (size_t i = 0; complete && i < n; i++)
+    s->v[chain[i]].walked = true;
   return 0;
 }
 
@@ -185,7 +215,7 @@ static int protect_at_below(struct protected_set *s, const struct sr_denied_path
   if (fd < 0 || fstat(fd, &st) < 0)
     return 0; /* absent on this host: nothing to protect */
   s->adding = PROTECT_DENIED;
-  if (add_inode(s, &st, d->path, true) < 0 || add_tree(s, fd, d->path, true) < 0)
+  if (add_inode(s, &st, d->path, true) == NULL || add_tree(s, fd, d->path, true) < 0)
     return -1;
   for (size_t i = 0; i < s->n; i++)
     if (s->v[i].dev == st.st_dev && s->v[i].ino == st.st_ino && s->v[i].reason == NULL) {
@@ -434,7 +464,7 @@ static int idmappable_set(const struct sr_facts_input *in, struct protected_set 
   for (size_t i = 0; i < in->n_idmappable; i++) {
     _cleanup_close_ int fd = open(in->idmappable[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
     struct stat st;
-    if (fd >= 0 && fstat(fd, &st) == 0 && add_inode(set, &st, in->idmappable[i], true) < 0)
+    if (fd >= 0 && fstat(fd, &st) == 0 && add_inode(set, &st, in->idmappable[i], true) == NULL)
       return -1;
   }
   return 0;
