@@ -50,6 +50,7 @@ int sr_cmd_delete(const struct sr_global *g, int argc, char **argv)
   struct sr_policy_ctx pc = {0};
   struct sr_hook_gate gate;
   sr_cli_hook_gate(g, ct, &pc, &gate);
+  sr_cli_activity_settle(g, ct);
   r = sr_container_delete(ct, force, &gate, &err);
   sr_policy_ctx_release(&pc);
   if (r < 0)

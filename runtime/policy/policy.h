@@ -114,6 +114,7 @@ struct sr_policy_profile {
   struct sr_policy_hook_allow *hooks_allowed; /* the only hooks that run; none: no hooks */
   size_t n_hooks_allowed;
   bool landlock; /* confine every process to the container's file hierarchy (enforcing only) */
+  bool activity_record; /* the activity record (runtime/supervisor/activity.h; enforcing only) */
 };
 
 /* Where every container's user namespace maps its ids on the host: ranges of `size` ids from a

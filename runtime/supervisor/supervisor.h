@@ -1,7 +1,8 @@
 /* A container's supervisor: a small process per container that seerun starts outside the
  * container and its cgroup, which outlives `seerun create`, and serves what the container
- * needs from outside it for as long as its init lives: today the egress proxy
- * (egress_proxy.h), whose decisions it writes to the audit log (egress_record.h).
+ * needs from outside it for as long as its init lives: the egress proxy (egress_proxy.h),
+ * whose decisions it writes to the audit log (egress_record.h), and the activity record
+ * (activity.h): the built-in seccomp filter's denials, resource events, what is left at stop.
  *
  * It holds no descriptor of the engine's (conmon and containerd's shim wait for EOF on the
  * stdio they passed to create): its stdio is /dev/null and every other descriptor but the
@@ -11,6 +12,7 @@
 #ifndef SEERUN_SUPERVISOR_H
 #define SEERUN_SUPERVISOR_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -25,6 +27,13 @@ struct sr_supervisor_config {
   const struct sr_egress_host *narrow; /* io.seerun.egress.allow; NULL: none */
   size_t n_narrow;
   int init_pidfd; /* the container's init: its network namespace, and its end */
+  /* The activity record (activity.h); all -1 / false without it.  egress NULL: no proxy. */
+  bool activity;
+  int activity_sock;   /* the init's hand-over socket (the supervisor's end) */
+  int activity_listen; /* listening socket in the state directory, for exec's hand-overs */
+  int state_dirfd;     /* the container's state directory: activity.json */
+  int cg_memory_fd, cg_pids_fd;
+  const char *seccomp_unseen; /* the built-in filter notifies nobody, and why (NULL: it does) */
 };
 
 /* Creates the proxy's listening socket in the init's network namespace and starts the
