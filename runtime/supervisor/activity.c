@@ -239,9 +239,23 @@ static const char *const bpf_cmds[] = {
     "BPF_MAP_CREATE", "BPF_MAP_LOOKUP_ELEM", "BPF_MAP_UPDATE_ELEM", "BPF_MAP_DELETE_ELEM",
     "BPF_MAP_GET_NEXT_KEY", "BPF_PROG_LOAD", "BPF_OBJ_PIN", "BPF_OBJ_GET", "BPF_PROG_ATTACH",
     "BPF_PROG_DETACH", "BPF_PROG_TEST_RUN"};
-static const char *const ptrace_reqs[] = {
-    "PTRACE_TRACEME", "PTRACE_PEEKTEXT", "PTRACE_PEEKDATA", "PTRACE_PEEKUSER", "PTRACE_POKETEXT",
-    "PTRACE_POKEDATA", "PTRACE_POKEUSER", "PTRACE_CONT", "PTRACE_KILL", "PTRACE_SINGLESTEP"};
+static const char *ptrace_request(uint64_t r)
+{
+  switch (r) {
+  case 0: return "PTRACE_TRACEME";
+  case 1: return "PTRACE_PEEKTEXT";
+  case 2: return "PTRACE_PEEKDATA";
+  case 4: return "PTRACE_POKETEXT";
+  case 5: return "PTRACE_POKEDATA";
+  case 7: return "PTRACE_CONT";
+  case 12: return "PTRACE_GETREGS";
+  case 13: return "PTRACE_SETREGS";
+  case 16: return "PTRACE_ATTACH";
+  case 17: return "PTRACE_DETACH";
+  case 0x4206: return "PTRACE_SEIZE";
+  default: return NULL;
+  }
+}
 
 static void put_enum(sr_json_gen_t g, uint64_t v, const char *const *names, size_t n)
 {
@@ -272,8 +286,8 @@ static void put_args(sr_json_gen_t g, const char *name, const uint64_t *args)
       put_enum(g, args[0], keyctl_ops, N(keyctl_ops));
     else if (strcmp(name, "bpf") == 0 && i == 0)
       put_enum(g, args[0], bpf_cmds, N(bpf_cmds));
-    else if (strcmp(name, "ptrace") == 0 && i == 0)
-      put_enum(g, args[0], ptrace_reqs, N(ptrace_reqs));
+    else if (strcmp(name, "ptrace") == 0 && i == 0 && ptrace_request(args[0]))
+      sr_json_put_string(g, ptrace_request(args[0]));
     else {
       char buf[24];
       snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)args[i]);
