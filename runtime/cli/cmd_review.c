@@ -44,7 +44,8 @@ struct run {
   size_t n_sys;
   bool has_oom, has_pids;
   uint64_t oom, pids;
-  int64_t procs_left; /* -1: not known */
+  int64_t procs_left;   /* after the init had gone; -1: not known */
+  int64_t procs_at_kill; /* when seerun was asked to stop it (the init among them); -1: none */
   char *proc_example;
 };
 
@@ -150,6 +151,7 @@ static struct run *run_for(struct runs *rs, const char *id, const char *event)
   r->id = strdup(id);
   r->first = r->started = r->stopped = -1;
   r->procs_left = -1;
+  r->procs_at_kill = -1;
   return r->id ? r : NULL;
 }
 
@@ -198,13 +200,16 @@ static void add_activity(struct run *r, yajl_val line)
     r->has_pids = true;
     r->pids = (uint64_t)n;
   }
-  yajl_val procs = sr_json_field(rec, "processesAtStop");
-  if (procs && YAJL_IS_OBJECT(procs) && num_of(procs, "count", &n)) {
-    r->procs_left = n;
+  static const char *const sets[] = {"processesAtStop", "processesAtKill"};
+  for (int k = 0; k < 2; k++) {
+    yajl_val procs = sr_json_field(rec, sets[k]);
+    if (procs == NULL || !YAJL_IS_OBJECT(procs) || !num_of(procs, "count", &n))
+      continue;
+    *(k == 0 ? &r->procs_left : &r->procs_at_kill) = n;
     yajl_val list = sr_json_field(procs, "processes");
-    if (list && YAJL_IS_ARRAY(list) && list->u.array.len) {
-      const char *cmd = str_of(list->u.array.values[0], "cmdline");
-      free(r->proc_example);
+    /* An example: the last listed (at kill, the first is the init). */
+    if (list && YAJL_IS_ARRAY(list) && list->u.array.len && r->proc_example == NULL) {
+      const char *cmd = str_of(list->u.array.values[list->u.array.len - 1], "cmdline");
       r->proc_example = dup_or_null(cmd);
     }
   }
@@ -332,6 +337,12 @@ static size_t flags_of(const struct run *r, struct flag *f, size_t max)
     snprintf(f[n++].reason, sizeof(f->reason),
              "%lld process(es) still running when the container's init had gone (e.g. %s)",
              (long long)r->procs_left, r->proc_example ? r->proc_example : "?");
+  } else if (r->procs_at_kill > 1 && n < max) {
+    f[n].flag = "processes-left";
+    snprintf(f[n++].reason, sizeof(f->reason),
+             "%lld process(es) besides the init still running when the container was stopped "
+             "(e.g. %s)",
+             (long long)r->procs_at_kill - 1, r->proc_example ? r->proc_example : "?");
   }
   const char *sig;
   if (r->has_exit && crash_signal(r->exit_status, &sig) && n < max) {
@@ -413,6 +424,7 @@ static void put_run(sr_json_gen_t g, const struct run *r, const struct flag *f, 
   sr_json_put_kv_u64(g, "oomKills", r->oom);
   sr_json_put_kv_u64(g, "pidsLimitHits", r->pids);
   sr_json_put_kv_i64(g, "processesLeft", r->procs_left);
+  sr_json_put_kv_i64(g, "processesAtKill", r->procs_at_kill);
   sr_json_put_kv_u64(g, "egressRequests", r->egress_requests);
   sr_json_put_kv_u64(g, "egressRefused", r->egress_refused);
   sr_json_put_key(g, "flags");

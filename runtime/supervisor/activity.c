@@ -14,10 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <poll.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 /* ---- Denied syscalls ---------------------------------------------------------------------- */
@@ -168,25 +170,28 @@ static void read_small(const char *path, char *out, size_t size, bool nul_to_spa
   }
 }
 
-void sr_activity_snapshot_procs(struct sr_activity *a, const struct sr_act_cgroup *cg)
+void sr_activity_snapshot_procs(struct sr_activity *a, struct sr_act_procset *set,
+                                const struct sr_act_cgroup *cg)
 {
-  a->procs_taken = true;
+  set->taken = true;
+  set->total = 0;
+  set->n = 0;
   a->dirty = true;
-  a->procs_total = 0;
-  a->n_procs = 0;
   if (cg->pids_fd < 0)
     return;
-  _cleanup_close_ int fd = openat(cg->pids_fd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+  int fd = openat(cg->pids_fd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
   _cleanup_fclose_ FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-  if (f == NULL)
+  if (f == NULL) {
+    if (fd >= 0)
+      close(fd);
     return;
-  fd = -1;
+  }
   long pid;
   while (fscanf(f, "%ld", &pid) == 1) {
-    a->procs_total++;
-    if (a->n_procs >= SR_ACT_PROCS)
+    set->total++;
+    if (set->n >= SR_ACT_PROCS)
       continue;
-    struct sr_act_proc *p = &a->procs[a->n_procs++];
+    struct sr_act_proc *p = &set->procs[set->n++];
     p->pid = (pid_t)pid;
     char path[64];
     snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
@@ -195,6 +200,25 @@ void sr_activity_snapshot_procs(struct sr_activity *a, const struct sr_act_cgrou
     snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
     read_small(path, p->cmdline, sizeof(p->cmdline), true);
   }
+}
+
+void sr_activity_request_snapshot(int state_dirfd, const char *at)
+{
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return;
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", state_dirfd, SR_ACT_SOCKET);
+  char msg[16];
+  snprintf(msg, sizeof(msg), "S%s", at);
+  if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+      send(fd, msg, strlen(msg), MSG_NOSIGNAL) == (ssize_t)strlen(msg)) {
+    struct pollfd p = {fd, POLLIN, 0};
+    char c;
+    if (poll(&p, 1, SR_ACT_SNAPSHOT_MS) > 0)
+      (void)!read(fd, &c, 1);
+  }
+  close(fd);
 }
 
 /* ---- Rendering ---------------------------------------------------------------------------- */
@@ -313,6 +337,30 @@ static const char *arch_name(uint32_t arch)
   return arch == AUDIT_ARCH_X86_64 ? "x86_64" : arch == AUDIT_ARCH_I386 ? "x86" : "other";
 }
 
+static void put_procs(sr_json_gen_t g, const char *key, const struct sr_act_procset *set)
+{
+  sr_json_put_key(g, key);
+  if (!set->taken) {
+    sr_json_put_null(g);
+    return;
+  }
+  sr_json_map_open(g);
+  if (set->at[0])
+    sr_json_put_kv_string(g, "at", set->at);
+  sr_json_put_kv_u64(g, "count", set->total);
+  sr_json_put_key(g, "processes");
+  sr_json_array_open(g);
+  for (size_t i = 0; i < set->n; i++) {
+    sr_json_map_open(g);
+    sr_json_put_kv_i64(g, "pid", set->procs[i].pid);
+    sr_json_put_kv_string(g, "executable", set->procs[i].exe);
+    sr_json_put_kv_string(g, "cmdline", set->procs[i].cmdline);
+    sr_json_map_close(g);
+  }
+  sr_json_array_close(g);
+  sr_json_map_close(g);
+}
+
 void sr_activity_to_json(const struct sr_activity *a, sr_json_gen_t g)
 {
   char name[64];
@@ -377,24 +425,8 @@ void sr_activity_to_json(const struct sr_activity *a, sr_json_gen_t g)
     sr_json_put_kv_u64(g, "pidsLimitHits", a->pids_max_hits);
   sr_json_map_close(g);
 
-  sr_json_put_key(g, "processesAtStop");
-  if (!a->procs_taken) {
-    sr_json_put_null(g);
-  } else {
-    sr_json_map_open(g);
-    sr_json_put_kv_u64(g, "count", a->procs_total);
-    sr_json_put_key(g, "processes");
-    sr_json_array_open(g);
-    for (size_t i = 0; i < a->n_procs; i++) {
-      sr_json_map_open(g);
-      sr_json_put_kv_i64(g, "pid", a->procs[i].pid);
-      sr_json_put_kv_string(g, "executable", a->procs[i].exe);
-      sr_json_put_kv_string(g, "cmdline", a->procs[i].cmdline);
-      sr_json_map_close(g);
-    }
-    sr_json_array_close(g);
-    sr_json_map_close(g);
-  }
+  put_procs(g, "processesAtStop", &a->at_stop);
+  put_procs(g, "processesAtKill", &a->at_kill);
   sr_json_map_close(g);
 }
 
@@ -493,10 +525,10 @@ int sr_activity_settle(const struct sr_audit *audit, int state_dirfd, sr_error_t
 
 /* ---- The hand-over ------------------------------------------------------------------------ */
 
-int sr_activity_recv_listener(int sock)
+int sr_activity_recv_listener(int sock, char *msg, size_t size)
 {
-  char c;
-  struct iovec iov = {&c, 1};
+  char buf[16] = "";
+  struct iovec iov = {buf, sizeof(buf) - 1};
   union {
     struct cmsghdr h;
     char buf[CMSG_SPACE(sizeof(int))];
@@ -508,6 +540,7 @@ int sr_activity_recv_listener(int sock)
     ;
   if (n <= 0)
     return -1;
+  snprintf(msg, size, "%.*s", (int)n, buf);
   struct cmsghdr *h = CMSG_FIRSTHDR(&m);
   if (h == NULL || h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS ||
       h->cmsg_len != CMSG_LEN(sizeof(int)))

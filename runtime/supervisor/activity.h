@@ -65,6 +65,14 @@ struct sr_act_proc {
   char cmdline[SR_ACT_EXE_MAX];
 };
 
+struct sr_act_procset {
+  bool taken;
+  char at[16]; /* "kill", "delete" */
+  uint64_t total;
+  struct sr_act_proc procs[SR_ACT_PROCS];
+  size_t n;
+};
+
 struct sr_activity {
   char started[64], stopped[64];
   /* seccomp */
@@ -82,11 +90,9 @@ struct sr_activity {
   /* resources (cumulative counters, as the cgroup reports them) */
   bool have_oom, have_pids;
   uint64_t oom_kills, pids_max_hits;
-  /* processes left when the init had gone */
-  bool procs_taken;
-  uint64_t procs_total;
-  struct sr_act_proc procs[SR_ACT_PROCS];
-  size_t n_procs;
+  /* processes left when the init had gone, and those running when seerun was asked to stop
+   * the container (kill, delete --force: sr_activity_request_snapshot) */
+  struct sr_act_procset at_stop, at_kill;
   bool dirty;
 };
 
@@ -104,7 +110,13 @@ int sr_activity_serve(struct sr_activity *a, int listener, struct seccomp_notif 
 int sr_activity_notif_sizes(size_t *req, size_t *resp);
 
 void sr_activity_read_cgroup(struct sr_activity *a, const struct sr_act_cgroup *cg);
-void sr_activity_snapshot_procs(struct sr_activity *a, const struct sr_act_cgroup *cg);
+void sr_activity_snapshot_procs(struct sr_activity *a, struct sr_act_procset *set,
+                                const struct sr_act_cgroup *cg);
+/* kill, delete --force: asks the supervisor (through activity.sock in the container's state
+ * directory) to list the cgroup's processes before they are signalled, and waits for it a
+ * moment (SR_ACT_SNAPSHOT_MS).  Nothing happens without a supervisor. */
+#define SR_ACT_SNAPSHOT_MS 1000
+void sr_activity_request_snapshot(int state_dirfd, const char *at);
 
 /* The record as a JSON object (the "record" member of the "activity" event). */
 void sr_activity_to_json(const struct sr_activity *a, sr_json_gen_t g);
@@ -117,8 +129,9 @@ void sr_activity_finish(struct sr_activity *a, const struct sr_audit *audit, int
  * writes it as an incomplete "activity" event and marks it done.  Nothing otherwise. */
 int sr_activity_settle(const struct sr_audit *audit, int state_dirfd, sr_error_t *err);
 
-/* Receives a seccomp listener handed over on a connected socket (SCM_RIGHTS); -1 if none. */
-int sr_activity_recv_listener(int sock);
+/* Receives a message on a hand-over socket: a seccomp listener (SCM_RIGHTS, returned), or a
+ * request without one ("Skill": a snapshot; -1 returned, *msg the text, "" at EOF). */
+int sr_activity_recv_listener(int sock, char *msg, size_t size);
 /* The container side: hands the listener over (no SIGPIPE).  0 or -1 with errno. */
 int sr_activity_send_listener(int sock, int listener);
 

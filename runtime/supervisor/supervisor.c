@@ -159,12 +159,22 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
     if (p[2].revents & POLLIN) {
       int c = accept4(cfg->activity_listen, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (c >= 0)
-        add_fd(w.sock, NSOCK, c, NULL);
+        add_fd(w.sock, NSOCK, c, &act.listeners_refused);
     }
     for (size_t k = 0; k < nsock; k++)
       if (p[3 + k].revents & (POLLIN | POLLHUP | POLLERR)) {
         size_t i = slot[k];
-        int l = sr_activity_recv_listener(w.sock[i]);
+        char msg[16] = "";
+        int l = sr_activity_recv_listener(w.sock[i], msg, sizeof(msg));
+        if (l < 0 && msg[0] == 'S') {
+          /* kill, delete --force: what runs before it is signalled (the first request: a
+           * delete after a kill finds what the kill left); then the answer. */
+          if (!act.at_kill.taken) {
+            sr_activity_snapshot_procs(&act, &act.at_kill, &cg);
+            snprintf(act.at_kill.at, sizeof(act.at_kill.at), "%s", msg + 1);
+          }
+          (void)!send(w.sock[i], "", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
         if (l >= 0) {
           act.listeners++;
           /* The caller and we are woken on the same CPU (Linux 6.6; older: ignored). */
@@ -207,7 +217,7 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
   if (cfg->activity) {
     /* What is left in the cgroup once the init has gone (the kernel has killed the rest of a
      * pid namespace by now: what is listed escaped it, or has no pid namespace of its own). */
-    sr_activity_snapshot_procs(&act, &cg);
+    sr_activity_snapshot_procs(&act, &act.at_stop, &cg);
     sr_activity_read_cgroup(&act, &cg);
   }
   if (proxy > 0) {

@@ -269,3 +269,25 @@ def test_review_flags_what_it_should_and_nothing_on_a_quiet_run(hardened, hbundl
     assert "FLAG privileged-syscall" in text
     r = hardened.cmd("review", "--since", "yesterday")
     assert r.returncode != 0 and "--since" in r.stderr
+
+
+def test_processes_running_when_stopped_are_listed_and_flagged(hardened, hbundle):
+    busy, lone = hardened.id("busy"), hardened.id("lone")
+    # sh execs its last command: the init is that sleep, the other one its child.
+    hbundle.shell("sleep 301 & exec sleep 300")
+    hardened.cmd("run", "-d", "--bundle", hbundle.write(), busy, check=True, timeout=30)
+    wait_for(lambda: len(json.loads(hardened.cmd("ps", "--format", "json", busy).stdout or "[]"))
+             == 2, what="both processes")
+    hbundle.args("sleep", "300")
+    hardened.cmd("run", "-d", "--bundle", hbundle.write(), lone, check=True, timeout=30)
+    for cid in (busy, lone):
+        hardened.cmd("kill", cid, "KILL", check=True)
+        hardened.cmd("delete", "--force", cid, check=True)
+    at_kill = the_activity(hardened, busy)["record"]["processesAtKill"]
+    assert at_kill["at"] == "kill" and at_kill["count"] == 2, at_kill
+    assert sorted(p["cmdline"] for p in at_kill["processes"]) == ["sleep 300", "sleep 301"]
+    assert the_activity(hardened, lone)["record"]["processesAtKill"]["count"] == 1
+    runs = review(hardened)
+    assert [f["flag"] for f in runs[busy]["flags"]] == ["processes-left"], runs[busy]
+    assert "sleep 301" in runs[busy]["flags"][0]["reason"]
+    assert runs[lone]["flags"] == [], runs[lone]
