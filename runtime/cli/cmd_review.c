@@ -40,6 +40,7 @@ struct run {
   bool has_activity, complete;
   char *incomplete_reason;
   uint64_t denied;
+  int64_t programs; /* executed; -1: not watched */
   struct count sys[MAX_SYSCALLS];
   size_t n_sys;
   bool has_oom, has_pids;
@@ -152,6 +153,7 @@ static struct run *run_for(struct runs *rs, const char *id, const char *event)
   r->first = r->started = r->stopped = -1;
   r->procs_left = -1;
   r->procs_at_kill = -1;
+  r->programs = -1;
   return r->id ? r : NULL;
 }
 
@@ -191,6 +193,9 @@ static void add_activity(struct run *r, yajl_val line)
         c->exe = dup_or_null(str_of(by->u.array.values[k], "executable"));
     }
   }
+  yajl_val progs = sr_json_field(rec, "programs");
+  if (progs && YAJL_IS_OBJECT(progs) && num_of(progs, "count", &n))
+    r->programs = n;
   yajl_val res = sr_json_field(rec, "resources");
   if (res && num_of(res, "oomKills", &n)) {
     r->has_oom = true;
@@ -385,6 +390,8 @@ static void print_text(const struct run *r, const struct flag *f, size_t nf)
     for (size_t i = 0; i < r->n_sys; i++)
       printf("%s%s %llu", i ? ", " : " (", r->sys[i].name, (unsigned long long)r->sys[i].n);
     printf("%s\n", r->n_sys ? ")" : "");
+    if (r->programs >= 0)
+      printf("  programs executed: %lld\n", (long long)r->programs);
     printf("  limits hit: %llu OOM kill(s), %llu pids-limit hit(s)\n",
            (unsigned long long)r->oom, (unsigned long long)r->pids);
   } else {
@@ -421,6 +428,7 @@ static void put_run(sr_json_gen_t g, const struct run *r, const struct flag *f, 
   for (size_t i = 0; i < r->n_sys; i++)
     sr_json_put_kv_u64(g, r->sys[i].name, r->sys[i].n);
   sr_json_map_close(g);
+  sr_json_put_kv_i64(g, "programsExecuted", r->programs);
   sr_json_put_kv_u64(g, "oomKills", r->oom);
   sr_json_put_kv_u64(g, "pidsLimitHits", r->pids);
   sr_json_put_kv_i64(g, "processesLeft", r->procs_left);

@@ -217,6 +217,7 @@ static int start_supervisor(struct sr_create_ctx *ctx, sr_error_t *err)
       .state_dirfd = -1,
       .cg_memory_fd = -1,
       .cg_pids_fd = -1,
+      .exec_fd = -1,
       .seccomp_unseen = ctx->activity_unseen,
   };
   if (ctx->activity) {
@@ -229,6 +230,15 @@ static int start_supervisor(struct sr_create_ctx *ctx, sr_error_t *err)
     if (sc.state_dirfd < 0)
       return sr_error_sys(err, "activity: open the state directory");
     activity_cgroup(ctx, &sc.cg_memory_fd, &sc.cg_pids_fd);
+    /* The programs executed: the proc connector (CAP_NET_ADMIN, which the supervisor will not
+     * have: subscribed here), for the init's pid namespace.  Without one, not watched. */
+    char ns[64];
+    struct stat st;
+    snprintf(ns, sizeof(ns), "/proc/%d/ns/pid", ctx->init_pid);
+    sr_error_t e = NULL;
+    if (stat(ns, &st) == 0 && sr_activity_exec_socket(&sc.exec_fd, &e) == 0)
+      sc.pidns = (uint64_t)st.st_ino;
+    sr_error_free(&e);
   }
   struct sr_state_record *rec = ctx->container->rec;
   int r = sr_supervisor_start(&sc, &rec->supervisor_pid, &rec->supervisor_start, err);
@@ -238,6 +248,8 @@ static int start_supervisor(struct sr_create_ctx *ctx, sr_error_t *err)
     close(sc.cg_pids_fd);
   if (sc.state_dirfd >= 0)
     close(sc.state_dirfd);
+  if (sc.exec_fd >= 0)
+    close(sc.exec_fd);
   if (r < 0)
     return sr_error_wrap(err, ctx->egress_proxy ? "egress proxy" : "activity record");
   ctx->supervisor_pid = rec->supervisor_pid;

@@ -425,6 +425,32 @@ void sr_activity_to_json(const struct sr_activity *a, sr_json_gen_t g)
     sr_json_put_kv_u64(g, "pidsLimitHits", a->pids_max_hits);
   sr_json_map_close(g);
 
+  sr_json_put_key(g, "programs");
+  if (!a->execs_watched) {
+    sr_json_put_null(g);
+  } else {
+    sr_json_map_open(g);
+    sr_json_put_kv_u64(g, "count", a->execs);
+    if (a->execs > a->n_exec)
+      sr_json_put_kv_u64(g, "notListed", a->execs - a->n_exec);
+    if (a->execs_gone)
+      sr_json_put_kv_u64(g, "goneBeforeRead", a->execs_gone);
+    if (a->execs_lost)
+      sr_json_put_kv_bool(g, "eventsLost", true);
+    sr_json_put_key(g, "listed");
+    sr_json_array_open(g);
+    for (size_t i = 0; i < a->n_exec; i++) {
+      sr_json_map_open(g);
+      sr_json_put_kv_string(g, "time", a->exec[i].time);
+      sr_json_put_kv_i64(g, "pid", a->exec[i].pid);
+      sr_json_put_kv_i64(g, "ppid", a->exec[i].ppid);
+      sr_json_put_kv_string(g, "executable", a->exec[i].exe);
+      sr_json_put_kv_string(g, "argv", a->exec[i].argv);
+      sr_json_map_close(g);
+    }
+    sr_json_array_close(g);
+    sr_json_map_close(g);
+  }
   put_procs(g, "processesAtStop", &a->at_stop);
   put_procs(g, "processesAtKill", &a->at_kill);
   sr_json_map_close(g);

@@ -65,6 +65,15 @@ struct sr_act_proc {
   char cmdline[SR_ACT_EXE_MAX];
 };
 
+#define SR_ACT_EXECS 128 /* programs listed (all are counted) */
+
+struct sr_act_exec {
+  pid_t pid, ppid;
+  char time[40];
+  char exe[SR_ACT_EXE_MAX];
+  char argv[SR_ACT_EXE_MAX];
+};
+
 struct sr_act_procset {
   bool taken;
   char at[16]; /* "kill", "delete" */
@@ -93,6 +102,12 @@ struct sr_activity {
   /* processes left when the init had gone, and those running when seerun was asked to stop
    * the container (kill, delete --force: sr_activity_request_snapshot) */
   struct sr_act_procset at_stop, at_kill;
+  /* programs executed (the proc connector's exec events, for the container's pid namespace) */
+  bool execs_watched;
+  uint64_t execs, execs_gone; /* gone: ended before it could be read */
+  bool execs_lost;            /* the kernel dropped events (a full socket buffer) */
+  struct sr_act_exec exec[SR_ACT_EXECS];
+  size_t n_exec;
   bool dirty;
 };
 
@@ -134,6 +149,13 @@ int sr_activity_settle(const struct sr_audit *audit, int state_dirfd, sr_error_t
 int sr_activity_recv_listener(int sock, char *msg, size_t size);
 /* The container side: hands the listener over (no SIGPIPE).  0 or -1 with errno. */
 int sr_activity_send_listener(int sock, int listener);
+
+/* The proc connector's socket, subscribed to exec events (needs CAP_NET_ADMIN: made by create,
+ * served by the supervisor, which has not that capability). */
+int sr_activity_exec_socket(int *fd, sr_error_t *err);
+/* Reads the pending events; those of processes in the pid namespace `pidns` (its inode) are
+ * recorded. */
+void sr_activity_exec_drain(struct sr_activity *a, int fd, uint64_t pidns);
 
 #define SR_ACT_SOCKET "activity.sock"
 #define SR_ACT_FILE "activity.json"

@@ -119,6 +119,7 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
     sr_now_rfc3339(act.started, sizeof(act.started));
     act.seccomp_visible = cfg->seccomp_unseen == NULL;
     act.seccomp_unseen = cfg->seccomp_unseen;
+    act.execs_watched = cfg->exec_fd >= 0;
     w.sock[0] = cfg->activity_sock;
     if (sr_activity_notif_sizes(&reqsz, &respsz) < 0 || (req = calloc(1, reqsz)) == NULL ||
         (resp = calloc(1, respsz)) == NULL)
@@ -130,21 +131,22 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
   clock_gettime(CLOCK_MONOTONIC, &last);
   for (;;) {
     /* Only the descriptors in use, so that a burst of denials costs little per call. */
-    struct pollfd p[3 + NSOCK + SR_ACT_LISTENERS];
+    struct pollfd p[4 + NSOCK + SR_ACT_LISTENERS];
     size_t slot[NSOCK + SR_ACT_LISTENERS];
     size_t np = 0, nsock = 0;
     p[np++] = (struct pollfd){init_pidfd, POLLIN, 0};
     p[np++] = (struct pollfd){events, POLLIN, 0}; /* -1: ignored by poll */
     p[np++] = (struct pollfd){cfg->activity ? cfg->activity_listen : -1, POLLIN, 0};
+    p[np++] = (struct pollfd){cfg->activity ? cfg->exec_fd : -1, POLLIN, 0};
     for (size_t i = 0; i < NSOCK; i++)
       if (w.sock[i] >= 0) {
-        slot[np - 3] = i;
+        slot[np - 4] = i;
         p[np++] = (struct pollfd){w.sock[i], POLLIN, 0};
       }
-    nsock = np - 3;
+    nsock = np - 4;
     for (size_t i = 0; i < SR_ACT_LISTENERS; i++)
       if (w.listener[i] >= 0) {
-        slot[np - 3] = i;
+        slot[np - 4] = i;
         p[np++] = (struct pollfd){w.listener[i], POLLIN, 0};
       }
     int r = poll(p, np, cfg->activity ? SR_ACT_FLUSH_MS : -1);
@@ -156,13 +158,15 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
       if (sr_egress_events_drain(events, sr_egress_record_add, &rec) != 0)
         break; /* the proxy has gone */
     }
+    if (p[3].revents & POLLIN)
+      sr_activity_exec_drain(&act, cfg->exec_fd, cfg->pidns);
     if (p[2].revents & POLLIN) {
       int c = accept4(cfg->activity_listen, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (c >= 0)
         add_fd(w.sock, NSOCK, c, &act.listeners_refused);
     }
     for (size_t k = 0; k < nsock; k++)
-      if (p[3 + k].revents & (POLLIN | POLLHUP | POLLERR)) {
+      if (p[4 + k].revents & (POLLIN | POLLHUP | POLLERR)) {
         size_t i = slot[k];
         char msg[16] = "";
         int l = sr_activity_recv_listener(w.sock[i], msg, sizeof(msg));
@@ -187,9 +191,9 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
         close(w.sock[i]);
         w.sock[i] = -1;
       }
-    for (size_t k = nsock; k < np - 3; k++) {
+    for (size_t k = nsock; k < np - 4; k++) {
       size_t i = slot[k];
-      short re = p[3 + k].revents;
+      short re = p[4 + k].revents;
       if (re & POLLIN) {
         if (sr_activity_serve(&act, w.listener[i], req, reqsz, resp, respsz) < 0) {
           close(w.listener[i]);
@@ -214,6 +218,8 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
       }
     }
   }
+  if (cfg->activity && cfg->exec_fd >= 0)
+    sr_activity_exec_drain(&act, cfg->exec_fd, cfg->pidns);
   if (cfg->activity) {
     /* What is left in the cgroup once the init has gone (the kernel has killed the rest of a
      * pid namespace by now: what is listed escaped it, or has no pid namespace of its own). */
@@ -270,9 +276,9 @@ int sr_supervisor_start(const struct sr_supervisor_config *cfg, pid_t *pid, uint
     struct sr_supervisor_config c = *cfg;
     int src[] = {devnull, devnull, devnull, listen_fd, cfg->init_pidfd, ready[1],
                  cfg->activity_sock, cfg->activity_listen, cfg->state_dirfd, cfg->cg_memory_fd,
-                 cfg->cg_pids_fd};
-    int target[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
-    if (devnull < 0 || place_fds(src, target, sizeof(src) / sizeof(src[0]), 11) < 0)
+                 cfg->cg_pids_fd, cfg->exec_fd};
+    int target[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+    if (devnull < 0 || place_fds(src, target, sizeof(src) / sizeof(src[0]), 12) < 0)
       _exit(125);
 #define AT(f, n) c.f = cfg->f >= 0 ? n : -1
     AT(activity_sock, 6);
@@ -280,6 +286,7 @@ int sr_supervisor_start(const struct sr_supervisor_config *cfg, pid_t *pid, uint
     AT(state_dirfd, 8);
     AT(cg_memory_fd, 9);
     AT(cg_pids_fd, 10);
+    AT(exec_fd, 11);
 #undef AT
     c.init_pidfd = 4;
     signal(SIGPIPE, SIG_IGN);

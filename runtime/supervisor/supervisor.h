@@ -33,6 +33,8 @@ struct sr_supervisor_config {
   int activity_listen; /* listening socket in the state directory, for exec's hand-overs */
   int state_dirfd;     /* the container's state directory: activity.json */
   int cg_memory_fd, cg_pids_fd;
+  int exec_fd;        /* the proc connector, subscribed (activity.h); -1: programs not watched */
+  uint64_t pidns;     /* the container's pid namespace (inode): whose exec events count */
   const char *seccomp_unseen; /* the built-in filter notifies nobody, and why (NULL: it does) */
 };
 

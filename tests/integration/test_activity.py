@@ -291,3 +291,26 @@ def test_processes_running_when_stopped_are_listed_and_flagged(hardened, hbundle
     assert [f["flag"] for f in runs[busy]["flags"]] == ["processes-left"], runs[busy]
     assert "sleep 301" in runs[busy]["flags"][0]["reason"]
     assert runs[lone]["flags"] == [], runs[lone]
+
+
+def test_programs_executed_are_listed_and_bounded(hardened, hbundle):
+    # A program that lives long enough to be read (sleep), then thousands of short ones.
+    hbundle.shell("/bin/sleep 1; i=0; while [ $i -lt 3000 ]; do /bin/true; i=$((i+1)); done; "
+                  "echo finished")
+    cid = hardened.id()
+    r = hardened.cmd("run", "--bundle", hbundle.write(), cid, timeout=300)
+    assert r.returncode == 0 and "finished" in r.stdout, r.stderr
+    ev = the_activity(hardened, cid)
+    progs = ev["record"]["programs"]
+    listed = progs["listed"]
+    init = listed[0]
+    assert init["argv"].startswith("sh -c /bin/sleep 1;"), init
+    sleep = [p for p in listed if p["argv"] == "/bin/sleep 1"]
+    assert sleep and sleep[0]["ppid"] == init["pid"] and sleep[0]["executable"] == "/bin/busybox"
+    # Bounded: at most 128 listed, the rest counted (short-lived ones may be missed).
+    assert len(listed) <= 128
+    assert 2 <= progs["count"] <= 3002
+    assert progs["count"] == len(listed) + progs.get("notListed", 0)
+    with open(hardened.audit_log) as f:
+        line = [l for l in f if '"event":"activity"' in l and cid in l][0]
+    assert len(line) < 256 * 1024
