@@ -314,3 +314,21 @@ def test_programs_executed_are_listed_and_bounded(hardened, hbundle):
     with open(hardened.audit_log) as f:
         line = [l for l in f if '"event":"activity"' in l and cid in l][0]
     assert len(line) < 256 * 1024
+
+
+def test_oom_kills_and_pids_limit_hits_are_recorded_and_flagged(hardened, hbundle):
+    hbundle.linux["resources"] = {"pids": {"limit": 8},
+                                  "memory": {"limit": 32 * 1024 * 1024,
+                                             "swap": 32 * 1024 * 1024}}
+    # Forks past the pids limit (refused, counted by the cgroup), then a 256 MiB buffer: the
+    # OOM killer ends dd.
+    hbundle.shell("(for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do sleep 30 & done) "
+                  "2>/dev/null; kill -9 -1; wait; "
+                  "dd if=/dev/zero of=/dev/null bs=256M count=1; echo dd=$?")
+    cid = hardened.id()
+    r = hardened.cmd("run", "--bundle", hbundle.write(), cid, timeout=120)
+    assert "dd=137" in r.stdout, (r.stdout, r.stderr)
+    res = the_activity(hardened, cid)["record"]["resources"]
+    assert res["oomKills"] >= 1 and res["pidsLimitHits"] >= 1, res
+    flags = [f["flag"] for f in review(hardened)[cid]["flags"]]
+    assert flags == ["limit-hit"], flags
