@@ -22,6 +22,15 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+void sr_activity_printable(char *s)
+{
+  /* Names and command lines are the container's: printable ASCII only, so that no byte of
+   * theirs can make the audit line invalid (UTF-8) or blow up its size (escapes). */
+  for (; *s; s++)
+    if (*s < 0x20 || *s > 0x7e)
+      *s = '?';
+}
+
 /* ---- Denied syscalls ---------------------------------------------------------------------- */
 
 int sr_activity_notif_sizes(size_t *req, size_t *resp)
@@ -92,6 +101,7 @@ int sr_activity_serve(struct sr_activity *a, int listener, struct seccomp_notif 
   exe[l > 0 ? (size_t)l : 0] = '\0';
   if (l <= 0)
     snprintf(exe, sizeof(exe), "(unknown)");
+  sr_activity_printable(exe);
   if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
     snprintf(exe, sizeof(exe), "(gone)");
   /* The errno of the plain filter: never CONTINUE, which would run the denied call. */
@@ -199,6 +209,8 @@ void sr_activity_snapshot_procs(struct sr_activity *a, struct sr_act_procset *se
     p->exe[l > 0 ? (size_t)l : 0] = '\0';
     snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
     read_small(path, p->cmdline, sizeof(p->cmdline), true);
+    sr_activity_printable(p->exe);
+    sr_activity_printable(p->cmdline);
   }
 }
 
@@ -337,7 +349,8 @@ static const char *arch_name(uint32_t arch)
   return arch == AUDIT_ARCH_X86_64 ? "x86_64" : arch == AUDIT_ARCH_I386 ? "x86" : "other";
 }
 
-static void put_procs(sr_json_gen_t g, const char *key, const struct sr_act_procset *set)
+static void put_procs(sr_json_gen_t g, const char *key, const struct sr_act_procset *set,
+                      bool brief)
 {
   sr_json_put_key(g, key);
   if (!set->taken) {
@@ -350,7 +363,7 @@ static void put_procs(sr_json_gen_t g, const char *key, const struct sr_act_proc
   sr_json_put_kv_u64(g, "count", set->total);
   sr_json_put_key(g, "processes");
   sr_json_array_open(g);
-  for (size_t i = 0; i < set->n; i++) {
+  for (size_t i = 0; i < (brief ? 0 : set->n); i++) {
     sr_json_map_open(g);
     sr_json_put_kv_i64(g, "pid", set->procs[i].pid);
     sr_json_put_kv_string(g, "executable", set->procs[i].exe);
@@ -361,10 +374,12 @@ static void put_procs(sr_json_gen_t g, const char *key, const struct sr_act_proc
   sr_json_map_close(g);
 }
 
-void sr_activity_to_json(const struct sr_activity *a, sr_json_gen_t g)
+static void to_json(const struct sr_activity *a, sr_json_gen_t g, bool brief)
 {
   char name[64];
   sr_json_map_open(g);
+  if (brief)
+    sr_json_put_kv_bool(g, "truncated", true); /* the lists left out: over SR_ACT_MAX_BYTES */
   sr_json_put_kv_string(g, "startedAt", a->started);
   if (a->stopped[0])
     sr_json_put_kv_string(g, "stoppedAt", a->stopped);
@@ -393,7 +408,7 @@ void sr_activity_to_json(const struct sr_activity *a, sr_json_gen_t g)
     sr_json_put_kv_u64(g, "deniedOtherSyscalls", a->denied_other_syscalls);
   sr_json_put_key(g, "byExecutable");
   sr_json_array_open(g);
-  for (size_t i = 0; i < a->n_ent; i++) {
+  for (size_t i = 0; i < (brief ? 0 : a->n_ent); i++) {
     const struct sr_act_entry *e = &a->ent[i];
     sr_json_map_open(g);
     syscall_name(e->arch, e->nr, name, sizeof(name));
@@ -439,7 +454,7 @@ void sr_activity_to_json(const struct sr_activity *a, sr_json_gen_t g)
       sr_json_put_kv_bool(g, "eventsLost", true);
     sr_json_put_key(g, "listed");
     sr_json_array_open(g);
-    for (size_t i = 0; i < a->n_exec; i++) {
+    for (size_t i = 0; i < (brief ? 0 : a->n_exec); i++) {
       sr_json_map_open(g);
       sr_json_put_kv_string(g, "time", a->exec[i].time);
       sr_json_put_kv_i64(g, "pid", a->exec[i].pid);
@@ -451,26 +466,52 @@ void sr_activity_to_json(const struct sr_activity *a, sr_json_gen_t g)
     sr_json_array_close(g);
     sr_json_map_close(g);
   }
-  put_procs(g, "processesAtStop", &a->at_stop);
-  put_procs(g, "processesAtKill", &a->at_kill);
+  put_procs(g, "processesAtStop", &a->at_stop, brief);
+  put_procs(g, "processesAtKill", &a->at_kill, brief);
   sr_json_map_close(g);
+}
+
+void sr_activity_to_json(const struct sr_activity *a, sr_json_gen_t g)
+{
+  to_json(a, g, false);
+}
+
+/* The record's text within SR_ACT_MAX_BYTES: in full, else without its lists (malloc'd). */
+static char *render(const struct sr_activity *a, size_t *len)
+{
+  for (int brief = 0; brief < 2; brief++) {
+    _cleanup_gen_ sr_json_gen_t g = NULL;
+    sr_error_t err = NULL;
+    const unsigned char *buf;
+    if (sr_json_gen_new(&g, false, &err) < 0) {
+      sr_error_free(&err);
+      return NULL;
+    }
+    to_json(a, g, brief);
+    if (sr_json_gen_buf(g, &buf, len, &err) < 0) {
+      sr_error_free(&err);
+      return NULL;
+    }
+    if (*len <= SR_ACT_MAX_BYTES) {
+      char *out = malloc(*len + 1);
+      if (out) {
+        memcpy(out, buf, *len);
+        out[*len] = '\0';
+      }
+      return out;
+    }
+  }
+  return NULL;
 }
 
 int sr_activity_flush(struct sr_activity *a, int state_dirfd)
 {
   if (state_dirfd < 0)
     return 0;
-  _cleanup_gen_ sr_json_gen_t g = NULL;
-  sr_error_t err = NULL;
-  const unsigned char *buf;
   size_t len;
-  if (sr_json_gen_new(&g, false, &err) < 0) {
-    sr_error_free(&err);
-    return -1;
-  }
-  sr_activity_to_json(a, g);
-  if (sr_json_gen_buf(g, &buf, &len, &err) < 0 || len > SR_ACT_MAX_BYTES ||
-      sr_write_file_atomic(state_dirfd, SR_ACT_FILE, buf, len, 0600, &err) < 0) {
+  _cleanup_free_ char *text = render(a, &len);
+  sr_error_t err = NULL;
+  if (text == NULL || sr_write_file_atomic(state_dirfd, SR_ACT_FILE, text, len, 0600, &err) < 0) {
     sr_error_free(&err);
     return -1;
   }
@@ -483,7 +524,6 @@ struct event_fields {
   const char *reason;
   const char *raw;
   size_t raw_len;
-  const struct sr_activity *a;
 };
 
 static void put_event(sr_json_gen_t g, void *data)
@@ -493,10 +533,10 @@ static void put_event(sr_json_gen_t g, void *data)
   if (f->reason)
     sr_json_put_kv_string(g, "reason", f->reason);
   sr_json_put_key(g, "record");
-  if (f->a)
-    sr_activity_to_json(f->a, g);
-  else
+  if (f->raw)
     sr_json_put_raw(g, f->raw, f->raw_len);
+  else
+    sr_json_put_null(g);
 }
 
 void sr_activity_finish(struct sr_activity *a, const struct sr_audit *audit, int state_dirfd)
@@ -507,8 +547,9 @@ void sr_activity_finish(struct sr_activity *a, const struct sr_audit *audit, int
                            .reason = !a->seccomp_visible ? a->seccomp_unseen
                                      : a->listeners_refused
                                          ? "some processes' denied system calls were not seen"
-                                         : NULL,
-                           .a = a};
+                                         : NULL};
+  _cleanup_free_ char *text = render(a, &f.raw_len);
+  f.raw = text;
   sr_error_t err = NULL;
   if (sr_audit_event_with(audit, "activity", put_event, &f, &err) < 0)
     sr_error_free(&err);

@@ -33,7 +33,7 @@
 #define SR_ACT_SYSCALLS 128  /* distinct (arch, syscall) counted */
 #define SR_ACT_ENTRIES 64    /* distinct (syscall, executable) detailed */
 #define SR_ACT_SAMPLES 4     /* first occurrences kept per entry, with their arguments */
-#define SR_ACT_PROCS 32      /* processes listed at stop */
+#define SR_ACT_PROCS 16      /* processes listed at stop, and at kill */
 #define SR_ACT_EXE_MAX 256   /* bytes of an executable's path or a command line kept */
 #define SR_ACT_LISTENERS 64  /* seccomp listeners served at once (start + concurrent execs) */
 #define SR_ACT_FLUSH_MS 2000
@@ -65,7 +65,7 @@ struct sr_act_proc {
   char cmdline[SR_ACT_EXE_MAX];
 };
 
-#define SR_ACT_EXECS 128 /* programs listed (all are counted) */
+#define SR_ACT_EXECS 64 /* programs listed (all are counted) */
 
 struct sr_act_exec {
   pid_t pid, ppid;
@@ -133,7 +133,10 @@ void sr_activity_snapshot_procs(struct sr_activity *a, struct sr_act_procset *se
 #define SR_ACT_SNAPSHOT_MS 1000
 void sr_activity_request_snapshot(int state_dirfd, const char *at);
 
-/* The record as a JSON object (the "record" member of the "activity" event). */
+/* Bytes outside printable ASCII become '?' (what is kept of the container's names). */
+void sr_activity_printable(char *s);
+/* The record as a JSON object (the "record" member of the "activity" event); the flush and
+ * the event leave its lists out ("truncated": true) if it would exceed SR_ACT_MAX_BYTES. */
 void sr_activity_to_json(const struct sr_activity *a, sr_json_gen_t g);
 /* Writes activity.json in the state directory (atomically). */
 int sr_activity_flush(struct sr_activity *a, int state_dirfd);

@@ -112,6 +112,8 @@ static void record_exec(struct sr_activity *a, pid_t pid, uint64_t pidns)
   e->exe[l > 0 ? (size_t)l : 0] = '\0';
   snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
   read_text(path, e->argv, sizeof(e->argv), true);
+  sr_activity_printable(e->exe);
+  sr_activity_printable(e->argv);
   char stat_text[512];
   snprintf(path, sizeof(path), "/proc/%d/stat", pid);
   read_text(path, stat_text, sizeof(stat_text), false);
