@@ -218,6 +218,7 @@ static int start_supervisor(struct sr_create_ctx *ctx, sr_error_t *err)
       .cg_memory_fd = -1,
       .cg_pids_fd = -1,
       .exec_fd = -1,
+      .init_pid = ctx->init_pid,
       .seccomp_unseen = ctx->activity_unseen,
   };
   if (ctx->activity) {

@@ -65,7 +65,8 @@ struct sr_act_proc {
   char cmdline[SR_ACT_EXE_MAX];
 };
 
-#define SR_ACT_EXECS 64 /* programs listed (all are counted) */
+#define SR_ACT_EXECS 64    /* programs listed (all are counted) */
+#define SR_ACT_KNOWN 8192  /* the container's processes tracked (a power of two) */
 
 struct sr_act_exec {
   pid_t pid, ppid;
@@ -108,6 +109,10 @@ struct sr_activity {
   bool execs_lost;            /* the kernel dropped events (a full socket buffer) */
   struct sr_act_exec exec[SR_ACT_EXECS];
   size_t n_exec;
+  /* The container's processes by host tgid, from the fork and exit events (0: free slot, -1: a
+   * removed one), so that an exec is attributed even when its process has already ended. */
+  pid_t known[SR_ACT_KNOWN];
+  size_t known_used; /* live and removed slots */
   bool dirty;
 };
 
@@ -159,6 +164,8 @@ int sr_activity_exec_socket(int *fd, sr_error_t *err);
 /* Reads the pending events; those of processes in the pid namespace `pidns` (its inode) are
  * recorded. */
 void sr_activity_exec_drain(struct sr_activity *a, int fd, uint64_t pidns);
+/* The init: the first of the container's processes. */
+void sr_activity_exec_seed(struct sr_activity *a, pid_t init);
 
 #define SR_ACT_SOCKET "activity.sock"
 #define SR_ACT_FILE "activity.json"

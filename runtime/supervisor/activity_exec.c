@@ -51,7 +51,8 @@ int sr_activity_exec_socket(int *out, sr_error_t *err)
     struct sr_proc_input in;
   } __attribute__((packed)) m;
   memset(&m, 0, sizeof(m));
-  /* Only exec events where the kernel can filter them; every event on older kernels. */
+  /* Only fork, exec and exit events where the kernel can filter them; every event on older
+   * kernels. */
   size_t len = kernel_filters_events() ? sizeof(m.in) : sizeof(uint32_t);
   m.nl.nlmsg_len = (uint32_t)(sizeof(m.nl) + sizeof(m.cn) + len);
   m.nl.nlmsg_type = NLMSG_DONE;
@@ -60,7 +61,7 @@ int sr_activity_exec_socket(int *out, sr_error_t *err)
   m.cn.id.val = CN_VAL_PROC;
   m.cn.len = (uint16_t)len;
   m.in.mcast_op = PROC_CN_MCAST_LISTEN;
-  m.in.event_type = PROC_EVENT_EXEC;
+  m.in.event_type = PROC_EVENT_FORK | PROC_EVENT_EXEC | PROC_EVENT_EXIT;
   if (send(fd, &m, m.nl.nlmsg_len, 0) < 0) {
     sr_error_sys(err, "activity: subscribe to the proc connector");
     close(fd);
@@ -68,6 +69,76 @@ int sr_activity_exec_socket(int *out, sr_error_t *err)
   }
   *out = fd;
   return 0;
+}
+
+/* ---- The container's processes, by host tgid ------------------------------------------- */
+
+static size_t slot_of(pid_t pid)
+{
+  return ((size_t)pid * 2654435761u) & (SR_ACT_KNOWN - 1);
+}
+
+static bool known_has(const struct sr_activity *a, pid_t pid)
+{
+  for (size_t i = slot_of(pid), n = 0; n < SR_ACT_KNOWN; i = (i + 1) & (SR_ACT_KNOWN - 1), n++) {
+    if (a->known[i] == pid)
+      return true;
+    if (a->known[i] == 0)
+      return false;
+  }
+  return false;
+}
+
+static void known_rebuild(struct sr_activity *a)
+{
+  static pid_t live[SR_ACT_KNOWN];
+  size_t n = 0;
+  for (size_t i = 0; i < SR_ACT_KNOWN; i++)
+    if (a->known[i] > 0)
+      live[n++] = a->known[i];
+  memset(a->known, 0, sizeof(a->known));
+  a->known_used = 0;
+  for (size_t k = 0; k < n; k++) {
+    size_t i = slot_of(live[k]);
+    while (a->known[i] != 0)
+      i = (i + 1) & (SR_ACT_KNOWN - 1);
+    a->known[i] = live[k];
+    a->known_used++;
+  }
+}
+
+static void known_add(struct sr_activity *a, pid_t pid)
+{
+  if (pid <= 0 || known_has(a, pid))
+    return;
+  if (a->known_used >= SR_ACT_KNOWN * 3 / 4) {
+    known_rebuild(a);
+    if (a->known_used >= SR_ACT_KNOWN * 3 / 4)
+      return; /* that many live processes: attributed by their pid namespace instead */
+  }
+  size_t i = slot_of(pid);
+  while (a->known[i] > 0)
+    i = (i + 1) & (SR_ACT_KNOWN - 1);
+  if (a->known[i] == 0)
+    a->known_used++;
+  a->known[i] = pid;
+}
+
+static void known_del(struct sr_activity *a, pid_t pid)
+{
+  for (size_t i = slot_of(pid), n = 0; n < SR_ACT_KNOWN; i = (i + 1) & (SR_ACT_KNOWN - 1), n++) {
+    if (a->known[i] == pid) {
+      a->known[i] = -1;
+      return;
+    }
+    if (a->known[i] == 0)
+      return;
+  }
+}
+
+void sr_activity_exec_seed(struct sr_activity *a, pid_t init)
+{
+  known_add(a, init);
 }
 
 static void read_text(const char *path, char *out, size_t size, bool nul_to_space)
@@ -92,13 +163,14 @@ static void record_exec(struct sr_activity *a, pid_t pid, uint64_t pidns)
 {
   char path[64];
   struct stat st;
-  snprintf(path, sizeof(path), "/proc/%d/ns/pid", pid);
-  /* Only the container's own processes (its pid namespace: the init's and exec's). */
-  if (stat(path, &st) < 0) {
-    return; /* gone before we looked: whose it was is not known (counted nowhere) */
+  /* Only the container's own processes: descendants of its init (fork events), or, for what
+   * `exec` started from outside and its children, by their pid namespace. */
+  if (!known_has(a, pid)) {
+    snprintf(path, sizeof(path), "/proc/%d/ns/pid", pid);
+    if (stat(path, &st) < 0 || (uint64_t)st.st_ino != pidns)
+      return; /* another's, or gone before we looked (whose it was is not known) */
+    known_add(a, pid);
   }
-  if ((uint64_t)st.st_ino != pidns)
-    return;
   a->execs++;
   a->dirty = true;
   if (a->n_exec >= SR_ACT_EXECS)
@@ -151,8 +223,18 @@ void sr_activity_exec_drain(struct sr_activity *a, int fd, uint64_t pidns)
           cn->len < sizeof(struct proc_event))
         continue;
       struct proc_event *ev = (struct proc_event *)cn->data;
-      if (ev->what == PROC_EVENT_EXEC)
+      if (ev->what == PROC_EVENT_EXEC) {
         record_exec(a, ev->event_data.exec.process_tgid, pidns);
+      } else if (ev->what == PROC_EVENT_FORK) {
+        /* A new process (not a thread) of one of the container's. */
+        const struct fork_proc_event *f = &ev->event_data.fork;
+        if (f->child_pid == f->child_tgid && known_has(a, f->parent_tgid))
+          known_add(a, f->child_tgid);
+      } else if (ev->what == PROC_EVENT_EXIT) {
+        const struct exit_proc_event *x = &ev->event_data.exit;
+        if (x->process_pid == x->process_tgid)
+          known_del(a, x->process_tgid);
+      }
     }
   }
 }

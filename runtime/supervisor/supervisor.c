@@ -120,6 +120,7 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
     act.seccomp_visible = cfg->seccomp_unseen == NULL;
     act.seccomp_unseen = cfg->seccomp_unseen;
     act.execs_watched = cfg->exec_fd >= 0;
+    sr_activity_exec_seed(&act, cfg->init_pid);
     w.sock[0] = cfg->activity_sock;
     if (sr_activity_notif_sizes(&reqsz, &respsz) < 0 || (req = calloc(1, reqsz)) == NULL ||
         (resp = calloc(1, respsz)) == NULL)

@@ -35,6 +35,7 @@ struct sr_supervisor_config {
   int cg_memory_fd, cg_pids_fd;
   int exec_fd;        /* the proc connector, subscribed (activity.h); -1: programs not watched */
   uint64_t pidns;     /* the container's pid namespace (inode): whose exec events count */
+  pid_t init_pid;     /* the init, on the host: its descendants are the container's */
   const char *seccomp_unseen; /* the built-in filter notifies nobody, and why (NULL: it does) */
 };
 
