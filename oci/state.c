@@ -80,6 +80,8 @@ int sr_state_record_parse(const char *buf, size_t len, struct sr_state_record **
                         NULL, err) < 0)
       return sr_error_wrap(err, "state.json");
     r->supervisor_pid = (pid_t)n;
+    if (sr_json_get_bool(sup, "supervisor", "activity", &r->supervisor_activity, NULL, err) < 0)
+      return sr_error_wrap(err, "state.json");
   }
   yajl_val cg;
   if (sr_json_get_object(root, "", "cgroup", false, &cg, err) < 0)
@@ -180,6 +182,8 @@ int sr_state_record_serialize(const struct sr_state_record *r, char **out, size_
     sr_json_map_open(g);
     sr_json_put_kv_i64(g, "pid", r->supervisor_pid);
     sr_json_put_kv_u64(g, "startTime", r->supervisor_start);
+    if (r->supervisor_activity)
+      sr_json_put_kv_bool(g, "activity", true);
     sr_json_map_close(g);
   }
   if (r->cgroup_version) {

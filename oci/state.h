@@ -53,6 +53,7 @@ struct sr_state_record {
   bool egress_proxy;
   pid_t supervisor_pid; /* 0: none */
   uint64_t supervisor_start;
+  bool supervisor_activity; /* it keeps the activity record: exec hands it its listener */
 };
 
 int sr_state_record_parse(const char *buf, size_t len, struct sr_state_record **out,

@@ -39,6 +39,7 @@ int sr_cmd_checkpoint(const struct sr_global *g, int argc, char **argv);
 int sr_cmd_restore(const struct sr_global *g, int argc, char **argv);
 int sr_cmd_policy(const struct sr_global *g, int argc, char **argv);
 int sr_cmd_gc(const struct sr_global *g, int argc, char **argv);
+int sr_cmd_review(const struct sr_global *g, int argc, char **argv);
 int sr_cmd_sandbox(const struct sr_global *g, int argc, char **argv);
 
 /* Prints "seerun: <error>" on stderr (and to the log), frees it, returns 1. */

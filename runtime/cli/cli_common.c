@@ -2,6 +2,8 @@
 
 #include "cli_common.h"
 
+#include "activity.h"
+
 #include "cleanup.h"
 #include "policy_run.h"
 #include "sealed.h"
@@ -253,6 +255,10 @@ int sr_cli_prepare_create(const struct sr_global *g, struct sr_create_ctx *ctx,
   ctx->network_granted = sr_policy_network_granted(d);
   ctx->builtin_seccomp = sr_policy_builtin_seccomp(pc->profile);
   ctx->egress_proxy = d->egress_proxy;
+  ctx->activity = sr_policy_activity_record(pc->profile);
+  if (c->linux_.seccomp && c->linux_.seccomp->uses_notify)
+    ctx->activity_unseen = "linux.seccomp.listenerPath: the config's agent holds the filter "
+                           "stack's one listener, so the built-in filter's denials are not seen";
   ctx->egress = &pc->profile->network.egress;
   ctx->egress_narrow = d->egress_narrow;
   ctx->n_egress_narrow = d->n_egress_narrow;
@@ -279,6 +285,30 @@ int sr_cli_audit(const struct sr_global *g, const struct sr_container *c, const 
   int r = sr_audit_event(&pc.audit, event, fields, err);
   sr_policy_ctx_release(&pc);
   return r;
+}
+
+void sr_cli_activity_settle(const struct sr_global *g, const struct sr_container *c)
+{
+  /* A live supervisor writes its own record when the init has gone; one that is gone (killed)
+   * left only its last flush, which goes to the audit log as an incomplete record. */
+  if (!c->rec->supervisor_activity || c->dirfd < 0 ||
+      sr_proc_is(c->rec->supervisor_pid, c->rec->supervisor_start))
+    return;
+  struct sr_policy_ctx pc;
+  sr_error_t err = NULL;
+  if (sr_policy_load(g, &pc, &err) == 0) {
+    pc.audit.id = c->id;
+    pc.audit.bundle = c->rec->bundle;
+    if (c->rec->profile)
+      pc.audit.profile = c->rec->profile;
+    sr_activity_settle(&pc.audit, c->dirfd, &err);
+    sr_policy_ctx_release(&pc);
+  }
+  if (err) {
+    _cleanup_free_ char *t = sr_error_text(err);
+    sr_warn("delete: the activity record: %s", t ? t : "");
+    sr_error_free(&err);
+  }
 }
 
 bool sr_cli_container_exists(const struct sr_global *g, const char *id)

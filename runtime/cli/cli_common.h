@@ -25,7 +25,7 @@ static inline void sr_cli_close_containerp(struct sr_container **c)
 #define SR_CLI_CREATE_CTX(global, opts)                                                            \
   {.g = (global), .o = (opts), .sync = {-1, -1}, .fifo_fd = -1, .console_fd = -1,                 \
    .notify_fd = -1, .cgroup_dir_fd = -1, .init_pidfd = -1, .rootfs_tree_fd = -1,              \
-   .host = SR_HOST_OBJECTS_INIT}
+   .activity_sock = {-1, -1}, .activity_listen = -1, .host = SR_HOST_OBJECTS_INIT}
 
 /* The root filesystem's path: root.path, relative to the bundle unless absolute. */
 void sr_cli_rootfs_path(const struct sr_config *c, const char *bundle, char *buf, size_t size);
@@ -57,6 +57,8 @@ int sr_cli_audit(const struct sr_global *g, const struct sr_container *c, const 
                  const char *const *fields, sr_error_t *err);
 
 /* Whether the state root holds a container `id` (true unless it surely does not). */
+/* delete: the activity record a killed supervisor left, as an incomplete audit event. */
+void sr_cli_activity_settle(const struct sr_global *g, const struct sr_container *c);
 bool sr_cli_container_exists(const struct sr_global *g, const char *id);
 
 /* After delete: the container's user namespace range waits for its id in the registry (the

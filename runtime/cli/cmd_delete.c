@@ -4,6 +4,8 @@
 
 #include "cli_common.h"
 
+#include "activity.h"
+
 #include "cleanup.h"
 #include "lifecycle.h"
 #include "policy_run.h"
@@ -50,6 +52,10 @@ int sr_cmd_delete(const struct sr_global *g, int argc, char **argv)
   struct sr_policy_ctx pc = {0};
   struct sr_hook_gate gate;
   sr_cli_hook_gate(g, ct, &pc, &gate);
+  if (force && ct->rec->supervisor_activity && ct->rec->supervisor_pid > 0 &&
+      sr_container_status(ct) != SR_STATUS_STOPPED)
+    sr_activity_request_snapshot(ct->dirfd, "delete");
+  sr_cli_activity_settle(g, ct);
   r = sr_container_delete(ct, force, &gate, &err);
   if (r < 0) {
     sr_policy_ctx_release(&pc);

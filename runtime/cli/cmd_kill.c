@@ -3,6 +3,8 @@
 
 #include "cli_common.h"
 
+#include "activity.h"
+
 #include "cleanup.h"
 #include "lifecycle.h"
 #include "signals.h"
@@ -38,7 +40,14 @@ int sr_cmd_kill(const struct sr_global *g, int argc, char **argv)
   snprintf(signum, sizeof(signum), "%d", sig);
   const char *fields[] = {"signal", signum, "all", all ? "true" : "false", NULL};
   if (sr_cli_open_container(g, argv[optind], true, &ct, &err) < 0 ||
-      sr_cli_audit(g, ct, "kill", fields, &err) < 0 || sr_container_kill(ct, sig, all, &err) < 0)
+      sr_cli_audit(g, ct, "kill", fields, &err) < 0)
+    return sr_cli_fail(&err);
+  /* What runs when the container is stopped, for its activity record. */
+  bool stopping = sig == SIGKILL || sig == SIGTERM || sig == SIGINT || sig == SIGHUP ||
+                  sig == SIGQUIT;
+  if (stopping && ct->rec->supervisor_activity && ct->rec->supervisor_pid > 0)
+    sr_activity_request_snapshot(ct->dirfd, "kill");
+  if (sr_container_kill(ct, sig, all, &err) < 0)
     return sr_cli_fail(&err);
   return 0;
 }

@@ -43,6 +43,7 @@ static const struct {
     {"ps", sr_cmd_ps, "ps displays the processes running inside a container"},
     {"restore", sr_cmd_restore, "restore a container from a checkpoint"},
     {"resume", sr_cmd_resume, "resume all processes that have been previously paused"},
+    {"review", sr_cmd_review, "summarise the recorded runs and flag what deserves a look"},
     {"run", sr_cmd_run, "create and run a container"},
     {"sandbox", sr_cmd_sandbox, "run a command in a throwaway container seerun builds itself"},
     {"spec", sr_cmd_spec, "create a new specification file"},

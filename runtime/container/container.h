@@ -71,6 +71,11 @@ struct sr_create_ctx {
   const struct sr_egress_host *egress_extra; /* seerun sandbox --allow-host */
   size_t n_egress_extra;
   pid_t supervisor_pid; /* parent: started, 0 until then */
+  /* The activity record (runtime/supervisor/activity.h): the supervisor keeps it. */
+  bool activity;
+  const char *activity_unseen;  /* why the built-in filter's denials are not seen; NULL: seen */
+  int activity_sock[2];         /* [0]: the supervisor's end, [1]: the init's hand-over end */
+  int activity_listen;          /* activity.sock in the state directory (exec's hand-overs) */
   struct sr_landlock_plan landlock; /* abi 0: none */
   /* What the hooks are judged against where they run (the profile of the create). */
   const struct sr_policy_profile *hook_profile;

@@ -17,6 +17,8 @@
 #include "process_attrs.h"
 #include "rootfs_overlay.h"
 #include "state.h"
+#include "activity.h"
+#include "cgroup.h"
 #include "supervisor.h"
 #include "sync.h"
 #include "util.h"
@@ -166,30 +168,107 @@ static int start_scope(struct sr_create_ctx *ctx, pid_t child, sr_error_t *err)
 }
 
 /* Kills what the create made and removes it: processes, cgroup, state. */
-/* The container's supervisor, serving its egress proxy from outside: started once the init's
- * network namespace exists, recorded before the container is "created".  It ends with the
- * init; delete stops it too. */
+/* activity.sock in the container's state directory, for exec's hand-overs: through the
+ * directory's descriptor (a path of any length; the directory we hold, not a lookup). */
+static int activity_listen(struct sr_create_ctx *ctx, sr_error_t *err)
+{
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return sr_error_sys(err, "activity: socket");
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", ctx->container->dirfd,
+           SR_ACT_SOCKET);
+  if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 16) < 0) {
+    sr_error_sys(err, "activity: listen on %s in the state directory", SR_ACT_SOCKET);
+    close(fd);
+    return -1;
+  }
+  ctx->activity_listen = fd;
+  return 0;
+}
+
+/* The cgroup directories the record reads (memory and pids events, the processes). */
+static void activity_cgroup(struct sr_create_ctx *ctx, int *memory_fd, int *pids_fd)
+{
+  struct sr_cg_dir m = {.fd = -1}, p = {.fd = -1};
+  sr_error_t e = NULL;
+  bool v2 = ctx->cgroup->version == 2;
+  if (sr_cg_dir_open(&m, SR_CGROUP_ROOT, v2 ? NULL : "memory", ctx->cgroup->path, &e) < 0)
+    sr_error_free(&e);
+  if (sr_cg_dir_open(&p, SR_CGROUP_ROOT, v2 ? NULL : "pids", ctx->cgroup->path, &e) < 0)
+    sr_error_free(&e);
+  *memory_fd = m.fd;
+  *pids_fd = p.fd;
+}
+
+/* The container's supervisor, serving its egress proxy and keeping its activity record from
+ * outside: started once the init's network namespace exists, recorded before the container is
+ * "created".  It ends with the init; delete stops it too. */
 static int start_supervisor(struct sr_create_ctx *ctx, sr_error_t *err)
 {
   struct sr_supervisor_config sc = {
       .audit = ctx->audit,
       .profile = ctx->profile,
-      .egress = ctx->egress,
+      .egress = ctx->egress_proxy ? ctx->egress : NULL,
       .narrow = ctx->egress_narrow,
       .n_narrow = ctx->n_egress_narrow,
       .extra = ctx->egress_extra,
       .n_extra = ctx->n_egress_extra,
       .init_pidfd = ctx->init_pidfd,
+      .activity = ctx->activity,
+      .activity_sock = ctx->activity_sock[0],
+      .activity_listen = -1,
+      .state_dirfd = -1,
+      .cg_memory_fd = -1,
+      .cg_pids_fd = -1,
+      .exec_fd = -1,
+      .init_pid = ctx->init_pid,
+      .seccomp_unseen = ctx->activity_unseen,
   };
-  /* A descriptor of its own: a dup of the locked one would share its lock. */
-  _cleanup_close_ int dirfd = openat(ctx->container->rootfd, ctx->o->id,
-                                     O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-  sc.state_dirfd = dirfd;
+  if (ctx->activity) {
+    if (activity_listen(ctx, err) < 0)
+      return -1;
+    sc.activity_listen = ctx->activity_listen;
+    /* An open file of its own: the directory's descriptor carries the container's lock
+     * (flock), which a copy held by the supervisor would keep for as long as it lives. */
+    sc.state_dirfd = openat(ctx->container->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (sc.state_dirfd < 0)
+      return sr_error_sys(err, "activity: open the state directory");
+    activity_cgroup(ctx, &sc.cg_memory_fd, &sc.cg_pids_fd);
+  }
+  /* Where the supervisor leaves its records (egress.json, activity.json): a file of its own
+   * (the directory's descriptor carries the container's lock, which a copy would keep). */
+  if (sc.state_dirfd < 0) {
+    sc.state_dirfd = openat(ctx->container->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (sc.state_dirfd < 0)
+      return sr_error_sys(err, "supervisor: open the state directory");
+  }
+  if (ctx->activity) {
+    /* The programs executed: the proc connector (CAP_NET_ADMIN, which the supervisor will not
+     * have: subscribed here), for the init's pid namespace.  Without one, not watched. */
+    char ns[64];
+    struct stat st;
+    snprintf(ns, sizeof(ns), "/proc/%d/ns/pid", ctx->init_pid);
+    sr_error_t e = NULL;
+    if (stat(ns, &st) == 0 && sr_activity_exec_socket(&sc.exec_fd, &e) == 0)
+      sc.pidns = (uint64_t)st.st_ino;
+    sr_error_free(&e);
+  }
   struct sr_state_record *rec = ctx->container->rec;
-  if (sr_supervisor_start(&sc, &rec->supervisor_pid, &rec->supervisor_start, err) < 0)
-    return sr_error_wrap(err, "egress proxy");
+  int r = sr_supervisor_start(&sc, &rec->supervisor_pid, &rec->supervisor_start, err);
+  if (sc.cg_memory_fd >= 0)
+    close(sc.cg_memory_fd);
+  if (sc.cg_pids_fd >= 0)
+    close(sc.cg_pids_fd);
+  if (sc.state_dirfd >= 0)
+    close(sc.state_dirfd);
+  if (sc.exec_fd >= 0)
+    close(sc.exec_fd);
+  if (r < 0)
+    return sr_error_wrap(err, ctx->egress_proxy ? "egress proxy" : "activity record");
   ctx->supervisor_pid = rec->supervisor_pid;
-  rec->egress_proxy = true;
+  rec->egress_proxy = ctx->egress_proxy;
+  rec->supervisor_activity = ctx->activity;
   /* No kill point: a create killed from here on leaves a supervisor that ends with the init,
    * which delete --force kills. */
   return 0;
@@ -674,6 +753,12 @@ int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
   if (sr_create_setup_cgroup(ctx, err) < 0 || sr_sync_pair(ctx->sync, err) < 0 ||
       prepare_container_hooks(ctx, err) < 0)
     goto fail;
+  /* The init hands its seccomp listener over on this pair at start (activity.h). */
+  if (ctx->activity &&
+      socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctx->activity_sock) < 0) {
+    sr_error_sys(err, "activity: socketpair");
+    goto fail;
+  }
   if (clone_child(ctx, err) < 0)
     goto fail;
   SR_KILL_POINT("create.after-clone");
@@ -686,7 +771,7 @@ int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
   if (ctx->o->pid_file && sr_write_pid_file(ctx->o->pid_file, ctx->init_pid, err) < 0)
     goto fail;
   SR_KILL_POINT("create.after-pid-file");
-  if (ctx->egress_proxy && start_supervisor(ctx, err) < 0)
+  if ((ctx->egress_proxy || ctx->activity) && start_supervisor(ctx, err) < 0)
     goto fail;
   ctx->container->rec->phase = SR_PHASE_CREATED;
   ctx->container->rec->creator_pid = 0;
@@ -703,7 +788,8 @@ void sr_create_ctx_release(struct sr_create_ctx *ctx)
 {
   int *fds[] = {&ctx->sync[0],    &ctx->sync[1],         &ctx->fifo_fd,
                 &ctx->console_fd, &ctx->notify_fd,       &ctx->cgroup_dir_fd,
-                &ctx->init_pidfd, &ctx->rootfs_tree_fd};
+                &ctx->init_pidfd, &ctx->rootfs_tree_fd, &ctx->activity_sock[0],
+                &ctx->activity_sock[1], &ctx->activity_listen};
   for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
     if (*fds[i] >= 0) {
       close(*fds[i]);

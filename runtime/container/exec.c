@@ -2,6 +2,7 @@
 
 #include "exec.h"
 
+#include "activity.h"
 #include "cgroup.h"
 #include "cleanup.h"
 #include "landlock.h"
@@ -50,11 +51,26 @@ struct exec_ctx {
   int proc_fd; /* the host's procfs, opened before entering the container */
   int console_fd;
   int notify_fd;
+  int activity_fd; /* connected to the supervisor's activity.sock, or -1 */
   int cgroup_fd;
   struct sr_cgroup *cg;
   struct sr_seccomp_prog seccomp_prog;
   pid_t child, pid;
 };
+
+static int connect_activity(int dirfd)
+{
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return -1;
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dirfd, SR_ACT_SOCKET);
+  if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
 
 __attribute__((noreturn)) static void child_fail(int fd, sr_error_t *err)
 {
@@ -72,6 +88,7 @@ __attribute__((noreturn)) static void exec_child(struct exec_ctx *x)
   _cleanup_free_ char *exec_path = NULL;
   _cleanup_free_ char *notify_state = NULL;
   struct sr_exec_target t = {.process = p, .notify_sock = x->notify_fd,
+                             .activity_sock = x->activity_fd,
                              .preserve_fds = x->o->preserve_fds};
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || sr_sync_expect(fd, SYNC_INIT_INFO, &host_pid, &err) < 0)
     child_fail(fd, &err);
@@ -243,6 +260,10 @@ static int prepare(struct exec_ctx *x, sr_error_t *err)
   if (sc && sc->uses_notify &&
       sr_connect_unix(sc->listener_path, "linux.seccomp.listenerPath", &x->notify_fd, err) < 0)
     return -1;
+  /* The supervisor that keeps the activity record gets this process's listener too; where it
+   * has gone, the plain filter (the record is incomplete: its supervisor is not there). */
+  if (x->o->builtin_seccomp && x->c->rec->supervisor_activity)
+    x->activity_fd = connect_activity(x->c->dirfd);
   int cache = sc ? sr_seccomp_cache_open(x->c->rootfd) : -1;
   int prepared = sr_seccomp_prepare(sc, cache, &x->seccomp_prog, err);
   if (cache >= 0)
@@ -310,7 +331,7 @@ static void abort_exec(struct exec_ctx *x)
 static void release(struct exec_ctx *x)
 {
   int *fds[] = {&x->init_pidfd, &x->sync[0], &x->sync[1], &x->proc_fd,
-                &x->notify_fd,  &x->cgroup_fd};
+                &x->notify_fd,  &x->cgroup_fd, &x->activity_fd};
   for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
     if (*fds[i] >= 0) {
       close(*fds[i]);
@@ -329,7 +350,7 @@ int sr_container_exec(struct sr_container *c, const struct sr_config *config,
 {
   struct exec_ctx x = {.c = c, .config = config, .p = p, .o = o, .init_pidfd = -1,
                        .sync = {-1, -1}, .proc_fd = -1, .console_fd = o->console_fd,
-                       .notify_fd = -1, .cgroup_fd = -1};
+                       .notify_fd = -1, .cgroup_fd = -1, .activity_fd = -1};
   int ret = -1;
   if (prepare(&x, err) < 0)
     goto out;

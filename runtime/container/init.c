@@ -51,6 +51,10 @@ static void close_parent_fds(struct sr_create_ctx *ctx)
   }
   if (ctx->cgroup_dir_fd >= 0)
     close(ctx->cgroup_dir_fd);
+  /* The supervisor's end: a container holding it could hand the supervisor listeners of its
+   * own making. */
+  if (ctx->activity_sock[0] >= 0)
+    close(ctx->activity_sock[0]);
 }
 
 /* Dies with the parent while the parent is still creating us (cleared before "ready"). */
@@ -369,7 +373,7 @@ __attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool afte
   int fd = ctx->sync[1];
   int proc_fd = -1, landlock_fd = -1;
   char *exec_path = NULL;
-  struct sr_exec_target target = {.notify_sock = -1};
+  struct sr_exec_target target = {.notify_sock = -1, .activity_sock = -1};
   if (!after_intermediate) {
     close(ctx->sync[0]);
     close_parent_fds(ctx);
@@ -426,6 +430,7 @@ __attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool afte
   target.seccomp_prog = &ctx->seccomp_prog;
   target.builtin_seccomp = ctx->builtin_seccomp;
   target.notify_sock = ctx->notify_fd;
+  target.activity_sock = ctx->activity_sock[1];
   target.notify_state = notify_state;
   target.exec_path = exec_path;
   target.preserve_fds = ctx->o->preserve_fds;

@@ -2,6 +2,7 @@
 
 #include "process_exec.h"
 
+#include "activity.h"
 #include "caps.h"
 #include "cleanup.h"
 #include "seccomp_default.h"
@@ -184,9 +185,25 @@ void sr_reset_signals(void)
 
 /* The default filter first, then the config's (which can only narrow it): when both return
  * an errno, the newest filter's wins, so the config's errno is the one the process sees. */
+static int install_builtin(const struct sr_exec_target *t, sr_error_t *err)
+{
+  /* The config's own listener wins (one per filter stack): the plain filter, unseen. */
+  bool config_listener = t->seccomp && t->seccomp->uses_notify;
+  if (t->activity_sock < 0 || config_listener)
+    return sr_seccomp_default_install(err);
+  _cleanup_close_ int listener = -1;
+  if (sr_seccomp_default_install_notify(&listener, err) < 0)
+    return -1;
+  /* Right after the load, before the config's filter (which may deny sendmsg or close): a
+   * supervisor that has gone only costs the record (the calls then fail with ENOSYS). */
+  if (listener >= 0)
+    sr_activity_send_listener(t->activity_sock, listener);
+  return 0;
+}
+
 static int install_seccomp(const struct sr_exec_target *t, sr_error_t *err)
 {
-  if (t->builtin_seccomp && sr_seccomp_default_install(err) < 0)
+  if (t->builtin_seccomp && install_builtin(t, err) < 0)
     return -1;
   if (t->seccomp == NULL)
     return 0;
@@ -224,6 +241,8 @@ int sr_process_exec(const struct sr_exec_target *t, sr_error_t *err)
     return -1;
   if (t->notify_sock >= 0)
     close(t->notify_sock);
+  if (t->activity_sock >= 0)
+    close(t->activity_sock);
   execve(t->exec_path, p->args, p->env ? p->env : (char *[]){NULL});
   return exec_error(err, errno, "exec: \"%s\"", p->args[0]);
 }

@@ -16,6 +16,7 @@ struct sr_exec_target {
   const struct sr_seccomp_prog *seccomp_prog; /* the config's filter, compiled by the parent */
   bool builtin_seccomp;             /* the mandatory default filter goes first */
   int notify_sock;                  /* connected listenerPath socket, or -1 */
+  int activity_sock;                /* the supervisor's hand-over socket (activity.h), or -1 */
   const char *notify_state;         /* the container process state, sent with the notify fd */
   const char *exec_path;            /* resolved inside the container */
   struct stat runtime_exe;          /* the seerun binary: never executed in the container */

@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <linux/seccomp.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -182,11 +183,30 @@ static bool pb_next(const unsigned char **p, const unsigned char *end, uint64_t 
 /* A thread's stack: its filter in seccomp.img and those below it through `prev` (CRIU
  * writes a stack newest first and points each older one at the newer, so the index a thread
  * names is its oldest filter, where the built-in one must be). */
+/* The built-in filter, or its notifying variant (the activity record: its EPERM answers
+ * turned into user notifications, seccomp_default.c), instruction by instruction. */
+static bool is_builtin(const void *prog, size_t len)
+{
+  if (len != sr_seccomp_default_prog_len * sizeof(struct sock_filter))
+    return false;
+  for (size_t i = 0; i < sr_seccomp_default_prog_len; i++) {
+    struct sock_filter in;
+    memcpy(&in, (const char *)prog + i * sizeof(in), sizeof(in));
+    const struct sock_filter *d = &sr_seccomp_default_prog[i];
+    bool same = in.code == d->code && in.jt == d->jt && in.jf == d->jf && in.k == d->k;
+    bool notified = d->code == (BPF_RET | BPF_K) && d->k == (SECCOMP_RET_ERRNO | EPERM) &&
+                    in.code == d->code && in.jt == d->jt && in.jf == d->jf &&
+                    in.k == SECCOMP_RET_USER_NOTIF;
+    if (!same && !notified)
+      return false;
+  }
+  return true;
+}
+
 static bool stack_has_builtin(const struct img_filter *f, size_t n, uint64_t idx)
 {
-  size_t want = sr_seccomp_default_prog_len * sizeof(struct sock_filter);
   for (size_t steps = 0; idx < n && steps <= n; steps++) {
-    if (f[idx].len == want && memcmp(f[idx].prog, sr_seccomp_default_prog, want) == 0)
+    if (is_builtin(f[idx].prog, f[idx].len))
       return true;
     if (!f[idx].has_prev)
       return false;

@@ -46,7 +46,7 @@ static const char baseline_json[] =
     "   \"kernel.sem\", \"kernel.shmall\", \"kernel.shmmax\", \"kernel.shmmni\","
     "   \"kernel.shm_rmid_forced\", \"fs.mqueue.*\", \"net.*\"]},"
     " \"hooks\": {\"allowedPaths\": []},"
-    " \"landlock\": true, \"restoreWithoutLandlock\": true}";
+    " \"landlock\": true, \"restoreWithoutLandlock\": true, \"activity\": {\"record\": true}}";
 #define BASELINE_PATH "(built-in defaults)"
 
 static const struct sr_policy_device device_names[] = {
@@ -143,7 +143,7 @@ static int check_profile_keys(struct sr_arena *a, yajl_val v, const char *path, 
       "base",          "description",  "enforce", "rootfs", "network",
       "namespaces",    "capabilities", "devices", "mounts", "maskedPaths",
       "readonlyPaths", "resources",    "sysctls", "hooks",  "landlock",
-      "restoreWithoutLandlock", NULL};
+      "restoreWithoutLandlock", "activity", NULL};
   static const char *const rootfs[] = {"readonly", "tmpfs", "idmapPaths", NULL};
   static const char *const tmpfs[] = {"path", "size", "maxSize", "mode", "noexec", NULL};
   static const char *const network[] = {"allow", "onRequest", "allowHost", "proxy",
@@ -159,6 +159,7 @@ static int check_profile_keys(struct sr_arena *a, yajl_val v, const char *path, 
   static const char *const resources[] = {"pids", "memory", "cpu", NULL};
   static const char *const limit[] = {"default", "max", NULL};
   static const char *const hooks[] = {"allowedPaths", NULL};
+  static const char *const activity[] = {"record", NULL};
 
   if (sr_json_want_object(v, path, err) < 0 || check_keys(v, path, top, err) < 0 ||
       check_sub_keys(a, v, path, "rootfs", rootfs, err) < 0 ||
@@ -169,7 +170,8 @@ static int check_profile_keys(struct sr_arena *a, yajl_val v, const char *path, 
       check_sub_keys(a, v, path, "mounts", mounts, err) < 0 ||
       check_sub_keys(a, v, path, "resources", resources, err) < 0 ||
       check_sub_keys(a, v, path, "sysctls", allowed, err) < 0 ||
-      check_sub_keys(a, v, path, "hooks", hooks, err) < 0)
+      check_sub_keys(a, v, path, "hooks", hooks, err) < 0 ||
+      check_sub_keys(a, v, path, "activity", activity, err) < 0)
     return -1;
   yajl_val nv = sr_json_field(v, "network");
   char *np = sr_json_path(a, path, "network");
@@ -730,7 +732,7 @@ static int parse_egress(struct sr_arena *a, const struct chain *net, struct sr_p
 static int parse_profile(struct sr_arena *a, const struct chain *ch, struct sr_policy_profile *p,
                          sr_error_t *err)
 {
-  struct chain rootfs, net, mounts, res;
+  struct chain rootfs, net, mounts, res, act;
   /* The description is the profile's own: a child does not inherit its base's. */
   if (sr_json_get_string(a, ch->obj[0], ch->path[0], "description", false, &p->description, err) <
       0)
@@ -759,7 +761,9 @@ static int parse_profile(struct sr_arena *a, const struct chain *ch, struct sr_p
       parse_limit(a, &res, "memory", true, &p->memory, err) < 0 ||
       parse_sysctls(a, ch, p, err) < 0 || parse_hooks(a, ch, p, err) < 0 ||
       chain_bool(ch, "landlock", &p->landlock, err) < 0 ||
-      chain_bool(ch, "restoreWithoutLandlock", &p->restore_without_landlock, err) < 0)
+      chain_bool(ch, "restoreWithoutLandlock", &p->restore_without_landlock, err) < 0 ||
+      chain_sub(a, ch, "activity", &act, err) < 0 ||
+      chain_bool(&act, "record", &p->activity_record, err) < 0)
     return -1;
   if (parse_cpu_limit(a, &res, &p->cpu, err) < 0)
     return -1;
@@ -1280,6 +1284,10 @@ int sr_policy_profile_to_json(const struct sr_policy_profile *p, sr_json_gen_t g
   sr_json_map_close(g);
   sr_json_put_kv_bool(g, "landlock", p->landlock);
   sr_json_put_kv_bool(g, "restoreWithoutLandlock", p->restore_without_landlock);
+  sr_json_put_key(g, "activity");
+  sr_json_map_open(g);
+  sr_json_put_kv_bool(g, "record", p->activity_record);
+  sr_json_map_close(g);
 
   sr_json_map_close(g);
   return 0;

@@ -121,6 +121,7 @@ struct sr_policy_profile {
   bool landlock; /* confine every process to the container's file hierarchy (enforcing only) */
   /* restore may bring a container back without Landlock (CRIU cannot carry a domain) */
   bool restore_without_landlock;
+  bool activity_record; /* the activity record (runtime/supervisor/activity.h; enforcing only) */
 };
 
 /* Where every container's user namespace maps its ids on the host: ranges of `size` ids from a

@@ -321,3 +321,8 @@ bool sr_policy_builtin_seccomp(const struct sr_policy_profile *p)
 {
   return p->enforce;
 }
+
+bool sr_policy_activity_record(const struct sr_policy_profile *p)
+{
+  return p->enforce && p->activity_record;
+}

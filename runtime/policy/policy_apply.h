@@ -164,6 +164,9 @@ int sr_policy_set_proxy_env(struct sr_arena *a, struct sr_process *p, sr_error_t
 /* Whether the runtime installs its built-in seccomp filter (besides any of the config):
  * always, unless the profile is permissive. */
 bool sr_policy_builtin_seccomp(const struct sr_policy_profile *p);
+/* Whether the container's supervisor keeps its activity record: activity.record, under an
+ * enforcing profile only. */
+bool sr_policy_activity_record(const struct sr_policy_profile *p);
 
 const char *sr_decision_kind_name(enum sr_decision_kind k); /* "enforced", ... */
 

@@ -347,6 +347,7 @@ struct sr_sandbox_result {
   const char *decisions_json;          /* the policy's decisions, a JSON array text */
   const char *egress_json;             /* the egress proxy's record (a JSON object text);
                                           NULL: no proxy */
+  const char *activity_json;           /* what the code tried (activity.json); NULL: none */
   const char *error;                   /* NULL: none */
 };
 
@@ -373,7 +374,8 @@ struct sr_sandbox {
   char cgroup_path[PATH_MAX];
   char *rootfs;
   char *decisions_json;
-  char *egress_json; /* what the container's supervisor left (egress.json) */
+  char *egress_json;   /* what the container's supervisor left (egress.json) */
+  char *activity_json; /* and its activity record (activity.json) */
   char *error;
   bool range_taken; /* the policy took a user namespace range for the id */
   bool created;     /* the container exists (until deleted) */

@@ -215,6 +215,12 @@ static void put_result(sr_json_gen_t g, const struct sr_sandbox_result *r, bool 
       sr_json_put_raw(g, r->egress_json, strlen(r->egress_json));
     else
       sr_json_put_null(g);
+    /* The activity record (docs/audit.md, "activity"), as the supervisor left it. */
+    sr_json_put_key(g, "activity");
+    if (r->activity_json)
+      sr_json_put_raw(g, r->activity_json, strlen(r->activity_json));
+    else
+      sr_json_put_null(g);
     sr_json_put_key(g, "decisions");
     if (r->decisions_json)
       sr_json_put_raw(g, r->decisions_json, strlen(r->decisions_json)); /* JSON text, verbatim */

@@ -24,6 +24,7 @@
 #include "policy_run.h"
 #include "sealed.h"
 #include "statedir.h"
+#include "activity.h"
 #include "supervisor.h"
 #include "terminal.h"
 #include "util.h"
@@ -372,6 +373,13 @@ static void collect_egress(struct sr_sandbox *s)
     return;
   sr_supervisor_stop(c->rec->supervisor_pid, c->rec->supervisor_start);
   size_t len;
+  /* What the code tried (the activity record), when the supervisor kept one. */
+  if (c->rec->supervisor_activity &&
+      sr_read_file_at(c->dirfd, SR_ACT_FILE, 1 << 20, &s->activity_json, &len, &err) == 0)
+    s->res.activity_json = s->activity_json;
+  sr_error_free(&err);
+  if (!c->rec->egress_proxy)
+    return;
   if (sr_read_file_at(c->dirfd, SR_SUPERVISOR_EGRESS_FILE, 1 << 20, &s->egress_json, &len,
                       &err) < 0) {
     _cleanup_free_ char *t = sr_error_text(err);
@@ -566,6 +574,7 @@ void sr_sandbox_release(struct sr_sandbox *s)
   free(s->rootfs);
   free(s->decisions_json);
   free(s->egress_json);
+  free(s->activity_json);
   free(s->error);
-  s->rootfs = s->decisions_json = s->egress_json = s->error = NULL;
+  s->rootfs = s->decisions_json = s->egress_json = s->activity_json = s->error = NULL;
 }

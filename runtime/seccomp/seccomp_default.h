@@ -5,8 +5,10 @@
  * The filter is compiled at build time (tools/gen_seccomp_default, policy in
  * seccomp_default_syscalls.h) into a constant array linked into the binary: nothing is
  * parsed, compiled or read from disk at run time, so a writable cache can never replace it.
- * It never uses SCMP_ACT_NOTIFY (the kernel allows one listener per filter stack: the
- * config's). */
+ * Loaded plain, it never notifies.  For the activity record it is loaded with its EPERM
+ * answers turned into SECCOMP_RET_USER_NOTIF and a listener (sr_seccomp_default_install_notify),
+ * which the container's supervisor serves, replying EPERM; never when config.json brings its
+ * own listener (the kernel allows one listener per filter stack: the config's). */
 #ifndef SEERUN_SECCOMP_DEFAULT_H
 #define SEERUN_SECCOMP_DEFAULT_H
 
@@ -24,5 +26,12 @@ extern const unsigned short sr_seccomp_default_prog_len;
  * stays as the kernel's policy has it).  Needs no_new_privs or CAP_SYS_ADMIN (the caller
  * orders this against the identity change).  Loading it twice stacks two copies. */
 int sr_seccomp_default_install(sr_error_t *err);
+
+/* The same filter, with SECCOMP_FILTER_FLAG_NEW_LISTENER and its ERRNO(EPERM) returns replaced
+ * by SECCOMP_RET_USER_NOTIF: *listener is the notification fd (O_CLOEXEC).  Where a listener
+ * exists already in the stack (EBUSY), the plain filter is loaded and *listener is -1.
+ * Without a listener (it was closed: the supervisor has gone) the kernel fails the denied calls
+ * with ENOSYS: they still fail. */
+int sr_seccomp_default_install_notify(int *listener, sr_error_t *err);
 
 #endif

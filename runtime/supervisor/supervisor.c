@@ -5,6 +5,7 @@
 #include <sys/capability.h>
 
 #include "cleanup.h"
+#include "activity.h"
 #include "egress_proxy.h"
 #include "egress_record.h"
 #include "json.h"
@@ -16,22 +17,30 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/prctl.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* What stays root here only writes the audit log (root's own file) and stops the proxy:
- * every capability but CAP_KILL goes, from the bounding set too, and no_new_privs is set. */
-static int drop_privileges(void)
+/* What stays root here only writes the audit log (root's own file) and the state directory's
+ * activity.json, and stops the proxy: every capability but CAP_KILL goes, from the bounding set
+ * too, and no_new_privs is set.  With the activity record, CAP_SYS_PTRACE stays as well: it is
+ * what reading /proc/<pid>/exe of a container process takes (another user namespace, more
+ * capabilities than ours); nothing else of the container's is read. */
+static int drop_privileges(bool ptrace_read)
 {
   for (int c = 0; c <= CAP_LAST_CAP; c++)
-    if (c != CAP_KILL && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+    if (c != CAP_KILL && !(ptrace_read && c == CAP_SYS_PTRACE) &&
+        prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
       return -1;
   cap_t caps = cap_init();
-  cap_value_t keep[] = {CAP_KILL};
-  int r = caps == NULL || cap_set_flag(caps, CAP_PERMITTED, 1, keep, CAP_SET) < 0 ||
-                  cap_set_flag(caps, CAP_EFFECTIVE, 1, keep, CAP_SET) < 0 || cap_set_proc(caps) < 0
+  cap_value_t keep[] = {CAP_KILL, CAP_SYS_PTRACE};
+  int n = ptrace_read ? 2 : 1;
+  int r = caps == NULL || cap_set_flag(caps, CAP_PERMITTED, n, keep, CAP_SET) < 0 ||
+                  cap_set_flag(caps, CAP_EFFECTIVE, n, keep, CAP_SET) < 0 || cap_set_proc(caps) < 0
               ? -1
               : 0;
   if (caps)
@@ -57,59 +66,219 @@ static void write_record(const struct sr_egress_record *rec, int dirfd)
     sr_error_free(&err);
 }
 
-static __attribute__((noreturn)) void supervise(const struct sr_supervisor_config *cfg,
-                                                int listen_fd, int init_pidfd, int state_dirfd)
+/* The descriptors the supervisor's loop watches, beyond the init's pidfd and the proxy's. */
+struct watched {
+  int sock[1 + 16]; /* hand-over sockets: the init's, then exec's connections; -1: free */
+  int listener[SR_ACT_LISTENERS];
+};
+
+static void add_fd(int *set, size_t n, int fd, uint64_t *refused)
 {
-  struct sr_egress_proxy_config pc = {
-      .policy = cfg->egress,
-      .narrow = cfg->narrow,
-      .n_narrow = cfg->n_narrow,
-      .extra = cfg->extra,
-      .n_extra = cfg->n_extra,
-      .profile = cfg->profile,
-      .listen_fd = listen_fd,
-      .max_connections = 256,
-      .idle_seconds = 300,
-      .uid = SR_SUPERVISOR_PROXY_UID,
-      .gid = SR_SUPERVISOR_PROXY_GID,
-  };
+  for (size_t i = 0; i < n; i++)
+    if (set[i] < 0) {
+      set[i] = fd;
+      return;
+    }
+  close(fd); /* over the bound: that process's denials fail with ENOSYS, unseen */
+  if (refused)
+    (*refused)++;
+}
+
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SR_SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#else
+#define SR_SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#endif
+#define SR_SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP 1ULL
+
+#define NSOCK (sizeof(((struct watched *)0)->sock) / sizeof(int))
+
+static __attribute__((noreturn)) void supervise(const struct sr_supervisor_config *cfg,
+                                                int listen_fd, int init_pidfd)
+{
   static struct sr_egress_record rec; /* large: not on the stack */
+  static struct sr_activity act;
+  static struct watched w;
   rec.audit = cfg->audit;
-  pid_t proxy;
-  int events;
+  pid_t proxy = -1;
+  int events = -1;
   sr_error_t err = NULL;
-  if (sr_egress_proxy_start(&pc, &proxy, &events, &err) < 0)
-    _exit(125);
-  close(listen_fd); /* the proxy holds it now */
-  if (drop_privileges() < 0) {
-    kill(proxy, SIGKILL);
+  if (cfg->egress) {
+    struct sr_egress_proxy_config pc = {
+        .policy = cfg->egress,
+        .narrow = cfg->narrow,
+        .n_narrow = cfg->n_narrow,
+        .extra = cfg->extra,
+        .n_extra = cfg->n_extra,
+        .profile = cfg->profile,
+        .listen_fd = listen_fd,
+        .max_connections = 256,
+        .idle_seconds = 300,
+        .uid = SR_SUPERVISOR_PROXY_UID,
+        .gid = SR_SUPERVISOR_PROXY_GID,
+    };
+    if (sr_egress_proxy_start(&pc, &proxy, &events, &err) < 0)
+      _exit(125);
+    close(listen_fd); /* the proxy holds it now */
+  }
+  if (drop_privileges(cfg->activity) < 0) {
+    if (proxy > 0)
+      kill(proxy, SIGKILL);
     _exit(125);
   }
+  struct sr_act_cgroup cg = {cfg->cg_memory_fd, cfg->cg_pids_fd};
+  size_t reqsz = 0, respsz = 0;
+  _cleanup_free_ struct seccomp_notif *req = NULL;
+  _cleanup_free_ struct seccomp_notif_resp *resp = NULL;
+  for (size_t i = 0; i < NSOCK; i++)
+    w.sock[i] = -1;
+  for (size_t i = 0; i < SR_ACT_LISTENERS; i++)
+    w.listener[i] = -1;
+  if (cfg->activity) {
+    sr_now_rfc3339(act.started, sizeof(act.started));
+    act.seccomp_visible = cfg->seccomp_unseen == NULL;
+    act.seccomp_unseen = cfg->seccomp_unseen;
+    act.execs_watched = cfg->exec_fd >= 0;
+    sr_activity_exec_seed(&act, cfg->init_pid);
+    w.sock[0] = cfg->activity_sock;
+    if (sr_activity_notif_sizes(&reqsz, &respsz) < 0 || (req = calloc(1, reqsz)) == NULL ||
+        (resp = calloc(1, respsz)) == NULL)
+      _exit(125);
+    sr_activity_read_cgroup(&act, &cg);
+    sr_activity_flush(&act, cfg->state_dirfd);
+  }
+  struct timespec last;
+  clock_gettime(CLOCK_MONOTONIC, &last);
   for (;;) {
-    struct pollfd p[2] = {{init_pidfd, POLLIN, 0}, {events, POLLIN, 0}};
-    if (poll(p, 2, -1) < 0 && errno != EINTR)
+    /* Only the descriptors in use, so that a burst of denials costs little per call. */
+    struct pollfd p[4 + NSOCK + SR_ACT_LISTENERS];
+    size_t slot[NSOCK + SR_ACT_LISTENERS];
+    size_t np = 0, nsock = 0;
+    p[np++] = (struct pollfd){init_pidfd, POLLIN, 0};
+    p[np++] = (struct pollfd){events, POLLIN, 0}; /* -1: ignored by poll */
+    p[np++] = (struct pollfd){cfg->activity ? cfg->activity_listen : -1, POLLIN, 0};
+    p[np++] = (struct pollfd){cfg->activity ? cfg->exec_fd : -1, POLLIN, 0};
+    for (size_t i = 0; i < NSOCK; i++)
+      if (w.sock[i] >= 0) {
+        slot[np - 4] = i;
+        p[np++] = (struct pollfd){w.sock[i], POLLIN, 0};
+      }
+    nsock = np - 4;
+    for (size_t i = 0; i < SR_ACT_LISTENERS; i++)
+      if (w.listener[i] >= 0) {
+        slot[np - 4] = i;
+        p[np++] = (struct pollfd){w.listener[i], POLLIN, 0};
+      }
+    int r = poll(p, np, cfg->activity ? SR_ACT_FLUSH_MS : -1);
+    if (r < 0 && errno != EINTR)
       break;
+    if (r < 0)
+      continue;
     if (p[1].revents & (POLLIN | POLLHUP)) {
       if (sr_egress_events_drain(events, sr_egress_record_add, &rec) != 0)
         break; /* the proxy has gone */
     }
+    if (p[3].revents & POLLIN)
+      sr_activity_exec_drain(&act, cfg->exec_fd, cfg->pidns);
+    if (p[2].revents & POLLIN) {
+      int c = accept4(cfg->activity_listen, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (c >= 0)
+        add_fd(w.sock, NSOCK, c, &act.listeners_refused);
+    }
+    for (size_t k = 0; k < nsock; k++)
+      if (p[4 + k].revents & (POLLIN | POLLHUP | POLLERR)) {
+        size_t i = slot[k];
+        char msg[16] = "";
+        int l = sr_activity_recv_listener(w.sock[i], msg, sizeof(msg));
+        if (l < 0 && msg[0] == 'S') {
+          /* kill, delete --force: what runs before it is signalled (the first request: a
+           * delete after a kill finds what the kill left); then the answer. */
+          if (!act.at_kill.taken) {
+            sr_activity_snapshot_procs(&act, &act.at_kill, &cg);
+            snprintf(act.at_kill.at, sizeof(act.at_kill.at), "%s", msg + 1);
+          }
+          (void)!send(w.sock[i], "", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
+        if (l >= 0) {
+          act.listeners++;
+          /* The caller and we are woken on the same CPU (Linux 6.6; older: ignored). */
+          uint64_t sync_wake = SR_SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
+          ioctl(l, SR_SECCOMP_IOCTL_NOTIF_SET_FLAGS, sync_wake);
+          add_fd(w.listener, SR_ACT_LISTENERS, l, &act.listeners_refused);
+          act.dirty = true;
+        }
+        /* One hand-over per connection (the init's socket, too: start is once). */
+        close(w.sock[i]);
+        w.sock[i] = -1;
+      }
+    for (size_t k = nsock; k < np - 4; k++) {
+      size_t i = slot[k];
+      short re = p[4 + k].revents;
+      if (re & POLLIN) {
+        if (sr_activity_serve(&act, w.listener[i], req, reqsz, resp, respsz) < 0) {
+          close(w.listener[i]);
+          w.listener[i] = -1;
+        }
+      } else if (re & (POLLHUP | POLLERR | POLLNVAL)) {
+        close(w.listener[i]); /* every process under that filter has gone */
+        w.listener[i] = -1;
+      }
+    }
     if (p[0].revents & POLLIN)
       break; /* the container's init has gone */
+    if (cfg->activity) {
+      struct timespec now;
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      if ((now.tv_sec - last.tv_sec) * 1000 + (now.tv_nsec - last.tv_nsec) / 1000000 >=
+          SR_ACT_FLUSH_MS) {
+        last = now;
+        sr_activity_read_cgroup(&act, &cg);
+        if (act.dirty)
+          sr_activity_flush(&act, cfg->state_dirfd);
+      }
+    }
   }
-  kill(proxy, SIGKILL);
-  while (waitpid(proxy, NULL, 0) < 0 && errno == EINTR)
-    ;
-  sr_egress_events_drain(events, sr_egress_record_add, &rec);
-  sr_egress_record_close(&rec);
-  write_record(&rec, state_dirfd);
+  if (cfg->activity && cfg->exec_fd >= 0)
+    sr_activity_exec_drain(&act, cfg->exec_fd, cfg->pidns);
+  if (cfg->activity) {
+    /* What is left in the cgroup once the init has gone (the kernel has killed the rest of a
+     * pid namespace by now: what is listed escaped it, or has no pid namespace of its own). */
+    sr_activity_snapshot_procs(&act, &act.at_stop, &cg);
+    sr_activity_read_cgroup(&act, &cg);
+  }
+  if (proxy > 0) {
+    kill(proxy, SIGKILL);
+    while (waitpid(proxy, NULL, 0) < 0 && errno == EINTR)
+      ;
+    sr_egress_events_drain(events, sr_egress_record_add, &rec);
+    sr_egress_record_close(&rec);
+    write_record(&rec, cfg->state_dirfd);
+  }
+  if (cfg->activity)
+    sr_activity_finish(&act, cfg->audit, cfg->state_dirfd);
   _exit(0);
+}
+
+/* Puts each of src at the matching target number (-1: left closed), whatever numbers they
+ * had, and closes everything from first_free on. */
+static int place_fds(const int *src, const int *target, size_t n, int first_free)
+{
+  int tmp[16];
+  for (size_t i = 0; i < n; i++)
+    if ((tmp[i] = src[i] >= 0 ? fcntl(src[i], F_DUPFD_CLOEXEC, 64) : -1) < 0 && src[i] >= 0)
+      return -1;
+  for (size_t i = 0; i < n; i++)
+    if (tmp[i] >= 0 && dup2(tmp[i], target[i]) < 0)
+      return -1;
+  syscall(SYS_close_range, (unsigned)first_free, ~0U, 0);
+  return 0;
 }
 
 int sr_supervisor_start(const struct sr_supervisor_config *cfg, pid_t *pid, uint64_t *start_time,
                         sr_error_t *err)
 {
   _cleanup_close_ int listen_fd = -1;
-  if (sr_egress_proxy_listen_in(cfg->init_pidfd, &listen_fd, err) < 0)
+  if (cfg->egress && sr_egress_proxy_listen_in(cfg->init_pidfd, &listen_fd, err) < 0)
     return -1;
   int ready[2];
   if (pipe2(ready, O_CLOEXEC) < 0)
@@ -125,15 +294,26 @@ int sr_supervisor_start(const struct sr_supervisor_config *cfg, pid_t *pid, uint
     setsid();
     prctl(PR_SET_NAME, "seerun-supervise", 0, 0, 0);
     int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(devnull, 2) < 0 ||
-        dup2(listen_fd, 3) < 0 || dup2(cfg->init_pidfd, 4) < 0 || dup2(ready[1], 5) < 0 ||
-        (cfg->state_dirfd >= 0 ? dup2(cfg->state_dirfd, 6) : open("/dev/null", O_RDONLY)) < 0)
+    struct sr_supervisor_config c = *cfg;
+    int src[] = {devnull, devnull, devnull, listen_fd, cfg->init_pidfd, ready[1],
+                 cfg->activity_sock, cfg->activity_listen, cfg->state_dirfd, cfg->cg_memory_fd,
+                 cfg->cg_pids_fd, cfg->exec_fd};
+    int target[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+    if (devnull < 0 || place_fds(src, target, sizeof(src) / sizeof(src[0]), 12) < 0)
       _exit(125);
-    syscall(SYS_close_range, 7, ~0U, 0);
+#define AT(f, n) c.f = cfg->f >= 0 ? n : -1
+    AT(activity_sock, 6);
+    AT(activity_listen, 7);
+    AT(state_dirfd, 8);
+    AT(cg_memory_fd, 9);
+    AT(cg_pids_fd, 10);
+    AT(exec_fd, 11);
+#undef AT
+    c.init_pidfd = 4;
     signal(SIGPIPE, SIG_IGN);
     (void)!write(5, "", 1);
     close(5);
-    supervise(cfg, 3, 4, cfg->state_dirfd >= 0 ? 6 : -1);
+    supervise(&c, 3, 4);
   }
   close(ready[1]);
   char c;

@@ -1,7 +1,8 @@
 /* A container's supervisor: a small process per container that seerun starts outside the
  * container and its cgroup, which outlives `seerun create`, and serves what the container
- * needs from outside it for as long as its init lives: today the egress proxy
- * (egress_proxy.h), whose decisions it writes to the audit log (egress_record.h).
+ * needs from outside it for as long as its init lives: the egress proxy (egress_proxy.h),
+ * whose decisions it writes to the audit log (egress_record.h), and the activity record
+ * (activity.h): the built-in seccomp filter's denials, resource events, what is left at stop.
  *
  * It holds no descriptor of the engine's (conmon and containerd's shim wait for EOF on the
  * stdio they passed to create): its stdio is /dev/null and every other descriptor but the
@@ -11,6 +12,7 @@
 #ifndef SEERUN_SUPERVISOR_H
 #define SEERUN_SUPERVISOR_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -26,9 +28,18 @@ struct sr_supervisor_config {
   size_t n_narrow;
   const struct sr_egress_host *extra; /* seerun sandbox --allow-host (the trusted caller's) */
   size_t n_extra;
-  int state_dirfd; /* the container's state directory (a descriptor of its own, not the
-                      locked one): egress.json is written there when the supervisor ends */
   int init_pidfd; /* the container's init: its network namespace, and its end */
+  /* The activity record (activity.h); all -1 / false without it.  egress NULL: no proxy. */
+  bool activity;
+  int activity_sock;   /* the init's hand-over socket (the supervisor's end) */
+  int activity_listen; /* listening socket in the state directory, for exec's hand-overs */
+  int state_dirfd;     /* the container's state directory (a descriptor of its own, not the
+                          locked one): activity.json, and egress.json when it ends */
+  int cg_memory_fd, cg_pids_fd;
+  int exec_fd;        /* the proc connector, subscribed (activity.h); -1: programs not watched */
+  uint64_t pidns;     /* the container's pid namespace (inode): whose exec events count */
+  pid_t init_pid;     /* the init, on the host: its descendants are the container's */
+  const char *seccomp_unseen; /* the built-in filter notifies nobody, and why (NULL: it does) */
 };
 
 /* What the supervisor leaves in the state directory when it ends: the egress record

@@ -183,11 +183,11 @@ def test_exec_gets_the_proxy_and_the_supervisor_is_unprivileged_and_gone_after_d
     with open(os.path.join(s.root, cid, "state.json")) as f:
         sup = json.load(f)["supervisor"]["pid"]
     assert os.path.exists(f"/proc/{sup}")
-    # Nothing of the caller's: its stdio is /dev/null, no other descriptor of ours.
+    # Nothing of the caller's: its stdio is /dev/null, no other descriptor of ours (but the
+    # container's own state directory, where it flushes the activity record).
     fds = {os.readlink(f"/proc/{sup}/fd/{n}") for n in os.listdir(f"/proc/{sup}/fd")}
-    own = os.path.join(s.root, cid)  # where it leaves its record
-    assert all(f == own or (not f.startswith("/tmp") and "pytest" not in f) for f in fds), fds
-    assert len(fds) == 4, fds  # /dev/null, the init's pidfd, the proxy's events, its directory
+    fds.discard(os.path.realpath(os.path.join(s.root, cid)))
+    assert all(not f.startswith("/tmp") and "pytest" not in f for f in fds), fds
     children = open(f"/proc/{sup}/task/{sup}/children").read().split()
     assert len(children) == 1
     status = open(f"/proc/{children[0]}/status").read()

@@ -636,6 +636,97 @@ static void a_config_notify_filter_stacks_on_the_default(void)
   run_stacked(c->linux_.seccomp, 1, -1);
 }
 
+/* ---- the notifying variant (the activity record) ---------------------------------------- */
+
+static void body_notifying(void *p)
+{
+  int sock = *(int *)p;
+  _cleanup_error_ sr_error_t err = NULL;
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    _exit(3);
+  int listener = -1;
+  CHECK_OK(sr_seccomp_default_install_notify(&listener, &err), err);
+  CHECK(listener >= 0);
+  CHECK_INT_EQ(status_field("Seccomp_filters"), base_filters + 1);
+  /* Handed over, and not kept: the process must not answer its own notifications. */
+  struct iovec iov = {.iov_base = "L", .iov_len = 1};
+  union {
+    struct cmsghdr align;
+    char b[CMSG_SPACE(sizeof(int))];
+  } ctl;
+  memset(&ctl, 0, sizeof(ctl));
+  struct msghdr m = {
+      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof(ctl.b)};
+  struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+  h->cmsg_level = SOL_SOCKET;
+  h->cmsg_type = SCM_RIGHTS;
+  h->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(h), &listener, sizeof(int));
+  CHECK_INT_EQ(sendmsg(sock, &m, 0), 1);
+  close(listener);
+  /* Allowed calls never reach the listener; a denied one is answered by it. */
+  CHECK(syscall(SYS_getppid) > 0);
+  CHECK_INT_EQ(SYSCALL_ERRNO(SYS_keyctl, -1, 0, 0, 0, 0), EPERM);
+  /* A second load finds the listener of the first: the plain filter, no listener. */
+  int second = -2;
+  CHECK_OK(sr_seccomp_default_install_notify(&second, &err), err);
+  CHECK_INT_EQ(second, -1);
+  CHECK_INT_EQ(SYSCALL_ERRNO(SYS_vhangup), EPERM); /* the plain copy's answer: ERRNO wins */
+  /* Done: the parent may let the listener go (ENOSYS then: the integration tests). */
+  CHECK_INT_EQ(write(sock, "d", 1), 1);
+  char c;
+  CHECK_INT_EQ(read(sock, &c, 1), 1);
+}
+
+static void the_notifying_variant_answers_only_the_denied_set(void)
+{
+  int sp[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
+    CHECK(!"socketpair");
+    return;
+  }
+  pid_t pid = spawn_plain(body_notifying, &sp[1]);
+  close(sp[1]);
+  _cleanup_close_ int sock = sp[0];
+  char b;
+  union {
+    struct cmsghdr align;
+    char b[CMSG_SPACE(sizeof(int))];
+  } ctl;
+  struct iovec iov = {.iov_base = &b, .iov_len = 1};
+  struct msghdr m = {
+      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof(ctl.b)};
+  int listener = -1;
+  if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) > 0) {
+    struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+    if (h && h->cmsg_type == SCM_RIGHTS)
+      memcpy(&listener, CMSG_DATA(h), sizeof(int));
+  }
+  CHECK(listener >= 0);
+  if (listener >= 0) {
+    struct seccomp_notif *req = NULL;
+    struct seccomp_notif_resp *resp = NULL;
+    CHECK_INT_EQ(seccomp_notify_alloc(&req, &resp), 0);
+    if (req && resp) {
+      /* The only notification: keyctl (getppid was allowed without one). */
+      CHECK_INT_EQ(seccomp_notify_receive(listener, req), 0);
+      CHECK_INT_EQ(req->data.nr, SYS_keyctl);
+      resp->id = req->id;
+      resp->val = 0;
+      resp->error = -EPERM;
+      resp->flags = 0;
+      CHECK_INT_EQ(seccomp_notify_respond(listener, resp), 0);
+    }
+    seccomp_notify_free(req, resp);
+    /* Held until the child's second load is done: that load must find it in the stack. */
+    char d;
+    CHECK_INT_EQ(read(sock, &d, 1), 1);
+    close(listener);
+  }
+  CHECK_INT_EQ(write(sock, "x", 1), 1);
+  CHECK_CHILD_OK(reap(pid));
+}
+
 /* ---- the cache ---------------------------------------------------------------------------- */
 
 static char cache_path[] = "/tmp/seerun-seccomp-cache-XXXXXX";
@@ -1176,6 +1267,7 @@ int main(void)
   RUN(an_x32_syscall_kills_the_process);
   RUN(installing_the_default_filter_costs_no_more_than_any_filter_load);
   RUN(a_config_notify_filter_stacks_on_the_default);
+  RUN(the_notifying_variant_answers_only_the_denied_set);
   RUN(no_config_filter_loads_nothing);
   RUN(the_cache_key_covers_every_field);
   RUN(the_cache_directory_is_made_private_under_the_state_root);

@@ -1,0 +1,112 @@
+#!/usr/bin/python3
+"""The activity record, measured (issue 16): as root,
+
+    contrib/bench/activity.py [--seerun build/seerun] [--runs 20] [--denials 100000]
+
+The same policy twice (the shipped default profile, and a copy with "activity": {"record":
+false}), interleaved run by run:
+
+- the start cost: wall and CPU time of `seerun run` of /bin/true (the record costs a supervisor
+  process per container, its sockets, and the hand-over of the seccomp listener);
+- a job that is denied nothing (a shell that writes, reads and lists 500 files);
+- a job that is denied DENIALS times (keyctl in a loop): each denial is a round trip to the
+  supervisor with the record on, an errno from the filter with it off.
+
+Medians; CPU time is that of every process involved (children's rusage, the harness is a
+subreaper that reaps the containers' inits).
+"""
+import argparse
+import ctypes
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+PROBE = os.path.join(TOP, "tests", "integration", "helpers", "activity_probe.c")
+
+
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seerun", default=os.environ.get("SEERUN_BINARY",
+                                                        os.path.join(TOP, "build", "seerun")))
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--denials", type=int, default=100000)
+    a = ap.parse_args()
+    ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    work = tempfile.mkdtemp(prefix="sr-bench-activity-")
+    probe_dir = tempfile.mkdtemp(prefix="sr-bench-activity-probe-")
+    try:
+        os.chmod(probe_dir, 0o755)
+        subprocess.run(["cc", "-static", "-O2", "-o", os.path.join(probe_dir, "probe"), PROBE],
+                       check=True)
+        rootfs = os.path.join(work, "rootfs")
+        subprocess.run([os.path.join(TOP, "contrib", "make-busybox-rootfs.sh"), rootfs],
+                       check=True, capture_output=True)
+        with open(os.path.join(TOP, "contrib", "policy", "default.json")) as f:
+            policy = json.load(f)
+        policy["auditLog"] = os.path.join(work, "audit", "audit.jsonl")
+        policy["userNamespaces"]["registry"] = os.path.join(work, "userns")
+        policy["profiles"]["off"] = {"base": "default", "description": "record off",
+                                     "activity": {"record": False}}
+        ppath = os.path.join(work, "policy.json")
+        with open(ppath, "w") as f:
+            json.dump(policy, f)
+        bundle = os.path.join(work, "bundle")
+        os.mkdir(bundle)
+        subprocess.run([a.seerun, "spec", "--bundle", bundle], check=True)
+        with open(os.path.join(bundle, "config.json")) as f:
+            cfg = json.load(f)
+        cfg["root"]["path"] = rootfs
+        cfg["process"]["terminal"] = False
+        cfg["mounts"].append({"destination": "/probe", "type": "none", "source": probe_dir,
+                              "options": ["bind", "ro"]})
+        jobs = {
+            "run /bin/true": ["true"],
+            "500 files, nothing denied": ["sh", "-c", "for i in $(seq 500); do echo $i > /tmp/f$i;"
+                                          " done; cat /tmp/f* > /dev/null; ls /tmp > /dev/null"],
+            f"{a.denials} denials": ["/probe/probe", f"keyctl:{a.denials}"],
+        }
+        root = os.path.join(work, "state")
+        results = {}
+        n = 0
+        for job, args in jobs.items():
+            cfg["process"]["args"] = args
+            with open(os.path.join(bundle, "config.json"), "w") as f:
+                json.dump(cfg, f)
+            runs = a.runs if "denials" not in job else max(3, a.runs // 5)
+            for i in range(runs):
+                for profile in (("default", "off") if i % 2 == 0 else ("off", "default")):
+                    n += 1
+                    cpu0, t0 = children_cpu(), time.monotonic()
+                    subprocess.run([a.seerun, "--root", root, "--policy", ppath, "--profile",
+                                    profile, "run", "--bundle", bundle, f"bench-{n}"],
+                                   check=True, stdout=subprocess.DEVNULL)
+                    wall, cpu = time.monotonic() - t0, children_cpu() - cpu0
+                    results.setdefault((job, profile), []).append((wall, cpu))
+        print("| job | record on: wall / CPU (ms) | record off: wall / CPU (ms) | wall cost |")
+        print("|---|---|---|---|")
+        for job in jobs:
+            on = results[(job, "default")]
+            off = results[(job, "off")]
+            med = lambda v, k: statistics.median(x[k] for x in v) * 1000
+            print(f"| {job} | {med(on, 0):.1f} / {med(on, 1):.1f} | {med(off, 0):.1f} / "
+                  f"{med(off, 1):.1f} | {(med(on, 0) / med(off, 0) - 1) * 100:+.1f}% |")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(probe_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,240 @@
+#include "build.h"
+
+#include "activity.h"
+
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+/* Linux 6.6's subscription with an event filter (not in older uapi headers). */
+struct sr_proc_input {
+  uint32_t mcast_op;
+  uint32_t event_type;
+};
+
+static bool kernel_filters_events(void)
+{
+  struct utsname u;
+  int major = 0, minor = 0;
+  if (uname(&u) < 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+    return false;
+  return major > 6 || (major == 6 && minor >= 6);
+}
+
+int sr_activity_exec_socket(int *out, sr_error_t *err)
+{
+  int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_CONNECTOR);
+  if (fd < 0)
+    return sr_error_sys(err, "activity: the proc connector's socket");
+  struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC, .nl_pid = 0};
+  int size = 1 << 20;
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size));
+  if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+    sr_error_sys(err, "activity: bind the proc connector's socket");
+    close(fd);
+    return -1;
+  }
+  struct {
+    struct nlmsghdr nl;
+    struct cn_msg cn;
+    struct sr_proc_input in;
+  } __attribute__((packed)) m;
+  memset(&m, 0, sizeof(m));
+  /* Only fork, exec and exit events where the kernel can filter them; every event on older
+   * kernels. */
+  size_t len = kernel_filters_events() ? sizeof(m.in) : sizeof(uint32_t);
+  m.nl.nlmsg_len = (uint32_t)(sizeof(m.nl) + sizeof(m.cn) + len);
+  m.nl.nlmsg_type = NLMSG_DONE;
+  m.nl.nlmsg_pid = 0;
+  m.cn.id.idx = CN_IDX_PROC;
+  m.cn.id.val = CN_VAL_PROC;
+  m.cn.len = (uint16_t)len;
+  m.in.mcast_op = PROC_CN_MCAST_LISTEN;
+  m.in.event_type = PROC_EVENT_FORK | PROC_EVENT_EXEC | PROC_EVENT_EXIT;
+  if (send(fd, &m, m.nl.nlmsg_len, 0) < 0) {
+    sr_error_sys(err, "activity: subscribe to the proc connector");
+    close(fd);
+    return -1;
+  }
+  *out = fd;
+  return 0;
+}
+
+/* ---- The container's processes, by host tgid ------------------------------------------- */
+
+static size_t slot_of(pid_t pid)
+{
+  return ((size_t)pid * 2654435761u) & (SR_ACT_KNOWN - 1);
+}
+
+static bool known_has(const struct sr_activity *a, pid_t pid)
+{
+  for (size_t i = slot_of(pid), n = 0; n < SR_ACT_KNOWN; i = (i + 1) & (SR_ACT_KNOWN - 1), n++) {
+    if (a->known[i] == pid)
+      return true;
+    if (a->known[i] == 0)
+      return false;
+  }
+  return false;
+}
+
+static void known_rebuild(struct sr_activity *a)
+{
+  static pid_t live[SR_ACT_KNOWN];
+  size_t n = 0;
+  for (size_t i = 0; i < SR_ACT_KNOWN; i++)
+    if (a->known[i] > 0)
+      live[n++] = a->known[i];
+  memset(a->known, 0, sizeof(a->known));
+  a->known_used = 0;
+  for (size_t k = 0; k < n; k++) {
+    size_t i = slot_of(live[k]);
+    while (a->known[i] != 0)
+      i = (i + 1) & (SR_ACT_KNOWN - 1);
+    a->known[i] = live[k];
+    a->known_used++;
+  }
+}
+
+static void known_add(struct sr_activity *a, pid_t pid)
+{
+  if (pid <= 0 || known_has(a, pid))
+    return;
+  if (a->known_used >= SR_ACT_KNOWN * 3 / 4) {
+    known_rebuild(a);
+    if (a->known_used >= SR_ACT_KNOWN * 3 / 4)
+      return; /* that many live processes: attributed by their pid namespace instead */
+  }
+  size_t i = slot_of(pid);
+  while (a->known[i] > 0)
+    i = (i + 1) & (SR_ACT_KNOWN - 1);
+  if (a->known[i] == 0)
+    a->known_used++;
+  a->known[i] = pid;
+}
+
+static void known_del(struct sr_activity *a, pid_t pid)
+{
+  for (size_t i = slot_of(pid), n = 0; n < SR_ACT_KNOWN; i = (i + 1) & (SR_ACT_KNOWN - 1), n++) {
+    if (a->known[i] == pid) {
+      a->known[i] = -1;
+      return;
+    }
+    if (a->known[i] == 0)
+      return;
+  }
+}
+
+void sr_activity_exec_seed(struct sr_activity *a, pid_t init)
+{
+  known_add(a, init);
+}
+
+static void read_text(const char *path, char *out, size_t size, bool nul_to_space)
+{
+  out[0] = '\0';
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  ssize_t n = read(fd, out, size - 1);
+  close(fd);
+  if (n <= 0)
+    return;
+  out[n] = '\0';
+  for (ssize_t i = 0; nul_to_space && i < n; i++)
+    if (out[i] == '\0')
+      out[i] = ' ';
+  while (n > 0 && (out[n - 1] == ' ' || out[n - 1] == '\n'))
+    out[--n] = '\0';
+}
+
+static void record_exec(struct sr_activity *a, pid_t pid, uint64_t pidns)
+{
+  char path[64];
+  struct stat st;
+  /* Only the container's own processes: descendants of its init (fork events), or, for what
+   * `exec` started from outside and its children, by their pid namespace. */
+  if (!known_has(a, pid)) {
+    snprintf(path, sizeof(path), "/proc/%d/ns/pid", pid);
+    if (stat(path, &st) < 0 || (uint64_t)st.st_ino != pidns)
+      return; /* another's, or gone before we looked (whose it was is not known) */
+    known_add(a, pid);
+  }
+  a->execs++;
+  a->dirty = true;
+  if (a->n_exec >= SR_ACT_EXECS)
+    return;
+  struct sr_act_exec *e = &a->exec[a->n_exec];
+  memset(e, 0, sizeof(*e));
+  e->pid = pid;
+  sr_now_rfc3339(e->time, sizeof(e->time));
+  snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+  ssize_t l = readlink(path, e->exe, sizeof(e->exe) - 1);
+  e->exe[l > 0 ? (size_t)l : 0] = '\0';
+  snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+  read_text(path, e->argv, sizeof(e->argv), true);
+  sr_activity_printable(e->exe);
+  sr_activity_printable(e->argv);
+  char stat_text[512];
+  snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+  read_text(path, stat_text, sizeof(stat_text), false);
+  const char *close_paren = strrchr(stat_text, ')');
+  if (close_paren)
+    sscanf(close_paren + 1, " %*c %d", &e->ppid);
+  if (l <= 0) {
+    a->execs_gone++;
+    return;
+  }
+  a->n_exec++;
+}
+
+void sr_activity_exec_drain(struct sr_activity *a, int fd, uint64_t pidns)
+{
+  char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+  for (;;) {
+    struct sockaddr_nl from;
+    socklen_t fl = sizeof(from);
+    ssize_t n = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+    if (n < 0) {
+      if (errno == ENOBUFS) {
+        a->execs_lost = true; /* events were dropped; go on with the next */
+        a->dirty = true;
+        continue;
+      }
+      return;
+    }
+    if (fl != sizeof(from) || from.nl_pid != 0)
+      continue; /* only the kernel's */
+    for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
+         h = NLMSG_NEXT(h, n)) {
+      struct cn_msg *cn = NLMSG_DATA(h);
+      if (cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC ||
+          cn->len < sizeof(struct proc_event))
+        continue;
+      struct proc_event *ev = (struct proc_event *)cn->data;
+      if (ev->what == PROC_EVENT_EXEC) {
+        record_exec(a, ev->event_data.exec.process_tgid, pidns);
+      } else if (ev->what == PROC_EVENT_FORK) {
+        /* A new process (not a thread) of one of the container's. */
+        const struct fork_proc_event *f = &ev->event_data.fork;
+        if (f->child_pid == f->child_tgid && known_has(a, f->parent_tgid))
+          known_add(a, f->child_tgid);
+      } else if (ev->what == PROC_EVENT_EXIT) {
+        const struct exit_proc_event *x = &ev->event_data.exit;
+        if (x->process_pid == x->process_tgid)
+          known_del(a, x->process_tgid);
+      }
+    }
+  }
+}

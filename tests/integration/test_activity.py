@@ -1,0 +1,358 @@
+"""The activity record (issue 16): what the code in a container tried, as the audit log keeps it
+(one "activity" event when the container stops, docs/audit.md), and `seerun review` reading it.
+
+The built-in seccomp filter answers its denied set with a notification that the container's
+supervisor serves (it replies EPERM, as the plain filter does): the calls still fail as before,
+and each shows up, counted, with the executable that made it."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import SEERUN, make_seerun, check_no_leaks, Bundle
+from test_conformance import Agent
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+HELPERS = os.path.join(HERE, "helpers")
+EPERM, ENOSYS, EDQUOT = 1, 38, 122
+
+
+@pytest.fixture(scope="module")
+def probe_dir():
+    # Outside the tests' own directories: those hold the state root, a denied bind source.
+    d = f"/tmp/sr-activity-probe-{os.getpid()}"
+    os.makedirs(d, exist_ok=True)
+    subprocess.run(["cc", "-static", "-O2", "-o", os.path.join(d, "activity_probe"),
+                    os.path.join(HELPERS, "activity_probe.c")], check=True, capture_output=True)
+    os.chmod(d, 0o755)
+    yield d
+    os.unlink(os.path.join(d, "activity_probe"))
+    os.rmdir(d)
+
+
+def with_probe(bundle, probe_dir):
+    bundle.config["mounts"].append({"destination": "/probe", "type": "none",
+                                    "source": probe_dir, "options": ["bind", "ro"]})
+    return bundle
+
+
+@pytest.fixture
+def hbundle(tmp_path, busybox_rootfs, hardened, probe_dir):
+    path = tmp_path / "bundle"
+    path.mkdir()
+    return with_probe(Bundle(path, busybox_rootfs, hardened), probe_dir)
+
+
+def activity_events(seerun, cid):
+    return [e for e in seerun.audit() if e["event"] == "activity" and e["id"] == cid]
+
+
+def the_activity(seerun, cid):
+    ev = activity_events(seerun, cid)
+    assert len(ev) == 1, ev
+    return ev[0]
+
+
+def denied_counts(event):
+    return {s["syscall"]: s["count"] for s in event["record"]["seccomp"]["syscalls"]}
+
+
+def probe_output(stdout):
+    return {a: int(b) for a, b in (l.split() for l in stdout.splitlines() if " " in l)}
+
+
+def wait_for(cond, timeout=20, what="condition"):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+PROBE = ["mount:3", "unshare:2", "keyctl:1", "bpf:4", "ptrace:5"]
+EXPECTED = {"mount": 3, "unshare": 2, "keyctl": 1, "bpf": 4, "ptrace": 5}
+
+
+def test_privileged_attempts_are_recorded_with_their_counts(hardened, hbundle):
+    hbundle.args("/probe/activity_probe", *PROBE)
+    cid = hardened.id()
+    r = hardened.cmd("run", "--bundle", hbundle.write(), cid, timeout=60)
+    assert r.returncode == 0, r.stderr
+    # What the code sees has not changed: EPERM, as the plain filter answers.
+    assert probe_output(r.stdout) == {k: EPERM for k in EXPECTED}, r.stdout
+    ev = the_activity(hardened, cid)
+    assert ev["complete"] is True, ev
+    sc = ev["record"]["seccomp"]
+    assert sc["visible"] is True and sc["listeners"] == 1
+    assert denied_counts(ev) == EXPECTED
+    assert sc["denied"] == sum(EXPECTED.values())
+    by = {e["syscall"]: e for e in sc["byExecutable"]}
+    for name, n in EXPECTED.items():
+        assert by[name]["executable"] == "/probe/activity_probe"
+        assert by[name]["count"] == n
+        assert 1 <= len(by[name]["first"]) <= 4
+    # Arguments rendered by name where that is cheap.
+    assert by["unshare"]["first"][0]["args"][0] == "CLONE_NEWUSER"
+    assert by["mount"]["first"][0]["args"][3] == "MS_NOSUID|MS_NODEV"
+    assert by["keyctl"]["first"][0]["args"][0] == "KEYCTL_GET_KEYRING_ID"
+    assert by["bpf"]["first"][0]["args"][0] == "BPF_PROG_LOAD"
+    assert by["ptrace"]["first"][0]["args"][0] == "PTRACE_ATTACH"
+    assert "oomKills" in ev["record"]["resources"]
+    assert "pidsLimitHits" in ev["record"]["resources"]
+    assert ev["record"]["processesAtStop"]["count"] == 0
+
+
+def test_exec_hands_its_listener_over_too(hardened, hbundle):
+    hbundle.args("sleep", "300")
+    cid = hardened.id()
+    hardened.cmd("run", "-d", "--bundle", hbundle.write(), cid, check=True, timeout=30)
+    assert hardened.state(cid)["status"] == "running"
+    r = hardened.cmd("exec", cid, "/probe/activity_probe", "keyctl:7", timeout=30)
+    assert probe_output(r.stdout) == {"keyctl": EPERM}, (r.stdout, r.stderr)
+    r = hardened.cmd("exec", cid, "/probe/activity_probe", "bpf:2", timeout=30)
+    assert probe_output(r.stdout) == {"bpf": EPERM}, (r.stdout, r.stderr)
+    hardened.cmd("delete", "--force", cid, check=True)
+    ev = the_activity(hardened, cid)
+    assert ev["complete"] is True
+    assert ev["record"]["seccomp"]["listeners"] == 3  # start and two execs
+    assert denied_counts(ev) == {"keyctl": 7, "bpf": 2}
+
+
+def test_a_million_denials_stay_bounded(hardened, hbundle):
+    n = 1000000
+    hbundle.args("/probe/activity_probe", f"keyctl:{n}", "bpf:3")
+    cid = hardened.id()
+    t0 = time.monotonic()
+    r = hardened.cmd("run", "--bundle", hbundle.write(), cid, timeout=900)
+    elapsed = time.monotonic() - t0
+    assert r.returncode == 0, r.stderr
+    assert probe_output(r.stdout) == {"keyctl": EPERM, "bpf": EPERM}
+    ev = the_activity(hardened, cid)
+    assert denied_counts(ev) == {"keyctl": n, "bpf": 3}  # counts exact
+    by = {e["syscall"]: e for e in ev["record"]["seccomp"]["byExecutable"]}
+    assert by["keyctl"]["count"] == n and len(by["keyctl"]["first"]) == 4  # details capped
+    with open(hardened.audit_log) as f:
+        line = [l for l in f if '"event":"activity"' in l and cid in l][0]
+    assert len(line) < 256 * 1024
+    print(f"{n} denials in {elapsed:.1f}s ({elapsed / n * 1e6:.1f} us each)")
+
+
+def test_a_config_listener_still_gets_its_notifications(tmp_path, hardened, hbundle):
+    d = f"/tmp/sra-{os.getpid()}-{os.urandom(3).hex()}"
+    os.mkdir(d)
+    agent = Agent(os.path.join(d, "agent.sock"))
+    try:
+        hbundle.linux["seccomp"] = {
+            "defaultAction": "SCMP_ACT_ALLOW", "listenerPath": agent.path,
+            "architectures": ["SCMP_ARCH_X86", "SCMP_ARCH_X86_64"],
+            "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_NOTIFY"}]}
+        hbundle.args("sleep", "300")
+        cid = hardened.id()
+        hardened.cmd("run", "-d", "--bundle", hbundle.write(), cid, check=True, timeout=30)
+        r = hardened.cmd("exec", cid, "sh", "-c", "mkdir /tmp/d; echo status=$?", timeout=30)
+        assert "status=1" in r.stdout and "quota" in r.stderr.lower(), (r.stdout, r.stderr)
+        assert len(agent.states) == 2  # the init's and the exec's listeners: the agent's
+        # The built-in filter still denies, unseen.
+        r = hardened.cmd("exec", cid, "/probe/activity_probe", "mount:2", timeout=30)
+        assert probe_output(r.stdout) == {"mount": EPERM}, (r.stdout, r.stderr)
+        hardened.cmd("delete", "--force", cid, check=True)
+        ev = the_activity(hardened, cid)
+        assert ev["complete"] is False
+        sc = ev["record"]["seccomp"]
+        assert sc["visible"] is False and "listenerPath" in sc["unseen"]
+        assert sc["denied"] == 0 and sc["listeners"] == 0
+    finally:
+        agent.close()
+        for f in os.listdir(d):
+            os.unlink(os.path.join(d, f))
+        os.rmdir(d)
+
+
+def test_a_killed_supervisor_leaves_an_incomplete_record(hardened, hbundle):
+    # The init tries mount twice, then waits for /tmp/go (made by an exec) and tries keyctl:
+    # its listener has gone with the supervisor by then, so the call fails with ENOSYS.
+    hbundle.shell("/probe/activity_probe mount:2 > /tmp/first; "
+                  "while [ ! -e /tmp/go ]; do sleep 0.05; done; "
+                  "/probe/activity_probe keyctl > /tmp/second; sleep 300")
+    cid = hardened.id()
+    hardened.cmd("run", "-d", "--bundle", hbundle.write(), cid, check=True, timeout=30)
+    statedir = os.path.join(hardened.root, cid)
+
+    def flushed():
+        try:
+            with open(os.path.join(statedir, "activity.json")) as f:
+                return json.load(f)["seccomp"]["denied"] == 2
+        except (OSError, ValueError, KeyError):
+            return False
+    wait_for(flushed, what="the record's flush")
+    with open(os.path.join(statedir, "state.json")) as f:
+        sup = json.load(f)["supervisor"]["pid"]
+    os.kill(sup, signal.SIGKILL)
+    wait_for(lambda: not os.path.exists(f"/proc/{sup}") or
+             open(f"/proc/{sup}/stat").read().split()[2] == "Z", what="the supervisor's end")
+    hardened.cmd("exec", cid, "touch", "/tmp/go", check=True, timeout=30)
+    out = wait_for(lambda: hardened.cmd("exec", cid, "cat", "/tmp/second", timeout=30).stdout,
+                   what="the second probe")
+    # Denied all the same: the listener has gone, the kernel answers ENOSYS.
+    assert probe_output(out) == {"keyctl": ENOSYS}, out
+    # An exec finds no supervisor: the plain filter, EPERM.
+    r = hardened.cmd("exec", cid, "/probe/activity_probe", "bpf", timeout=30)
+    assert probe_output(r.stdout) == {"bpf": EPERM}
+    hardened.cmd("delete", "--force", cid, check=True)
+    ev = the_activity(hardened, cid)
+    assert ev["complete"] is False and "supervisor" in ev["reason"]
+    assert denied_counts(ev) == {"mount": 2}
+
+
+def test_activity_record_can_be_turned_off(tmp_path, busybox_rootfs, probe_dir):
+    s = make_seerun(tmp_path, "norecord")
+    with open(s.policy) as f:
+        policy = json.load(f)
+    policy["profiles"]["norecord"] = {"base": "default", "description": "no record",
+                                      "activity": {"record": False}}
+    with open(s.policy, "w") as f:
+        json.dump(policy, f)
+    try:
+        path = tmp_path / "bundle"
+        path.mkdir()
+        b = with_probe(Bundle(path, busybox_rootfs, s), probe_dir)
+        b.args("/probe/activity_probe", "mount")
+        cid = s.id()
+        r = s.cmd("run", "--bundle", b.write(), cid, timeout=60)
+        assert probe_output(r.stdout) == {"mount": EPERM}, (r.stdout, r.stderr)
+        assert activity_events(s, cid) == []
+        shown = json.loads(s.cmd("policy", "show", check=True).stdout)
+        assert shown["settings"]["activity"] == {"record": False}
+    finally:
+        s.cleanup()
+    check_no_leaks(s, tmp_path)
+
+
+def review(seerun, *args):
+    r = seerun.cmd("review", "--json", *args, check=True)
+    return {run["id"]: run for run in json.loads(r.stdout)["runs"]}
+
+
+def test_review_flags_what_it_should_and_nothing_on_a_quiet_run(hardened, hbundle):
+    quiet, tried, crashed = hardened.id("quiet"), hardened.id("tried"), hardened.id("crash")
+    hbundle.args("sh", "-c", "echo hello > /tmp/x; cat /tmp/x; ls / > /dev/null")
+    assert hardened.cmd("run", "--bundle", hbundle.write(), quiet, timeout=60).returncode == 0
+    hbundle.args("/probe/activity_probe", *PROBE)
+    assert hardened.cmd("run", "--bundle", hbundle.write(), tried, timeout=60).returncode == 0
+    # In a child (pid 1 ignores a signal it has no handler for; "; exit" keeps sh from exec'ing).
+    hbundle.shell("sh -c 'kill -SEGV $$'; exit $?")
+    assert hardened.cmd("run", "--bundle", hbundle.write(), crashed, timeout=60).returncode == 139
+
+    runs = review(hardened)
+    assert runs[quiet]["flags"] == [], runs[quiet]
+    assert runs[quiet]["deniedSyscalls"] == 0 and runs[quiet]["exitStatus"] == 0
+    assert [f["flag"] for f in runs[tried]["flags"]] == ["privileged-syscall"], runs[tried]
+    reason = runs[tried]["flags"][0]["reason"]
+    for name in EXPECTED:
+        assert name in reason
+    assert runs[tried]["denied"] == EXPECTED
+    assert [f["flag"] for f in runs[crashed]["flags"]] == ["crash"], runs[crashed]
+    assert "SIGSEGV" in runs[crashed]["flags"][0]["reason"]
+
+    # By id, and by time.
+    assert list(review(hardened, quiet)) == [quiet]
+    assert review(hardened, "--since", "2999-01-01T00:00:00Z") == {}
+    assert set(review(hardened, "--since", "-1h")) == {quiet, tried, crashed}
+    text = hardened.cmd("review", quiet, check=True).stdout
+    assert "FLAG" not in text and "1 run(s), 0 flagged" in text
+    text = hardened.cmd("review", tried, check=True).stdout
+    assert "FLAG privileged-syscall" in text
+    r = hardened.cmd("review", "--since", "yesterday")
+    assert r.returncode != 0 and "--since" in r.stderr
+
+
+def test_processes_running_when_stopped_are_listed_and_flagged(hardened, hbundle):
+    busy, lone = hardened.id("busy"), hardened.id("lone")
+    # sh execs its last command: the init is that sleep, the other one its child.
+    hbundle.shell("sleep 301 & exec sleep 300")
+    hardened.cmd("run", "-d", "--bundle", hbundle.write(), busy, check=True, timeout=30)
+    wait_for(lambda: len(json.loads(hardened.cmd("ps", "--format", "json", busy).stdout or "[]"))
+             == 2, what="both processes")
+    hbundle.args("sleep", "300")
+    hardened.cmd("run", "-d", "--bundle", hbundle.write(), lone, check=True, timeout=30)
+    for cid in (busy, lone):
+        hardened.cmd("kill", cid, "KILL", check=True)
+        hardened.cmd("delete", "--force", cid, check=True)
+    at_kill = the_activity(hardened, busy)["record"]["processesAtKill"]
+    assert at_kill["at"] == "kill" and at_kill["count"] == 2, at_kill
+    assert sorted(p["cmdline"] for p in at_kill["processes"]) == ["sleep 300", "sleep 301"]
+    assert the_activity(hardened, lone)["record"]["processesAtKill"]["count"] == 1
+    runs = review(hardened)
+    assert [f["flag"] for f in runs[busy]["flags"]] == ["processes-left"], runs[busy]
+    assert "sleep 301" in runs[busy]["flags"][0]["reason"]
+    assert runs[lone]["flags"] == [], runs[lone]
+
+
+def test_programs_executed_are_listed_and_bounded(hardened, hbundle):
+    # A program that lives long enough to be read (sleep), then thousands of short ones.
+    hbundle.shell("/bin/sleep 1; i=0; while [ $i -lt 3000 ]; do /bin/true; i=$((i+1)); done; "
+                  "echo finished")
+    cid = hardened.id()
+    r = hardened.cmd("run", "--bundle", hbundle.write(), cid, timeout=300)
+    assert r.returncode == 0 and "finished" in r.stdout, r.stderr
+    ev = the_activity(hardened, cid)
+    progs = ev["record"]["programs"]
+    listed = progs["listed"]
+    init = listed[0]
+    assert init["argv"].startswith("sh -c /bin/sleep 1;"), init
+    sleep = [p for p in listed if p["argv"] == "/bin/sleep 1"]
+    assert sleep and sleep[0]["ppid"] == init["pid"] and sleep[0]["executable"] == "/bin/busybox"
+    # Bounded: at most 64 listed, the rest counted, exactly (the container's processes are
+    # known from the fork events, so even those that have ended are its own) unless the
+    # kernel dropped events.
+    assert len(listed) <= 64
+    if not progs.get("eventsLost"):
+        assert progs["count"] == 3002, progs["count"]  # sh, sleep, 3000 true
+    assert progs["count"] == len(listed) + progs.get("notListed", 0)
+    with open(hardened.audit_log) as f:
+        line = [l for l in f if '"event":"activity"' in l and cid in l][0]
+    assert len(line) < 256 * 1024
+
+
+def test_oom_kills_and_pids_limit_hits_are_recorded_and_flagged(hardened, hbundle):
+    hbundle.linux["resources"] = {"pids": {"limit": 8},
+                                  "memory": {"limit": 32 * 1024 * 1024,
+                                             "swap": 32 * 1024 * 1024}}
+    # Forks past the pids limit (refused, counted by the cgroup), then a 256 MiB buffer: the
+    # OOM killer ends dd.
+    hbundle.shell("(for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do sleep 30 & done) "
+                  "2>/dev/null; kill -9 -1; wait; "
+                  "dd if=/dev/zero of=/dev/null bs=256M count=1; echo dd=$?")
+    cid = hardened.id()
+    r = hardened.cmd("run", "--bundle", hbundle.write(), cid, timeout=120)
+    assert "dd=137" in r.stdout, (r.stdout, r.stderr)
+    res = the_activity(hardened, cid)["record"]["resources"]
+    assert res["oomKills"] >= 1 and res["pidsLimitHits"] >= 1, res
+    flags = [f["flag"] for f in review(hardened)[cid]["flags"]]
+    assert flags == ["limit-hit"], flags
+
+
+def test_hostile_names_cannot_break_the_record(hardened, hbundle, probe_dir):
+    # An executable and arguments with control bytes, quotes and escapes: kept as printable
+    # ASCII, so the audit line stays one valid JSON line.
+    name = 'p\x01q"\\\x1b[31m'
+    weird = os.path.join(probe_dir, name)
+    shutil.copy(os.path.join(probe_dir, "activity_probe"), weird)
+    try:
+        hbundle.args("/probe/" + name, "mount")
+        cid = hardened.id()
+        r = hardened.cmd("run", "--bundle", hbundle.write(), cid, timeout=60)
+        assert probe_output(r.stdout) == {"mount": EPERM}, (r.stdout, r.stderr)
+        ev = the_activity(hardened, cid)  # parsed: the line is valid JSON
+        by = ev["record"]["seccomp"]["byExecutable"]
+        assert by[0]["executable"] == '/probe/p?q"\\?[31m', by
+        argv = ev["record"]["programs"]["listed"][0]["argv"]
+        assert argv == '/probe/p?q"\\?[31m mount', argv
+    finally:
+        os.unlink(weird)
