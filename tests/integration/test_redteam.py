@@ -511,3 +511,13 @@ def test_a_pod_namespace_path_swapped_after_the_check_cannot_join_the_hosts_ipc(
         stop.set()
         t.join()
     assert joined is None, f"the container ran in the host's IPC namespace: {joined}"
+
+
+def test_policy_check_never_creates_the_state_root(hardened, bundle_default):
+    """policy check opens the state root to see the pods create would see, read-only: a root
+    that does not exist yet stays absent (and the check still answers)."""
+    assert not os.path.exists(hardened.root)
+    chk = hardened.cmd("policy", "check", "--bundle", str(bundle_default.write()))
+    assert chk.returncode == 0, chk.stderr
+    assert json.loads(chk.stdout)["allowed"] is True
+    assert not os.path.exists(hardened.root), "policy check created the state root"
