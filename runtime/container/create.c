@@ -574,9 +574,16 @@ static int prepare(struct sr_create_ctx *ctx, sr_error_t *err)
                                  sfs.f_type == OVERLAYFS_SUPER_MAGIC);
   }
   const struct sr_seccomp *sc = c->linux_.seccomp;
-  if (sc && sc->uses_notify &&
-      sr_connect_unix(sc->listener_path, "linux.seccomp.listenerPath", &ctx->notify_fd, err) < 0)
-    return -1;
+  if (sc && sc->uses_notify) {
+    /* Through the descriptor the policy judged: the name may point elsewhere by now. */
+    if (ctx->host.listener_fd < 0)
+      return sr_error_make(err, ctx->host.listener_errno, "linux.seccomp.listenerPath `%s`",
+                           sc->listener_path ? sc->listener_path : "");
+    char via[64];
+    snprintf(via, sizeof(via), "/proc/self/fd/%d", ctx->host.listener_fd);
+    if (sr_connect_unix(via, "linux.seccomp.listenerPath", &ctx->notify_fd, err) < 0)
+      return sr_error_wrap(err, "linux.seccomp.listenerPath `%s`", sc->listener_path);
+  }
   return 0;
 }
 

@@ -68,6 +68,7 @@ struct sr_policy_mount_fact {
   const char *hard_link_tree; /* that tree */
   bool is_socket, is_fifo;    /* a unix socket or FIFO: a line to a host process */
   const char *socket_dir;     /* a daemon socket directory it is, contains or is below */
+  const char *in_socket_dir;  /* not a directory: the daemon socket directory it is below */
 };
 
 struct sr_policy_ns_fact {
@@ -104,6 +105,8 @@ struct sr_policy_facts {
   const char *tenant_dirs[SR_POLICY_TENANT_DIRS];
   bool have_root;                                   /* root is known (the runtime always) */
   struct sr_policy_mount_fact root;                 /* root.path, judged like a bind source */
+  bool have_listener;                               /* linux.seccomp.listenerPath was opened */
+  struct sr_policy_mount_fact listener;             /* it, judged like a bound socket */
   bool have_network_grant_check;                    /* reserved */
   int landlock_abi;                                 /* the kernel's Landlock ABI, 0: none */
 };

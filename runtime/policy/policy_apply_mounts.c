@@ -166,6 +166,49 @@ int sr_pa_check_root(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
                            c->root_path, &facts->root);
 }
 
+/* linux.seccomp.listenerPath: seerun connects to it as host root and hands it the
+ * container's notification descriptor.  A socket anywhere but in the denied paths (the
+ * engines' sockets, the state roots) and the daemon socket directories (D-Bus, systemd),
+ * unless mounts.allowSockets lists its directory: a daemon must not get a connection from
+ * host root that a config field asked for. */
+int sr_pa_check_listener(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
+                         const struct sr_config *c)
+{
+  const struct sr_seccomp *sc = c->linux_.seccomp;
+  const char *field = "linux.seccomp.listenerPath";
+  /* No facts (the pure policy's tests), or not opened: the connect reports a missing one. */
+  if (sc == NULL || sc->listener_path == NULL || facts == NULL || !facts->have_listener ||
+      facts->listener.resolved == NULL)
+    return 0;
+  const struct sr_policy_mount_fact *mf = &facts->listener;
+  const char *asked = sr_pa_text_str(x->a, sc->listener_path);
+  const char *name = x->name;
+  bool sockets_ok = listed_under(x->p->allow_sockets, x->p->n_allow_sockets, mf->resolved);
+  if (mf->source_denied && !sockets_ok)
+    return sr_pa_refuse(x, field, asked,
+                        "%s: \"%s\" is or is below the denied host path \"%s\"%s%s%s: seerun "
+                        "would connect to it as host root (profiles.%s.mounts.allowSockets lists "
+                        "the directories whose sockets may be connected to)",
+                        field, sc->listener_path,
+                        mf->denied_path ? mf->denied_path : sc->listener_path,
+                        mf->denied_reason ? " (" : "", mf->denied_reason ? mf->denied_reason : "",
+                        mf->denied_reason ? ")" : "", name);
+  if (mf->in_socket_dir && !sockets_ok)
+    return sr_pa_refuse(x, field, asked,
+                        "%s: \"%s\" is below the daemon socket directory \"%s\": seerun would "
+                        "connect to a host daemon as host root (profiles.%s.mounts.allowSockets "
+                        "lists the directories whose sockets may be connected to)",
+                        field, sc->listener_path, mf->in_socket_dir, name);
+  if (!mf->is_socket)
+    return sr_pa_refuse(x, field, asked, "%s: \"%s\" (%s) is no unix socket", field,
+                        sc->listener_path, mf->resolved);
+  if (mf->source_denied || mf->in_socket_dir)
+    return sr_pa_allow(x, field, asked,
+                       P("%s listed in profiles.%s.mounts.allowSockets", mf->resolved, name));
+  return sr_pa_allow(x, field, asked, "a unix socket outside the denied paths and daemon "
+                                      "socket directories");
+}
+
 /* The options of a bind, with nosuid and nodev (and their recursive forms for rbind). */
 static int add_nosuid_nodev(struct sr_pa_ctx *x, struct sr_mount *m, char ***out, size_t *n)
 {

@@ -521,3 +521,38 @@ def test_policy_check_never_creates_the_state_root(hardened, bundle_default):
     assert chk.returncode == 0, chk.stderr
     assert json.loads(chk.stdout)["allowed"] is True
     assert not os.path.exists(hardened.root), "policy check created the state root"
+
+
+def test_a_seccomp_listener_path_in_a_denied_place_is_refused(hardened, bundle_default):
+    """linux.seccomp.listenerPath is connected to as host root: a socket in a denied place
+    (here in seerun's state root; the engines' sockets, a daemon socket directory) is refused
+    like a bound one, by create and by policy check alike, and the refusal is audited."""
+    os.makedirs(hardened.root, exist_ok=True)
+    sock_path = os.path.join(hardened.root, "agent.sock")
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(sock_path)
+    srv.listen(4)
+    try:
+        b = bundle_default
+        b.linux["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": sock_path,
+                              "syscalls": [{"names": ["getcwd"], "action": "SCMP_ACT_NOTIFY"}]}
+        b.args("true")
+        b.write()
+        chk = hardened.cmd("policy", "check", "--bundle", str(b.path))
+        r = hardened.cmd("create", "--bundle", str(b.path), hardened.id(), timeout=20)
+        srv.settimeout(0.5)
+        try:
+            conn, _ = srv.accept()
+            conn.close()
+            accepted = True
+        except (socket.timeout, BlockingIOError):
+            accepted = False
+    finally:
+        srv.close()
+        os.unlink(sock_path)
+    assert r.returncode != 0 and "linux.seccomp.listenerPath" in r.stderr, r.stderr
+    assert "denied host path" in r.stderr, r.stderr
+    assert chk.returncode != 0 and "linux.seccomp.listenerPath" in chk.stderr, chk.stderr
+    assert not accepted, "seerun connected to the socket it refused"
+    lines = [json.dumps(a) for a in hardened.audit()]
+    assert any("linux.seccomp.listenerPath" in a for a in lines), lines[-3:]
