@@ -270,13 +270,17 @@ def test_a_fifo_device_entry_cannot_bind_a_host_fifo_from_a_denied_place(
         path.mkdir()
         b = Bundle(path, busybox_rootfs, hardened)
         b.linux["devices"] = [{"path": fifo, "type": "p", "major": 0, "minor": 0}]
-        b.shell(f"echo from-the-container > {fifo}")
+        # The FIFO is made inside (its own, with no reader): opening it for writing blocks,
+        # so the write is bounded; the host's, with our reader, would take it at once.
+        b.shell(f"stat -c %F {fifo}; timeout 2 sh -c 'echo from-the-container > {fifo}' "
+                f"|| echo NO-READER")
         r = hardened.cmd("run", "--bundle", b.write(), hardened.id())
         t.join()
     finally:
         os.unlink(fifo)
     assert not got, (f"the container wrote into a host FIFO below the state root: {got} "
                      f"(rc {r.returncode}, {r.stderr})")
+    assert "fifo" in r.stdout and "NO-READER" in r.stdout, (r.stdout, r.stderr)
 
 
 def test_a_container_seerun_created_can_be_started_and_stopped(hardened, bundle_default):
