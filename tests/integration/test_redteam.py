@@ -560,3 +560,25 @@ def test_a_seccomp_listener_path_in_a_denied_place_is_refused(hardened, bundle_d
     assert not accepted, "seerun connected to the socket it refused"
     lines = [json.dumps(a) for a in hardened.audit()]
     assert any("linux.seccomp.listenerPath" in a for a in lines), lines[-3:]
+
+
+def test_an_existing_cgroup_named_by_cgroups_path_is_refused_and_left_alone(
+        hardened, bundle_default, host_cgroup):
+    """Under an enforcing profile a container's cgroup is one seerun creates: naming an
+    existing one is refused at create, naming linux.cgroupsPath and why, in the audit log
+    too; the cgroup, its limits and its process are untouched, and nothing is left."""
+    path, victim, pids_max, dirs = host_cgroup
+    b = bundle_default
+    b.linux["cgroupsPath"] = path
+    b.linux.setdefault("resources", {})["pids"] = {"limit": 3}
+    b.args("true")
+    cid = hardened.id()
+    r = hardened.cmd("create", "--bundle", b.write(), cid)
+    assert r.returncode != 0, r.stderr
+    assert "linux.cgroupsPath" in r.stderr and "exists already" in r.stderr, r.stderr
+    assert any(a.get("field") == "linux.cgroupsPath" for a in hardened.audit()), \
+        hardened.audit()[-2:]
+    with open(pids_max) as f:
+        assert f.read().strip() == "1000"
+    assert victim.poll() is None and all(os.path.isdir(d) for d in dirs)
+    assert not os.path.exists(os.path.join(hardened.root, cid)), "create left its record"
