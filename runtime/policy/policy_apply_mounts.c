@@ -362,6 +362,42 @@ static int check_pseudo_fs_place(struct sr_pa_ctx *x, size_t i, const struct sr_
                       i, m->type, m->destination, x->name);
 }
 
+/* A setuid binary or a device node on the host must not work inside: nosuid,nodev on m
+ * (rnosuid,rnodev too for rbind), and no option that clears them.  Recorded either way. */
+static int force_nosuid_nodev(struct sr_pa_ctx *x, size_t i, struct sr_mount *m, const char *why)
+{
+  const unsigned long need = MS_NOSUID | MS_NODEV;
+  const uint64_t rneed = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+  const uint64_t rclr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+  char *ofield = P("mounts[%zu].options", i);
+  if (ofield == NULL)
+    return sr_pa_oom(x);
+  bool ok = (m->opts.flags & need) == need && (m->opts.clear & need) == 0 &&
+            (m->opts.rec_attr_clr & rclr) == 0 &&
+            (!m->opts.rbind || (m->opts.rec_attr_set & rneed) == rneed);
+  if (ok) {
+    if (m->opts.flags & MS_REMOUNT)
+      return sr_pa_allow(x, ofield, sr_pa_text_strv(x->a, m->options, m->n_options),
+                         "a remount with nosuid,nodev");
+    return 0;
+  }
+  char **opts = NULL;
+  size_t n = 0;
+  TRY(add_nosuid_nodev(x, m, &opts, &n));
+  int r = sr_pa_change(x, ofield, sr_pa_text_strv(x->a, m->options, m->n_options),
+                       sr_pa_text_strv(x->a, opts, n), why);
+  TRY(r);
+  if (r) {
+    struct sr_mount_opts mo;
+    if (sr_mount_options_parse(x->a, opts, n, ofield, &mo, x->err) < 0)
+      return -1;
+    m->options = opts;
+    m->n_options = n;
+    m->opts = mo;
+  }
+  return 0;
+}
+
 int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
                        struct sr_config *c)
 {
@@ -375,10 +411,18 @@ int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
       /* A remount creates no filesystem; any other type is a new one the runtime mounts as
        * root: a disk ("ext4" of /dev/sda1) or an overlay of host directories would bypass
        * every check on bind sources. */
-      if (!(m->opts.flags & MS_REMOUNT))
-        TRY(check_pseudo_fs_place(x, i, m));
-      if ((m->opts.flags & MS_REMOUNT) ||
-          sr_pa_in_list(x->p->mount_types, x->p->n_mount_types, m->type))
+      if (m->opts.flags & MS_REMOUNT) {
+        /* A remount changes the flags of whatever is mounted at its destination, a host bind
+         * included ("remount,dev,suid" would take off the nosuid,nodev forced on it below).
+         * Forced on it like on a bind, rather than refused: that can only narrow what is
+         * there (a remount of the container's own tmpfs, "ro" or "size=", keeps working), and
+         * the dropped suid/dev/rsuid/rdev can clear neither flag from any mount. */
+        TRY(force_nosuid_nodev(x, i, m, "a remount gets nosuid,nodev like a bind: it must not "
+                                        "take them off a bind of the host at its destination"));
+        continue;
+      }
+      TRY(check_pseudo_fs_place(x, i, m));
+      if (sr_pa_in_list(x->p->mount_types, x->p->n_mount_types, m->type))
         continue;
       TRY(sr_pa_refuse(x, P("mounts[%zu].type", i), sr_pa_text_str(x->a, m->type),
                        "mounts[%zu].type: filesystem type \"%s\" is not allowed by profile \"%s\" "
@@ -412,32 +456,8 @@ int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
     else
       TRY(judge_host_object(x, P("mounts[%zu].source", i), field, asked, m->source, mf));
 
-    /* A setuid binary or a device node on the host must not work inside. */
-    const unsigned long need = MS_NOSUID | MS_NODEV;
-    const uint64_t rneed = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-    bool ok = (m->opts.flags & need) == need &&
-              (!m->opts.rbind || (m->opts.rec_attr_set & rneed) == rneed);
-    if (ok)
-      continue;
-    char **opts = NULL;
-    size_t n = 0;
-    TRY(add_nosuid_nodev(x, m, &opts, &n));
-    char *ofield = P("mounts[%zu].options", i);
-    int r = sr_pa_change(x, ofield, sr_pa_text_strv(x->a, m->options, m->n_options),
-                         sr_pa_text_strv(x->a, opts, n),
-                         "bind mounts get nosuid,nodev: a setuid binary or a device node from the "
-                         "host must not work inside");
-    TRY(r);
-    if (r) {
-      struct sr_mount_opts mo;
-      if (ofield == NULL)
-        return sr_pa_oom(x);
-      if (sr_mount_options_parse(x->a, opts, n, ofield, &mo, x->err) < 0)
-        return -1;
-      m->options = opts;
-      m->n_options = n;
-      m->opts = mo;
-    }
+    TRY(force_nosuid_nodev(x, i, m, "bind mounts get nosuid,nodev: a setuid binary or a "
+                                    "device node from the host must not work inside"));
   }
   return 0;
 }

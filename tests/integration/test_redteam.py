@@ -582,3 +582,38 @@ def test_an_existing_cgroup_named_by_cgroups_path_is_refused_and_left_alone(
         assert f.read().strip() == "1000"
     assert victim.poll() is None and all(os.path.isdir(d) for d in dirs)
     assert not os.path.exists(os.path.join(hardened.root, cid)), "create left its record"
+
+
+@pytest.mark.parametrize("extra", [
+    [{"destination": "/x", "type": "none", "source": "none",
+      "options": ["remount", "rdev", "rsuid"]}],
+    [{"destination": "/", "type": "none", "source": "none", "options": ["remount", "rdev"]}],
+    "bind-clears-recursively",
+], ids=["remount-recursive", "remount-parent", "bind-rdev"])
+def test_no_options_clear_nosuid_nodev_from_a_host_bind(hardened, bundle_default, tmp_path,
+                                                       extra):
+    """Variants of the remount entry: recursive clears on the bind's own destination or on a
+    mount above it, and a bind asking nosuid,nodev and rdev,rsuid at once.  Every remount is
+    judged and audited (mounts[i].options)."""
+    devdir = tmp_path / "devdir"
+    devdir.mkdir()
+    node = devdir / "mynull"
+    os.mknod(node, 0o666 | 0o020000, os.makedev(1, 3))
+    os.chmod(node, 0o666)
+    b = bundle_default
+    opts = ["bind"]
+    if extra == "bind-clears-recursively":
+        opts, extra = ["bind", "nosuid", "nodev", "rdev", "rsuid"], []
+    b.config["mounts"].append({"destination": "/x", "type": "none", "source": str(devdir),
+                               "options": opts})
+    b.config["mounts"] += extra
+    b.shell("grep ' /x ' /proc/self/mountinfo; echo hi > /x/mynull && echo HOST-NODE-WORKS")
+    r = hardened.cmd("run", "--bundle", b.write(), hardened.id())
+    assert "HOST-NODE-WORKS" not in r.stdout, (r.stdout, r.stderr)
+    mi = [line for line in r.stdout.splitlines() if " /x " in line]
+    assert mi and "nodev" in mi[0].split()[5] and "nosuid" in mi[0].split()[5], (r.stdout,
+                                                                                 r.stderr)
+    n = len(b.config["mounts"])
+    fields = [a.get("field") for a in hardened.audit()]
+    if extra:
+        assert f"mounts[{n - 1}].options" in fields, fields
