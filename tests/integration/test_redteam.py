@@ -617,3 +617,25 @@ def test_no_options_clear_nosuid_nodev_from_a_host_bind(hardened, bundle_default
     fields = [a.get("field") for a in hardened.audit()]
     if extra:
         assert f"mounts[{n - 1}].options" in fields, fields
+
+
+@pytest.mark.parametrize("pseudo", ["proc", "sys"])
+def test_a_symlinked_proc_or_sys_destination_is_refused_naming_it(
+        hardened, tmp_path, busybox_rootfs, pseudo):
+    """The class of the unmasked-proc finding: proc and sysfs are mounted only where /proc and
+    /sys really are (resolved without symlinks); a symlinked one fails create, naming the
+    mount's destination, and nothing is left."""
+    root = tmp_path / "rootfs"
+    subprocess.run(["cp", "-a", str(busybox_rootfs), str(root)], check=True)
+    subprocess.run(["rm", "-rf", str(root / pseudo)], check=True)
+    (root / "elsewhere").mkdir()
+    os.symlink("/elsewhere", root / pseudo)
+    path = tmp_path / "bundle"
+    path.mkdir()
+    b = Bundle(path, root, hardened)
+    b.shell("true")
+    cid = hardened.id()
+    r = hardened.cmd("run", "--bundle", b.write(), cid)
+    assert r.returncode != 0, r.stdout
+    assert ".destination" in r.stderr and "symbolic link" in r.stderr, r.stderr
+    assert not os.path.exists(os.path.join(hardened.root, cid))
