@@ -14,6 +14,13 @@
 #define SR_STATE_VERSION 1
 #define SR_OCI_VERSION "1.3.0"
 
+/* The most state.json may hold, on both sides: seerun never writes a record larger than it
+ * reads back (a record it cannot read would leave a container only delete --force reaches).
+ * create admits a record of at most half of it, so that the later writes (pids, phase,
+ * decided capabilities: small, bounded fields) always fit. */
+#define SR_STATE_MAX_SIZE (1u << 20)
+#define SR_STATE_MAX_CREATE_SIZE (SR_STATE_MAX_SIZE / 2)
+
 /* How far create got.  "creating" is written before anything is created, so that a runtime
  * killed at any moment leaves enough behind for `delete --force`. */
 enum sr_phase { SR_PHASE_CREATING, SR_PHASE_CREATED };

@@ -438,20 +438,47 @@ static int leaf_paths(const struct sr_cgroup *cg, char ***out, size_t *n, sr_err
 
 /* ---- Creation and membership ---- */
 
-int sr_cgroup_create(struct sr_cgroup *cg, bool *created, sr_error_t *err)
+static int create(struct sr_cgroup *cg, bool exclusive, bool *created, sr_error_t *err)
 {
   *created = false;
   if (cg->version == 2)
-    return sr_cg_v2_create(cg->root, cg->path, created, err);
-  if (sr_cg_v1_create(cg, created, err) < 0)
+    return sr_cg_v2_create(cg->root, cg->path, exclusive, created, err);
+  if (sr_cg_v1_create(cg, exclusive, created, err) < 0)
     return -1;
   if (cg->hybrid) {
     char buf[PATH_MAX];
     bool made = false;
-    if (sr_cg_v2_create(sr_cg_unified_base(cg, buf, sizeof(buf)), cg->path, &made, err) < 0)
+    if (sr_cg_v2_create(sr_cg_unified_base(cg, buf, sizeof(buf)), cg->path, exclusive, &made,
+                        err) < 0) {
+      if (exclusive && (*err)->status == EEXIST)
+        sr_cg_v1_remove_leaves(cg);
       return -1;
+    }
     *created = *created || made;
   }
+  return 0;
+}
+
+int sr_cgroup_create(struct sr_cgroup *cg, bool *created, sr_error_t *err)
+{
+  return create(cg, false, created, err);
+}
+
+int sr_cgroup_create_new(struct sr_cgroup *cg, sr_error_t *err)
+{
+  bool created = false;
+  return create(cg, true, &created, err);
+}
+
+int sr_cgroup_exists(const struct sr_cgroup *cg, bool *exists, sr_error_t *err)
+{
+  _cleanup_strv_ char **paths = NULL;
+  size_t n = 0;
+  *exists = false;
+  if (leaf_paths(cg, &paths, &n, err) < 0)
+    return -1;
+  for (size_t i = 0; i < n && !*exists; i++)
+    *exists = access(paths[i], F_OK) == 0;
   return 0;
 }
 

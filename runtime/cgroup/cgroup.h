@@ -58,6 +58,15 @@ void sr_cgroup_free(struct sr_cgroup *cg);
  * did not exist before in at least one hierarchy. */
 int sr_cgroup_create(struct sr_cgroup *cg, bool *created, sr_error_t *err);
 
+/* As sr_cgroup_create, but the container's own cgroup must be new in every hierarchy: one that
+ * exists already fails with status EEXIST (naming it), leaving no leaf this call made.  A
+ * cgroup seerun did not make may hold a host service's processes: it must never be joined,
+ * given limits, frozen or killed as the container's. */
+int sr_cgroup_create_new(struct sr_cgroup *cg, sr_error_t *err);
+
+/* *exists: the container's own cgroup directory exists in some hierarchy. */
+int sr_cgroup_exists(const struct sr_cgroup *cg, bool *exists, sr_error_t *err);
+
 /* Writes pid to cgroup.procs in every hierarchy. */
 int sr_cgroup_attach(struct sr_cgroup *cg, pid_t pid, sr_error_t *err);
 
@@ -223,7 +232,11 @@ struct sr_hugetlb_stat *sr_cg_stats_add_hugetlb(struct sr_cgroup_stats *st, cons
 int sr_cg_hugetlb_sizes(const struct sr_cg_dir *d, const char *suffix, char ***sizes, size_t *n,
                         sr_error_t *err);
 
-int sr_cg_v1_create(struct sr_cgroup *cg, bool *created, sr_error_t *err);
+/* exclusive: the leaf must be new in every hierarchy (EEXIST: the leaves this call made are
+ * removed again). */
+int sr_cg_v1_create(struct sr_cgroup *cg, bool exclusive, bool *created, sr_error_t *err);
+/* rmdir of the leaf in every v1 hierarchy (an exclusive create undone). */
+void sr_cg_v1_remove_leaves(const struct sr_cgroup *cg);
 int sr_cg_v1_apply(struct sr_cgroup *cg, const struct sr_resources *r, bool update,
                    sr_error_t *err);
 int sr_cg_v1_freeze(struct sr_cgroup *cg, bool frozen, sr_error_t *err);
@@ -231,7 +244,8 @@ int sr_cg_v1_is_frozen(struct sr_cgroup *cg, bool *frozen, sr_error_t *err);
 int sr_cg_v1_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err);
 
 /* mkdir -p of path below base, enabling controllers in each ancestor. */
-int sr_cg_v2_create(const char *base, const char *path, bool *created, sr_error_t *err);
+int sr_cg_v2_create(const char *base, const char *path, bool exclusive, bool *created,
+                    sr_error_t *err);
 int sr_cg_v2_apply(struct sr_cgroup *cg, const struct sr_resources *r, bool update,
                    sr_error_t *err);
 /* hugetlb.<size>.max (and .rsvd.max when present) in d: v2, and the unified mount of hybrid. */

@@ -179,7 +179,26 @@ static int cpuset_inherit(const char *parent, const char *child, sr_error_t *err
   return 0;
 }
 
-int sr_cg_v1_create(struct sr_cgroup *cg, bool *created, sr_error_t *err)
+/* Removes the leaves an exclusive create made in hierarchies [0, n) (empty: just made). */
+static void remove_leaves(const struct sr_cgroup *cg, char **names, size_t n)
+{
+  char p[PATH_MAX];
+  for (size_t j = 0; j < n; j++)
+    if ((size_t)snprintf(p, sizeof(p), "%s/%s%s", cg->root, names[j], cg->path) < sizeof(p))
+      rmdir(p);
+}
+
+void sr_cg_v1_remove_leaves(const struct sr_cgroup *cg)
+{
+  _cleanup_strv_ char **names = NULL;
+  size_t n = 0;
+  sr_error_t e = NULL;
+  if (sr_cg_v1_hierarchies(cg, &names, &n, &e) == 0)
+    remove_leaves(cg, names, n);
+  sr_error_free(&e);
+}
+
+int sr_cg_v1_create(struct sr_cgroup *cg, bool exclusive, bool *created, sr_error_t *err)
 {
   _cleanup_strv_ char **names = NULL;
   size_t n;
@@ -205,6 +224,9 @@ int sr_cg_v1_create(struct sr_cgroup *cg, bool *created, sr_error_t *err)
       if (mkdir(cur, 0755) == 0) {
         if (*e == '\0')
           *created = true;
+      } else if (errno == EEXIST && *e == '\0' && exclusive) {
+        remove_leaves(cg, names, i);
+        return sr_error_make(err, EEXIST, "cgroup `%s` exists already", cur);
       } else if (errno != EEXIST) {
         return sr_error_sys(err, "cgroup: mkdir `%s`", cur);
       }

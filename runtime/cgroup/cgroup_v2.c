@@ -50,7 +50,8 @@ static int enable_controllers(const char *dir, sr_error_t *err)
   return 0;
 }
 
-int sr_cg_v2_create(const char *base, const char *path, bool *created, sr_error_t *err)
+int sr_cg_v2_create(const char *base, const char *path, bool exclusive, bool *created,
+                    sr_error_t *err)
 {
   char cur[PATH_MAX];
   size_t len = (size_t)snprintf(cur, sizeof(cur), "%s", base);
@@ -68,6 +69,8 @@ int sr_cg_v2_create(const char *base, const char *path, bool *created, sr_error_
     if (mkdir(cur, 0755) == 0) {
       if (*e == '\0')
         *created = true;
+    } else if (errno == EEXIST && *e == '\0' && exclusive) {
+      return sr_error_make(err, EEXIST, "cgroup `%s` exists already", cur);
     } else if (errno != EEXIST) {
       return sr_error_sys(err, "cgroup: mkdir `%s`", cur);
     }

@@ -251,6 +251,7 @@ int sr_cli_prepare_create(const struct sr_global *g, struct sr_create_ctx *ctx,
     return -1;
   ctx->profile = pc->profile->name;
   ctx->hook_profile = pc->profile;
+  ctx->cgroup_must_be_new = pc->profile->enforce;
   ctx->audit = &pc->audit;
   ctx->network_granted = sr_policy_network_granted(d);
   ctx->builtin_seccomp = sr_policy_builtin_seccomp(pc->profile);

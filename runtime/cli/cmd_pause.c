@@ -34,6 +34,15 @@ static int freeze(const struct sr_global *g, const char *cmd, bool frozen, int a
     sr_error_make(&err, 0, "container \"%s\" has no cgroup to freeze", id);
     return sr_cli_fail(&err);
   }
+  /* Freezing a cgroup seerun joined would freeze the other processes in it. */
+  if (!ct->rec->cgroup_created) {
+    sr_error_make(&err, 0,
+                  "container \"%s\": its cgroup `%s` (linux.cgroupsPath) was not made by seerun: "
+                  "it may hold other processes, so it is not %s",
+                  id, ct->rec->cgroup_path ? ct->rec->cgroup_path : "?",
+                  frozen ? "frozen" : "thawed");
+    return sr_cli_fail(&err);
+  }
   if (sr_cli_audit(g, ct, cmd, NULL, &err) < 0 ||
       sr_cgroup_new(SR_CGROUP_ROOT, ct->rec->cgroup_path, &cg, &err) < 0)
     return sr_cli_fail(&err);

@@ -8,7 +8,9 @@
 #include "json.h"
 #include "opts.h"
 #include "policy_run.h"
+#include "statedir.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -65,10 +67,23 @@ static int check(const struct sr_global *g, const char *bundle_arg)
   pc.audit.path = NULL;
   char rootfs[PATH_MAX];
   sr_cli_rootfs_path(ctx.config, bundle, rootfs, sizeof(rootfs));
-  struct sr_facts_input in = {.bundle = bundle, .rootfs = rootfs, .state_rootfd = -1,
+  /* The state root as create sees it (another container's namespaces, a pod), opened only:
+   * never created by a check.  None yet: no container to join either. */
+  int rootfd = -1;
+  sr_error_t rerr = NULL;
+  if (sr_statedir_open_root(g->root, false, &rootfd, &rerr) < 0) {
+    if (rerr->status != ENOENT) {
+      err = rerr;
+      goto fail;
+    }
+    sr_error_free(&rerr);
+  }
+  struct sr_facts_input in = {.bundle = bundle, .rootfs = rootfs, .state_rootfd = rootfd,
                               .state_root = g->root, .id = o.id, .dry_run = true};
   struct sr_decisions d = {0};
   int r = sr_policy_enforce_create(&pc, ctx.config, &in, &d, &err);
+  if (rootfd >= 0)
+    close(rootfd);
   sr_error_t gerr = NULL;
   if (sr_json_gen_new(&gen, true, &gerr) == 0) {
     sr_json_map_open(gen);

@@ -79,6 +79,9 @@ struct sr_create_ctx {
   struct sr_landlock_plan landlock; /* abi 0: none */
   /* What the hooks are judged against where they run (the profile of the create). */
   const struct sr_policy_profile *hook_profile;
+  /* The profile enforces: the container's cgroup must be one seerun makes (an existing one,
+   * a host service's, would be joined, limited and at delete killed and removed). */
+  bool cgroup_must_be_new;
   /* The createContainer hooks, judged and opened by the parent, run by the init. */
   struct sr_hook_batch container_hooks;
   struct sr_container *container; /* parent only */

@@ -7,6 +7,7 @@
 
 #include "caps.h"
 #include "cgroup_systemd.h"
+#include "audit.h"
 #include "cleanup.h"
 #include "hooks.h"
 #include "json.h"
@@ -115,9 +116,39 @@ static int check_existing_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
   return 0;
 }
 
+/* linux.cgroupsPath names a cgroup that exists: refused under an enforcing profile, audited. */
+static int refuse_existing_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
+{
+  sr_error_free(err);
+  sr_error_policy(err, "linux.cgroupsPath",
+                  "linux.cgroupsPath: the cgroup `%s` exists already: under profile \"%s\" a "
+                  "container's cgroup must be one seerun creates (joining an existing one, a "
+                  "host service's or another container's, would put the container's limits on "
+                  "its processes, and kill --all and delete would kill them)",
+                  ctx->cgroup->path, ctx->profile ? ctx->profile : "?");
+  if (ctx->audit) {
+    _cleanup_free_ char *text = sr_error_text(*err);
+    char asked[PATH_MAX + 8];
+    snprintf(asked, sizeof(asked), "\"%s\"", ctx->cgroup->path);
+    sr_error_t e = NULL;
+    if (sr_audit_refusal(ctx->audit, "linux.cgroupsPath", asked, text ? text : "", &e) < 0)
+      sr_error_free(&e);
+  }
+  return -1;
+}
+
 int sr_create_setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
 {
   struct sr_state_record *rec = ctx->container->rec;
+  bool exclusive = ctx->cgroup_must_be_new && !ctx->g->systemd_cgroup;
+  /* Before the record calls it ours: a crash later must never make delete --force kill and
+   * remove a cgroup that was there before.  Only host root makes cgroups here, so the mkdir
+   * below failing with EEXIST after this check is a host race, refused alike. */
+  bool exists = false;
+  if (exclusive && sr_cgroup_exists(ctx->cgroup, &exists, err) < 0)
+    return -1;
+  if (exists)
+    return refuse_existing_cgroup(ctx, err);
   /* Recorded as ours before it exists, so that a crash right after mkdir still removes it. */
   rec->cgroup_created = true;
   if (sr_container_save(ctx->container, err) < 0)
@@ -126,8 +157,20 @@ int sr_create_setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
   if (ctx->g->systemd_cgroup)
     return 0;
   bool created = false;
-  if (sr_cgroup_create(ctx->cgroup, &created, err) < 0)
+  if (exclusive) {
+    if (sr_cgroup_create_new(ctx->cgroup, err) < 0) {
+      if ((*err)->status != EEXIST)
+        return -1;
+      rec->cgroup_created = false; /* not ours: create_abort must leave it */
+      sr_error_t e = NULL;
+      if (sr_container_save(ctx->container, &e) < 0)
+        sr_error_free(&e);
+      return refuse_existing_cgroup(ctx, err);
+    }
+    created = true;
+  } else if (sr_cgroup_create(ctx->cgroup, &created, err) < 0) {
     return -1;
+  }
   SR_KILL_POINT("create.after-cgroup");
   if (!created) {
     rec->cgroup_created = false;
@@ -664,9 +707,16 @@ int sr_create_prepare(struct sr_create_ctx *ctx, sr_error_t *err)
                                  sfs.f_type == OVERLAYFS_SUPER_MAGIC);
   }
   const struct sr_seccomp *sc = c->linux_.seccomp;
-  if (sc && sc->uses_notify &&
-      sr_connect_unix(sc->listener_path, "linux.seccomp.listenerPath", &ctx->notify_fd, err) < 0)
-    return -1;
+  if (sc && sc->uses_notify) {
+    /* Through the descriptor the policy judged: the name may point elsewhere by now. */
+    if (ctx->host.listener_fd < 0)
+      return sr_error_make(err, ctx->host.listener_errno, "linux.seccomp.listenerPath `%s`",
+                           sc->listener_path ? sc->listener_path : "");
+    char via[64];
+    snprintf(via, sizeof(via), "/proc/self/fd/%d", ctx->host.listener_fd);
+    if (sr_connect_unix(via, "linux.seccomp.listenerPath", &ctx->notify_fd, err) < 0)
+      return sr_error_wrap(err, "linux.seccomp.listenerPath `%s`", sc->listener_path);
+  }
   return 0;
 }
 

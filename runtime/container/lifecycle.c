@@ -338,7 +338,13 @@ int sr_container_kill(struct sr_container *c, int sig, bool all, sr_error_t *err
   enum sr_status st = sr_container_status(c);
   if (st == SR_STATUS_STOPPED || st == SR_STATUS_CREATING)
     return sr_error_make(err, ESRCH, "container \"%s\" not running", c->id);
-  if (all) {
+  /* Only a cgroup seerun made is the container's alone: one it joined (linux.cgroupsPath
+   * naming a host service's) holds processes kill --all must not reach. */
+  if (all && !c->rec->cgroup_created && c->rec->cgroup_version != 0)
+    sr_warn("kill --all: container \"%s\": its cgroup `%s` was not made by seerun: only its "
+            "init is signalled",
+            c->id, c->rec->cgroup_path ? c->rec->cgroup_path : "?");
+  if (all && c->rec->cgroup_created) {
     struct sr_cgroup *cg = NULL;
     if (sr_container_open_cgroup(c, &cg, err) < 0)
       return -1;
@@ -354,7 +360,7 @@ int sr_container_kill(struct sr_container *c, int sig, bool all, sr_error_t *err
   if (sr_pidfd_send_signal(pidfd, sig) < 0)
     return sr_error_sys(err, "kill container \"%s\" (signal %d)", c->id, sig);
   /* A frozen process only dies once thawed. */
-  if (sig == SIGKILL && st == SR_STATUS_PAUSED) {
+  if (sig == SIGKILL && st == SR_STATUS_PAUSED && c->rec->cgroup_created) {
     struct sr_cgroup *cg = NULL;
     if (sr_container_open_cgroup(c, &cg, err) == 0 && cg) {
       sr_cgroup_freeze(cg, false, err);
@@ -413,7 +419,7 @@ int sr_container_delete(struct sr_container *c, bool force, const struct sr_hook
     sr_error_t e = NULL;
     if (open_init_pidfd(c, &pidfd, &e) == 0) {
       sr_pidfd_send_signal(pidfd, SIGKILL);
-      if (st == SR_STATUS_PAUSED) {
+      if (st == SR_STATUS_PAUSED && c->rec->cgroup_created) {
         struct sr_cgroup *cg = NULL;
         if (sr_container_open_cgroup(c, &cg, &e) == 0 && cg) {
           sr_cgroup_freeze(cg, false, &e);
@@ -430,14 +436,16 @@ int sr_container_delete(struct sr_container *c, bool force, const struct sr_hook
    * it is stuck) is stopped here. */
   sr_supervisor_stop(c->rec->supervisor_pid, c->rec->supervisor_start);
   struct sr_cgroup *cg = NULL;
-  if (sr_container_open_cgroup(c, &cg, err) < 0)
+  /* A cgroup seerun did not make is left as it is: killing what is in it, or removing it,
+   * would reach processes that are not the container's (its init is killed above). */
+  if (c->rec->cgroup_created && sr_container_open_cgroup(c, &cg, err) < 0)
     return -1;
   if (cg) {
     /* A systemd scope is stopped first (systemd removes what it made), then what is left of
      * it is removed: on v1 the hierarchies systemd does not manage were seerun's to make. */
     bool systemd = c->rec->systemd_cgroup;
-    int r = sr_cgroup_destroy(cg, c->rec->cgroup_created && !systemd, err);
-    if (r == 0 && systemd && c->rec->cgroup_created) {
+    int r = sr_cgroup_destroy(cg, !systemd, err);
+    if (r == 0 && systemd) {
       r = sr_systemd_stop_scope_of(c->rec->cgroup_path, err);
       if (r == 0)
         r = sr_cgroup_destroy(cg, true, err);

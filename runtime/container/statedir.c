@@ -208,6 +208,7 @@ static int read_index(int rootfd, const char *id, struct sr_state_record **rec, 
  * and parsed by the same code as state.json.  The index goes before both (with_index: the
  * create's own saves), so that it is never behind what state.json says. */
 static int write_record(int rootfd, bool with_index, int dirfd, const struct sr_state_record *rec,
+                        size_t max,
                         sr_error_t *err)
 {
   struct sr_state_record small = *rec; /* shallow: only read, never freed */
@@ -220,6 +221,14 @@ static int write_record(int rootfd, bool with_index, int dirfd, const struct sr_
   if (sr_state_record_serialize(&small, &rbuf, &rlen, err) < 0 ||
       sr_state_record_serialize(rec, &buf, &len, err) < 0)
     return -1;
+  /* A record larger than read_record takes would make the container unmanageable: only
+   * config.json's annotations can make it that large. */
+  if (len > max)
+    return sr_error_config(err, "annotations", NULL,
+                           "annotations: the container's record (%s) would be %zu bytes, more "
+                           "than %zu (create admits half of the %u bytes %s may hold, for it to "
+                           "grow); the annotations take most of it: make them smaller",
+                           STATE_FILE, len, max, SR_STATE_MAX_SIZE, STATE_FILE);
   if (with_index && write_index(rootfd, rec, err) < 0)
     return -1;
   if (sr_write_file_atomic(dirfd, RECOVERY_FILE, rbuf, rlen, 0600, err) < 0)
@@ -416,7 +425,7 @@ int sr_container_begin(int rootfd, const char *id, struct sr_state_record *rec, 
     unlinkat(rootfd, tmp, AT_REMOVEDIR);
     return sr_error_make(err, saved, "lock state directory");
   }
-  if (write_record(rootfd, false, dirfd, rec, err) < 0 ||
+  if (write_record(rootfd, false, dirfd, rec, SR_STATE_MAX_CREATE_SIZE, err) < 0 ||
       (config && sr_write_file_atomic(dirfd, "config.json", config, config_len, 0600, err) < 0)) {
     sr_error_wrap(err, "record container \"%s\" in the state directory", id);
     goto fail;
@@ -496,7 +505,7 @@ static int read_record(int dirfd, const char *name, struct sr_state_record **rec
 {
   _cleanup_free_ char *buf = NULL;
   size_t len;
-  if (sr_read_file_at(dirfd, name, 1 << 20, &buf, &len, err) < 0 ||
+  if (sr_read_file_at(dirfd, name, SR_STATE_MAX_SIZE, &buf, &len, err) < 0 ||
       sr_state_record_parse(buf, len, rec, err) < 0)
     return -1;
   return 0;
@@ -656,7 +665,7 @@ int sr_container_load_damaged(int rootfd, const char *id, struct sr_container **
 
 int sr_container_save(struct sr_container *c, sr_error_t *err)
 {
-  if (write_record(c->rootfd, c->writes_index, c->dirfd, c->rec, err) < 0)
+  if (write_record(c->rootfd, c->writes_index, c->dirfd, c->rec, SR_STATE_MAX_SIZE, err) < 0)
     return sr_error_wrap(err, "save state of container \"%s\"", c->id);
   return 0;
 }

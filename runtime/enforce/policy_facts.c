@@ -371,8 +371,10 @@ static void judge_object(const struct protected_set *s, struct sr_arena *a, int 
   f->is_fifo = S_ISFIFO(st.st_mode);
   /* A file below a daemon socket directory is what it is: a socket or FIFO is refused as one,
    * a regular file (/run/systemd/resolve/resolv.conf) reaches no daemon. */
-  if (!S_ISDIR(st.st_mode))
+  if (!S_ISDIR(st.st_mode)) {
+    f->in_socket_dir = f->socket_dir;
     f->socket_dir = NULL;
+  }
   /* Another name of a file below /root can be anywhere on /root's filesystem. */
   if (S_ISREG(st.st_mode) && st.st_nlink > 1)
     for (size_t i = 0; i < s->nt && f->hard_links == 0; i++)
@@ -391,6 +393,8 @@ void sr_host_objects_close(struct sr_host_objects *o)
   free(o->mount_errno);
   if (o->root_fd >= 0)
     close(o->root_fd);
+  if (o->listener_fd >= 0)
+    close(o->listener_fd);
   for (int k = 0; o->ns_fd && k < SR_NS_COUNT; k++)
     if (o->ns_fd[k] >= 0)
       close(o->ns_fd[k]);
@@ -539,6 +543,18 @@ static int mount_facts(const struct sr_config *c, const struct sr_facts_input *i
       if (pfd >= 0 && fstat(pfd, &pst) == 0 &&
           at_or_below_inode(objs->root_fd, pst.st_dev, pst.st_ino))
         f->root_idmappable = sr_arena_strdup(a, in->rootfs_idmap_paths[i]);
+    }
+  }
+  /* linux.seccomp.listenerPath: seerun connects to it as host root, so it is judged like a
+   * bound socket (an engine's or a daemon's socket is a line to that daemon), from the
+   * descriptor it then connects through (a symlink swapped in between: TOCTOU). */
+  const struct sr_seccomp *sc = c->linux_.seccomp;
+  if (sc && sc->listener_path) {
+    objs->listener_fd = open_host_object(bundlefd, sc->listener_path, false, 0);
+    objs->listener_errno = objs->listener_fd < 0 ? errno : 0;
+    if (objs->listener_fd >= 0) {
+      f->have_listener = true;
+      judge_object(&set, a, objs->listener_fd, sc->listener_path, false, bundlefd, &f->listener);
     }
   }
   return 0;

@@ -28,8 +28,10 @@ struct sr_host_objects {
   int root_errno;
   int *ns_fd;       /* SR_NS_COUNT: the namespace file of each path in linux.namespaces, -1 */
   char **ns_error;  /* SR_NS_COUNT: why one could not be opened */
+  int listener_fd;  /* O_PATH of linux.seccomp.listenerPath (connected through), or -1 */
+  int listener_errno;
 };
-#define SR_HOST_OBJECTS_INIT {.root_fd = -1}
+#define SR_HOST_OBJECTS_INIT {.root_fd = -1, .listener_fd = -1}
 void sr_host_objects_close(struct sr_host_objects *o);
 /* The runtime's own mount replaces what was judged at config.json's mounts[index] (the
  * sandbox's /out tmpfs, mounted over the judged directory once the policy decided its owner).

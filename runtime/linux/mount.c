@@ -451,6 +451,36 @@ static int reclone_in_order(int attached, int target, const struct sr_mount *m, 
   return 0;
 }
 
+/* proc and sysfs go where /proc and /sys really are: the destination is resolved without
+ * symlinks.  An image whose /proc is a symlink through a directory a later bind replaces
+ * would get proc mounted at one place and its masks (looked up after the mounts) applied at
+ * another, leaving /proc/keys unmasked where proc really is. */
+static int open_pseudo_fs_destination(const struct sr_mount *m, int root_fd, int *out,
+                                      sr_error_t *err)
+{
+  const unsigned long long how = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  for (int attempt = 0; attempt < 2; attempt++) {
+    int fd = sr_openat2(root_fd, m->destination, O_PATH | O_DIRECTORY | O_CLOEXEC, 0, how);
+    if (fd >= 0) {
+      *out = fd;
+      return 0;
+    }
+    if (errno == ELOOP)
+      return sr_error_make(err, ELOOP,
+                           "%s.destination: `%s` is or passes through a symbolic link in the "
+                           "root filesystem: %s is mounted only where the path really is (its "
+                           "masked and read-only paths are looked up there)",
+                           m->field, m->destination, m->type);
+    if (errno != ENOENT || attempt > 0)
+      return sr_error_sys(err, "%s.destination: `%s`", m->field, m->destination);
+    /* Missing: made as any destination, then opened again without symlinks. */
+    _cleanup_close_ int made = -1;
+    if (sr_mkpath_in_root(root_fd, m->destination, SR_MKPATH_DIR, &made, err) < 0)
+      return sr_error_wrap(err, "mount destination");
+  }
+  return sr_error_make(err, ENOENT, "%s.destination: `%s`", m->field, m->destination);
+}
+
 static int apply_one(const struct sr_mount *m, int tree_fd, bool is_dir, int root_fd,
                      const struct sr_cgroup *cg, bool cgroupns, bool userns,
                      const char *mount_label, sr_error_t *err)
@@ -478,15 +508,23 @@ static int apply_one(const struct sr_mount *m, int tree_fd, bool is_dir, int roo
     if (apply_recursive_attrs(mfd, &m->opts, m->destination, err) < 0)
       return -1;
   }
-  /* Made only now: a mount that cannot be made leaves nothing in the image. */
-  if (!existed &&
-      sr_mkpath_in_root(root_fd, m->destination,
-                        (bind && !is_dir) ? SR_MKPATH_FILE : SR_MKPATH_DIR, &target, err) < 0)
-    return sr_error_wrap(err, "mount destination");
-  struct stat tst;
-  if (existed && fstat(target, &tst) == 0 && S_ISDIR(tst.st_mode) != (!bind || is_dir))
-    return sr_error_make(err, S_ISDIR(tst.st_mode) ? EISDIR : ENOTDIR,
-                         "mount destination: `%s` in the container", m->destination);
+  if (!bind && (strcmp(m->type, "proc") == 0 || strcmp(m->type, "sysfs") == 0)) {
+    if (target >= 0)
+      close(target);
+    target = -1;
+    if (open_pseudo_fs_destination(m, root_fd, &target, err) < 0)
+      return -1;
+  } else {
+    /* Made only now: a mount that cannot be made leaves nothing in the image. */
+    if (!existed &&
+        sr_mkpath_in_root(root_fd, m->destination,
+                          (bind && !is_dir) ? SR_MKPATH_FILE : SR_MKPATH_DIR, &target, err) < 0)
+      return sr_error_wrap(err, "mount destination");
+    struct stat tst;
+    if (existed && fstat(target, &tst) == 0 && S_ISDIR(tst.st_mode) != (!bind || is_dir))
+      return sr_error_make(err, S_ISDIR(tst.st_mode) ? EISDIR : ENOTDIR,
+                           "mount destination: `%s` in the container", m->destination);
+  }
   int src = bind ? tree_fd : mfd;
   if (sr_attach_mount(src, target) < 0)
     return sr_error_sys(err, "attach mount on `%s`", m->destination);
@@ -552,7 +590,17 @@ int sr_rootfs_pivot(int root_fd, bool no_pivot, sr_error_t *err)
 static int open_listed_path(int root_fd, const char *field, const char *path, int *out,
                             sr_error_t *err)
 {
-  *out = sr_openat2(root_fd, path, O_PATH, 0, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+  /* Below /proc and /sys without symlinks: a symlink there (an image's /proc -> /a/b/p, /a
+   * replaced by a bind) would put the mask somewhere else than the file it names. */
+  bool pseudo = strncmp(path, "/proc/", 6) == 0 || strncmp(path, "/sys/", 5) == 0;
+  unsigned long long how = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS |
+                           (pseudo ? RESOLVE_NO_SYMLINKS : 0);
+  *out = sr_openat2(root_fd, path, O_PATH, 0, how);
+  if (*out < 0 && errno == ELOOP && pseudo)
+    return sr_error_make(err, ELOOP,
+                         "%s: `%s` passes through a symbolic link in the container: the mask "
+                         "would not be on the file it names",
+                         field, path);
   if (*out < 0 && errno != ENOENT)
     return sr_error_sys(err, "%s: `%s`", field, path);
   return 0;

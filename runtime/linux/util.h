@@ -28,6 +28,8 @@ int sr_write_file_at(int dirfd, const char *path, const void *data, size_t len, 
                      sr_error_t *err);
 int sr_write_all(int fd, const void *data, size_t len);
 /* A stream connection to the unix socket at path; errors start with what ("--console-socket"). */
+/* sr_connect_unix waits at most this long for a listener (and a send to it). */
+#define SR_CONNECT_TIMEOUT_S 5
 int sr_connect_unix(const char *path, const char *what, int *out, sr_error_t *err);
 int sr_mkdir_p(const char *path, mode_t mode, sr_error_t *err);
 

@@ -300,6 +300,7 @@ int sr_policy_apply(const struct sr_policy_profile *p, const struct sr_policy_fa
                          P("every capability is in profiles.%s.capabilities.allowed", x->name)));
   }
   TRY(record_seccomp(x, l->seccomp));
+  TRY(sr_pa_check_listener(x, facts, c));
   TRY(sr_pa_union_paths(x, "linux.maskedPaths", "maskedPaths", &l->masked_paths, &l->n_masked_paths,
                         p->masked_paths, p->n_masked_paths));
   TRY(sr_pa_union_paths(x, "linux.readonlyPaths", "readonlyPaths", &l->readonly_paths,

@@ -70,6 +70,7 @@ struct sr_policy_mount_fact {
   const char *hard_link_tree; /* that tree */
   bool is_socket, is_fifo;    /* a unix socket or FIFO: a line to a host process */
   const char *socket_dir;     /* a daemon socket directory it is, contains or is below */
+  const char *in_socket_dir;  /* not a directory: the daemon socket directory it is below */
 };
 
 struct sr_policy_ns_fact {
@@ -110,6 +111,8 @@ struct sr_policy_facts {
    * (NULL: neither); an overlay root is the engine's, rebuilt from its layers. */
   const char *root_idmappable;
   bool root_is_overlay;
+  bool have_listener;                               /* linux.seccomp.listenerPath was opened */
+  struct sr_policy_mount_fact listener;             /* it, judged like a bound socket */
   bool have_network_grant_check;                    /* reserved */
   int landlock_abi;                                 /* the kernel's Landlock ABI, 0: none */
 };

@@ -119,6 +119,8 @@ int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
                        struct sr_config *c);
 int sr_pa_check_cwd(struct sr_pa_ctx *x, const struct sr_process *proc);
 /* root.path, judged like a bind source (a rootfs that is a symlink to, or a view of, /). */
+int sr_pa_check_listener(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
+                         const struct sr_config *c);
 int sr_pa_check_root(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
                      const struct sr_config *c);
 int sr_pa_apply_rootfs(struct sr_pa_ctx *x, struct sr_config *c, const struct requests *rq);

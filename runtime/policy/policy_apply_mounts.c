@@ -185,6 +185,49 @@ int sr_pa_check_root(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
   return 0;
 }
 
+/* linux.seccomp.listenerPath: seerun connects to it as host root and hands it the
+ * container's notification descriptor.  A socket anywhere but in the denied paths (the
+ * engines' sockets, the state roots) and the daemon socket directories (D-Bus, systemd),
+ * unless mounts.allowSockets lists its directory: a daemon must not get a connection from
+ * host root that a config field asked for. */
+int sr_pa_check_listener(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
+                         const struct sr_config *c)
+{
+  const struct sr_seccomp *sc = c->linux_.seccomp;
+  const char *field = "linux.seccomp.listenerPath";
+  /* No facts (the pure policy's tests), or not opened: the connect reports a missing one. */
+  if (sc == NULL || sc->listener_path == NULL || facts == NULL || !facts->have_listener ||
+      facts->listener.resolved == NULL)
+    return 0;
+  const struct sr_policy_mount_fact *mf = &facts->listener;
+  const char *asked = sr_pa_text_str(x->a, sc->listener_path);
+  const char *name = x->name;
+  bool sockets_ok = listed_under(x->p->allow_sockets, x->p->n_allow_sockets, mf->resolved);
+  if (mf->source_denied && !sockets_ok)
+    return sr_pa_refuse(x, field, asked,
+                        "%s: \"%s\" is or is below the denied host path \"%s\"%s%s%s: seerun "
+                        "would connect to it as host root (profiles.%s.mounts.allowSockets lists "
+                        "the directories whose sockets may be connected to)",
+                        field, sc->listener_path,
+                        mf->denied_path ? mf->denied_path : sc->listener_path,
+                        mf->denied_reason ? " (" : "", mf->denied_reason ? mf->denied_reason : "",
+                        mf->denied_reason ? ")" : "", name);
+  if (mf->in_socket_dir && !sockets_ok)
+    return sr_pa_refuse(x, field, asked,
+                        "%s: \"%s\" is below the daemon socket directory \"%s\": seerun would "
+                        "connect to a host daemon as host root (profiles.%s.mounts.allowSockets "
+                        "lists the directories whose sockets may be connected to)",
+                        field, sc->listener_path, mf->in_socket_dir, name);
+  if (!mf->is_socket)
+    return sr_pa_refuse(x, field, asked, "%s: \"%s\" (%s) is no unix socket", field,
+                        sc->listener_path, mf->resolved);
+  if (mf->source_denied || mf->in_socket_dir)
+    return sr_pa_allow(x, field, asked,
+                       P("%s listed in profiles.%s.mounts.allowSockets", mf->resolved, name));
+  return sr_pa_allow(x, field, asked, "a unix socket outside the denied paths and daemon "
+                                      "socket directories");
+}
+
 /* The options of a bind, with nosuid and nodev (and their recursive forms for rbind). */
 static int add_nosuid_nodev(struct sr_pa_ctx *x, struct sr_mount *m, char ***out, size_t *n)
 {
@@ -338,6 +381,42 @@ static int check_pseudo_fs_place(struct sr_pa_ctx *x, size_t i, const struct sr_
                       i, m->type, m->destination, x->name);
 }
 
+/* A setuid binary or a device node on the host must not work inside: nosuid,nodev on m
+ * (rnosuid,rnodev too for rbind), and no option that clears them.  Recorded either way. */
+static int force_nosuid_nodev(struct sr_pa_ctx *x, size_t i, struct sr_mount *m, const char *why)
+{
+  const unsigned long need = MS_NOSUID | MS_NODEV;
+  const uint64_t rneed = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+  const uint64_t rclr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+  char *ofield = P("mounts[%zu].options", i);
+  if (ofield == NULL)
+    return sr_pa_oom(x);
+  bool ok = (m->opts.flags & need) == need && (m->opts.clear & need) == 0 &&
+            (m->opts.rec_attr_clr & rclr) == 0 &&
+            (!m->opts.rbind || (m->opts.rec_attr_set & rneed) == rneed);
+  if (ok) {
+    if (m->opts.flags & MS_REMOUNT)
+      return sr_pa_allow(x, ofield, sr_pa_text_strv(x->a, m->options, m->n_options),
+                         "a remount with nosuid,nodev");
+    return 0;
+  }
+  char **opts = NULL;
+  size_t n = 0;
+  TRY(add_nosuid_nodev(x, m, &opts, &n));
+  int r = sr_pa_change(x, ofield, sr_pa_text_strv(x->a, m->options, m->n_options),
+                       sr_pa_text_strv(x->a, opts, n), why);
+  TRY(r);
+  if (r) {
+    struct sr_mount_opts mo;
+    if (sr_mount_options_parse(x->a, opts, n, ofield, &mo, x->err) < 0)
+      return -1;
+    m->options = opts;
+    m->n_options = n;
+    m->opts = mo;
+  }
+  return 0;
+}
+
 int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
                        struct sr_config *c)
 {
@@ -351,10 +430,18 @@ int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
       /* A remount creates no filesystem; any other type is a new one the runtime mounts as
        * root: a disk ("ext4" of /dev/sda1) or an overlay of host directories would bypass
        * every check on bind sources. */
-      if (!(m->opts.flags & MS_REMOUNT))
-        TRY(check_pseudo_fs_place(x, i, m));
-      if ((m->opts.flags & MS_REMOUNT) ||
-          sr_pa_in_list(x->p->mount_types, x->p->n_mount_types, m->type))
+      if (m->opts.flags & MS_REMOUNT) {
+        /* A remount changes the flags of whatever is mounted at its destination, a host bind
+         * included ("remount,dev,suid" would take off the nosuid,nodev forced on it below).
+         * Forced on it like on a bind, rather than refused: that can only narrow what is
+         * there (a remount of the container's own tmpfs, "ro" or "size=", keeps working), and
+         * the dropped suid/dev/rsuid/rdev can clear neither flag from any mount. */
+        TRY(force_nosuid_nodev(x, i, m, "a remount gets nosuid,nodev like a bind: it must not "
+                                        "take them off a bind of the host at its destination"));
+        continue;
+      }
+      TRY(check_pseudo_fs_place(x, i, m));
+      if (sr_pa_in_list(x->p->mount_types, x->p->n_mount_types, m->type))
         continue;
       TRY(sr_pa_refuse(x, P("mounts[%zu].type", i), sr_pa_text_str(x->a, m->type),
                        "mounts[%zu].type: filesystem type \"%s\" is not allowed by profile \"%s\" "
@@ -388,32 +475,8 @@ int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
     else
       TRY(judge_host_object(x, P("mounts[%zu].source", i), field, asked, m->source, mf));
 
-    /* A setuid binary or a device node on the host must not work inside. */
-    const unsigned long need = MS_NOSUID | MS_NODEV;
-    const uint64_t rneed = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-    bool ok = (m->opts.flags & need) == need &&
-              (!m->opts.rbind || (m->opts.rec_attr_set & rneed) == rneed);
-    if (ok)
-      continue;
-    char **opts = NULL;
-    size_t n = 0;
-    TRY(add_nosuid_nodev(x, m, &opts, &n));
-    char *ofield = P("mounts[%zu].options", i);
-    int r = sr_pa_change(x, ofield, sr_pa_text_strv(x->a, m->options, m->n_options),
-                         sr_pa_text_strv(x->a, opts, n),
-                         "bind mounts get nosuid,nodev: a setuid binary or a device node from the "
-                         "host must not work inside");
-    TRY(r);
-    if (r) {
-      struct sr_mount_opts mo;
-      if (ofield == NULL)
-        return sr_pa_oom(x);
-      if (sr_mount_options_parse(x->a, opts, n, ofield, &mo, x->err) < 0)
-        return -1;
-      m->options = opts;
-      m->n_options = n;
-      m->opts = mo;
-    }
+    TRY(force_nosuid_nodev(x, i, m, "bind mounts get nosuid,nodev: a setuid binary or a "
+                                    "device node from the host must not work inside"));
   }
   return 0;
 }
