@@ -33,7 +33,8 @@ make -C build check
 stage "clang: no goto jumps past a cleanup variable (gcc accepts it and frees garbage)"
 # shellcheck disable=SC2046
 clang -fsyntax-only -w -D_GNU_SOURCE -Ibuild $(for d in oci oci/common runtime/*/; do echo "-I$d"; done) \
-  $(pkg-config --cflags yajl libseccomp libcap libselinux nettle libsystemd) runtime/*/*.c oci/*.c oci/common/*.c
+  $(pkg-config --cflags yajl libseccomp libcap libselinux nettle libsystemd) \
+  $(pkg-config --cflags criu 2>/dev/null) runtime/*/*.c oci/*.c oci/common/*.c
 
 stage "unit tests under ASan+UBSan (LeakSanitizer on)"
 mkdir -p build-asan

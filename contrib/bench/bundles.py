@@ -138,6 +138,14 @@ def write_bundle(workdir, name, config):
     d = os.path.join(workdir, "bundles", name)
     os.makedirs(d, exist_ok=True)
     os.chmod(d, 0o755)
+    # The root filesystem inside the bundle (a hard-linked copy), as containerd lays bundles
+    # out: seerun idmaps a plain-directory root only there (or below rootfs.idmapPaths).
+    root = config["root"]["path"]
+    if os.path.isabs(root):
+        own = os.path.join(d, "rootfs")
+        if not os.path.exists(own):
+            shutil.copytree(root, own, symlinks=True, copy_function=os.link)
+        config = dict(config, root=dict(config["root"], path="rootfs"))
     with open(os.path.join(d, "config.json"), "w", encoding="utf-8") as f:
         json.dump(config, f, indent=1)
     return d

@@ -379,9 +379,15 @@ static void relay(int client, int origin, uint64_t up_limit, unsigned idle_s, ui
   bool open_[2] = {up_limit > 0, true}; /* [0]: client -> origin, [1]: origin -> client */
   uint64_t sent[2] = {0, 0};
   int pipes[2][2] = {{-1, -1}, {-1, -1}};
-  for (int d = 0; d < 2; d++)
+  size_t chunk = 1 << 16;
+  for (int d = 0; d < 2; d++) {
     if (pipe2(pipes[d], O_CLOEXEC | O_NONBLOCK) < 0)
       goto out;
+    /* Larger pipes, fewer splices per byte (best effort: a user's pipe pages are bounded). */
+    int sz = fcntl(pipes[d][1], F_SETPIPE_SZ, 1 << 20);
+    if (d == 1 && sz > 0)
+      chunk = (size_t)sz;
+  }
   if (!open_[0])
     shutdown(origin, SHUT_WR);
   while (open_[0] || open_[1]) {
@@ -401,7 +407,7 @@ static void relay(int client, int origin, uint64_t up_limit, unsigned idle_s, ui
       int d = map[i];
       if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
         continue;
-      size_t want = 1 << 16;
+      size_t want = chunk;
       if (d == 0 && up_limit - sent[0] < want)
         want = (size_t)(up_limit - sent[0]);
       ssize_t in = splice(fds[d], NULL, pipes[d][1], NULL, want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
