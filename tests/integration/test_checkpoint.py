@@ -459,3 +459,39 @@ def test_a_tampered_image_granting_capabilities_is_killed_before_it_resumes(hard
     assert cid not in s.list_ids()
     failed = [e for e in s.audit() if e.get("id") == cid and e["event"] == "restore-failed"]
     assert failed and "capabilities" in failed[-1]["error"]
+
+
+def children_of(pid):
+    try:
+        return [int(c) for c in read(f"/proc/{pid}/task/{pid}/children").split()]
+    except OSError:
+        return []
+
+
+def test_a_zombie_in_the_image_does_not_fail_the_restore(hardened, hbundle, tmp_path):
+    """A child that has exited and is not yet reaped is dumped as a zombie; CRIU recreates it
+    with its own credentials (it runs no code, so CRIU restores none). It is not a task holding
+    capabilities: the restore goes on, and every live task is still checked."""
+    s = hardened
+    cid = s.id("zombie")
+    # After the exec, the init (sleep) never reaps its first child: a zombie until the end.
+    hbundle.shell("sleep 0 & exec sleep 1000")
+    s.cmd("run", "-d", "--bundle", hbundle.write(), cid, check=True)
+    pid = s.state(cid)["pid"]
+    wait_for(lambda: any("Z" in status_of(c).get("State", "") for c in children_of(pid)),
+             what="the init's child to be a zombie")
+    caps = {k: status_of(pid)[k] for k in ("CapPrm", "CapEff", "CapBnd")}
+    img = tmp_path / "img"
+    s.cmd("checkpoint", "--image-path", str(img), cid, check=True)
+    r = s.cmd("restore", "--detach", "--image-path", str(img), "--bundle", hbundle.write(), cid)
+    assert r.returncode == 0, r.stderr
+    st = s.state(cid)
+    assert st["status"] == "running"
+    rpid = st["pid"]
+    status = status_of(rpid)
+    assert status["Seccomp"].strip() == "2" and status["NoNewPrivs"].strip() == "1"
+    assert {k: status[k] for k in caps} == caps, "the live init keeps the decided capabilities"
+    zombies = [c for c in children_of(rpid) if "Z" in status_of(c).get("State", "")]
+    assert zombies, "the zombie came back as a zombie"
+    s.cmd("delete", "--force", cid, check=True)
+    assert not os.path.exists(f"/proc/{rpid}/status") or "Z" in status_of(rpid).get("State", "Z")
