@@ -220,9 +220,13 @@ void sr_activity_exec_drain(struct sr_activity *a, int fd, uint64_t pidns)
          h = NLMSG_NEXT(h, n)) {
       struct cn_msg *cn = NLMSG_DATA(h);
       if (cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC ||
-          cn->len < sizeof(struct proc_event))
+          cn->len < sizeof(struct proc_event) ||
+          (size_t)(cn->data - (unsigned char *)h) + sizeof(struct proc_event) > h->nlmsg_len)
         continue;
-      struct proc_event *ev = (struct proc_event *)cn->data;
+      /* Copied out: the event sits 4-byte aligned after the headers, and it holds a u64. */
+      struct proc_event event;
+      memcpy(&event, cn->data, sizeof(event));
+      const struct proc_event *ev = &event;
       if (ev->what == PROC_EVENT_EXEC) {
         record_exec(a, ev->event_data.exec.process_tgid, pidns);
       } else if (ev->what == PROC_EVENT_FORK) {
