@@ -3,6 +3,7 @@
 #include "activity.h"
 
 #include "cleanup.h"
+#include "fd_pass.h"
 #include "util.h"
 
 #include <errno.h>
@@ -595,46 +596,14 @@ int sr_activity_settle(const struct sr_audit *audit, int state_dirfd, sr_error_t
 int sr_activity_recv_listener(int sock, char *msg, size_t size)
 {
   char buf[16] = "";
-  struct iovec iov = {buf, sizeof(buf) - 1};
-  union {
-    struct cmsghdr h;
-    char buf[CMSG_SPACE(sizeof(int))];
-  } u;
-  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                     .msg_controllen = sizeof(u.buf)};
-  ssize_t n;
-  while ((n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT)) < 0 && errno == EINTR)
-    ;
-  if (n <= 0)
-    return -1;
-  snprintf(msg, size, "%.*s", (int)n, buf);
-  struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-  if (h == NULL || h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS ||
-      h->cmsg_len != CMSG_LEN(sizeof(int)))
-    return -1;
-  int fd;
-  memcpy(&fd, CMSG_DATA(h), sizeof(fd));
+  size_t got;
+  int fd = sr_fd_recv(sock, MSG_DONTWAIT, buf, sizeof(buf) - 1, &got);
+  if (got > 0)
+    snprintf(msg, size, "%.*s", (int)got, buf);
   return fd;
 }
 
 int sr_activity_send_listener(int sock, int listener)
 {
-  char c = 'L';
-  struct iovec iov = {&c, 1};
-  union {
-    struct cmsghdr h;
-    char buf[CMSG_SPACE(sizeof(int))];
-  } u;
-  memset(&u, 0, sizeof(u));
-  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                     .msg_controllen = sizeof(u.buf)};
-  struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-  h->cmsg_level = SOL_SOCKET;
-  h->cmsg_type = SCM_RIGHTS;
-  h->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(h), &listener, sizeof(int));
-  ssize_t n;
-  while ((n = sendmsg(sock, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-    ;
-  return n == 1 ? 0 : -1;
+  return sr_fd_send(sock, listener, "L", 1);
 }

@@ -6,6 +6,7 @@
 
 #include "cleanup.h"
 #include "egress_http.h"
+#include "fd_pass.h"
 #include "landlock.h"
 #include "tls_sni.h"
 
@@ -40,45 +41,6 @@
 #define SR_EGRESS_PROXY_MAX_AS (1024ULL << 20)
 
 /* ---- the listening socket, made inside the container's network namespace ------------------ */
-
-static int send_fd(int sock, int fd)
-{
-  char c = 0;
-  struct iovec iov = {&c, 1};
-  union {
-    struct cmsghdr h;
-    char buf[CMSG_SPACE(sizeof(int))];
-  } u;
-  memset(&u, 0, sizeof(u));
-  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                     .msg_controllen = sizeof(u.buf)};
-  struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
-  cm->cmsg_level = SOL_SOCKET;
-  cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-  return sendmsg(sock, &m, MSG_NOSIGNAL) == 1 ? 0 : -1;
-}
-
-static int recv_fd(int sock)
-{
-  char c;
-  struct iovec iov = {&c, 1};
-  union {
-    struct cmsghdr h;
-    char buf[CMSG_SPACE(sizeof(int))];
-  } u;
-  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                     .msg_controllen = sizeof(u.buf)};
-  if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) != 1)
-    return -1;
-  struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
-  if (cm == NULL || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int)))
-    return -1;
-  int fd;
-  memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-  return fd;
-}
 
 /* The container reaches the proxy on 127.0.0.1: its loopback must be up (a new network
  * namespace starts with it down). */
@@ -118,7 +80,7 @@ int sr_egress_proxy_listen_in(int netns_fd, int *listen_fd, sr_error_t *err)
         (fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
         bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 128) < 0 ||
-        send_fd(sv[1], fd) < 0) {
+        sr_fd_send(sv[1], fd, "", 1) < 0) {
       int e = errno;
       (void)!write(sv[1], &e, sizeof(e));
       _exit(1);
@@ -126,7 +88,9 @@ int sr_egress_proxy_listen_in(int netns_fd, int *listen_fd, sr_error_t *err)
     _exit(0);
   }
   close(sv[1]);
-  int fd = recv_fd(sv[0]);
+  char c;
+  size_t got;
+  int fd = sr_fd_recv(sv[0], 0, &c, 1, &got);
   int e = errno;
   if (fd < 0) {
     int child = 0;

@@ -1,0 +1,14 @@
+/* One descriptor with a few bytes of data over a unix socket (SCM_RIGHTS). */
+#ifndef SEERUN_LINUX_FD_PASS_H
+#define SEERUN_LINUX_FD_PASS_H
+
+#include <stddef.h>
+
+/* Sends `fd` with `len` bytes of `data` (no SIGPIPE, EINTR retried): 0, or -1 with errno. */
+int sr_fd_send(int sock, int fd, const char *data, size_t len);
+
+/* Receives up to `size` bytes into `data` (*got: how many; 0 at EOF or on error) and the one
+ * descriptor that came with them (close-on-exec), returned; -1 when none came. */
+int sr_fd_recv(int sock, int flags, char *data, size_t size, size_t *got);
+
+#endif
