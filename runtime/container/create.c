@@ -680,7 +680,9 @@ int sr_create_prepare(struct sr_create_ctx *ctx, sr_error_t *err)
       (own_mounts &&
        (sr_binds_prepare(c,
                          &(struct sr_bind_sources){ctx->host.mount_fd, ctx->host.mount_errno,
-                                                   ctx->host.n_mounts},
+                                                   ctx->host.n_mounts, ctx->host.path_fd,
+                                                   ctx->host.path_errno, ctx->host.n_paths,
+                                                   ctx->o->bundle},
                          &ctx->binds, err) < 0 ||
         sr_devices_prepare(c, userns, &ctx->devs, err) < 0)))
     return -1;

@@ -18,6 +18,11 @@
 struct sr_bind_plan {
   int *tree_fd; /* per config mount: the prepared bind tree, -1 for other types */
   bool *is_dir;
+  /* per config mount of type overlay: the judged descriptor of each host path its options
+   * name (mount_paths.h's order), which the init checks it mounts; NULL: none */
+  int **path_fd;
+  size_t *n_paths;
+  char *bundle; /* what a relative path in the options is relative to */
   size_t n;
 };
 
@@ -27,6 +32,11 @@ struct sr_bind_sources {
   const int *fd;      /* -1: could not be opened */
   const int *err_no;  /* why */
   size_t n;
+  /* per config.json mount: the judged host paths of a filesystem mount's options */
+  int *const *path_fd;
+  int *const *path_errno;
+  const size_t *n_paths;
+  const char *bundle;
 };
 
 /* Parent, before clone. */

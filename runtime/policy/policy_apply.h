@@ -71,6 +71,10 @@ struct sr_policy_mount_fact {
   bool is_socket, is_fifo;    /* a unix socket or FIFO: a line to a host process */
   const char *socket_dir;     /* a daemon socket directory it is, contains or is below */
   const char *in_socket_dir;  /* not a directory: the daemon socket directory it is below */
+  /* A filesystem mount (overlay): each host path its options name (mount_paths.h's order),
+   * judged like a bind source from the descriptor the runtime checks it mounts. */
+  struct sr_policy_mount_fact *paths;
+  size_t n_paths;
 };
 
 struct sr_policy_ns_fact {
