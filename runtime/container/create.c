@@ -697,8 +697,9 @@ int sr_create_prepare(struct sr_create_ctx *ctx, sr_error_t *err)
   /* A plain directory is idmapped once the user namespace exists; overlayfs (the engines'
    * image layers) cannot be, so it is rebuilt from idmapped layers here. */
   struct statfs sfs;
-  if (own_mounts && ctx->ns.new_userns && fstatfs(ctx->host.root_fd, &sfs) == 0 &&
-      sfs.f_type == OVERLAYFS_SUPER_MAGIC && prepare_overlay_rootfs(ctx, err) < 0)
+  if (own_mounts && ctx->ns.new_userns && !ctx->rootfs_no_idmap &&
+      fstatfs(ctx->host.root_fd, &sfs) == 0 && sfs.f_type == OVERLAYFS_SUPER_MAGIC &&
+      prepare_overlay_rootfs(ctx, err) < 0)
     return -1;
   /* Otherwise a detached clone of the very tree the policy judged; the init attaches it. */
   if (own_mounts && ctx->rootfs_tree_fd < 0) {

@@ -10,6 +10,7 @@
 #include "mount_where.h"
 #include "namespaces.h"
 #include "paths.h"
+#include "root_overlay.h"
 #include "statedir.h"
 #include "util.h"
 
@@ -605,6 +606,9 @@ static int mount_facts(const struct sr_config *c, const struct sr_facts_input *i
     judge_object(&set, a, objs->root_fd, in->rootfs, true, bundlefd, &f->root);
     struct statfs sfs;
     f->root_is_overlay = fstatfs(objs->root_fd, &sfs) == 0 && sfs.f_type == OVERLAYFS_SUPER_MAGIC;
+    if (f->root_is_overlay)
+      f->root_overlay_engine =
+          sr_root_overlay_owner(a, objs->root_fd, bundlefd, &f->root_overlay_not);
     /* Where an idmapped root may lie: the bundle's own tree, or below rootfs.idmapPaths. */
     struct stat bst;
     if (fstat(bundlefd, &bst) == 0 && at_or_below_inode(objs->root_fd, bst.st_dev, bst.st_ino))

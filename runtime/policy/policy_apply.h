@@ -115,6 +115,11 @@ struct sr_policy_facts {
    * (NULL: neither); an overlay root is the engine's, rebuilt from its layers. */
   const char *root_idmappable;
   bool root_is_overlay;
+  /* An overlay root: why it is this bundle's engine overlay (mounted in the bundle, the layer
+   * the engine's records give this container), NULL: it is not, and root_overlay_not says
+   * why (root_overlay.h). */
+  const char *root_overlay_engine;
+  const char *root_overlay_not;
   bool have_listener;                               /* linux.seccomp.listenerPath was opened */
   struct sr_policy_mount_fact listener;             /* it, judged like a bound socket */
   bool have_network_grant_check;                    /* reserved */

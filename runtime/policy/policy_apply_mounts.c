@@ -167,11 +167,28 @@ int sr_pa_check_root(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
     return 0;
   TRY(judge_host_object(x, "root.path", "root.path", sr_pa_text_str(x->a, c->root_path),
                         c->root_path, &facts->root));
-  if (facts->root_is_overlay)
-    return 0; /* the engine's image: rebuilt from its idmapped layers */
+  char *asked = sr_pa_text_str(x->a, c->root_path);
+  if (facts->root_is_overlay && facts->root_overlay_engine)
+    /* The engine's image: rebuilt from its idmapped layers. */
+    return sr_pa_allow(x, "root.path", asked,
+                       P("the engine's overlay for this bundle (%s): rebuilt from its layers "
+                         "idmapped to the container's user namespace",
+                         facts->root_overlay_engine));
+  if (facts->root_is_overlay) {
+    /* Another container's root filesystem, or any overlay of the host, idmapped would be read
+     * as its owners, and written (mount points are made in the engine's overlay). */
+    int r = sr_pa_change(x, "root.path", asked, "\"not idmapped\"",
+                         P("%s: mounted as it is, its files the host's, unmapped (nobody) "
+                           "inside, and no mount point is made in it",
+                           facts->root_overlay_not ? facts->root_overlay_not
+                                                   : "not this bundle's engine overlay"));
+    TRY(r);
+    if (r)
+      x->out->rootfs_idmap = false;
+    return 0;
+  }
   /* Mapping ids is granting them: idmapped, a host directory named as root.path would be the
    * container root's as on-disk root (its 0600 files read, files made as root there). */
-  char *asked = sr_pa_text_str(x->a, c->root_path);
   if (facts->root_idmappable)
     return sr_pa_allow(x, "root.path", asked,
                        P("idmapped to the container's user namespace (in %s)",

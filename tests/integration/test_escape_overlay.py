@@ -272,3 +272,51 @@ def test_another_filesystem_type_with_a_host_path_is_refused(hostile, bundle):
     bundle.config["mounts"][i] = {"destination": "/x", "type": "tmpfs", "source": "tmpfs",
                                   "options": ["workdir=/etc"]}
     assert_refused(hostile, bundle, f"mounts[{i}].options: workdir=/etc", "by name")
+
+
+# ---- gap 2: an overlay root.path is the engine's only if it is this bundle's ----
+
+
+@pytest.fixture
+def victim_overlay(busybox_rootfs, open_dir):
+    """Another container's engine-made overlay root, outside this bundle: the busybox tree as
+    its lower layer, an upper layer holding a 0600 file of host root's; unmounted after."""
+    d = open_dir / "victim"
+    lower = d / "lower"
+    shutil.copytree(busybox_rootfs, lower, symlinks=True, copy_function=os.link)
+    for sub in ("run", "var/tmp", "tmp"):
+        (lower / sub).mkdir(parents=True, exist_ok=True)
+    for sub in ("upper/etc", "work", "merged"):
+        (d / sub).mkdir(parents=True)
+    secret = d / "upper" / "etc" / "victim-secret"
+    secret.write_text("victim-root-only\n")
+    os.chmod(secret, 0o600)
+    subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
+                    f"lowerdir={lower},upperdir={d}/upper,workdir={d}/work", str(d / "merged")],
+                   check=True)
+    try:
+        yield d
+    finally:
+        subprocess.run(["umount", "-l", str(d / "merged")], check=False)
+
+
+def test_another_containers_overlay_named_as_root_path_is_neither_idmapped_nor_written(
+        hardened, bundle, victim_overlay):
+    bundle.config["root"]["path"] = str(victim_overlay / "merged")
+    bundle.shell("stat -c '%u' /etc/victim-secret; cat /etc/victim-secret 2>&1; true")
+    cid = hardened.id("thief")
+    r = hardened.cmd("run", "--bundle", bundle.write(), cid)
+    assert "victim-root-only" not in r.stdout, r.stdout
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == "65534", r.stdout
+    d = [e for e in decisions(hardened, "root.path") if e.get("id") == cid]
+    assert d and d[-1]["kind"] == "enforced" and d[-1]["applied"] == '"not idmapped"', d
+    assert "not in the bundle" in d[-1]["reason"], d[-1]
+    assert not [e for e in hardened.audit() if e.get("id") == cid and
+                e.get("event") == "rootfs-idmap"]
+    # A mount point the image lacks is not made in the victim's overlay as host root.
+    bundle.config["mounts"].append({"destination": "/data", "type": "tmpfs",
+                                    "source": "tmpfs", "options": []})
+    r = hardened.cmd("run", "--bundle", bundle.write(), hardened.id("thief2"))
+    assert not (victim_overlay / "upper" / "data").exists()
+    assert r.returncode != 0, r.stdout
