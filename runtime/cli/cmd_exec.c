@@ -277,6 +277,10 @@ static int exec_run(const struct sr_global *g, const struct exec_args *ea, struc
       sr_container_load_config(ct, &config, &err) < 0 ||
       build_process(ea, args, nargs, config, &p, &err) < 0)
     goto fail;
+  /* Resolved once and held before the policy and the rest: see sr_create_console_connect. */
+  if (p->terminal && o->console_socket && o->console_fd < 0 &&
+      sr_connect_unix_once(o->console_socket, "--console-socket", &o->console_fd, NULL, &err) < 0)
+    goto fail;
   if (exec_policy(g, ct, config, p, o, &err) < 0)
     goto fail;
   if (sr_config_needs_sealed_exe(config) && !sr_exe_is_sealed()) {

@@ -96,7 +96,7 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
   _cleanup_close_ int master = -1;
   struct sr_policy_ctx pc = {0};
   struct sr_create_ctx ctx = SR_CLI_CREATE_CTX(g, &o);
-  if (sr_validate_id(o.id, &err) < 0 ||
+  if (sr_validate_id(o.id, &err) < 0 || sr_create_console_connect(&ctx, &err) < 0 ||
       sr_cli_load_bundle_audited(g, o.id, bundle_arg, &bundle, &ctx, &err) < 0)
     goto fail;
   o.bundle = bundle;

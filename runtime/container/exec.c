@@ -253,7 +253,8 @@ static int prepare(struct exec_ctx *x, sr_error_t *err)
     if (x->o->console_socket == NULL)
       return sr_error_make(err, 0, "cannot allocate a terminal without --console-socket "
                                    "(--tty)");
-    if (sr_connect_unix(x->o->console_socket, "--console-socket", &x->console_fd, err) < 0)
+    if (sr_connect_unix_once(x->o->console_socket, "--console-socket", &x->console_fd, NULL,
+                             err) < 0)
       return -1;
   }
   const struct sr_seccomp *sc = x->config->linux_.seccomp;
