@@ -508,6 +508,25 @@ static int check_option_paths(struct sr_pa_ctx *x, const struct sr_policy_facts 
                                      "must not work inside");
 }
 
+/* A remount's options go to the filesystem already at its destination (fspick): one naming a
+ * host path (a layer, "*dir=") would be a lookup by name that nothing judged. */
+static int check_remount_paths(struct sr_pa_ctx *x, size_t i, const struct sr_mount *m)
+{
+  char *ofield = P("mounts[%zu].options", i);
+  if (ofield == NULL)
+    return sr_pa_oom(x);
+  struct sr_mount_data d;
+  sr_error_t e = NULL;
+  int r = sr_mount_data_split(x->a, m, ofield, &d, &e);
+  sr_error_free(&e);
+  if (r == 0 && d.n_paths == 0)
+    return 0;
+  return sr_pa_refuse(x, ofield, sr_pa_text_strv(x->a, m->options, m->n_options),
+                      "%s: a remount naming a host path (%s): it would be looked up by name, "
+                      "never judged (profile \"%s\")",
+                      ofield, r == 0 ? d.paths[0].option : "options that do not parse", x->name);
+}
+
 int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
                        struct sr_config *c)
 {
@@ -529,6 +548,7 @@ int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
          * the dropped suid/dev/rsuid/rdev can clear neither flag from any mount. */
         TRY(force_nosuid_nodev(x, i, m, "a remount gets nosuid,nodev like a bind: it must not "
                                         "take them off a bind of the host at its destination"));
+        TRY(check_remount_paths(x, i, m));
         continue;
       }
       TRY(check_pseudo_fs_place(x, i, m));

@@ -320,3 +320,25 @@ def test_another_containers_overlay_named_as_root_path_is_neither_idmapped_nor_w
     r = hardened.cmd("run", "--bundle", bundle.write(), hardened.id("thief2"))
     assert not (victim_overlay / "upper" / "data").exists()
     assert r.returncode != 0, r.stdout
+
+
+def test_a_layer_that_is_a_second_mount_view_of_a_denied_tree_is_refused(hostile, bundle, open_dir):
+    # mount --bind /etc elsewhere: the layer is /etc wherever it is seen from.
+    view = open_dir / "view"
+    view.mkdir()
+    other = open_dir / "other"
+    other.mkdir()
+    subprocess.run(["mount", "--bind", "/etc", str(view)], check=True)
+    try:
+        i = overlay(bundle, "/x", f"lowerdir={view}:{other}")
+        bundle.shell("head -n1 /x/passwd")
+        assert_refused(hostile, bundle, f"mounts[{i}].options: lowerdir=", "\"/etc\"")
+    finally:
+        subprocess.run(["umount", "-l", str(view)], check=False)
+
+
+def test_a_remount_naming_a_host_path_is_refused(hostile, bundle):
+    bundle.config["mounts"].append({"destination": "/tmp", "type": "overlay", "source": "overlay",
+                                    "options": ["remount", "upperdir=/etc"]})
+    i = len(bundle.config["mounts"]) - 1
+    assert_refused(hostile, bundle, f"mounts[{i}].options", "upperdir=/etc", "remount")
