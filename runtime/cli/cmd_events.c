@@ -210,8 +210,8 @@ int sr_cmd_events(const struct sr_global *g, int argc, char **argv)
     return 1;
   const char *id = argv[optind];
   sr_error_t err = NULL;
-  _cleanup_cli_container_ struct sr_container *ct = NULL;
-  if (sr_cli_open_container(g, id, false, &ct, &err) < 0)
+  _cleanup_stored_ struct sr_container *ct = NULL;
+  if (sr_stored_open(&g->run, id, false, &ct, &err) < 0)
     return sr_cli_fail(&err);
   uint64_t ooms = 0;
   for (bool first = true;; first = false) {

@@ -219,7 +219,7 @@ static int exec_policy(const struct sr_global *g, const struct sr_container *ct,
                        sr_error_t *err)
 {
   struct sr_policy_ctx pc;
-  if (sr_policy_load_for(g, ct, &pc, err) < 0)
+  if (sr_stored_policy_load(&g->run, ct, &pc, err) < 0)
     return -1;
   /* The seccomp floor is the profile's: a rewritten state.json ("builtinSeccomp": false)
    * must not take the filter off an exec'd process. */
@@ -267,13 +267,13 @@ static int exec_run(const struct sr_global *g, const struct exec_args *ea, struc
                     const char *id, char **args, int nargs)
 {
   sr_error_t err = NULL;
-  _cleanup_cli_container_ struct sr_container *ct = NULL;
+  _cleanup_stored_ struct sr_container *ct = NULL;
   _cleanup_config_ struct sr_config *config = NULL;
   _cleanup_close_ int console_parent = -1;
   _cleanup_close_ int master = -1;
   struct sr_process *p = NULL;
   struct sr_exec_result res = {.pid = 0, .pidfd = -1};
-  if (sr_cli_open_container(g, id, true, &ct, &err) < 0 ||
+  if (sr_stored_open(&g->run, id, true, &ct, &err) < 0 ||
       sr_container_load_config(ct, &config, &err) < 0 ||
       build_process(ea, args, nargs, config, &p, &err) < 0)
     goto fail;
@@ -281,9 +281,9 @@ static int exec_run(const struct sr_global *g, const struct exec_args *ea, struc
     goto fail;
   if (sr_config_needs_sealed_exe(config) && !sr_exe_is_sealed()) {
     /* Re-executed from the sealed binary, we come back here and take the lock again. */
-    sr_cli_close_container(ct);
+    sr_stored_close(ct);
     ct = NULL;
-    sr_sealed_reexec(g->argv, &err);
+    sr_sealed_reexec(g->run.argv, &err);
     goto fail;
   }
   if (p->terminal && o->console_socket == NULL &&
@@ -295,7 +295,7 @@ static int exec_run(const struct sr_global *g, const struct exec_args *ea, struc
   if (r < 0)
     goto fail;
   /* The process runs: the container is no longer ours to hold. */
-  sr_cli_close_container(ct);
+  sr_stored_close(ct);
   ct = NULL;
   if (o->detach) {
     close(res.pidfd);
@@ -315,7 +315,7 @@ static int exec_run(const struct sr_global *g, const struct exec_args *ea, struc
   int status = 0;
   while (waitpid(res.pid, &status, 0) < 0 && errno == EINTR)
     ;
-  return sr_cli_exit_status(status, EXEC_FAILED);
+  return sr_exit_status(status, EXEC_FAILED);
 fail:
   sr_cli_fail(&err);
   return EXEC_FAILED;

@@ -21,7 +21,7 @@ int sr_cmd_gc(const struct sr_global *g, int argc, char **argv)
   sr_error_t err = NULL;
   struct sr_policy_ctx pc;
   size_t freed = 0;
-  if (sr_policy_load(g, &pc, &err) < 0)
+  if (sr_policy_load(&g->run, &pc, &err) < 0)
     return sr_cli_fail(&err);
   r = sr_userns_gc(&pc.policy->userns, all, &freed, &err);
   sr_policy_ctx_release(&pc);

@@ -148,8 +148,8 @@ int sr_cmd_list(const struct sr_global *g, int argc, char **argv)
   int rootfd = -1;
   _cleanup_strv_ char **ids = NULL;
   size_t n = 0;
-  if (access(g->root, F_OK) == 0) {
-    if (sr_statedir_open_root(g->root, false, &rootfd, &err) < 0 ||
+  if (access(g->run.root, F_OK) == 0) {
+    if (sr_statedir_open_root(g->run.root, false, &rootfd, &err) < 0 ||
         sr_statedir_list(rootfd, &ids, &n, &err) < 0) {
       if (rootfd >= 0)
         close(rootfd);

@@ -30,7 +30,7 @@ static int show(const struct sr_global *g)
 {
   sr_error_t err = NULL;
   struct sr_policy_ctx pc;
-  if (sr_policy_load(g, &pc, &err) < 0)
+  if (sr_policy_load(&g->run, &pc, &err) < 0)
     return sr_cli_fail(&err);
   _cleanup_gen_ sr_json_gen_t gen = NULL;
   if (sr_json_gen_new(&gen, true, &err) < 0) {
@@ -53,20 +53,21 @@ static int check(const struct sr_global *g, const char *bundle_arg)
   sr_error_t err = NULL;
   _cleanup_free_ char *bundle = NULL;
   struct sr_create_opts o = {.id = "policy-check"};
-  struct sr_create_ctx ctx = SR_CLI_CREATE_CTX(g, &o);
+  struct sr_create_ctx ctx = SR_PREPARE_CTX(&g->run, &o);
   struct sr_policy_ctx pc = {0};
   /* Before the first goto: a jump past a cleanup variable's initialisation would free garbage. */
   _cleanup_gen_ sr_json_gen_t gen = NULL;
   int ret = 1;
-  if (sr_cli_load_bundle(bundle_arg, &bundle, &ctx, &err) < 0 || sr_policy_load(g, &pc, &err) < 0)
+  if (sr_prepare_load_bundle(bundle_arg, &bundle, &ctx, &err) < 0 ||
+      sr_policy_load(&g->run, &pc, &err) < 0)
     goto fail;
   o.bundle = bundle;
   /* Only looked at: no audit line, no registry range, nothing created. */
   pc.audit.path = NULL;
   char rootfs[PATH_MAX];
-  sr_cli_rootfs_path(ctx.config, bundle, rootfs, sizeof(rootfs));
-  struct sr_facts_input in = {.bundle = bundle, .rootfs = rootfs, .state_rootfd = -1,
-                              .state_root = g->root, .id = o.id, .dry_run = true};
+  sr_prepare_rootfs_path(ctx.config, bundle, rootfs, sizeof(rootfs));
+  struct sr_facts_input in = {.bundle = bundle, .rootfs = rootfs,
+                              .state_root = g->run.root, .id = o.id, .dry_run = true};
   struct sr_decisions d = {0};
   int r = sr_policy_enforce_create(&pc, ctx.config, &in, &d, &err);
   sr_error_t gerr = NULL;

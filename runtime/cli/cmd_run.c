@@ -54,8 +54,8 @@ static int run_extra(int c, void *data)
 static void remove_container(const struct sr_global *g, const char *id)
 {
   sr_error_t err = NULL;
-  _cleanup_cli_container_ struct sr_container *c = NULL;
-  if (sr_cli_open_container(g, id, true, &c, &err) < 0) {
+  _cleanup_stored_ struct sr_container *c = NULL;
+  if (sr_stored_open(&g->run, id, true, &c, &err) < 0) {
     _cleanup_free_ char *t = sr_error_text(err);
     sr_warn("run: remove container \"%s\": %s", id, t ? t : "");
     sr_error_free(&err);
@@ -64,7 +64,7 @@ static void remove_container(const struct sr_global *g, const char *id)
   /* The poststop hooks are read back from the state directory: judged again. */
   struct sr_policy_ctx pc = {0};
   struct sr_hook_gate gate;
-  sr_cli_hook_gate(g, c, &pc, &gate);
+  sr_stored_hook_gate(&g->run, c, &pc, &gate);
   int r = sr_container_delete(c, true, &gate, &err);
   sr_policy_ctx_release(&pc);
   if (r < 0) {
@@ -73,7 +73,7 @@ static void remove_container(const struct sr_global *g, const char *id)
     sr_error_free(&err);
     return;
   }
-  sr_cli_release_userns(g, id);
+  sr_stored_release_userns(&g->run, id);
 }
 
 int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
@@ -93,12 +93,12 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
   /* Before the first goto: a jump past a cleanup variable's initialisation would close garbage. */
   _cleanup_close_ int master = -1;
   struct sr_policy_ctx pc = {0};
-  struct sr_create_ctx ctx = SR_CLI_CREATE_CTX(g, &o);
+  struct sr_create_ctx ctx = SR_PREPARE_CTX(&g->run, &o);
   if (sr_validate_id(o.id, &err) < 0 ||
-      sr_cli_load_bundle_audited(g, o.id, bundle_arg, &bundle, &ctx, &err) < 0)
+      sr_prepare_load_bundle_audited(&g->run, o.id, bundle_arg, &bundle, &ctx, &err) < 0)
     goto fail;
   o.bundle = bundle;
-  if (sr_cli_prepare_create(g, &ctx, &pc, NULL, &err) < 0)
+  if (sr_prepare_create(&g->run, &ctx, &pc, NULL, &err) < 0)
     goto fail;
   bool terminal = ctx.config->process && ctx.config->process->terminal;
   if (terminal && o.console_socket == NULL &&
@@ -113,7 +113,7 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
   int pidfd = ctx.init_pidfd;
   ctx.init_pidfd = -1;
   struct sr_hook_gate gate = {.profile = pc.profile, .audit = &pc.audit,
-                              .places = {ctx.o->bundle, ctx.rootfs, g->root}};
+                              .places = {ctx.o->bundle, ctx.rootfs, g->run.root}};
   if (sr_audit_event(&pc.audit, "start", NULL, &err) < 0 ||
       sr_container_start(ctx.container, ctx.config, &gate, &err) < 0) {
     close(pidfd);
@@ -139,25 +139,25 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
     ;
-  sr_audit_event_int(&pc.audit, "exit", "status", sr_cli_exit_status(status, 255), &err);
+  sr_audit_event_int(&pc.audit, "exit", "status", sr_exit_status(status, 255), &err);
   sr_error_free(&err);
   sr_policy_ctx_release(&pc);
   SR_KILL_POINT("run.before-remove");
   if (!f.keep)
     remove_container(g, o.id);
-  return sr_cli_exit_status(status, 255);
+  return sr_exit_status(status, 255);
 
 fail_created: {
   /* The container was created but could not run: it must not stay behind. */
   sr_error_t e = NULL;
   struct sr_hook_gate undo = {.profile = pc.profile, .audit = &pc.audit,
-                              .places = {ctx.o->bundle, ctx.rootfs, g->root}};
+                              .places = {ctx.o->bundle, ctx.rootfs, g->run.root}};
   if (ctx.container && sr_container_delete(ctx.container, true, &undo, &e) < 0)
     sr_error_free(&e);
 }
 fail:
   sr_create_ctx_release(&ctx);
   sr_policy_ctx_release(&pc);
-  sr_cli_create_failed(g, o.id);
+  sr_prepare_failed(&g->run, o.id);
   return sr_cli_fail_verb("run", &err);
 }

@@ -367,7 +367,7 @@ int sr_cmd_sandbox(const struct sr_global *g, int argc, char **argv)
 {
   struct cli c = {0};
   int r = parse_args(&c, argc, argv);
-  if (r == 0 && c.profile && g->profile && strcmp(c.profile, g->profile) != 0)
+  if (r == 0 && c.profile && g->run.profile && strcmp(c.profile, g->run.profile) != 0)
     r = usage_error("--profile: \"%s\" contradicts the global --profile", c.profile);
   if (r == 0 && sr_cli_setup(g, 0, true) < 0)
     r = SR_SANDBOX_EXIT_RUNTIME;
@@ -376,7 +376,7 @@ int sr_cmd_sandbox(const struct sr_global *g, int argc, char **argv)
     return r == -2 ? 0 : r;
   }
   struct sr_sandbox s;
-  sr_sandbox_init(&s, g, c.profile, &c.o);
+  sr_sandbox_init(&s, &g->run, c.profile, &c.o);
   sr_error_t err = NULL;
   if (sr_sandbox_run(&s, &err) < 0)
     sr_cli_fail(&err);

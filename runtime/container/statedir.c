@@ -109,22 +109,6 @@ void sr_container_free(struct sr_container *c)
   free(c);
 }
 
-DIR *sr_opendir_fd(int dirfd)
-{
-  /* A new open file description: its offset is its own, so a stream never resumes where
-   * another one stopped. */
-  int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0)
-    return NULL;
-  DIR *d = fdopendir(fd);
-  if (d == NULL) {
-    int saved = errno;
-    close(fd);
-    errno = saved;
-  }
-  return d;
-}
-
 static struct sr_container *container_new(int rootfd, const char *id)
 {
   struct sr_container *c = calloc(1, sizeof(*c));

@@ -24,9 +24,9 @@
 #include <sys/types.h>
 
 #include "audit.h"
-#include "cli.h"
 #include "container.h"
 #include "error.h"
+#include "invocation.h"
 #include "policy_run.h"
 
 /* The sandbox's own user inside its user namespace (uid and gid); never root in there
@@ -89,11 +89,11 @@ int sr_sandbox_private_mounts(sr_error_t *err);
 
 /* Removes what sandboxes whose runtime is gone left in this state root: their containers
  * (as delete --force does) and workspaces.  Best effort: failures are warnings. */
-void sr_sandbox_reap_stale(const struct sr_global *g, int rootfd, const char *real_root);
+void sr_sandbox_reap_stale(const struct sr_invocation *g, int rootfd, const char *real_root);
 
 /* Reserves the container id (name, or the first free sandbox-<n>) and makes the workspace:
  * the bundle directory with the mount points rootfs/ and out/. */
-int sr_sandbox_reserve(const struct sr_global *g, struct sr_sandbox_ws *ws, const char *name,
+int sr_sandbox_reserve(const struct sr_invocation *g, struct sr_sandbox_ws *ws, const char *name,
                        sr_error_t *err);
 /* Once the container exists (its state directory holds the id now): the mounts of the
  * workspace are detached and the workspace removed.  Idempotent. */
@@ -237,7 +237,7 @@ int sr_sandbox_result_audit(const struct sr_audit *a, const struct sr_sandbox_re
 /* ---- sandbox_run.c ---- */
 
 struct sr_sandbox {
-  struct sr_global g; /* the caller's, with the sandbox's profile */
+  struct sr_invocation g; /* the caller's, with the sandbox's profile */
   struct sr_sandbox_opts *o;
   struct sr_policy_ctx pc;
   struct sr_sandbox_ws ws;
@@ -257,7 +257,7 @@ struct sr_sandbox {
 };
 
 /* profile: the sandbox's --profile (NULL: the global one, or the bindings'). */
-void sr_sandbox_init(struct sr_sandbox *s, const struct sr_global *g, const char *profile,
+void sr_sandbox_init(struct sr_sandbox *s, const struct sr_invocation *g, const char *profile,
                      struct sr_sandbox_opts *o);
 /* Everything, from the policy to the collected /out; s->res says what came of it (also on a
  * failure, which leaves nothing of the sandbox behind), and is audited either way. */

@@ -6,7 +6,7 @@
  *    killed sandboxes left in the state root, and reserves the id with a workspace.
  * 3. The root filesystem (sandbox_rootfs.c) and config.json (sandbox_config.c) are generated;
  *    the config is parsed and the policy applied to it, its decisions audited, exactly as for
- *    `run` (sr_cli_prepare_create, whose decisions the result also needs).
+ *    `run` (sr_prepare_create, whose decisions the result also needs).
  * 4. /out is made (sandbox_collect.c); the container is created, started (the workspace goes
  *    while the command runs) and waited for, with --timeout (sandbox_supervise.c).
  * 5. The cgroup's figures are read, the container deleted (every process is gone when that
@@ -17,13 +17,14 @@
 #include "sandbox.h"
 
 #include "cleanup.h"
-#include "cli_common.h"
 #include "json.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "policy_run.h"
+#include "prepare.h"
 #include "sealed.h"
 #include "statedir.h"
+#include "stored.h"
 #include "util.h"
 
 #include <errno.h>
@@ -64,7 +65,7 @@ static char *decisions_text(const struct sr_decisions *d, sr_error_t *err)
   return s;
 }
 
-/* What `run` does through sr_cli_prepare_create, keeping the decisions for the result. */
+/* What `run` does through sr_prepare_create, keeping the decisions for the result. */
 static int enforce_policy(struct sr_sandbox *s, sr_error_t *err)
 {
   /* Never needed: every sandbox runs in a user namespace.  Checked, not assumed. */
@@ -75,7 +76,7 @@ static int enforce_policy(struct sr_sandbox *s, sr_error_t *err)
   /* Also when it fails: the range may have been taken before a later step failed (releasing
    * one that was not taken changes nothing). */
   s->range_taken = true;
-  int r = sr_cli_prepare_create(&s->g, &s->ctx, &s->pc, &d, err);
+  int r = sr_prepare_create(&s->g, &s->ctx, &s->pc, &d, err);
   sr_error_t derr = NULL;
   s->decisions_json = decisions_text(&d, &derr);
   if (r == 0 && derr) {
@@ -247,8 +248,8 @@ static int create(struct sr_sandbox *s, sr_error_t *err)
 static bool remove_container(struct sr_sandbox *s)
 {
   sr_error_t err = NULL;
-  _cleanup_cli_container_ struct sr_container *c = NULL;
-  if (sr_cli_open_container(&s->g, s->ws.id, true, &c, &err) < 0) {
+  _cleanup_stored_ struct sr_container *c = NULL;
+  if (sr_stored_open(&s->g, s->ws.id, true, &c, &err) < 0) {
     bool gone = err->status == ENOENT;
     if (!gone) {
       _cleanup_free_ char *t = sr_error_text(err);
@@ -288,7 +289,7 @@ static int run(struct sr_sandbox *s, sr_error_t *err)
   if (sr_sandbox_supervise(pid, pidfd, s->cgroup_path, o->timeout_ms, started, &w, err) < 0)
     return -1;
   s->res.status = w.status;
-  s->res.exit_code = sr_cli_exit_status(w.status, 255);
+  s->res.exit_code = sr_exit_status(w.status, 255);
   s->res.timed_out = w.timed_out;
   s->res.interrupted = w.interrupted;
   s->res.wall_ns = w.wall_ns;
@@ -306,7 +307,7 @@ static int run(struct sr_sandbox *s, sr_error_t *err)
                          "sandbox: container \"%s\" could not be removed: /out is not "
                          "collected",
                          s->ws.id);
-  sr_cli_release_userns(&s->g, s->ws.id);
+  sr_stored_release_userns(&s->g, s->ws.id);
   s->range_taken = false;
   if (o->out_dir) {
     /* Every process of the sandbox is dead (its cgroup is gone): the tree is final. */
@@ -340,11 +341,11 @@ static void undo(struct sr_sandbox *s)
   /* A container that could not be removed keeps its range: released, it could be handed to
    * another container while this one still runs on it. */
   if (s->range_taken && !s->created)
-    sr_cli_release_userns(&s->g, s->ws.id);
+    sr_stored_release_userns(&s->g, s->ws.id);
   s->range_taken = false;
 }
 
-void sr_sandbox_init(struct sr_sandbox *s, const struct sr_global *g, const char *profile,
+void sr_sandbox_init(struct sr_sandbox *s, const struct sr_invocation *g, const char *profile,
                      struct sr_sandbox_opts *o)
 {
   memset(s, 0, sizeof(*s));
@@ -356,7 +357,7 @@ void sr_sandbox_init(struct sr_sandbox *s, const struct sr_global *g, const char
   s->o = o;
   s->out_fd = s->dst_fd = -1;
   s->ws.rootfd = -1;
-  s->ctx = (struct sr_create_ctx)SR_CLI_CREATE_CTX(&s->g, &s->co);
+  s->ctx = (struct sr_create_ctx)SR_PREPARE_CTX(&s->g, &s->co);
   s->res.argv = o->argv;
   s->res.argc = o->argc;
   s->res.timeout_ms = o->timeout_ms;

@@ -1,0 +1,142 @@
+#include "build.h"
+
+#include "stored.h"
+
+#include "cleanup.h"
+#include "log.h"
+#include "userns_registry.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int sr_stored_open(const struct sr_invocation *inv, const char *id, bool lock,
+                   struct sr_container **out, sr_error_t *err)
+{
+  int rootfd = open(inv->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0) {
+    if (errno == ENOENT) {
+      if (sr_validate_id(id, err) < 0)
+        return -1;
+      return sr_error_make(err, ENOENT, "container \"%s\" does not exist", id);
+    }
+    return sr_error_sys(err, "open state directory `%s`", inv->root);
+  }
+  if (sr_container_load(rootfd, id, lock, out, err) < 0) {
+    close(rootfd);
+    return -1;
+  }
+  return 0;
+}
+
+void sr_stored_close(struct sr_container *c)
+{
+  int rootfd = c->rootfd;
+  sr_container_free(c);
+  if (rootfd >= 0)
+    close(rootfd);
+}
+
+bool sr_stored_exists(const struct sr_invocation *inv, const char *id)
+{
+  sr_error_t err = NULL;
+  struct sr_container *ct = NULL;
+  if (sr_stored_open(inv, id, false, &ct, &err) == 0) {
+    sr_stored_close(ct);
+    return true;
+  }
+  bool gone = err != NULL && err->status == ENOENT;
+  sr_error_free(&err);
+  return !gone; /* when in doubt, it exists: its range must not be released */
+}
+
+int sr_stored_policy_load(const struct sr_invocation *inv, const struct sr_container *c,
+                          struct sr_policy_ctx *pc, sr_error_t *err)
+{
+  if (sr_policy_load(inv, pc, err) < 0)
+    return -1;
+  pc->audit.id = c->id;
+  pc->audit.bundle = c->rec->bundle;
+  if (c->rec->profile) {
+    const struct sr_policy_profile *p = sr_policy_profile(pc->policy, c->rec->profile);
+    if (p == NULL) {
+      sr_policy_ctx_release(pc);
+      return sr_error_make(err, 0,
+                           "container \"%s\" was created under profile \"%s\", which "
+                           "the policy no longer has",
+                           c->id, c->rec->profile);
+    }
+    /* The name is read back from state.json, which a container that reached its state
+     * directory could rewrite: it never turns off the enforcement of the profile this
+     * invocation is bound to (a "permissive" there would drop the exec's seccomp floor). */
+    if (p->enforce || !pc->profile->enforce) {
+      pc->profile = p;
+      pc->audit.profile = p->name;
+    }
+  }
+  return 0;
+}
+
+int sr_stored_audit(const struct sr_invocation *inv, const struct sr_container *c,
+                    const char *event, const char *const *fields, sr_error_t *err)
+{
+  struct sr_policy_ctx pc;
+  if (sr_policy_load(inv, &pc, err) < 0)
+    return -1;
+  /* The event is recorded under the profile of the create, even if the policy has changed. */
+  pc.audit.id = c->id;
+  pc.audit.bundle = c->rec->bundle;
+  if (c->rec->profile)
+    pc.audit.profile = c->rec->profile;
+  int r = sr_audit_event(&pc.audit, event, fields, err);
+  sr_policy_ctx_release(&pc);
+  return r;
+}
+
+void sr_stored_hook_gate(const struct sr_invocation *inv, const struct sr_container *c,
+                         struct sr_policy_ctx *pc, struct sr_hook_gate *gate)
+{
+  sr_error_t err = NULL;
+  *gate =
+      (struct sr_hook_gate){.rejudge = true, .places = {c->rec->bundle, c->rec->rootfs, inv->root}};
+  if (sr_stored_policy_load(inv, c, pc, &err) < 0) {
+    _cleanup_free_ char *t = sr_error_text(err);
+    sr_warn("container \"%s\": no hook will run: %s", c->id, t ? t : "");
+    sr_error_free(&err);
+    return;
+  }
+  gate->profile = pc->profile;
+  gate->audit = &pc->audit;
+  /* The profile is named by the container's state.json, which is read back from disk: the
+   * profile this invocation's bindings select must allow each hook as well. */
+  const char *argv0 = inv->argv && inv->argv[0] ? inv->argv[0] : "seerun";
+  const char *base = strrchr(argv0, '/') ? strrchr(argv0, '/') + 1 : argv0;
+  char root[PATH_MAX];
+  const char *root_dir = realpath(inv->root, root) ? root : inv->root;
+  if (sr_policy_select(pc->policy, inv->profile, base, root_dir, &gate->also, &err) < 0) {
+    _cleanup_free_ char *t = sr_error_text(err);
+    sr_warn("container \"%s\": no hook will run: %s", c->id, t ? t : "");
+    sr_error_free(&err);
+    gate->profile = NULL;
+  }
+}
+
+void sr_stored_release_userns(const struct sr_invocation *inv, const char *id)
+{
+  struct sr_policy_ctx pc;
+  sr_error_t err = NULL;
+  _cleanup_free_ char *key = sr_userns_key(inv->root, id);
+  if (key == NULL || sr_policy_load(inv, &pc, &err) < 0) {
+    sr_error_free(&err);
+    return;
+  }
+  if (sr_userns_release(&pc.policy->userns, key, &err) < 0) {
+    _cleanup_free_ char *t = sr_error_text(err);
+    sr_warn("release the user namespace range of \"%s\": %s", id, t ? t : "");
+    sr_error_free(&err);
+  }
+  sr_policy_ctx_release(&pc);
+}
