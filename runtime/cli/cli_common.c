@@ -2,24 +2,10 @@
 
 #include "cli_common.h"
 
-#include "cleanup.h"
-#include "policy_run.h"
-#include "sealed.h"
-#include "userns_registry.h"
-#include "log.h"
-#include "util.h"
+#include "opts.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
-#include "opts.h"
-#include <fcntl.h>
-#include <limits.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 int sr_cli_parse_flag(const char *cmd, const char *usage, int argc, char **argv, const char *flag,
                       bool *set)
@@ -102,18 +88,5 @@ int sr_parse_create_options(const char *cmd, int argc, char **argv, const struct
   if (optind != argc - 1)
     return sr_cli_usage_error(cmd, CREATE_USAGE, "exactly one container id is required");
   o->id = argv[optind];
-  return 0;
-}
-
-int sr_cli_console_pair(bool detach, int *ours, int *theirs, sr_error_t *err)
-{
-  if (detach)
-    return sr_error_make(err, 0, "cannot allocate a terminal for a detached process without "
-                                 "--console-socket");
-  int sp[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
-    return sr_error_sys(err, "socketpair");
-  *ours = sp[0];
-  *theirs = sp[1];
   return 0;
 }

@@ -9,10 +9,6 @@
 #include "statedir.h"
 #include "stored.h"
 
-/* In the foreground with a terminal and no --console-socket, the pty master comes back to
- * seerun, which relays the caller's terminal: *ours is kept, *theirs goes to the container. */
-int sr_cli_console_pair(bool detach, int *ours, int *theirs, sr_error_t *err);
-
 /* Commands whose only option besides --help is one flag (kill --all, delete --force, gc
  * --all; NULL: none), spelled --NAME or -N with N its first letter: 0 with *set updated and
  * optind at the first argument, 1 on a usage error (printed), 2 after --help. */

@@ -287,7 +287,7 @@ static int exec_run(const struct sr_global *g, const struct exec_args *ea, struc
     goto fail;
   }
   if (p->terminal && o->console_socket == NULL &&
-      sr_cli_console_pair(o->detach, &console_parent, &o->console_fd, &err) < 0)
+      sr_terminal_console_pair(o->detach, &console_parent, &o->console_fd, &err) < 0)
     goto fail;
   int r = sr_container_exec(ct, config, p, o, &res, &err);
   if (o->console_fd >= 0)

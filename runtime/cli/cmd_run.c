@@ -102,7 +102,7 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
     goto fail;
   bool terminal = ctx.config->process && ctx.config->process->terminal;
   if (terminal && o.console_socket == NULL &&
-      sr_cli_console_pair(f.detach, &console_parent, &ctx.console_fd, &err) < 0)
+      sr_terminal_console_pair(f.detach, &console_parent, &ctx.console_fd, &err) < 0)
     goto fail;
   if (sr_container_create(&ctx, &err) < 0)
     goto fail;
