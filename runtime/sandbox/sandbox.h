@@ -1,7 +1,7 @@
 /* seerun sandbox: a container seerun builds itself around one command, runs under the
  * operator's policy, and removes afterwards.  The pieces, one file each:
  *
- * - sandbox_workspace.c: the runtime's private mount namespace, the workspace (bundle) under
+ * - sandbox_slot.c: the runtime's private mount namespace, the workspace (bundle) under
  *   the state root that reserves the container id, and the cleanup of what a killed sandbox
  *   left behind.
  * - sandbox_rootfs.c: the built-in root filesystem, a small tmpfs with a generated /etc.
@@ -71,7 +71,7 @@ struct sr_sandbox_opts {
 
 #define SR_SANDBOX_CPU_PERIOD_US 100000
 
-/* ---- sandbox_workspace.c ---- */
+/* ---- sandbox_slot.c ---- */
 
 struct sr_sandbox_ws {
   int rootfd;        /* the state root */

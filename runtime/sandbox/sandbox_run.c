@@ -2,7 +2,7 @@
  * order.
  *
  * 1. The policy is loaded; a sandbox runs only under an enforcing profile.
- * 2. The runtime moves into a mount namespace of its own (sandbox_workspace.c), removes what
+ * 2. The runtime moves into a mount namespace of its own (sandbox_slot.c), removes what
  *    killed sandboxes left in the state root, and reserves the id with a workspace.
  * 3. The root filesystem (sandbox_rootfs.c) and config.json (sandbox_config.c) are generated;
  *    the config is parsed and the policy applied to it, its decisions audited, exactly as for
