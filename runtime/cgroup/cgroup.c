@@ -7,6 +7,7 @@
 #include "cgroup_systemd.h"
 
 #include "cleanup.h"
+#include "path.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -209,34 +210,17 @@ int sr_cgroup_layout(const char *root, int *version, bool *hybrid, sr_error_t *e
   return 0;
 }
 
-/* "/a/b" from any spelling: "//" and "." dropped; ".." refused (the cgroup must stay below
- * the hierarchy root, whatever the config says). */
+/* "/a/b" from any spelling (oci/common/path.h); ".." refused (the cgroup must stay below the
+ * hierarchy root, whatever the config says), and so is the root cgroup itself. */
 static int clean_path(const char *in, const char *what, char **out, sr_error_t *err)
 {
-  size_t len = strlen(in);
-  _cleanup_free_ char *res = malloc(len + 2);
+  _cleanup_free_ char *res = malloc(strlen(in) + 2);
   if (res == NULL)
     return sr_error_make(err, ENOMEM, "%s", what);
-  size_t o = 0;
-  const char *p = in;
-  while (*p) {
-    while (*p == '/')
-      p++;
-    const char *start = p;
-    while (*p && *p != '/')
-      p++;
-    size_t cl = (size_t)(p - start);
-    if (cl == 0 || (cl == 1 && start[0] == '.'))
-      continue;
-    if (cl == 2 && start[0] == '.' && start[1] == '.')
-      return sr_error_make(err, 0, "%s: \"%s\": `..` components are not allowed", what, in);
-    res[o++] = '/';
-    memcpy(res + o, start, cl);
-    o += cl;
-  }
-  if (o == 0)
+  if (sr_path_clean(in, res) > 0)
+    return sr_error_make(err, 0, "%s: \"%s\": `..` components are not allowed", what, in);
+  if (strcmp(res, "/") == 0)
     return sr_error_make(err, 0, "%s: \"%s\" names the root cgroup", what, in);
-  res[o] = '\0';
   *out = steal_ptr(res);
   return 0;
 }

@@ -8,6 +8,7 @@
 
 #include "cleanup.h"
 #include "opts.h"
+#include "path.h"
 #include "paths.h"
 #include "policy.h"
 #include "sandbox.h"
@@ -150,7 +151,7 @@ static int parse_ro(struct cli *c, const char *arg)
   snprintf(dest, sizeof(dest), "%s", colon ? colon + 1 : host);
   if (dest[0] != '/')
     return usage_error("--ro: the destination `%s` must be an absolute path", dest);
-  sr_clean_path(dest);
+  sr_path_clean(dest, dest);
   if (strcmp(dest, "/") == 0)
     return usage_error("--ro: the destination cannot be `%s`", dest);
   for (size_t i = 0; i < sizeof(reserved_dests) / sizeof(reserved_dests[0]); i++)
@@ -242,7 +243,7 @@ static int parse_option(struct cli *c, int opt, const char *arg)
     if (arg[0] != '/' || strlen(arg) >= sizeof(path))
       return usage_error("--workdir `%s`: must be an absolute path", arg);
     snprintf(path, sizeof(path), "%s", arg);
-    sr_clean_path(path);
+    sr_path_clean(path, path);
     free((char *)o->workdir);
     o->workdir = strdup(path);
     return o->workdir ? 0 : usage_error("out of memory");

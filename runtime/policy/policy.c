@@ -5,6 +5,7 @@
 #include "cleanup.h"
 #include "json.h"
 #include "names.h"
+#include "path.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -295,24 +296,6 @@ static int get_size(yajl_val owner, const char *path, const char *key, uint64_t 
   return 0;
 }
 
-/* Absolute, and no empty, "." or ".." component: what the policy names is compared as text. */
-static bool is_abs_clean(const char *p)
-{
-  if (p[0] != '/')
-    return false;
-  if (p[1] == '\0')
-    return true;
-  for (const char *s = p + 1;;) {
-    const char *e = strchrnul(s, '/');
-    size_t n = (size_t)(e - s);
-    if (n == 0 || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
-      return false;
-    if (*e == '\0')
-      return true;
-    s = e + 1;
-  }
-}
-
 static int parse_tmpfs(struct sr_arena *a, const struct chain *rootfs, struct sr_policy_profile *p,
                        sr_error_t *err)
 {
@@ -339,7 +322,7 @@ static int parse_tmpfs(struct sr_arena *a, const struct chain *rootfs, struct sr
         sr_json_get_string(a, v, ip, "mode", true, &mode, err) < 0 ||
         sr_json_get_bool(v, ip, "noexec", &t->noexec, NULL, err) < 0)
       return -1;
-    if (!is_abs_clean(t->path) || strcmp(t->path, "/") == 0)
+    if (!sr_path_is_clean(t->path) || strcmp(t->path, "/") == 0)
       return sr_error_make(err, 0, "%s.path: must be a clean absolute path below /, got \"%s\"", ip,
                            t->path);
     t->max_size = t->size;
@@ -482,7 +465,7 @@ static int parse_paths(struct sr_arena *a, const struct chain *ch, const char *k
   if (chain_strv(a, ch, key, out, n, &path, err) < 0)
     return -1;
   for (size_t i = 0; i < *n; i++)
-    if (!is_abs_clean((*out)[i]))
+    if (!sr_path_is_clean((*out)[i]))
       return sr_error_make(err, 0, "%s[%zu]: must be a clean absolute path, got \"%s\"", path, i,
                            (*out)[i]);
   return 0;
@@ -572,7 +555,7 @@ static int parse_hook_allow(struct sr_arena *a, yajl_val v, const char *ip,
     }
   } else
     return sr_error_make(err, 0, "%s: must be a path or an object {\"path\", \"args\"}", ip);
-  if (!is_abs_clean(h->path))
+  if (!sr_path_is_clean(h->path))
     return sr_error_make(err, 0, "%s: must be a clean absolute path, got \"%s\"", ip, h->path);
   return 0;
 }
