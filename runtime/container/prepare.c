@@ -48,9 +48,9 @@ int sr_prepare_load_bundle(const char *bundle_arg, char **bundle, struct sr_crea
    * create, run and policy check judge and start one: without it there is nothing to run, and
    * every step after this one may rely on it (a config without it crashed create). */
   if (ctx->config->process == NULL)
-    return sr_error_make(err, 0,
-                         "config.json: process: required for create (the container's "
-                         "process is what create prepares and start runs)");
+    return sr_error_config(err, NULL, "process",
+                           "config.json: process: required for create (the container's "
+                           "process is what create prepares and start runs)");
   return 0;
 }
 
