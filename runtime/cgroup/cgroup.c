@@ -7,6 +7,7 @@
 #include "cgroup_systemd.h"
 
 #include "cleanup.h"
+#include "default_devices.h"
 #include "path.h"
 #include "util.h"
 
@@ -829,13 +830,8 @@ int sr_cgroup_create_device_rules(const struct sr_resources *r, const struct sr_
                                   size_t n_devices, struct sr_arena *a, struct sr_resources *out,
                                   sr_error_t *err)
 {
-  static const struct sr_device_rule defaults[] = {
-      {true, 'c', 1, 3, "rwm"}, {true, 'c', 1, 5, "rwm"}, {true, 'c', 1, 7, "rwm"},
-      {true, 'c', 1, 8, "rwm"}, {true, 'c', 1, 9, "rwm"}, {true, 'c', 5, 0, "rwm"},
-      {true, 'c', 5, 1, "rwm"}, {true, 'c', 5, 2, "rwm"}, {true, 'c', 136, -1, "rwm"},
-  };
   size_t n_cfg = r ? r->n_devices : 0;
-  size_t n_def = sizeof(defaults) / sizeof(defaults[0]);
+  size_t n_def = sr_default_devices_n;
   struct sr_device_rule *rules = sr_arena_array(a, n_cfg + n_def + n_devices + 1, sizeof(*rules));
   if (rules == NULL)
     return sr_error_make(err, ENOMEM, "device rules");
@@ -843,7 +839,9 @@ int sr_cgroup_create_device_rules(const struct sr_resources *r, const struct sr_
   for (size_t i = 0; i < n_cfg; i++)
     rules[n++] = r->devices[i];
   for (size_t i = 0; i < n_def; i++)
-    rules[n++] = defaults[i];
+    rules[n++] = (struct sr_device_rule){true, sr_default_devices[i].type,
+                                         sr_default_devices[i].major,
+                                         sr_default_devices[i].minor, "rwm"};
   /* mknod only: linux.devices must not widen what resources.devices lets the container open. */
   for (size_t i = 0; i < n_devices; i++)
     if (devices[i].type != 'p')

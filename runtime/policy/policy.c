@@ -3,6 +3,7 @@
 #include "policy.h"
 
 #include "cleanup.h"
+#include "default_devices.h"
 #include "json.h"
 #include "names.h"
 #include "path.h"
@@ -50,18 +51,26 @@ static const char baseline_json[] =
     " \"landlock\": true}";
 #define BASELINE_PATH "(built-in defaults)"
 
+/* Besides every container's own devices (oci/default_devices.h), names a profile may grant. */
 static const struct sr_policy_device device_names[] = {
-    {"null", 'c', 1, 3},    {"zero", 'c', 1, 5},    {"full", 'c', 1, 7},    {"random", 'c', 1, 8},
-    {"urandom", 'c', 1, 9}, {"tty", 'c', 5, 0},     {"console", 'c', 5, 1}, {"ptmx", 'c', 5, 2},
-    {"pts", 'c', 136, -1},  {"fuse", 'c', 10, 229}, {"tun", 'c', 10, 200},  {"kvm", 'c', 10, 232},
+    {"fuse", 'c', 10, 229},
+    {"tun", 'c', 10, 200},
+    {"kvm", 'c', 10, 232},
 };
 
-const struct sr_policy_device *sr_policy_device_by_name(const char *name)
+bool sr_policy_device_by_name(const char *name, struct sr_policy_device *out)
 {
+  const struct sr_default_device *def = sr_default_devices_find(name);
+  if (def) {
+    *out = (struct sr_policy_device){def->name, def->type, def->major, def->minor};
+    return true;
+  }
   for (size_t i = 0; i < sizeof(device_names) / sizeof(device_names[0]); i++)
-    if (strcmp(device_names[i].name, name) == 0)
-      return &device_names[i];
-  return NULL;
+    if (strcmp(device_names[i].name, name) == 0) {
+      *out = device_names[i];
+      return true;
+    }
+  return false;
 }
 
 int sr_policy_parse_size(const char *s, uint64_t *out)
@@ -430,14 +439,12 @@ static int parse_devices(struct sr_arena *a, const struct chain *ch, struct sr_p
     if (ip == NULL)
       return OOM(err, path);
     if (v && YAJL_IS_STRING(v)) {
-      const struct sr_policy_device *named = sr_policy_device_by_name(v->u.string);
-      if (named == NULL)
+      if (!sr_policy_device_by_name(v->u.string, d))
         return sr_error_make(err, 0,
                              "%s: unknown device \"%s\" (null, zero, full, random, urandom, "
                              "tty, console, ptmx, pts, fuse, tun, kvm, or {\"type\", \"major\", "
                              "\"minor\"})",
                              ip, v->u.string);
-      *d = *named;
       continue;
     }
     if (v == NULL || !YAJL_IS_OBJECT(v))
