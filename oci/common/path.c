@@ -2,6 +2,8 @@
 
 #include "path.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 size_t sr_path_clean(const char *in, char *out)
@@ -48,4 +50,18 @@ bool sr_path_is_clean(const char *p)
       return true;
     s += n + 1;
   }
+}
+
+int sr_path_join(char *buf, size_t size, const char *dir, const char *name, sr_error_t *err)
+{
+  size_t dl = strlen(dir);
+  bool slash = dl > 0 && dir[dl - 1] != '/' && name[0] != '/';
+  int n = snprintf(buf, size, "%s%s%s", dir, slash ? "/" : "", name);
+  if (n < 0 || (size_t)n >= size) {
+    if (size > 0)
+      buf[0] = '\0';
+    return sr_error_make(err, ENAMETOOLONG, "`%s%s%s`: path too long (%d bytes, at most %zu)",
+                         dir, slash ? "/" : "", name, n, size ? size - 1 : 0);
+  }
+  return 0;
 }

@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "error.h"
+
 /* A path is taken from "/" (a relative one as if it began with "/"): empty and "." components
  * are dropped, ".." removes the component before it and never climbs above "/" ("/a/../.."
  * is "/"); the result is absolute, with no trailing "/" ("/" when nothing is left).  Text
@@ -19,5 +21,10 @@ size_t sr_path_clean(const char *in, char *out);
 /* Whether p is absolute and clean in that sense: sr_path_clean(p) would return p itself (no
  * empty, "." or ".." component, no trailing "/" but for "/" itself). */
 bool sr_path_is_clean(const char *p);
+
+/* dir and name joined by one "/" (none added when dir ends with one or name begins with one)
+ * into buf, or an error (ENAMETOOLONG) naming what was to be joined: never a truncated path,
+ * which would name another file (a parent directory of the one meant). */
+int sr_path_join(char *buf, size_t size, const char *dir, const char *name, sr_error_t *err);
 
 #endif

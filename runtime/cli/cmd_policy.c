@@ -65,7 +65,8 @@ static int check(const struct sr_global *g, const char *bundle_arg)
   /* Only looked at: no audit line, no registry range, nothing created. */
   pc.audit.path = NULL;
   char rootfs[PATH_MAX];
-  sr_prepare_rootfs_path(ctx.config, bundle, rootfs, sizeof(rootfs));
+  if (sr_prepare_rootfs_path(ctx.config, bundle, rootfs, sizeof(rootfs), &err) < 0)
+    goto fail;
   struct sr_facts_input in = {.bundle = bundle, .rootfs = rootfs,
                               .state_root = g->run.root, .id = o.id, .dry_run = true};
   struct sr_decisions d = {0};

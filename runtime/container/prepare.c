@@ -5,6 +5,7 @@
 #include "cleanup.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "path.h"
 #include "sealed.h"
 #include "statedir.h"
 #include "stored.h"
@@ -19,12 +20,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void sr_prepare_rootfs_path(const struct sr_config *c, const char *bundle, char *buf, size_t size)
+int sr_prepare_rootfs_path(const struct sr_config *c, const char *bundle, char *buf, size_t size,
+                           sr_error_t *err)
 {
-  if (c->root_path[0] == '/')
-    snprintf(buf, size, "%s", c->root_path);
-  else
-    snprintf(buf, size, "%s/%s", bundle, c->root_path);
+  if (sr_path_join(buf, size, c->root_path[0] == '/' ? "" : bundle, c->root_path, err) < 0)
+    return sr_error_wrap(err, "root.path");
+  return 0;
 }
 
 int sr_prepare_load_bundle(const char *bundle_arg, char **bundle, struct sr_create_ctx *ctx,
@@ -93,7 +94,8 @@ int sr_prepare_create(const struct sr_invocation *inv, struct sr_create_ctx *ctx
 {
   struct sr_config *c = ctx->config;
   char rootfs[PATH_MAX];
-  sr_prepare_rootfs_path(c, ctx->o->bundle, rootfs, sizeof(rootfs));
+  if (sr_prepare_rootfs_path(c, ctx->o->bundle, rootfs, sizeof(rootfs), err) < 0)
+    return -1;
   if (pc->policy == NULL && sr_policy_load(inv, pc, err) < 0)
     return -1;
   pc->audit.id = ctx->o->id;

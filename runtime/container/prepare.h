@@ -19,7 +19,8 @@
   }
 
 /* The root filesystem's path: root.path, relative to the bundle unless absolute. */
-void sr_prepare_rootfs_path(const struct sr_config *c, const char *bundle, char *buf, size_t size);
+int sr_prepare_rootfs_path(const struct sr_config *c, const char *bundle, char *buf, size_t size,
+                           sr_error_t *err);
 
 /* Reads and parses <bundle>/config.json for create, run and policy check (so a config without
  * `process` is refused); bundle becomes absolute. */

@@ -5,6 +5,7 @@
 #include "cleanup.h"
 #include "default_devices.h"
 #include "mountapi.h"
+#include "path.h"
 #include "paths.h"
 
 #include <errno.h>
@@ -152,7 +153,9 @@ static int create_node(const struct sr_device *d, const char *what, bool replace
                        int root_fd, sr_error_t *err)
 {
   char parent_path[4096];
-  snprintf(parent_path, sizeof(parent_path), "%s", d->path);
+  /* A truncated copy would be another path, and its last "/" another parent. */
+  if (sr_path_join(parent_path, sizeof(parent_path), "", d->path, err) < 0)
+    return sr_error_wrap(err, "%s", what);
   char *slash = strrchr(parent_path, '/');
   const char *name = slash + 1;
   *slash = '\0';

@@ -7,6 +7,7 @@
  */
 #include "build.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,8 +79,27 @@ static void is_clean_refuses_every_other_spelling(void)
   CHECK(!sr_path_is_clean("/.."));
 }
 
+static void a_join_that_does_not_fit_fails(void)
+{
+  char buf[16];
+  sr_error_t err = NULL;
+  CHECK(sr_path_join(buf, sizeof(buf), "/a", "b", &err) == 0);
+  CHECK_STR_EQ(buf, "/a/b");
+  CHECK(sr_path_join(buf, sizeof(buf), "/a/", "b", &err) == 0);
+  CHECK_STR_EQ(buf, "/a/b");
+  CHECK(sr_path_join(buf, sizeof(buf), "/sys/fs/cg", "/x", &err) == 0);
+  CHECK_STR_EQ(buf, "/sys/fs/cg/x");
+  /* 15 bytes fit, 16 do not: no prefix of the path is left to be used as if it were it. */
+  CHECK(sr_path_join(buf, sizeof(buf), "/bundle", "rootfs/", &err) == 0);
+  CHECK(sr_path_join(buf, sizeof(buf), "/bundle", "rootfs/x", &err) < 0);
+  CHECK(err != NULL && err->status == ENAMETOOLONG);
+  CHECK_STR_EQ(buf, "");
+  sr_error_free(&err);
+}
+
 int main(void)
 {
+  RUN(a_join_that_does_not_fit_fails);
   RUN(spellings_of_one_path_clean_alike);
   RUN(dotdot_never_climbs_above_the_root);
   RUN(a_relative_path_is_taken_from_the_root);
