@@ -64,13 +64,12 @@ static void audit_refused_config(const struct sr_invocation *inv, const char *id
    * as the policy names it); the document as a whole when it is no valid JSON. */
   const char *field = refusal->field ? refusal->field : "config.json";
   _cleanup_free_ char *text = sr_error_text(refusal);
-  struct sr_policy_ctx pc;
+  _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
   sr_error_t e = NULL;
   if (sr_policy_load(inv, &pc, &e) == 0) {
     pc.audit.id = id;
     pc.audit.bundle = bundle;
     sr_audit_refusal(&pc.audit, field, "\"config.json\"", text ? text : "config.json: refused", &e);
-    sr_policy_ctx_release(&pc);
   }
   if (e) {
     _cleanup_free_ char *t = sr_error_text(e);
@@ -89,19 +88,15 @@ int sr_prepare_load_bundle_audited(const struct sr_invocation *inv, const char *
   return -1;
 }
 
-int sr_prepare_create(const struct sr_invocation *inv, struct sr_create_ctx *ctx,
-                      struct sr_policy_ctx *pc, struct sr_decisions *decided, sr_error_t *err)
+/* The policy applied to ctx->config with the host's facts, decisions audited. */
+static int enforce(const struct sr_invocation *inv, struct sr_create_ctx *ctx,
+                   struct sr_policy_ctx *pc, struct sr_decisions *d, sr_error_t *err)
 {
-  struct sr_config *c = ctx->config;
   char rootfs[PATH_MAX];
-  if (sr_prepare_rootfs_path(c, ctx->o->bundle, rootfs, sizeof(rootfs), err) < 0)
+  if (sr_prepare_rootfs_path(ctx->config, ctx->o->bundle, rootfs, sizeof(rootfs), err) < 0)
     return -1;
-  if (pc->policy == NULL && sr_policy_load(inv, pc, err) < 0)
-    return -1;
-  pc->audit.id = ctx->o->id;
-  pc->audit.bundle = ctx->o->bundle;
   /* The state root exists before anything is keyed by its real path. */
-  int rootfd = -1;
+  _cleanup_close_ int rootfd = -1;
   if (sr_statedir_open_root(inv->root, true, &rootfd, err) < 0)
     return -1;
   struct sr_facts_input in = {.bundle = ctx->o->bundle,
@@ -111,12 +106,20 @@ int sr_prepare_create(const struct sr_invocation *inv, struct sr_create_ctx *ctx
                               .state_root = inv->root,
                               .id = ctx->o->id,
                               .keep = &ctx->host};
+  return sr_policy_enforce_create(pc, ctx->config, &in, d, err);
+}
+
+int sr_prepare_create(const struct sr_invocation *inv, struct sr_create_ctx *ctx,
+                      struct sr_policy_ctx *pc, struct sr_decisions *decided, sr_error_t *err)
+{
+  struct sr_config *c = ctx->config;
+  if (pc->policy == NULL && sr_policy_load(inv, pc, err) < 0)
+    return -1;
+  pc->audit.id = ctx->o->id;
+  pc->audit.bundle = ctx->o->bundle;
   struct sr_decisions local = {0};
   struct sr_decisions *d = decided ? decided : &local;
-  int r = sr_policy_enforce_create(pc, c, &in, d, err);
-  if (rootfd >= 0)
-    close(rootfd);
-  if (r < 0)
+  if (enforce(inv, ctx, pc, d, err) < 0)
     return -1;
   ctx->profile = pc->profile->name;
   ctx->hook_profile = pc->profile;

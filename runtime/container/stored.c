@@ -83,7 +83,7 @@ int sr_stored_policy_load(const struct sr_invocation *inv, const struct sr_conta
 int sr_stored_audit(const struct sr_invocation *inv, const struct sr_container *c,
                     const char *event, const char *const *fields, sr_error_t *err)
 {
-  struct sr_policy_ctx pc;
+  _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
   if (sr_policy_load(inv, &pc, err) < 0)
     return -1;
   /* The event is recorded under the profile of the create, even if the policy has changed. */
@@ -91,9 +91,7 @@ int sr_stored_audit(const struct sr_invocation *inv, const struct sr_container *
   pc.audit.bundle = c->rec->bundle;
   if (c->rec->profile)
     pc.audit.profile = c->rec->profile;
-  int r = sr_audit_event(&pc.audit, event, fields, err);
-  sr_policy_ctx_release(&pc);
-  return r;
+  return sr_audit_event(&pc.audit, event, fields, err);
 }
 
 void sr_stored_hook_gate(const struct sr_invocation *inv, const struct sr_container *c,
@@ -126,7 +124,7 @@ void sr_stored_hook_gate(const struct sr_invocation *inv, const struct sr_contai
 
 void sr_stored_release_userns(const struct sr_invocation *inv, const char *id)
 {
-  struct sr_policy_ctx pc;
+  _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
   sr_error_t err = NULL;
   _cleanup_free_ char *key = sr_userns_key(inv->root, id);
   if (key == NULL || sr_policy_load(inv, &pc, &err) < 0) {
@@ -138,5 +136,4 @@ void sr_stored_release_userns(const struct sr_invocation *inv, const char *id)
     sr_warn("release the user namespace range of \"%s\": %s", id, t ? t : "");
     sr_error_free(&err);
   }
-  sr_policy_ctx_release(&pc);
 }

@@ -10,7 +10,7 @@
 static int judge(const struct sr_invocation *inv, const struct sr_container *ct, struct sr_arena *a,
                  const struct sr_resources *r, struct sr_resources *applied, sr_error_t *err)
 {
-  struct sr_policy_ctx pc;
+  _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
   if (sr_stored_policy_load(inv, ct, &pc, err) < 0)
     return -1;
   struct sr_decisions d = {0};
@@ -21,10 +21,8 @@ static int judge(const struct sr_invocation *inv, const struct sr_container *ct,
   if (sr_audit_decisions(&pc.audit, &d, err) < 0 ||
       (pr == 0 && sr_audit_event(&pc.audit, "update", NULL, err) < 0)) {
     sr_error_free(&refusal);
-    sr_policy_ctx_release(&pc);
     return -1;
   }
-  sr_policy_ctx_release(&pc);
   if (pr < 0) {
     *err = refusal;
     return -1;

@@ -21,6 +21,8 @@ struct sr_policy_ctx {
 /* On a failure pc holds nothing (no release needed). */
 int sr_policy_load(const struct sr_invocation *inv, struct sr_policy_ctx *pc, sr_error_t *err);
 void sr_policy_ctx_release(struct sr_policy_ctx *pc);
+/* For a context initialised {0} (or loaded): released at the end of its scope. */
+#define _cleanup_policy_ctx_ __attribute__((cleanup(sr_policy_ctx_release)))
 
 /* create/run: applies the profile to c (in place) and audits the decisions.  A refusal is
  * audited, then returned as the error.  Records in->state_root among the state roots (not
