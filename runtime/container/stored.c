@@ -110,11 +110,7 @@ void sr_stored_hook_gate(const struct sr_invocation *inv, const struct sr_contai
   gate->audit = &pc->audit;
   /* The profile is named by the container's state.json, which is read back from disk: the
    * profile this invocation's bindings select must allow each hook as well. */
-  const char *argv0 = inv->argv && inv->argv[0] ? inv->argv[0] : "seerun";
-  const char *base = strrchr(argv0, '/') ? strrchr(argv0, '/') + 1 : argv0;
-  char root[PATH_MAX];
-  const char *root_dir = realpath(inv->root, root) ? root : inv->root;
-  if (sr_policy_select(pc->policy, inv->profile, base, root_dir, &gate->also, &err) < 0) {
+  if (sr_policy_select_bound(pc->policy, inv, &gate->also, &err) < 0) {
     _cleanup_free_ char *t = sr_error_text(err);
     sr_warn("container \"%s\": no hook will run: %s", c->id, t ? t : "");
     sr_error_free(&err);

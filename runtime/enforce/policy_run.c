@@ -66,6 +66,16 @@ static int read_policy_file(const char *path, struct sr_policy **out, bool *foun
   return sr_policy_parse(buf, len, name, out, err);
 }
 
+int sr_policy_select_bound(const struct sr_policy *policy, const struct sr_invocation *inv,
+                           const struct sr_policy_profile **out, sr_error_t *err)
+{
+  const char *argv0 = inv->argv && inv->argv[0] ? inv->argv[0] : "seerun";
+  const char *base = strrchr(argv0, '/') ? strrchr(argv0, '/') + 1 : argv0;
+  char root[PATH_MAX];
+  const char *root_dir = realpath(inv->root, root) ? root : inv->root;
+  return sr_policy_select(policy, inv->profile, base, root_dir, out, err);
+}
+
 static int load(const struct sr_invocation *inv, struct sr_policy_ctx *pc, sr_error_t *err)
 {
   const char *path = inv->policy ? inv->policy : SR_POLICY_DEFAULT_PATH;
@@ -78,11 +88,7 @@ static int load(const struct sr_invocation *inv, struct sr_policy_ctx *pc, sr_er
     if (sr_policy_parse_default(&pc->policy, err) < 0)
       return -1;
   }
-  const char *argv0 = inv->argv && inv->argv[0] ? inv->argv[0] : "seerun";
-  const char *base = strrchr(argv0, '/') ? strrchr(argv0, '/') + 1 : argv0;
-  char root[PATH_MAX];
-  const char *root_dir = realpath(inv->root, root) ? root : inv->root;
-  if (sr_policy_select(pc->policy, inv->profile, base, root_dir, &pc->profile, err) < 0)
+  if (sr_policy_select_bound(pc->policy, inv, &pc->profile, err) < 0)
     return -1;
   pc->audit.path = pc->policy->audit_log;
   pc->audit.profile = pc->profile->name;

@@ -18,6 +18,11 @@ struct sr_policy_ctx {
   struct sr_audit audit;
 };
 
+/* The profile this invocation is bound to: --profile, else the engine entry's binding by
+ * the program's name and the state root (sr_policy_select). */
+int sr_policy_select_bound(const struct sr_policy *policy, const struct sr_invocation *inv,
+                           const struct sr_policy_profile **out, sr_error_t *err);
+
 /* On a failure pc holds nothing (no release needed). */
 int sr_policy_load(const struct sr_invocation *inv, struct sr_policy_ctx *pc, sr_error_t *err);
 void sr_policy_ctx_release(struct sr_policy_ctx *pc);
