@@ -53,7 +53,7 @@ int sr_container_delete(struct sr_container *c, bool force, const struct sr_hook
  * rebuilt from recovery.json, else from the config.json copy (the cgroup path resolved as
  * create does; the cgroup is taken for seerun's only when named after the id, as seerun and
  * the engines name a container's cgroup, otherwise it is left alone), else empty (only the
- * directory is removed).  The container owns the root's descriptor (sr_cli_close_container).
+ * directory is removed).  The container owns the root's descriptor (sr_stored_close).
  * ENOENT: no such container. */
 int sr_container_recover(const char *root, const char *id, struct sr_container **out,
                          sr_error_t *err);
