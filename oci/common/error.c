@@ -120,6 +120,15 @@ int sr_error_peer_gone(sr_error_t *err, const char *fmt, ...)
   return -1;
 }
 
+int sr_error_record(sr_error_t *err, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  make_kind(err, SR_ERR_RECORD, NULL, NULL, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
 int sr_error_wrap(sr_error_t *err, const char *fmt, ...)
 {
   if (err == NULL || *err == NULL || (*err)->msg == oom_msg)
