@@ -481,18 +481,19 @@ static void undo(struct sr_sandbox *s)
   s->range_taken = false;
 }
 
-/* A command the container's init could not execute (its words are runc's, which engines read
- * too: process_exec.c): 127 when it does not exist in the sandbox, 126 when it is not
- * executable there; anything else is seerun's own failure. */
-static int exec_failure_status(const char *text)
+/* A command the container's init could not execute (the error's kind, process_exec.c): 127
+ * when it does not exist in the sandbox, 126 when it is not executable there; anything else
+ * is seerun's own failure. */
+static int exec_failure_status(const struct sr_error_s *e)
 {
-  if (text == NULL || strstr(text, "exec: \"") == NULL)
-    return SR_SANDBOX_EXIT_RUNTIME;
-  if (strstr(text, "executable file not found") || strstr(text, "no such file or directory"))
+  switch (sr_error_kind(e)) {
+  case SR_ERR_NOT_FOUND:
     return SR_SANDBOX_EXIT_NOTFOUND;
-  if (strstr(text, "permission denied") || strstr(text, "is a directory"))
+  case SR_ERR_NOT_EXECUTABLE:
     return SR_SANDBOX_EXIT_NOEXEC;
-  return SR_SANDBOX_EXIT_RUNTIME;
+  default:
+    return SR_SANDBOX_EXIT_RUNTIME;
+  }
 }
 
 void sr_sandbox_init(struct sr_sandbox *s, const struct sr_invocation *g, const char *profile,
@@ -539,7 +540,7 @@ int sr_sandbox_run(struct sr_sandbox *s, sr_error_t *err)
     free(s->error);
     s->error = text ? steal_ptr(text) : strdup("out of memory");
     s->res.error = s->error;
-    s->res.exit_code = exec_failure_status(s->error);
+    s->res.exit_code = exec_failure_status(*err);
   }
   s->res.profile = s->pc.profile ? s->pc.profile->name : s->g.profile;
   s->res.decisions_json = s->decisions_json;
