@@ -167,14 +167,13 @@ static int prepare_overlay_paths(const struct sr_mount *m, const struct sr_bind_
 {
   long idx = config_index(m);
   struct sr_mount_data d;
-  struct sr_arena a = {0};
-  int r = sr_mount_data_split(&a, m, m->field, &d, err);
-  size_t n = d.n_paths;
-  sr_arena_release(&a);
-  if (r < 0)
+  _cleanup_(sr_arena_release) struct sr_arena a = {0};
+  if (sr_mount_data_split(&a, m, m->field, &d, err) < 0)
     return -1;
+  size_t n = d.n_paths;
   if (n == 0)
     return 0;
+  /* A mount the policy did not judge (restore's, a config without facts) is not made. */
   if (idx < 0 || (size_t)idx >= srcs->n || srcs->path_fd == NULL || srcs->n_paths[idx] != n)
     return sr_error_make(err, 0, "%s.options: the policy judged no such overlay (runtime error)",
                          m->field);
@@ -187,9 +186,9 @@ static int prepare_overlay_paths(const struct sr_mount *m, const struct sr_bind_
   for (size_t k = 0; k < n; k++) {
     if (srcs->path_fd[idx][k] < 0)
       return sr_error_make(err, srcs->path_errno[idx][k] ? srcs->path_errno[idx][k] : ENOENT,
-                           "%s.options: overlay layer %zu", m->field, k);
+                           "%s.options: %s: `%s`", m->field, d.paths[k].option, d.paths[k].path);
     if (((*out)[k] = fcntl(srcs->path_fd[idx][k], F_DUPFD_CLOEXEC, 3)) < 0)
-      return sr_error_sys(err, "%s.options: overlay layer %zu", m->field, k);
+      return sr_error_sys(err, "%s.options: %s", m->field, d.paths[k].option);
   }
   return 0;
 }
@@ -396,24 +395,19 @@ static int open_layer(const struct sr_mount *m, const struct sr_mount_path *p, i
 static int set_overlay_options(int fsfd, const struct sr_mount *m, const int *judged,
                                size_t n_judged, const char *bundle, sr_error_t *err)
 {
-  struct sr_arena a = {0};
+  _cleanup_(sr_arena_release) struct sr_arena a = {0};
   struct sr_mount_data d;
-  int r = -1;
   if (sr_mount_data_split(&a, m, m->field, &d, err) < 0)
-    goto out;
-  if (d.n_paths != n_judged) {
-    sr_error_make(err, 0, "%s.options: the policy judged %zu overlay layers, not %zu (runtime "
-                          "error)", m->field, n_judged, d.n_paths);
-    goto out;
-  }
+    return -1;
+  if (d.n_paths != n_judged || (n_judged && judged == NULL))
+    return sr_error_make(err, 0, "%s.options: the policy judged %zu overlay layers, not %zu "
+                                 "(runtime error)", m->field, n_judged, d.n_paths);
   for (size_t k = 0; k < d.n_paths; k++) {
     _cleanup_close_ int fd = -1;
     if (open_layer(m, &d.paths[k], judged[k], bundle, &fd, err) < 0)
-      goto out;
-    if (sr_fsconfig(fsfd, FSCONFIG_SET_FD, d.paths[k].key, NULL, fd) < 0) {
-      fs_fail(fsfd, err, d.paths[k].option, m);
-      goto out;
-    }
+      return -1;
+    if (sr_fsconfig(fsfd, FSCONFIG_SET_FD, d.paths[k].key, NULL, fd) < 0)
+      return fs_fail(fsfd, err, d.paths[k].option, m);
   }
   for (size_t k = 0; k < d.n_plain; k++) {
     char *eq = strchr(d.plain[k], '=');
@@ -426,14 +420,10 @@ static int set_overlay_options(int fsfd, const struct sr_mount *m, const int *ju
     if (rc < 0) {
       char what[256];
       snprintf(what, sizeof(what), "option \"%s\"", d.plain[k]);
-      fs_fail(fsfd, err, what, m);
-      goto out;
+      return fs_fail(fsfd, err, what, m);
     }
   }
-  r = 0;
-out:
-  sr_arena_release(&a);
-  return r;
+  return 0;
 }
 
 /* A new filesystem instance from the mount's type, source and data options. */
@@ -470,8 +460,9 @@ static int make_fs_mount(const struct sr_mount *m, const char *type, const char 
     if (sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "mode", mode, 0) < 0)
       return fs_fail(fsfd, err, "mode of the covered directory", m);
   }
-  if (sr_mount_is_overlay(m) ? set_overlay_options(fsfd, m, layers->fd, layers->n,
-                                                   layers->bundle, err) < 0
+  if (sr_mount_is_overlay(m) ? set_overlay_options(fsfd, m, layers ? layers->fd : NULL,
+                                                   layers ? layers->n : 0,
+                                                   layers ? layers->bundle : ".", err) < 0
                              : set_data_options(fsfd, m, err) < 0)
     return -1;
   const char *context = sr_selinux_fs_context(mount_label, type);
