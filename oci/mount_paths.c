@@ -63,7 +63,7 @@ static int add_path(struct sr_arena *a, struct sr_mount_data *d, size_t cap,
   if (d->n_paths == cap)
     return sr_error_make(err, E2BIG, "%s: too many paths in the options", field);
   if (n == 0)
-    return sr_error_make(err, EINVAL, "%s: \"%s\": an empty path", field, option);
+    return sr_error_make(err, 0, "%s: \"%s\": an empty path", field, option);
   struct sr_mount_path *p = &d->paths[d->n_paths];
   p->kind = kind;
   p->key = key;
@@ -82,13 +82,13 @@ static int split_lowerdir(struct sr_arena *a, struct sr_mount_data *d, size_t ca
 {
   bool data = false;
   if (*value == '\0')
-    return sr_error_make(err, EINVAL, "%s: \"%s\": no layer", field, option);
+    return sr_error_make(err, 0, "%s: \"%s\": no layer", field, option);
   for (const char *s = value;;) {
     const char *e = element_end(s, ':');
     if (e == s) {
       /* "::": the data-only layers follow (once, and not first). */
       if (data || s == value || *e == '\0')
-        return sr_error_make(err, EINVAL, "%s: \"%s\": an empty layer", field, option);
+        return sr_error_make(err, 0, "%s: \"%s\": an empty layer", field, option);
       data = true;
       s = e + 1;
       continue;
@@ -100,7 +100,7 @@ static int split_lowerdir(struct sr_arena *a, struct sr_mount_data *d, size_t ca
       return 0;
     s = e + 1;
     if (*s == '\0')
-      return sr_error_make(err, EINVAL, "%s: \"%s\": an empty layer", field, option);
+      return sr_error_make(err, 0, "%s: \"%s\": an empty layer", field, option);
   }
 }
 
@@ -114,14 +114,14 @@ static int overlay_option(struct sr_arena *a, struct sr_mount_data *d, size_t ca
 #define KEY(k) (kl == strlen(k) && strncmp(opt, (k), kl) == 0)
   if (KEY("lowerdir")) {
     if (*lowerdir || *lower_add)
-      return sr_error_make(err, EINVAL, "%s: \"%s\": the lower layers are given twice", field,
+      return sr_error_make(err, 0, "%s: \"%s\": the lower layers are given twice", field,
                            opt);
     *lowerdir = true;
     return split_lowerdir(a, d, cap, value, opt, field, err);
   }
   if (KEY("lowerdir+") || KEY("datadir+")) {
     if (*lowerdir)
-      return sr_error_make(err, EINVAL, "%s: \"%s\": lowerdir= and %.*s= together", field, opt,
+      return sr_error_make(err, 0, "%s: \"%s\": lowerdir= and %.*s= together", field, opt,
                            (int)kl, opt);
     *lower_add = true;
     bool data = KEY("datadir+");
@@ -132,7 +132,7 @@ static int overlay_option(struct sr_arena *a, struct sr_mount_data *d, size_t ca
     enum sr_mount_path_kind kind = KEY("upperdir") ? SR_MOUNT_PATH_UPPER : SR_MOUNT_PATH_WORK;
     for (size_t i = 0; i < d->n_paths; i++)
       if (d->paths[i].kind == kind)
-        return sr_error_make(err, EINVAL, "%s: \"%s\": given twice", field, opt);
+        return sr_error_make(err, 0, "%s: \"%s\": given twice", field, opt);
     return add_path(a, d, cap, kind, kind == SR_MOUNT_PATH_UPPER ? "upperdir" : "workdir", value,
                     strlen(value), opt, field, err);
   }
