@@ -259,7 +259,8 @@ static int prepare(struct exec_ctx *x, sr_error_t *err)
   }
   const struct sr_seccomp *sc = x->config->linux_.seccomp;
   if (sc && sc->uses_notify &&
-      sr_connect_unix(sc->listener_path, "linux.seccomp.listenerPath", &x->notify_fd, err) < 0)
+      sr_connect_unix_once(sc->listener_path, "linux.seccomp.listenerPath", &x->notify_fd, NULL,
+                           err) < 0)
     return -1;
   /* The supervisor that keeps the activity record gets this process's listener too; where it
    * has gone, the plain filter (the record is incomplete: its supervisor is not there). */
