@@ -670,11 +670,11 @@ int sr_create_prepare(struct sr_create_ctx *ctx, sr_error_t *err)
                          "root.path `%s`", ctx->rootfs);
   bool userns = c->linux_.namespaces[SR_NS_USER].present;
   /* Without a mount namespace (permissive only) the config's mounts and devices are not made:
-   * they would land on the host's (runc ignores them too). */
+   * they would land on the host's and outlive the container. */
   bool own_mounts = c->linux_.namespaces[SR_NS_MOUNT].present;
   if (!own_mounts && (c->n_mounts || c->linux_.n_devices))
-    sr_warn("linux.namespaces: no mount namespace: the container has the runtime's root and "
-            "mounts; mounts and linux.devices are not made");
+    sr_warn("linux.namespaces: no mount namespace: the container has the runtime's mounts "
+            "(its root is root.path, by chroot); mounts and linux.devices are not made");
   if (sr_ns_plan_make(&c->linux_, &(struct sr_ns_opened){ctx->host.ns_fd, ctx->host.ns_error},
                       &ctx->ns, err) < 0 || sr_ns_check_names(c, &ctx->ns, err) < 0 ||
       (own_mounts &&
