@@ -421,7 +421,9 @@ static int run_runtime_hooks(struct sr_create_ctx *ctx, sr_error_t *err)
   if (h->n[SR_HOOK_PRESTART] == 0 && h->n[SR_HOOK_CREATE_RUNTIME] == 0)
     return 0;
   _cleanup_free_ char *state = NULL;
-  if (sr_create_state_json(ctx, "creating", ctx->init_pid, &state, err) < 0)
+  /* runtime.md: "created" is after step 2 (the environment made); these hooks are steps 3
+   * and 4 (crun says "created" too; runc says "creating"). */
+  if (sr_create_state_json(ctx, "created", ctx->init_pid, &state, err) < 0)
     return -1;
   struct sr_hook_gate gate = hook_gate(ctx);
   if (sr_hooks_run(h, SR_HOOK_PRESTART, &gate, state, err) < 0 ||

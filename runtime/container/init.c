@@ -315,7 +315,8 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
   /* runtime.md: a hook in the container's namespaces gets the pid the container sees. */
   if (ctx->container_hooks.n) {
     _cleanup_free_ char *state = NULL;
-    if (sr_create_state_json(ctx, "creating", getpid(), &state, err) < 0 ||
+    /* Step 5 of runtime.md's lifecycle: "created", as for prestart and createRuntime. */
+    if (sr_create_state_json(ctx, "created", getpid(), &state, err) < 0 ||
         sr_hooks_run_batch(&ctx->container_hooks, state, err) < 0)
       return -1;
   }

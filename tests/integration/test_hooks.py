@@ -103,8 +103,10 @@ def test_every_hook_runs_at_its_moment_with_the_state_on_stdin(seerun, bundle, l
     seerun.cmd("delete", cid, check=True)
     assert read(logdir, "order").split() == KINDS
 
-    expected_status = {"prestart": "creating", "createRuntime": "creating",
-                       "createContainer": "creating", "startContainer": "created",
+    # runtime.md: "creating" is step 2 of the lifecycle, "created" after it: the create-time
+    # hooks are steps 3 to 5 (crun; runc says "creating").
+    expected_status = {"prestart": "created", "createRuntime": "created",
+                       "createContainer": "created", "startContainer": "created",
                        "poststart": "running", "poststop": "stopped"}
     for kind in KINDS:
         st = json.loads(read(logdir, f"{kind}.json"))
@@ -115,6 +117,33 @@ def test_every_hook_runs_at_its_moment_with_the_state_on_stdin(seerun, bundle, l
         assert st["ociVersion"].startswith("1."), kind
         # (The pid a hook in the container's namespaces gets is checked below.)
         if kind in ("prestart", "createRuntime", "poststart"):
+            assert st["pid"] == pid, kind
+
+
+def test_the_state_on_a_hooks_stdin_as_the_validation_suite_reads_it(seerun, bundle, tmp_path):
+    # runtime-tools' hooks_stdin: each hook `sh -c "cat > FILE"` (timeout 1), process `true`,
+    # an annotation; create, state's pid, start, wait for stopped, delete; then each file's
+    # id, bundle, pid (not poststop's), annotations, and status: prestart "created", poststart
+    # "running", poststop not empty.
+    out = tmp_path / "stdin"
+    out.mkdir()
+    bundle.config["annotations"] = {"org.opencontainers.runtime-tools": "hook stdin test"}
+    bundle.config["hooks"] = {kind: [hook(f"cat > {out}/{kind}", timeout=1)]
+                              for kind in ("prestart", "poststart", "poststop")}
+    bundle.args("true")
+    cid = seerun.id()
+    seerun.cmd("create", "--bundle", bundle.write(), cid, check=True)
+    pid = seerun.state(cid)["pid"]
+    seerun.cmd("start", cid, check=True)
+    wait_for(lambda: seerun.state(cid)["status"] == "stopped", what="stopped")
+    seerun.cmd("delete", cid, check=True)
+    for kind, status in (("prestart", "created"), ("poststart", "running"),
+                         ("poststop", "stopped")):
+        st = json.loads((out / kind).read_text())
+        assert st["id"] == cid and st["bundle"] == str(bundle.path), kind
+        assert st["annotations"] == {"org.opencontainers.runtime-tools": "hook stdin test"}
+        assert st["status"] == status, kind
+        if kind != "poststop":
             assert st["pid"] == pid, kind
 
 
