@@ -147,6 +147,26 @@ def test_the_state_on_a_hooks_stdin_as_the_validation_suite_reads_it(seerun, bun
             assert st["pid"] == pid, kind
 
 
+def test_a_poststart_hook_gets_running_and_the_pid_even_when_the_process_is_quick(
+        seerun, bundle, tmp_path):
+    # runtime-tools' hooks_stdin runs `true`: the hook ran after `true` had exited and got
+    # "stopped" and no pid about every other time.  Step 9 follows the program's execution:
+    # "running", and the pid the container had at create.
+    out = tmp_path / "poststart.json"
+    bundle.config["hooks"] = {"poststart": [hook(f"cat > {out}")]}
+    bundle.args("true")
+    path = bundle.write()
+    for i in range(10):
+        cid = seerun.id(f"q{i}")
+        seerun.cmd("create", "--bundle", path, cid, check=True)
+        pid = seerun.state(cid)["pid"]
+        seerun.cmd("start", cid, check=True)
+        st = json.loads(out.read_text())
+        assert (st["status"], st.get("pid")) == ("running", pid), (i, st)
+        wait_for(lambda: seerun.state(cid)["status"] == "stopped", what="stopped")
+        seerun.cmd("delete", cid, check=True)
+
+
 def test_hooks_run_in_the_runtimes_or_the_containers_namespaces(seerun, bundle, logdir):
     record_all(bundle, logdir)
     bundle.args("sleep", "30")
