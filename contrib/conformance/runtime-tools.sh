@@ -95,7 +95,8 @@ for t in validation/*/*.t; do
   if [ "$rc" -eq 0 ] && [ "$v" = pass ]; then
     pass=$((pass + 1)); echo "PASS $name"
   else
-    echo "FAIL $name (exit $rc; $v; see $out/$name)"
+    [ "$v" = pass ] && v="exit $rc" || v="exit $rc; $v"
+    echo "FAIL $name ($v; see $out/$name)"
   fi
 done
 echo "runtime-tools $(git -C "$src" describe --always --tags): $pass of $total programs pass with $runtime"
