@@ -13,25 +13,14 @@ import shutil
 import socket
 import subprocess
 import threading
-import time
 
 import pytest
 
-from conftest import SEERUN, Bundle
+from conftest import SEERUN, Bundle, wait_for
 
 
 def run(seerun, bundle, *extra, **kw):
     return seerun.cmd("run", *extra, "--bundle", bundle.write(), seerun.id(), **kw)
-
-
-def wait_for(cond, timeout=20, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture
@@ -112,7 +101,7 @@ def test_a_joined_network_namespace_is_left_as_it_is(seerun, bundle, tmp_path):
     try:
         ns = f"/proc/{holder.pid}/ns/net"
         wait_for(lambda: os.stat(ns).st_ino != os.stat("/proc/self/ns/net").st_ino,
-                 what="the namespace holder")
+                 timeout=20, what="the namespace holder")
         bundle.linux["namespaces"] = [n for n in bundle.linux["namespaces"]
                                       if n["type"] != "network"]
         bundle.linux["namespaces"].append({"type": "network", "path": ns})
@@ -425,7 +414,8 @@ def test_create_run_kill_delete_accept_flags_after_the_id(seerun, bundle, tmp_pa
     seerun.cmd("start", cid, check=True)
     r = seerun.cmd("kill", cid, "KILL", "--all")
     assert r.returncode == 0, r.stderr
-    wait_for(lambda: seerun.state(cid)["status"] == "stopped", what="the container to stop")
+    wait_for(lambda: seerun.state(cid)["status"] == "stopped", timeout=20,
+             what="the container to stop")
     r = seerun.cmd("delete", cid, "--force")
     assert r.returncode == 0, r.stderr
     assert cid not in seerun.list_ids()
@@ -454,7 +444,8 @@ def test_a_double_dash_ends_the_options(seerun, running):
     # kill ID -- 9: "9" is the signal even though "--" came first
     r = seerun.cmd("kill", "--", cid, "KILL")
     assert r.returncode == 0, r.stderr
-    wait_for(lambda: seerun.state(cid)["status"] == "stopped", what="the container to stop")
+    wait_for(lambda: seerun.state(cid)["status"] == "stopped", timeout=20,
+             what="the container to stop")
     r = seerun.cmd("delete", "--", "--force")
     assert r.returncode != 0  # "--force" after "--" is an id, not the flag
 
@@ -467,7 +458,8 @@ def test_kill_with_signal_0_checks_that_the_container_exists(seerun, running, bu
     assert r.returncode == 0, r.stderr
     assert seerun.state(cid)["status"] == "running"
     seerun.cmd("kill", cid, "KILL", check=True)
-    wait_for(lambda: seerun.state(cid)["status"] == "stopped", what="the container to stop")
+    wait_for(lambda: seerun.state(cid)["status"] == "stopped", timeout=20,
+             what="the container to stop")
     r = seerun.cmd("kill", cid, "0")
     assert r.returncode != 0 and "not running" in r.stderr
     r = seerun.cmd("kill", "nonexistent-" + cid, "0")

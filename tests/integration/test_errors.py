@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import SEERUN, CGROUP_ROOT
+from conftest import SEERUN, CGROUP_ROOT, state_entries
 
 
 def without(config, *types):
@@ -58,17 +58,6 @@ def reap_orphans():
             pass
     except ChildProcessError:
         pass
-
-
-def state_entries(seerun):
-    """The state root's entries; the index directory's (statedir.h) as ".index/<id>"."""
-    if not os.path.isdir(seerun.root):
-        return []
-    entries = [e for e in os.listdir(seerun.root) if e != ".index"]
-    index = os.path.join(seerun.root, ".index")
-    if os.path.isdir(index):
-        entries += [".index/" + e for e in os.listdir(index)]
-    return sorted(entries)
 
 
 def rewrite_record(seerun, cid, **changes):
@@ -634,7 +623,6 @@ def test_list_sweeps_what_a_killed_create_left_but_never_a_create_at_work(seerun
                 for f in os.listdir(d):
                     os.unlink(os.path.join(d, f))
                 os.rmdir(d)
-
 
 
 def test_a_runtime_mount_error_names_config_jsons_index_under_a_profile(hardened, bundle):

@@ -22,66 +22,13 @@ import time
 
 import pytest
 
-from conftest import SEERUN
+from conftest import SEERUN, running_pid, state_entries, wait_for
 
 SHELL_WRITE_PROBE = r"""
 for d in "$@"; do
   if ( : > "$d/probe" ) 2>/dev/null; then echo "writable $d"; else echo "refused $d"; fi
 done
 """
-
-
-class Sandbox:
-    """`seerun sandbox` with the fixture's global flags; each call gets its own result file
-    (--json=FILE), parsed into r.result."""
-
-    def __init__(self, seerun, tmp_path):
-        self.seerun = seerun
-        self.tmp = tmp_path
-        self.count = 0
-
-    def argv(self, *args, name="sb"):
-        return [SEERUN, *self.seerun.global_args, "sandbox", "--name", self.seerun.id(name),
-                *args]
-
-    def run(self, *command, opts=(), name="sb", timeout=60, **kw):
-        self.count += 1
-        result = self.tmp / f"result-{self.count}.json"
-        r = self.seerun.cmd("sandbox", "--name", self.seerun.id(name), f"--json={result}",
-                            *opts, "--", *command, timeout=timeout, **kw)
-        r.result = json.loads(result.read_text()) if result.exists() else None
-        return r
-
-    def ok(self, *command, **kw):
-        r = self.run(*command, **kw)
-        assert r.returncode == 0, f"exit {r.returncode}: {r.stderr}{r.stdout}"
-        return r
-
-
-@pytest.fixture
-def sandbox(hardened, tmp_path):
-    return Sandbox(hardened, tmp_path)
-
-
-def state_entries(seerun):
-    """The state root's entries; the index directory's (statedir.h) as ".index/<id>"."""
-    if not os.path.isdir(seerun.root):
-        return []
-    entries = [e for e in os.listdir(seerun.root) if e != ".index"]
-    index = os.path.join(seerun.root, ".index")
-    if os.path.isdir(index):
-        entries += [".index/" + e for e in os.listdir(index)]
-    return sorted(entries)
-
-
-def wait_for(predicate, timeout=10.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def stop(p):
@@ -92,15 +39,6 @@ def stop(p):
             p.send_signal(signal.SIGTERM)
             time.sleep(0.2)
     p.wait(timeout=30)
-
-
-def running_pid(seerun, cid):
-    """The container's init pid on the host once it runs (0 before)."""
-    r = seerun.cmd("state", cid)
-    if r.returncode != 0:
-        return 0
-    st = json.loads(r.stdout)
-    return st["pid"] if st["status"] == "running" else 0
 
 
 # ---- what runs inside ----------------------------------------------------------------------
