@@ -43,10 +43,21 @@ def wait_for(predicate, timeout=10.0, what="condition", interval=0.02):
 def alive(pid):
     """The process exists and is not a zombie (a dead one its parent has not reaped)."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+        return proc_state(pid) not in ("Z", "X")
     except OSError:
         return False
+
+
+def proc_state(pid):
+    """The process's state letter (R, S, D, T, Z...), from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def start_time(pid):
+    """When the process started, in clock ticks since boot (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[19])
 
 
 def wait_gone(pid, timeout=10.0, what=None):

@@ -22,7 +22,7 @@ import time
 
 import pytest
 
-from conftest import SEERUN, running_pid, state_entries, wait_for
+from conftest import SEERUN, running_pid, signal_pending, state_entries, wait_for
 
 SHELL_WRITE_PROBE = r"""
 for d in "$@"; do
@@ -31,13 +31,20 @@ done
 """
 
 
+def sigterm_taken(p):
+    """Sends SIGTERM to a sandbox's seerun and waits until seerun has taken it: a second one
+    sent before would merge into the first (standard signals are not queued)."""
+    p.send_signal(signal.SIGTERM)
+    wait_for(lambda: p.poll() is not None or not signal_pending(p.pid, signal.SIGTERM),
+             what="seerun to take the SIGTERM")
+
+
 def stop(p):
-    """Asks a sandbox's seerun to stop twice (standard signals sent at once would merge into
-    one): the first SIGTERM goes to the command, the second kills the sandbox."""
+    """Asks a sandbox's seerun to stop twice: the first SIGTERM goes to the command, the
+    second kills the sandbox."""
     for _ in range(2):
         if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-            time.sleep(0.2)
+            sigterm_taken(p)
     p.wait(timeout=30)
 
 
@@ -553,8 +560,8 @@ def test_signals_are_forwarded(sandbox, hardened):
     p = subprocess.Popen(sandbox.argv("--", "sleep", "60"), stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     wait_for(lambda: running_pid(hardened, cid), what="the sandbox to run")
-    p.send_signal(signal.SIGTERM)  # sleep, pid 1 of its namespace, ignores it
-    time.sleep(0.3)
+    sigterm_taken(p)  # sleep, pid 1 of its namespace, ignores it
+    assert p.poll() is None, "seerun ended on the first SIGTERM"
     p.send_signal(signal.SIGTERM)
     p.wait(timeout=30)
     assert p.returncode == 128 + signal.SIGTERM

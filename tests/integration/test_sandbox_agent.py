@@ -178,14 +178,20 @@ CLEAR_PDEATHSIG = ("import ctypes\n"
                    "print('pdeathsig', s.value, flush=True)\n"
                    "libc.prctl(1, 0, 0, 0, 0)\n"  # PR_SET_PDEATHSIG 0: undone by the code
                    )
+# "ready" once every process is in place: the forked child in its own session (it says so
+# through a pipe), the setsid'd sleep too (polled: a loop's interval, not a wait's length).
 TREE = ("import os, subprocess, time\n"
         "subprocess.Popen(['sleep', '300'])\n"
-        "subprocess.Popen(['setsid', 'sleep', '301'])\n"
+        "s = subprocess.Popen(['setsid', 'sleep', '301'])\n"
+        "r, w = os.pipe()\n"
         "if os.fork() == 0:\n"
         "    os.setsid()\n"
+        "    os.write(w, b'x')\n"
         "    time.sleep(302)\n"
         "    os._exit(0)\n"
-        "time.sleep(0.2)\n"
+        "os.read(r, 1)\n"
+        "while os.getsid(s.pid) != s.pid:\n"
+        "    time.sleep(0.01)\n"
         "print('ready', flush=True)\n"
         "time.sleep(303)\n")
 
