@@ -228,18 +228,6 @@ def kill_processes_mentioning(text):
             pass
 
 
-def reap_children():
-    """The test run is a subreaper (conftest.py): the engines' detached helpers (conmon, shims)
-    end up its children; reap those that have exited."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-
-
 def cgroup_mounts():
     """The mount points of every cgroup hierarchy (v1 controllers and the v2 unified one)."""
     mounts = []
@@ -434,7 +422,7 @@ class Sandbox:
         while processes_mentioning(self.dir) and time.monotonic() < deadline:
             kill_processes_mentioning(self.dir)
             time.sleep(0.1)
-            reap_children()
+            conftest.reap_children()  # (their helpers end up our children)
         self.problems += [f"process left: {p}" for p in processes_mentioning(self.dir)]
         for cg in cgroup_parents:
             self.problems += [f"cgroup left: {d}" for d in remove_cgroup_tree(cg)]

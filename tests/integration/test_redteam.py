@@ -96,6 +96,18 @@ def rootfs_with_link(tmp_path, busybox_rootfs, name, target):
 
 
 @pytest.fixture
+def host_null_dir(tmp_path):
+    """A host directory holding a device node (/dev/null's, mode 0666, as mynull): through a
+    bind without nodev, writing to it would work inside."""
+    devdir = tmp_path / "devdir"
+    devdir.mkdir()
+    node = devdir / "mynull"
+    os.mknod(node, 0o666 | 0o020000, os.makedev(1, 3))
+    os.chmod(node, 0o666)
+    return devdir
+
+
+@pytest.fixture
 def tcp_sink():
     """A TCP server on 127.0.0.1 that records every byte it receives."""
     srv = socket.socket()
@@ -428,19 +440,14 @@ def test_policy_check_and_create_decide_a_pod_member_alike(hardened, make_bundle
 
 
 def test_a_remount_entry_cannot_take_nosuid_nodev_off_a_host_bind(hardened, bundle_default,
-                                                                 tmp_path):
+                                                                 host_null_dir):
     """README (policy row 8): nosuid,nodev are added to every bind, "a setuid binary or a
     device node from the host must not work inside"; every decision is audited.  A later
     mounts[] entry with "remount" is neither a bind nor a new filesystem: the policy skips it
     (no type check, no decision recorded) and the init's remount() clears the flags it names
     (suid, dev) on the bind at that destination."""
-    devdir = tmp_path / "devdir"
-    devdir.mkdir()
-    node = devdir / "mynull"
-    os.mknod(node, 0o666 | 0o020000, os.makedev(1, 3))
-    os.chmod(node, 0o666)
     b = bundle_default
-    b.config["mounts"].append({"destination": "/x", "type": "none", "source": str(devdir),
+    b.config["mounts"].append({"destination": "/x", "type": "none", "source": str(host_null_dir),
                                "options": ["bind"]})
     b.config["mounts"].append({"destination": "/x", "type": "none", "source": "none",
                                "options": ["remount", "dev", "suid"]})
@@ -581,21 +588,16 @@ def test_an_existing_cgroup_named_by_cgroups_path_is_refused_and_left_alone(
     [{"destination": "/", "type": "none", "source": "none", "options": ["remount", "rdev"]}],
     "bind-clears-recursively",
 ], ids=["remount-recursive", "remount-parent", "bind-rdev"])
-def test_no_options_clear_nosuid_nodev_from_a_host_bind(hardened, bundle_default, tmp_path,
-                                                       extra):
+def test_no_options_clear_nosuid_nodev_from_a_host_bind(hardened, bundle_default,
+                                                       host_null_dir, extra):
     """Variants of the remount entry: recursive clears on the bind's own destination or on a
     mount above it, and a bind asking nosuid,nodev and rdev,rsuid at once.  Every remount is
     judged and audited (mounts[i].options)."""
-    devdir = tmp_path / "devdir"
-    devdir.mkdir()
-    node = devdir / "mynull"
-    os.mknod(node, 0o666 | 0o020000, os.makedev(1, 3))
-    os.chmod(node, 0o666)
     b = bundle_default
     opts = ["bind"]
     if extra == "bind-clears-recursively":
         opts, extra = ["bind", "nosuid", "nodev", "rdev", "rsuid"], []
-    b.config["mounts"].append({"destination": "/x", "type": "none", "source": str(devdir),
+    b.config["mounts"].append({"destination": "/x", "type": "none", "source": str(host_null_dir),
                                "options": opts})
     b.config["mounts"] += extra
     b.shell("grep ' /x ' /proc/self/mountinfo; echo hi > /x/mynull && echo HOST-NODE-WORKS")
