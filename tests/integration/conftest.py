@@ -22,6 +22,26 @@ SEERUN = os.environ.get("SEERUN_BINARY", os.path.join(TOP, "build", "seerun"))
 CGROUP_ROOT = "/sys/fs/cgroup"
 
 
+# The seccomp user-notification ABI (linux/seccomp.h), for the tests' seccomp agents.
+SECCOMP_IOCTL_NOTIF_RECV = 0xC0502100  # _IOWR('!', 0, struct seccomp_notif)
+SECCOMP_IOCTL_NOTIF_SEND = 0xC0182101  # _IOWR('!', 1, struct seccomp_notif_resp)
+
+
+class SeccompData(ctypes.Structure):
+    _fields_ = [("nr", ctypes.c_int), ("arch", ctypes.c_uint32),
+                ("instruction_pointer", ctypes.c_uint64), ("args", ctypes.c_uint64 * 6)]
+
+
+class SeccompNotif(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_uint64), ("pid", ctypes.c_uint32), ("flags", ctypes.c_uint32),
+                ("data", SeccompData)]
+
+
+class SeccompNotifResp(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_uint64), ("val", ctypes.c_int64), ("error", ctypes.c_int32),
+                ("flags", ctypes.c_uint32)]
+
+
 def wait_for(predicate, timeout=10.0, what="condition", interval=0.02):
     """Calls predicate every interval seconds until it returns a true value, and returns that
     value; after timeout seconds, fails naming what was awaited and the last value seen.  The

@@ -4,7 +4,6 @@ container's /etc/passwd, exec into a paused container or with a seccomp agent, f
 container id, and the smaller CLI behaviours.  Each test runs the command as the peers' suites
 do and asserts what they assert, under the permissive profile (the config applied as written)
 unless it says otherwise."""
-import ctypes
 import errno
 import fcntl
 import json
@@ -16,7 +15,8 @@ import threading
 
 import pytest
 
-from conftest import SEERUN, Bundle, wait_for
+from conftest import (SECCOMP_IOCTL_NOTIF_RECV, SECCOMP_IOCTL_NOTIF_SEND, SEERUN, Bundle,
+                      SeccompNotif, SeccompNotifResp, wait_for)
 
 
 def run(seerun, bundle, *extra, **kw):
@@ -274,25 +274,6 @@ def test_run_into_a_preexisting_frozen_cgroup_is_refused(seerun, bundle):
             p = f"/sys/fs/cgroup/{base}/{cid}"
             if os.path.isdir(p):
                 os.rmdir(p)
-
-
-SECCOMP_IOCTL_NOTIF_RECV = 0xC0502100
-SECCOMP_IOCTL_NOTIF_SEND = 0xC0182101
-
-
-class SeccompData(ctypes.Structure):
-    _fields_ = [("nr", ctypes.c_int), ("arch", ctypes.c_uint32),
-                ("instruction_pointer", ctypes.c_uint64), ("args", ctypes.c_uint64 * 6)]
-
-
-class SeccompNotif(ctypes.Structure):
-    _fields_ = [("id", ctypes.c_uint64), ("pid", ctypes.c_uint32), ("flags", ctypes.c_uint32),
-                ("data", SeccompData)]
-
-
-class SeccompNotifResp(ctypes.Structure):
-    _fields_ = [("id", ctypes.c_uint64), ("val", ctypes.c_int64), ("error", ctypes.c_int32),
-                ("flags", ctypes.c_uint32)]
 
 
 class Agent:
