@@ -471,7 +471,8 @@ def test_home_is_writable_and_the_users(sandbox):
                     "print(home, pwd.getpwuid(os.getuid()).pw_dir)\n"
                     "os.makedirs(os.path.join(home, '.cache', 'pip'))\n"
                     "open(os.path.join(home, '.npmrc'), 'w').write('x')\n"
-                    "st = os.stat(home); print(st.st_uid == os.getuid(), oct(st.st_mode & 0o777))\n")
+                    "st = os.stat(home)\n"
+                    "print(st.st_uid == os.getuid(), oct(st.st_mode & 0o777))\n")
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["/home/sandbox", "/home/sandbox", "True", "0o700"]
 
