@@ -38,6 +38,7 @@ struct dw {
   char *path; /* (max_depth + 2) * (NAME_MAX + 1) */
   char *a, *b; /* CHUNK each */
   uint64_t examined, max_examined;
+  uint64_t compared; /* bytes, of lim->max_compare_bytes */
 };
 
 const char *sr_odiff_kind_name(enum sr_odiff_kind k)
@@ -175,8 +176,14 @@ static bool modified(struct dw *w, int udir, int ldir, const char *name, const s
 {
   if ((us->st_mode & 07777) != (ls->st_mode & 07777))
     return true;
-  if (S_ISREG(us->st_mode))
-    return us->st_size != ls->st_size || bytes_differ(w, udir, ldir, name, us, ls);
+  if (S_ISREG(us->st_mode)) {
+    if (us->st_size != ls->st_size)
+      return true;
+    if ((uint64_t)us->st_size > w->lim->max_compare_bytes - w->compared)
+      return true; /* not read: listed as modified, which applying changes nothing of */
+    w->compared += (uint64_t)us->st_size;
+    return bytes_differ(w, udir, ldir, name, us, ls);
+  }
   if (S_ISLNK(us->st_mode))
     return link_differs(udir, ldir, name);
   if (S_ISCHR(us->st_mode) || S_ISBLK(us->st_mode))

@@ -36,6 +36,9 @@ struct sr_odiff_limits {
   size_t max_entries;    /* entries listed */
   size_t max_path_bytes; /* the sum of their paths' lengths */
   int max_depth;         /* directories below the top */
+  /* Bytes compared to tell a copied-up file from a modified one; past it (a sparse file of a
+   * terabyte, say), a file of the same size is taken as modified. */
+  uint64_t max_compare_bytes;
 };
 
 struct sr_odiff {
@@ -47,7 +50,9 @@ struct sr_odiff {
   const char *reason;  /* why, when truncated */
 };
 
-#define SR_ODIFF_LIMITS_DEFAULT {.max_entries = 100000, .max_path_bytes = 32u << 20, .max_depth = 64}
+#define SR_ODIFF_LIMITS_DEFAULT                                                                    \
+  {.max_entries = 100000, .max_path_bytes = 32u << 20, .max_depth = 64,                          \
+   .max_compare_bytes = 4ull << 30}
 
 /* The change of upper (the overlay's upperdir) against lower (its lowerdir), both directory
  * descriptors.  -1 on an error (out of memory, an unreadable directory of the upper); a bound

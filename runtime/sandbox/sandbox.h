@@ -364,12 +364,14 @@ struct sr_ws_apply {
  * since the start; snapshot: as it was then): regular files (content and mode bits, at most
  * 0775: no set-id, sticky or world-write bit), directories and deletions; symlinks and other
  * types added or modified are refused, as is anything protected, anything that changed on the
- * host during the run, and everything when the diff is incomplete.  Every lookup in host is
+ * host during the run, and everything when the diff is incomplete; at most max_bytes are
+ * written in all (a sparse file's size is no bound on what it would take on the host).  Every lookup in host is
  * openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
  * nothing is written through an existing name (new files are made beside it and renamed over
  * it).  An error is a failure to write into host. */
 int sr_ws_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_snapshot *snap,
-                char *const *protect, size_t n_protect, struct sr_ws_apply *res, sr_error_t *err);
+                char *const *protect, size_t n_protect, uint64_t max_bytes,
+                struct sr_ws_apply *res, sr_error_t *err);
 void sr_ws_apply_release(struct sr_ws_apply *res);
 
 /* ---- sandbox_cow.c: --workspace, the copy-on-write workspace ---- */

@@ -223,6 +223,7 @@ struct ap {
   struct sr_ws_apply *res;
   char *buf;
   unsigned tmp_seq;
+  uint64_t max_bytes, bytes;
 };
 
 static bool same_object(const struct stat *st, const struct sr_ws_snap_entry *e)
@@ -328,6 +329,10 @@ static int apply_file(struct ap *a, const struct sr_odiff_entry *e, struct sr_ws
     out->reason = "a file with more than one link: not applied";
     return 0;
   }
+  if (e->size > a->max_bytes - a->bytes) {
+    out->reason = "larger than what is left of --workspace-size for the apply: not applied";
+    return 0;
+  }
   struct stat ust;
   _cleanup_close_ int in = open_upper_file(a, e, &ust);
   if (in < 0) {
@@ -394,6 +399,7 @@ static int apply_file(struct ap *a, const struct sr_odiff_entry *e, struct sr_ws
   }
   if (se)
     se->removed = false;
+  a->bytes += e->size;
   out->applied = true;
   return 0;
 }
@@ -561,7 +567,8 @@ static int apply_one(struct ap *a, const struct sr_odiff_entry *e, struct sr_ws_
 }
 
 int sr_ws_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_snapshot *snap,
-                char *const *protect, size_t n_protect, struct sr_ws_apply *res, sr_error_t *err)
+                char *const *protect, size_t n_protect, uint64_t max_bytes,
+                struct sr_ws_apply *res, sr_error_t *err)
 {
   memset(res, 0, sizeof(*res));
   res->done = true;
@@ -576,7 +583,8 @@ int sr_ws_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_s
                  .protect = protect,
                  .n_protect = n_protect,
                  .res = res,
-                 .buf = buf};
+                 .buf = buf,
+                 .max_bytes = max_bytes};
   for (size_t i = 0; i < diff->n; i++) {
     struct sr_ws_outcome *out = &res->v[i];
     /* Part of a change is no change to apply: a checkout half edited is worse than none. */

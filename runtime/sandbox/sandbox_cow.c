@@ -246,7 +246,7 @@ int sr_sandbox_cow_finish(const struct sr_sandbox_opts *o, struct sr_sandbox_cow
   if (!o->ws_apply)
     return 0;
   if (sr_ws_apply(w->host, w->upper, &w->diff, &w->snap, o->ws_protect, o->n_ws_protect,
-                  &w->apply, err) < 0)
+                  o->ws_size, &w->apply, err) < 0)
     return sr_error_wrap(err, "--workspace `%s`: --apply", o->ws_host);
   return 0;
 }
