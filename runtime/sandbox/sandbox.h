@@ -10,6 +10,9 @@
  * - sandbox_watchdog.c: the sandbox dies with its seerun.
  * - sandbox_supervise.c: the wait, with the wall-clock limit and the caller's signals.
  * - sandbox_collect.c: /out, a tmpfs the runtime holds by descriptor, copied out safely.
+ * - sandbox_cow.c: --workspace, a host directory as a copy-on-write overlay (its mounts, and
+ *   the changes read after the run: runtime/linux/overlay_diff.c).
+ * - sandbox_apply.c: the workspace's snapshot at the start, and --apply.
  * - sandbox_audit.c: the run's unique id, its caller, and the audit event of the request.
  * - sandbox_result.c: the result document (--json=FILE, --json-fd) and its audit event.
  * - sandbox_run.c: the steps, in order, and the undoing of them on a failure.
