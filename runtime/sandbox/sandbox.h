@@ -10,7 +10,7 @@
  * - sandbox_watchdog.c: the sandbox dies with its seerun.
  * - sandbox_supervise.c: the wait, with the wall-clock limit and the caller's signals.
  * - sandbox_collect.c: /out, a tmpfs the runtime holds by descriptor, copied out safely.
- * - sandbox_cow.c: --workspace, a host directory as a copy-on-write overlay (its mounts, and
+ * - sandbox_workspace.c: --workspace, a host directory as a copy-on-write overlay (its mounts, and
  *   the changes read after the run: runtime/linux/overlay_diff.c).
  * - sandbox_apply.c: the workspace's snapshot at the start, and --apply.
  * - sandbox_audit.c: the run's unique id, its caller, and the audit event of the request.
@@ -96,7 +96,7 @@ struct sr_sandbox_opts {
   size_t n_allow_hosts;
   bool own_tmp;          /* the profile mounts no /tmp: the sandbox mounts its own */
   uint64_t own_tmp_size;
-  /* --workspace HOST:DEST (sandbox_cow.c): NULL: none */
+  /* --workspace HOST:DEST (sandbox_workspace.c): NULL: none */
   const char *ws_host;  /* as given */
   char *ws_dest;        /* absolute, lexically clean */
   uint64_t ws_size;     /* --workspace-size: the scratch upper layer's bound */
@@ -377,7 +377,7 @@ int sr_ws_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_s
                 struct sr_ws_apply *res, sr_error_t *err);
 void sr_ws_apply_release(struct sr_ws_apply *res);
 
-/* ---- sandbox_cow.c: --workspace, the copy-on-write workspace ---- */
+/* ---- sandbox_workspace.c: --workspace, the copy-on-write workspace ---- */
 
 struct sr_sandbox_caller;
 
