@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -301,9 +302,29 @@ static int open_parent(struct ap *a, const char *path, const char **name, const 
   return fd;
 }
 
-static void tmp_name(struct ap *a, char *buf, size_t size)
+/* A file of the apply's own beside name: a random name, made with O_EXCL (a name the code
+ * planted in the workspace, ".seerun-apply.*", is skipped, never opened). */
+static int make_tmp(struct ap *a, int dir, char *buf, size_t size)
 {
-  snprintf(buf, size, ".seerun-apply.%d.%u", (int)getpid(), a->tmp_seq++);
+  for (int attempt = 0; attempt < 16; attempt++) {
+    uint64_t r;
+    if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+      r = ((uint64_t)getpid() << 32) ^ a->tmp_seq;
+    snprintf(buf, size, ".seerun-apply.%016llx.%u", (unsigned long long)r, a->tmp_seq++);
+    int fd = sr_openat2(dir, buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600,
+                        RESOLVE);
+    if (fd >= 0 || errno != EEXIST)
+      return fd;
+  }
+  return -1;
+}
+
+/* A rename's failure that says the host changed the target meanwhile (a directory now, or a
+ * name taken), rather than that the host cannot be written. */
+static bool changed_errno(int e)
+{
+  return e == EEXIST || e == EISDIR || e == ENOTDIR || e == ENOTEMPTY || e == EBUSY ||
+         e == ENOENT;
 }
 
 /* The upper's file at path, opened and checked to be what the diff listed. */
@@ -353,9 +374,7 @@ static int apply_file(struct ap *a, const struct sr_odiff_entry *e, struct sr_ws
   if (fstat(dir, &dst) < 0)
     return sr_error_sys(err, "--apply: stat the directory of `%s`", e->path);
   char tmp[64];
-  tmp_name(a, tmp, sizeof(tmp));
-  _cleanup_close_ int fd = sr_openat2(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                                      0600, RESOLVE);
+  _cleanup_close_ int fd = make_tmp(a, dir, tmp, sizeof(tmp));
   if (fd < 0)
     return sr_error_sys(err, "--apply: create a file beside `%s`", e->path);
   int saved = 0;
@@ -385,13 +404,12 @@ static int apply_file(struct ap *a, const struct sr_odiff_entry *e, struct sr_ws
     }
     if (renameat(dir, tmp, dir, name) < 0)
       saved = errno;
-  } else if (saved == 0 && renameat2(dir, tmp, dir, name, RENAME_NOREPLACE) < 0) {
+  } else if (saved == 0 && renameat2(dir, tmp, dir, name, RENAME_NOREPLACE) < 0)
     saved = errno;
-    if (saved == EEXIST) {
-      unlinkat(dir, tmp, 0);
-      out->reason = CHANGED;
-      return 0;
-    }
+  if (saved && changed_errno(saved)) {
+    unlinkat(dir, tmp, 0);
+    out->reason = CHANGED;
+    return 0;
   }
   if (saved) {
     unlinkat(dir, tmp, 0);

@@ -247,6 +247,6 @@ int sr_sandbox_cow_finish(const struct sr_sandbox_opts *o, struct sr_sandbox_cow
     return 0;
   if (sr_ws_apply(w->host, w->upper, &w->diff, &w->snap, o->ws_protect, o->n_ws_protect,
                   o->ws_size, &w->apply, err) < 0)
-    return sr_error_wrap(err, "--workspace `%s`: --apply", o->ws_host);
+    return sr_error_wrap(err, "--workspace `%s`", o->ws_host);
   return 0;
 }

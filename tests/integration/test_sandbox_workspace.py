@@ -387,3 +387,70 @@ def test_the_audit_log_has_the_workspace(sandbox, hardened, checkout):
     assert end["apply"]["applied"] == 1 and end["apply"]["refused"] == 1
     assert end["apply"]["refusedEntries"] == [
         {"path": "root", "change": "added", "reason": "a symbolic link: listed, not applied"}]
+
+
+def test_a_mount_below_the_workspace_is_neither_shown_nor_written(sandbox, checkout):
+    """HOST's clone is not recursive: a filesystem mounted below HOST is not the code's to
+    read, and --apply never crosses into it."""
+    mnt = checkout / "mnt"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], check=True)
+    try:
+        (mnt / "private").write_text("other filesystem\n")
+        before = tree(mnt)
+        r = sandbox.ok("sh", "-c", "ls -A /w/mnt; echo pwned > /w/mnt/evil",
+                       opts=("--workspace", f"{checkout}:/w", "--apply"))
+        assert "private" not in r.stdout
+        c = changes(r.result)
+        assert c["mnt/evil"]["applied"] is False
+        assert "another filesystem" in c["mnt/evil"]["reason"]
+        assert tree(mnt) == before
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=True)
+
+
+def test_names_the_apply_uses_planted_by_the_code(sandbox, checkout):
+    """The code cannot make --apply fail, or write through, by planting files named like the
+    apply's temporary files (once named for seerun's pid, which the code can guess: the pids
+    after the host's last one)."""
+    with open("/proc/sys/kernel/ns_last_pid") as f:
+        last = int(f.read())
+    # Applied in the reverse of the order made (a tmpfs lists its newest entries first): the
+    # high sequence numbers of every guessed pid first, so that the names are on the host by
+    # the time the apply would make them.
+    script = ("import os\n"
+              "base = int(os.environ['BASE'])\n"
+              "open('/w/src/main.py', 'w').write('edited')\n"
+              "for seq in range(60):\n"
+              "    for pid in range(base, base + 20):\n"
+              "        open(f'/w/src/.seerun-apply.{pid}.{seq}', 'w').write('planted')\n")
+    r = sandbox.ok("python3", "-c", script,
+                   opts=("--workspace", f"{checkout}:/w", "--apply", "--env", f"BASE={last}"))
+    assert r.result["workspace"]["apply"]["complete"], r.result["workspace"]["apply"]
+    assert (checkout / "src" / "main.py").read_text() == "edited"
+    planted = sorted(n for n in os.listdir(checkout / "src") if n.startswith(".seerun-apply."))
+    assert planted == sorted(f".seerun-apply.{p}.{q}" for p in range(last, last + 20)
+                             for q in range(60))
+
+
+def test_a_whiteout_made_inside_is_a_deletion_only(sandbox, checkout, outside):
+    """mknod c 0 0 (allowed without CAP_MKNOD) is what overlayfs takes for a whiteout: the
+    code can delete its own copy's entries that way, and --apply deletes no more than rm
+    would."""
+    os.symlink("../outside/victim", checkout / "lnk")
+    before = tree(outside)
+    r = sandbox.run("python3", "-c",
+                    "import os, stat\n"
+                    "for p in ('/w/README', '/w/lnk', '/w/fresh'):\n"
+                    "    try:\n"
+                    "        if os.path.lexists(p): os.unlink(p)\n"
+                    "        os.mknod(p, stat.S_IFCHR | 0o600, os.makedev(0, 0)); print('made', p)\n"
+                    "    except OSError as e:\n"
+                    "        print('refused', p, e.errno)\n",
+                    opts=("--workspace", f"{checkout}:/w", "--apply"))
+    assert r.returncode == 0, r.stderr
+    assert tree(outside) == before
+    c = changes(r.result)
+    assert "fresh" not in c or c["fresh"]["applied"] is False
+    assert not os.path.lexists(checkout / "fresh")
+    assert c["README"]["change"] == "deleted" and not (checkout / "README").exists()
