@@ -133,7 +133,9 @@ static void help(void)
          "   --apply                copy the changes back into HOST once every process has\n"
          "                          exited: regular files, directories and deletions; symlinks\n"
          "                          and entries that changed on the host during the run are\n"
-         "                          listed, not applied; nothing outside HOST is touched\n"
+         "                          listed, not applied; nothing outside HOST is touched;\n"
+         "                          nothing is applied of a command killed at --timeout, by\n"
+         "                          a signal to seerun or out of memory\n"
          "   --name value           the container id (default: the first free sandbox-N)\n"
          "   --json=FILE            the result document in FILE (never on stdout, the command's)\n"
          "   --json-fd value        the result document on descriptor N (3 or above)\n");

@@ -374,7 +374,7 @@ struct sr_ws_apply {
  * it).  An error is a failure to write into host. */
 int sr_ws_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_snapshot *snap,
                 char *const *protect, size_t n_protect, uint64_t max_bytes,
-                struct sr_ws_apply *res, sr_error_t *err);
+                const char *refuse_all, struct sr_ws_apply *res, sr_error_t *err);
 void sr_ws_apply_release(struct sr_ws_apply *res);
 
 /* ---- sandbox_workspace.c: --workspace, the copy-on-write workspace ---- */
@@ -410,9 +410,10 @@ int sr_sandbox_cow_open(const struct sr_sandbox_opts *o, const struct sr_sandbox
  * bound read-only over it.  judged: the descriptor the policy judged for the bind. */
 int sr_sandbox_cow_mount(const struct sr_sandbox_opts *o, struct sr_sandbox_cow *w, uid_t uid,
                          gid_t gid, const char *target, int judged, sr_error_t *err);
-/* Once every process of the sandbox is gone: the diff, and --apply. */
+/* Once every process of the sandbox is gone: the diff, and --apply (unless unfinished says
+ * why the command did not finish: then every change is refused with that reason). */
 int sr_sandbox_cow_finish(const struct sr_sandbox_opts *o, struct sr_sandbox_cow *w,
-                          sr_error_t *err);
+                          const char *unfinished, sr_error_t *err);
 void sr_sandbox_cow_release(struct sr_sandbox_cow *w);
 
 /* ---- sandbox_audit.c ---- */

@@ -586,7 +586,7 @@ static int apply_one(struct ap *a, const struct sr_odiff_entry *e, struct sr_ws_
 
 int sr_ws_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_snapshot *snap,
                 char *const *protect, size_t n_protect, uint64_t max_bytes,
-                struct sr_ws_apply *res, sr_error_t *err)
+                const char *refuse_all, struct sr_ws_apply *res, sr_error_t *err)
 {
   memset(res, 0, sizeof(*res));
   res->done = true;
@@ -606,7 +606,9 @@ int sr_ws_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_s
   for (size_t i = 0; i < diff->n; i++) {
     struct sr_ws_outcome *out = &res->v[i];
     /* Part of a change is no change to apply: a checkout half edited is worse than none. */
-    if (diff->truncated)
+    if (refuse_all)
+      out->reason = refuse_all;
+    else if (diff->truncated)
       out->reason = "the list of changes is incomplete: nothing applied";
     else if (apply_one(&a, &diff->v[i], out, err) < 0)
       return -1;
@@ -617,7 +619,7 @@ int sr_ws_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_s
       res->complete = false;
     }
   }
-  if (diff->truncated)
+  if (diff->truncated || refuse_all)
     res->complete = false;
   return 0;
 }

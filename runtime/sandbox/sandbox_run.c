@@ -476,7 +476,13 @@ static int run(struct sr_sandbox *s, sr_error_t *err)
   sr_stored_release_userns(&s->g, s->ws.id);
   s->range_taken = false;
   /* Nothing can change the upper layer any more: the changes, and --apply. */
-  if (o->ws_host && sr_sandbox_cow_finish(o, &s->cow, err) < 0)
+  /* A command killed midway may have left its files half written: listed, never applied. */
+  const char *unfinished =
+      s->res.timed_out         ? "the command was killed at --timeout: nothing applied"
+      : s->res.caller_signal   ? "the command was stopped by seerun's signal: nothing applied"
+      : s->res.usage.oom_kills ? "the command was killed out of memory: nothing applied"
+                               : NULL;
+  if (o->ws_host && sr_sandbox_cow_finish(o, &s->cow, unfinished, err) < 0)
     return -1;
   if (o->out_dir) {
     /* Every process of the sandbox is dead (its cgroup is gone): the tree is final. */

@@ -454,3 +454,14 @@ def test_a_whiteout_made_inside_is_a_deletion_only(sandbox, checkout, outside):
     assert "fresh" not in c or c["fresh"]["applied"] is False
     assert not os.path.lexists(checkout / "fresh")
     assert c["README"]["change"] == "deleted" and not (checkout / "README").exists()
+
+
+def test_a_command_killed_at_its_timeout_has_nothing_applied(sandbox, checkout):
+    """Killed midway, its files may be half written: listed, not applied."""
+    before = tree(checkout)
+    r = sandbox.run("sh", "-c", "echo half > /w/README; sleep 60",
+                    opts=("--workspace", f"{checkout}:/w", "--apply", "--timeout", "1"))
+    assert r.returncode == 124
+    c = changes(r.result)
+    assert c["README"]["applied"] is False and "--timeout" in c["README"]["reason"]
+    assert tree(checkout) == before
