@@ -330,6 +330,17 @@ static int walk(struct dw *w, int udir, int ldir, bool hidden, size_t plen, int 
   return 0;
 }
 
+/* By path, bytewise (a directory comes before what is below it: its path is their prefix);
+ * of one path, the deletion before the addition that replaced it. */
+static int by_path(const void *a, const void *b)
+{
+  const struct sr_odiff_entry *x = a, *y = b;
+  int c = strcmp(x->path, y->path);
+  if (c != 0)
+    return c;
+  return (x->kind != SR_ODIFF_DELETED) - (y->kind != SR_ODIFF_DELETED);
+}
+
 int sr_overlay_diff(int upper, int lower, const struct sr_odiff_limits *lim, struct sr_odiff *out,
                     sr_error_t *err)
 {
@@ -348,5 +359,7 @@ int sr_overlay_diff(int upper, int lower, const struct sr_odiff_limits *lim, str
     sr_overlay_diff_release(out);
     return -1;
   }
+  if (out->n > 1)
+    qsort(out->v, out->n, sizeof(*out->v), by_path);
   return 0;
 }

@@ -42,8 +42,9 @@ struct sr_odiff_limits {
 };
 
 struct sr_odiff {
-  struct sr_odiff_entry *v; /* parents before what is below them; a deleted directory is one
-                               entry (everything below it went with it) */
+  struct sr_odiff_entry *v; /* by path, bytewise (parents before what is below them; of one
+                               path, its deletion before the addition of another type); a
+                               deleted directory is one entry (all below it went with it) */
   size_t n, cap;
   size_t path_bytes;
   bool truncated;      /* a bound was reached: the list is not the whole change */

@@ -415,9 +415,8 @@ def test_names_the_apply_uses_planted_by_the_code(sandbox, checkout):
     after the host's last one)."""
     with open("/proc/sys/kernel/ns_last_pid") as f:
         last = int(f.read())
-    # Applied in the reverse of the order made (a tmpfs lists its newest entries first): the
-    # high sequence numbers of every guessed pid first, so that the names are on the host by
-    # the time the apply would make them.
+    # 1200 names for the 20 pids after the host's last: some are on the host before the
+    # apply would make them, whatever its order.
     script = ("import os\n"
               "base = int(os.environ['BASE'])\n"
               "open('/w/src/main.py', 'w').write('edited')\n"
