@@ -6,23 +6,13 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 
 import pytest
 
-from conftest import SEERUN
+from conftest import SEERUN, wait_for
 from test_rootfs import add_mount, mountinfo, section, run, run_fails
 from test_terminal import ConsoleSocket, create_with_console, read_until_eof, terminal_bundle
 from test_terminal import console  # noqa: F401  (fixture)
-
-
-def wait_for(pred, timeout=10.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import Bundle, check_no_leaks
+from conftest import Bundle, check_no_leaks, wait_for
 
 KINDS = ["prestart", "createRuntime", "createContainer", "startContainer", "poststart",
          "poststop"]
@@ -38,15 +38,6 @@ def hook(script, *args, path=BUSYBOX, argv0="sh", env=None, timeout=None):
     if timeout is not None:
         h["timeout"] = timeout
     return h
-
-
-def wait_for(pred, timeout=10.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture
