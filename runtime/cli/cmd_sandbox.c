@@ -167,6 +167,7 @@ struct cli {
   /* What the user wrote for each --ro, in order (the config's mounts name them by index). */
   const char **ro_args;
   char *ws_host;         /* --workspace's HOST */
+  const char *ws_arg;    /* --workspace as the user wrote it */
   bool protect_given;
   struct sr_arena arena; /* --allow-host entries */
 };
@@ -287,6 +288,7 @@ static int parse_workspace(struct cli *c, const char *arg)
   if (c->ws_host == NULL || c->o.ws_dest == NULL)
     return usage_error("out of memory");
   c->o.ws_host = c->ws_host;
+  c->ws_arg = arg;
   return 0;
 }
 
@@ -653,16 +655,20 @@ static char *user_words(const struct cli *c, long ro_first_mount, const struct s
     return NULL;
   char *end;
   long n = strtol(field + 7, &end, 10);
-  if (end == field + 7 || *end != ']' || n < ro_first_mount ||
-      n - ro_first_mount >= (long)c->o.n_ro)
+  if (end == field + 7 || *end != ']')
     return NULL;
-  const char *arg = c->ro_args[n - ro_first_mount];
+  /* The workspace's bind comes right before them. */
+  bool ws = c->ws_arg && n == ro_first_mount - 1;
+  if (!ws && (n < ro_first_mount || n - ro_first_mount >= (long)c->o.n_ro))
+    return NULL;
+  const char *opt = ws ? "--workspace" : "--ro";
+  const char *arg = ws ? c->ws_arg : c->ro_args[n - ro_first_mount];
   /* "mounts[8].source: ..." -> "--ro /root (mounts[8].source): ..." */
   const char *at = strstr(text, field);
   char *out = NULL;
-  int r = at ? asprintf(&out, "%.*s--ro %s (%s)%s", (int)(at - text), text, arg, field,
+  int r = at ? asprintf(&out, "%.*s%s %s (%s)%s", (int)(at - text), text, opt, arg, field,
                         at + strlen(field))
-             : asprintf(&out, "--ro %s (%s): %s", arg, field, text);
+             : asprintf(&out, "%s %s (%s): %s", opt, arg, field, text);
   return r < 0 ? NULL : out;
 }
 

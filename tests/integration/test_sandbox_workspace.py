@@ -18,13 +18,7 @@ import subprocess
 
 import pytest
 
-from conftest import SEERUN
-from test_sandbox import Sandbox, wait_for
-
-
-@pytest.fixture
-def sandbox(hardened, tmp_path):
-    return Sandbox(hardened, tmp_path)
+from conftest import wait_for
 
 
 def tree(path):
@@ -351,6 +345,7 @@ def test_a_denied_workspace_is_refused_with_nothing_left(sandbox):
     r = sandbox.run("true", opts=("--workspace", "/etc:/w"))
     assert r.returncode == 125
     assert "denied host path" in r.stderr, r.stderr
+    assert "--workspace /etc:/w (mounts[" in r.stderr, r.stderr
 
 
 def test_options_need_a_workspace(sandbox):
