@@ -3,14 +3,17 @@
  *
  * 1. The policy is loaded; a sandbox runs only under an enforcing profile.
  * 2. The runtime moves into a mount namespace of its own (sandbox_slot.c), removes what
- *    killed sandboxes left in the state root, and reserves the id with a workspace.
- * 3. The root filesystem (sandbox_rootfs.c) and config.json (sandbox_config.c) are generated;
+ *    killed sandboxes left in the state root, and reserves the id with its slot (bundle).
+ * 3. --workspace's directory is opened and its snapshot taken (sandbox_workspace.c); the root
+ *    filesystem (sandbox_rootfs.c) and config.json (sandbox_config.c) are generated;
  *    the config is parsed and the policy applied to it, its decisions audited, exactly as for
  *    `run` (sr_prepare_create, whose decisions the result also needs).
- * 4. /out is made (sandbox_collect.c); the container is created, started (the workspace goes
- *    while the command runs) and waited for, with --timeout (sandbox_supervise.c).
+ * 4. The workspace's overlay and /out are made (sandbox_collect.c); the container is created,
+ *    started (the slot goes while the command runs) and waited for, with --timeout
+ *    (sandbox_supervise.c).
  * 5. The cgroup's figures are read, the container deleted (every process is gone when that
- *    returns) and its user namespace range released; then /out is copied to --out.
+ *    returns) and its user namespace range released; then the workspace's changes are read
+ *    (and with --apply copied back, sandbox_apply.c) and /out is copied to --out.
  * On a failure anywhere, what was made is removed again (undo). */
 #include "build.h"
 
@@ -475,8 +478,8 @@ static int run(struct sr_sandbox *s, sr_error_t *err)
                          s->ws.id);
   sr_stored_release_userns(&s->g, s->ws.id);
   s->range_taken = false;
-  /* Nothing can change the upper layer any more: the changes, and --apply. */
-  /* A command killed midway may have left its files half written: listed, never applied. */
+  /* Nothing can change the workspace's upper layer any more: the changes, and --apply; a
+   * command killed midway may have left its files half written: listed, never applied. */
   const char *unfinished =
       s->res.timed_out         ? "the command was killed at --timeout: nothing applied"
       : s->res.caller_signal   ? "the command was stopped by seerun's signal: nothing applied"
