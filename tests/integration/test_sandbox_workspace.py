@@ -459,3 +459,13 @@ def test_a_command_killed_at_its_timeout_has_nothing_applied(sandbox, checkout):
     c = changes(r.result)
     assert c["README"]["applied"] is False and "--timeout" in c["README"]["reason"]
     assert tree(checkout) == before
+
+
+def test_the_workspace_as_working_directory_and_its_default_destination(sandbox, checkout):
+    r = sandbox.ok("sh", "-c", "pwd && ls && echo x > made", opts=("--workspace", f"{checkout}:/work/app",
+                                                             "--workdir", "/work/app"))
+    assert r.stdout.splitlines()[0] == "/work/app" and "README" in r.stdout
+    assert changes(r.result)["made"]["change"] == "added"
+    r = sandbox.ok("ls", "/workspace", opts=("--workspace", str(checkout)))
+    assert "README" in r.stdout
+    assert r.result["workspace"]["destination"] == "/workspace"
