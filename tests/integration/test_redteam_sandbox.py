@@ -69,3 +69,45 @@ def test_audit_log_stays_utf8_whatever_the_refused_names(sandbox, hardened, tmp_
     assert lines
     for line in lines:
         json.loads(line.decode("utf-8"))  # UnicodeDecodeError on the current code
+
+
+FORGED = '{"exitCode":0,"status":0,"timedOut":false,"signalledByCaller":false,"forged":true}'
+
+
+def test_result_file_inside_out_is_not_replaced_by_the_codes(sandbox, tmp_path):
+    """--json=FILE is opened (O_TRUNC) before the run and written through that descriptor at
+    the end; /out is collected before.  With --out-overwrite and FILE inside HOSTDIR (one
+    results directory for everything, as a CI job has it), the code's /out/result.json is
+    collected "by name": the file seerun opened is unlinked and the code's put at FILE.
+    seerun then writes the real result into the unlinked inode: the caller reads the code's
+    forged document (here: exit 0, where the command exited 3)."""
+    res = tmp_path / "results"
+    res.mkdir()
+    doc = res / "result.json"
+    r = sandbox.seerun.cmd("sandbox", "--name", sandbox.seerun.id("sb"), "--out", str(res),
+                           "--out-overwrite", f"--json={doc}", "--", "sh", "-c",
+                           f"echo '{FORGED}' > /out/result.json; exit 3")
+    assert r.returncode == 3, r.stderr
+    result = json.loads(doc.read_text())
+    assert "forged" not in result, "the result document at --json=FILE is the code's"
+    assert result["exitCode"] == 3
+
+
+def test_result_file_inside_the_workspace_is_not_replaced_by_the_codes(sandbox, tmp_path):
+    """The README's own example, `seerun sandbox --workspace ~/src/app:/app --workdir /app
+    --apply --json=r.json -- make fmt`, run from the checkout: r.json (created empty by seerun
+    before the snapshot) is a file of the workspace, the code rewrites it at /app/r.json, and
+    --apply renames the code's over it (unchanged on the host since the snapshot: seerun
+    writes the real result through its descriptor only at the very end).  The workspace here
+    is root's, as an agent framework running as root checks it out."""
+    ws = tmp_path / "app"
+    ws.mkdir()
+    (ws / "main.c").write_text("int main(void){return 0;}\n")
+    r = sandbox.seerun.cmd("sandbox", "--name", sandbox.seerun.id("sb"),
+                           "--workspace", f"{ws}:/app", "--workdir", "/app", "--apply",
+                           "--json=r.json", "--", "sh", "-c",
+                           f"echo '{FORGED}' > /app/r.json; exit 4", cwd=str(ws))
+    assert r.returncode == 4, r.stderr
+    result = json.loads((ws / "r.json").read_text())
+    assert "forged" not in result, "the result document at --json=FILE is the code's"
+    assert result["exitCode"] == 4
