@@ -111,3 +111,25 @@ def test_result_file_inside_the_workspace_is_not_replaced_by_the_codes(sandbox, 
     result = json.loads((ws / "r.json").read_text())
     assert "forged" not in result, "the result document at --json=FILE is the code's"
     assert result["exitCode"] == 4
+
+
+def test_a_nested_git_directory_is_protected_too(sandbox, tmp_path):
+    """`--protect`'s help says ".git always is", but only HOST/.git is: a workspace holding
+    more than one repository (`--workspace ~/src:/src`, a vendored clone, a submodule checked
+    out with its own .git) has every other .git writable inside and applied.  The code sets
+    core.fsmonitor (or a hook) there, and the owner's next `git status` in that repository
+    runs the code's program on the host, outside any sandbox."""
+    ws = tmp_path / "src"
+    for repo in ("app", "lib"):
+        (ws / repo / ".git" / "hooks").mkdir(parents=True)
+        (ws / repo / ".git" / "config").write_text("[core]\n\tbare = false\n")
+        (ws / repo / "main.c").write_text("int main(void){return 0;}\n")
+    before = (ws / "lib" / ".git" / "config").read_bytes()
+    r = sandbox.run("sh", "-c",
+                    "printf '\\tfsmonitor = /tmp/evil\\n' >> /src/lib/.git/config && "
+                    "printf '#!/bin/sh\\necho pwned\\n' > /src/app/.git/hooks/pre-commit && "
+                    "chmod 755 /src/app/.git/hooks/pre-commit",
+                    opts=("--workspace", f"{ws}:/src", "--apply"))
+    assert r.returncode == 0, r.stderr
+    assert (ws / "lib" / ".git" / "config").read_bytes() == before
+    assert not (ws / "app" / ".git" / "hooks" / "pre-commit").exists()
