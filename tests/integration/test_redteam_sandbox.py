@@ -133,3 +133,41 @@ def test_a_nested_git_directory_is_protected_too(sandbox, tmp_path):
     assert r.returncode == 0, r.stderr
     assert (ws / "lib" / ".git" / "config").read_bytes() == before
     assert not (ws / "app" / ".git" / "hooks" / "pre-commit").exists()
+
+
+def test_seerun_killed_during_apply_leaves_nothing_in_the_workspace(sandbox, tmp_path):
+    """"It dies with its caller ... the state it leaves is removed by the next `seerun
+    sandbox` or `seerun gc`": but --apply writes each file beside its name
+    (.seerun-apply.<random>) before renaming it, and nothing records those names.  The code
+    makes the apply long (a large file; a driver's deadline is then likely to fall in it) and
+    a SIGKILL of seerun there leaves the temporary file in HOST for good, whatever runs next
+    (and the checkout half applied, which the apply's own rule calls worse than none)."""
+    import signal
+    import subprocess
+    import time
+    from conftest import SEERUN, wait_for
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    argv = [SEERUN, *sandbox.seerun.global_args, "sandbox", "--name", sandbox.seerun.id("sb"),
+            "--workspace", f"{ws}:/w", "--apply", "--", "sh", "-c",
+            "echo changed > /w/a.txt && head -c 400m /dev/zero | tr '\\0' x > /w/big"]
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    try:
+        def applying():
+            return [n for n in os.listdir(ws) if n.startswith(".seerun-apply.")] or \
+                p.poll() is not None
+        seen = wait_for(applying, timeout=120, what="the apply writing into the workspace",
+                        interval=0.001)
+        assert seen is not True, "seerun ended before the apply was seen"
+        p.send_signal(signal.SIGKILL)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+    # What comes next cleans up after a killed sandbox.
+    sandbox.seerun.cmd("gc")
+    sandbox.ok("true")
+    left = [n for n in os.listdir(ws) if n.startswith(".seerun-apply.")]
+    assert left == [], f"left in the workspace after a killed apply: {left}"
