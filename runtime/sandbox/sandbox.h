@@ -116,6 +116,7 @@ struct sr_sandbox_ws {
   char *reservation; /* ".sandbox.<id>", in the state root; NULL once removed */
   char *bundle;      /* <real_root>/.sandbox.<id>/<pid>-<start>: also names the supervisor */
   char *tmp_name;    /* ".sandbox-new.<pid>-<start>" while not yet reserved */
+  char owner[64];    /* "<pid>-<start>": the runtime's token */
 };
 
 /* The runtime's mounts (the root filesystem and /out it prepares) are made in a mount
@@ -247,6 +248,9 @@ struct sr_sandbox_wait {
 
 /* Blocks the signals the runtime handles (before the container exists, so none is lost). */
 int sr_sandbox_block_signals(sr_error_t *err);
+/* A SIGINT, SIGTERM or SIGHUP of the caller's that is pending (blocked since
+ * sr_sandbox_block_signals), taken; 0: none. */
+int sr_sandbox_stop_signal(void);
 
 /* Waits for the init (pidfd), relaying the standard streams (st) until every writer is gone.
  * A first SIGINT, SIGTERM or SIGHUP sends the command SIGTERM, and kill_after_ms later (or at
@@ -372,10 +376,45 @@ struct sr_ws_apply {
  * openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
  * nothing is written through an existing name (new files are made beside it and renamed over
  * it).  An error is a failure to write into host. */
+struct sr_ws_apply_record;
+/* rec: where the temporaries' names and directories are recorded before the first is made
+ * (sandbox_apply_record.c), and their prefix; stop: the caller's SIGINT, SIGTERM or SIGHUP
+ * arrived during the apply (set by it: the file being written is rolled back, the rest is
+ * not applied). */
 int sr_ws_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_snapshot *snap,
                 char *const *protect, size_t n_protect, uint64_t max_bytes,
-                const char *refuse_all, struct sr_ws_apply *res, sr_error_t *err);
+                const char *refuse_all, struct sr_ws_apply_record *rec, int *stop,
+                struct sr_ws_apply *res, sr_error_t *err);
 void sr_ws_apply_release(struct sr_ws_apply *res);
+
+/* ---- sandbox_apply_record.c: where a killed --apply may have left its temporaries ---- */
+
+/* The state root and the runtime's token ("<pid>-<start>"): the record's place. */
+struct sr_ws_apply_record {
+  int rootfd;
+  const char *owner;
+  const char *host_path;       /* HOST, as opened */
+  struct stat host_st;         /* HOST's identity (st_dev, st_ino) */
+  char prefix[64];             /* of every temporary: ".seerun-apply.<run-id>." */
+  bool written;                /* on disk (removed by sr_ws_apply_record_remove) */
+};
+
+/* The prefix of every temporary file of this run's --apply: ".seerun-apply.<run-id>.". */
+#define SR_WS_TMP_PREFIX ".seerun-apply."
+void sr_ws_tmp_prefix(const char *run_id, char *buf, size_t size);
+/* Records (atomically, fsynced, before anything is written into HOST) HOST's identity and
+ * the path it was opened by, the temporaries' prefix and the directories (relative to HOST,
+ * "" for itself) the apply writes files in. */
+int sr_ws_apply_record_write(struct sr_ws_apply_record *rec, char *const *dirs, size_t n_dirs,
+                             sr_error_t *err);
+void sr_ws_apply_record_remove(struct sr_ws_apply_record *rec);
+/* Whether name (an entry of the state root) is an apply record; *token: its runtime's;
+ * *complete: renamed into place (else one whose writing never finished). */
+bool sr_ws_apply_record_name(const char *name, const char **token, bool *complete);
+/* For a record whose runtime is dead: removes the temporaries it names from HOST if HOST is
+ * still the recorded directory (each removal, or why nothing was done, said on stderr), then
+ * the record. */
+void sr_ws_apply_record_reap(int rootfd, const char *name);
 
 /* ---- sandbox_workspace.c: --workspace, the copy-on-write workspace ---- */
 
@@ -413,7 +452,8 @@ int sr_sandbox_cow_mount(const struct sr_sandbox_opts *o, struct sr_sandbox_cow 
 /* Once every process of the sandbox is gone: the diff, and --apply (unless unfinished says
  * why the command did not finish: then every change is refused with that reason). */
 int sr_sandbox_cow_finish(const struct sr_sandbox_opts *o, struct sr_sandbox_cow *w,
-                          const char *unfinished, sr_error_t *err);
+                          const char *unfinished, struct sr_ws_apply_record *rec, int *stop,
+                          sr_error_t *err);
 void sr_sandbox_cow_release(struct sr_sandbox_cow *w);
 
 /* ---- sandbox_audit.c ---- */

@@ -32,7 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -228,6 +227,8 @@ struct ap {
   size_t n_protect;
   struct sr_ws_apply *res;
   char *buf;
+  const char *prefix; /* of the temporaries: this run's, on record (sandbox_apply_record.c) */
+  int *stop;          /* the caller's signal, once one came */
   unsigned tmp_seq;
   uint64_t max_bytes, bytes;
 };
@@ -276,6 +277,8 @@ static int keep(struct ap *a, const char *path, mode_t mode, const char *reason,
 }
 
 static const char *const CHANGED = "changed on the host during the run: not applied";
+static const char *const STOPPED = "seerun was stopped by the caller's signal during the apply: "
+                                   "not applied";
 
 /* The parent directory of path in host (O_PATH), checked to be the one the run started with
  * (or one this apply made); -1 with *why when it is not. */
@@ -307,15 +310,13 @@ static int open_parent(struct ap *a, const char *path, const char **name, const 
   return fd;
 }
 
-/* A file of the apply's own beside name: a random name, made with O_EXCL (a name the code
- * planted in the workspace, ".seerun-apply.*", is skipped, never opened). */
+/* A file of the apply's own beside name: the run's prefix (on record before the first is made,
+ * so that a killed apply's is found again) and a number, made with O_EXCL (a name already
+ * there is skipped, never opened). */
 static int make_tmp(struct ap *a, int dir, char *buf, size_t size)
 {
   for (int attempt = 0; attempt < 16; attempt++) {
-    uint64_t r;
-    if (getrandom(&r, sizeof(r), 0) != sizeof(r))
-      r = ((uint64_t)getpid() << 32) ^ a->tmp_seq;
-    snprintf(buf, size, ".seerun-apply.%016llx.%u", (unsigned long long)r, a->tmp_seq++);
+    snprintf(buf, size, "%s%u", a->prefix, a->tmp_seq++);
     int fd = sr_openat2(dir, buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600,
                         RESOLVE);
     if (fd >= 0 || errno != EEXIST)
@@ -378,12 +379,18 @@ static int apply_file(struct ap *a, const struct sr_odiff_entry *e, struct sr_ws
   }
   if (fstat(dir, &dst) < 0)
     return sr_error_sys(err, "--apply: stat the directory of `%s`", e->path);
-  char tmp[64];
+  char tmp[96];
   _cleanup_close_ int fd = make_tmp(a, dir, tmp, sizeof(tmp));
   if (fd < 0)
     return sr_error_sys(err, "--apply: create a file beside `%s`", e->path);
   int saved = 0;
   for (uint64_t left = e->size; left > 0 && saved == 0;) {
+    /* The caller's signal: this file rolled back (its temporary removed), nothing after it. */
+    if (*a->stop || (*a->stop = sr_sandbox_stop_signal()) != 0) {
+      unlinkat(dir, tmp, 0);
+      out->reason = STOPPED;
+      return 0;
+    }
     ssize_t n = read(in, a->buf, left < CHUNK ? (size_t)left : CHUNK);
     if (n < 0 && errno == EINTR)
       continue;
@@ -578,6 +585,13 @@ static int apply_one(struct ap *a, const struct sr_odiff_entry *e, struct sr_ws_
     out->reason = "a path too long: not applied";
     return 0;
   }
+  /* The names of the apply's temporaries are seerun's: the reaper of a killed apply may
+   * remove them. */
+  const char *base = strrchr(e->path, '/') ? strrchr(e->path, '/') + 1 : e->path;
+  if (e->kind != SR_ODIFF_DELETED && strncmp(base, SR_WS_TMP_PREFIX, strlen(SR_WS_TMP_PREFIX)) == 0) {
+    out->reason = "a name of seerun's --apply temporaries (" SR_WS_TMP_PREFIX "*): not applied";
+    return 0;
+  }
   if (e->kind == SR_ODIFF_DELETED)
     return apply_delete(a, e, out, err);
   if (S_ISREG(e->mode))
@@ -589,9 +603,53 @@ static int apply_one(struct ap *a, const struct sr_odiff_entry *e, struct sr_ws_
   return 0;
 }
 
+static int cmp_str(const void *x, const void *y)
+{
+  return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* The directories (relative to host) the apply may write a file in, once each. */
+static int temp_dirs(const struct sr_odiff *diff, char *const *protect, size_t n_protect,
+                     char ***dirs, size_t *n, sr_error_t *err)
+{
+  *n = 0;
+  *dirs = calloc(diff->n + 1, sizeof(char *));
+  if (*dirs == NULL)
+    return sr_error_make(err, ENOMEM, "--apply");
+  for (size_t i = 0; i < diff->n; i++) {
+    const struct sr_odiff_entry *e = &diff->v[i];
+    if (e->kind == SR_ODIFF_DELETED || !S_ISREG(e->mode) ||
+        sr_ws_protected(e->path, protect, n_protect))
+      continue;
+    const char *slash = strrchr(e->path, '/');
+    char *d = strndup(e->path, slash ? (size_t)(slash - e->path) : 0);
+    if (d == NULL)
+      return sr_error_make(err, ENOMEM, "--apply");
+    (*dirs)[(*n)++] = d;
+  }
+  qsort(*dirs, *n, sizeof(char *), cmp_str);
+  size_t k = 0;
+  for (size_t i = 0; i < *n; i++) {
+    if (k > 0 && strcmp((*dirs)[k - 1], (*dirs)[i]) == 0)
+      free((*dirs)[i]);
+    else
+      (*dirs)[k++] = (*dirs)[i];
+  }
+  (*dirs)[k] = NULL;
+  *n = k;
+  return 0;
+}
+
+static void record_removep(struct sr_ws_apply_record **rec)
+{
+  if (*rec)
+    sr_ws_apply_record_remove(*rec);
+}
+
 int sr_ws_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_snapshot *snap,
                 char *const *protect, size_t n_protect, uint64_t max_bytes,
-                const char *refuse_all, struct sr_ws_apply *res, sr_error_t *err)
+                const char *refuse_all, struct sr_ws_apply_record *rec, int *stop,
+                struct sr_ws_apply *res, sr_error_t *err)
 {
   memset(res, 0, sizeof(*res));
   res->done = true;
@@ -607,7 +665,23 @@ int sr_ws_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_s
                  .n_protect = n_protect,
                  .res = res,
                  .buf = buf,
+                 .prefix = rec->prefix,
+                 .stop = stop,
                  .max_bytes = max_bytes};
+  /* Where its temporaries will be, on record before the first is made: a runtime killed
+   * while writing one leaves a record the next sandbox or gc removes it by. */
+  __attribute__((cleanup(record_removep))) struct sr_ws_apply_record *written = NULL;
+  if (!refuse_all && !diff->truncated) {
+    _cleanup_strv_ char **dirs = NULL;
+    size_t n_dirs;
+    if (temp_dirs(diff, protect, n_protect, &dirs, &n_dirs, err) < 0)
+      return -1;
+    if (n_dirs > 0) {
+      if (sr_ws_apply_record_write(rec, dirs, n_dirs, err) < 0)
+        return -1;
+      written = rec;
+    }
+  }
   for (size_t i = 0; i < diff->n; i++) {
     struct sr_ws_outcome *out = &res->v[i];
     /* Part of a change is no change to apply: a checkout half edited is worse than none. */
@@ -615,6 +689,8 @@ int sr_ws_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_s
       out->reason = refuse_all;
     else if (diff->truncated)
       out->reason = "the list of changes is incomplete: nothing applied";
+    else if (*stop || (*stop = sr_sandbox_stop_signal()) != 0)
+      out->reason = STOPPED;
     else if (apply_one(&a, &diff->v[i], out, err) < 0)
       return -1;
     if (out->applied)

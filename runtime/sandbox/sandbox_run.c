@@ -485,8 +485,19 @@ static int run(struct sr_sandbox *s, sr_error_t *err)
       : s->res.caller_signal   ? "the command was stopped by seerun's signal: nothing applied"
       : s->res.usage.oom_kills ? "the command was killed out of memory: nothing applied"
                                : NULL;
-  if (o->ws_host && sr_sandbox_cow_finish(o, &s->cow, unfinished, err) < 0)
+  struct sr_ws_apply_record rec = {.rootfd = s->ws.rootfd,
+                                    .owner = s->ws.owner,
+                                    .host_path = s->cow.host_abs,
+                                    .host_st = s->cow.host_st};
+  sr_ws_tmp_prefix(s->run_id, rec.prefix, sizeof(rec.prefix));
+  int stop = 0;
+  if (o->ws_host && sr_sandbox_cow_finish(o, &s->cow, unfinished, &rec, &stop, err) < 0)
     return -1;
+  if (stop && !s->res.caller_signal) {
+    /* Stopped during the apply (each file is whole or not there): as a signal during the run. */
+    s->res.caller_signal = stop;
+    s->res.exit_code = 128 + stop;
+  }
   if (o->out_dir) {
     /* Every process of the sandbox is dead (its cgroup is gone): the tree is final. */
     _cleanup_close_ int src = openat(s->out_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -219,12 +219,17 @@ void sr_sandbox_reap_stale(const struct sr_invocation *g, int rootfd, const char
   size_t n = 0;
   struct dirent *de;
   while ((de = readdir(d)) != NULL) {
-    const char *name = de->d_name;
+    const char *name = de->d_name, *token;
+    bool complete;
     if (strncmp(name, NEW_PREFIX, strlen(NEW_PREFIX)) == 0) {
       if (owner_dead(name + strlen(NEW_PREFIX)))
         remove_tree(rootfd, name);
     } else if (strncmp(name, RES_PREFIX, strlen(RES_PREFIX)) == 0) {
       reap_reservation(g, rootfd, name);
+    } else if (sr_ws_apply_record_name(name, &token, &complete)) {
+      /* What a killed --apply left in its workspace (sandbox_apply_record.c). */
+      if (owner_dead(token))
+        sr_ws_apply_record_reap(rootfd, name);
     } else if (name[0] != '.' && (de->d_type == DT_DIR || de->d_type == DT_UNKNOWN) &&
                is_orphaned_container(rootfd, name, real_root)) {
       char **nv = realloc(orphans, (n + 2) * sizeof(char *));
@@ -314,6 +319,7 @@ int sr_sandbox_reserve(const struct sr_invocation *g, struct sr_sandbox_ws *ws, 
   if (sr_proc_stat(getpid(), &start, NULL) < 0)
     return sr_error_sys(err, "sandbox: read own start time");
   snprintf(owner, sizeof(owner), "%d-%llu", (int)getpid(), (unsigned long long)start);
+  snprintf(ws->owner, sizeof(ws->owner), "%s", owner);
   if (asprintf(&ws->tmp_name, NEW_PREFIX "%s", owner) < 0) {
     ws->tmp_name = NULL;
     return sr_error_make(err, ENOMEM, "sandbox");

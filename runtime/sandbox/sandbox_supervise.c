@@ -54,6 +54,19 @@ int sr_sandbox_block_signals(sr_error_t *err)
   return 0;
 }
 
+int sr_sandbox_stop_signal(void)
+{
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  siginfo_t si;
+  struct timespec now = {0, 0};
+  int sig = sigtimedwait(&set, &si, &now);
+  return sig > 0 ? sig : 0;
+}
+
 static int kill_cgroup(const char *cgroup_path, sr_error_t *err)
 {
   _cleanup_cgroup_ struct sr_cgroup *cg = NULL;

@@ -233,7 +233,8 @@ int sr_sandbox_cow_mount(const struct sr_sandbox_opts *o, struct sr_sandbox_cow 
 }
 
 int sr_sandbox_cow_finish(const struct sr_sandbox_opts *o, struct sr_sandbox_cow *w,
-                          const char *unfinished, sr_error_t *err)
+                          const char *unfinished, struct sr_ws_apply_record *rec, int *stop,
+                          sr_error_t *err)
 {
   struct sr_odiff_limits lim = SR_ODIFF_LIMITS_DEFAULT;
   /* The lower as the overlay showed it (the clone, no mount below it), listable. */
@@ -246,7 +247,7 @@ int sr_sandbox_cow_finish(const struct sr_sandbox_opts *o, struct sr_sandbox_cow
   if (!o->ws_apply)
     return 0;
   if (sr_ws_apply(w->host, w->upper, &w->diff, &w->snap, o->ws_protect, o->n_ws_protect,
-                  o->ws_size, unfinished, &w->apply, err) < 0)
+                  o->ws_size, unfinished, rec, stop, &w->apply, err) < 0)
     return sr_error_wrap(err, "--workspace `%s`", o->ws_host);
   return 0;
 }
