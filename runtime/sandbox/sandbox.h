@@ -338,12 +338,17 @@ struct sr_ws_snapshot {
   size_t n, cap;
   char *names;
   size_t names_len, names_cap;
+  char **git; /* each .git below the top (a directory or file), relative: read-only inside */
+  size_t n_git;
 };
 
 #define SR_WS_SNAPSHOT_MAX 1000000
+/* A workspace with more .git below its top (each one a mount inside) is refused. */
+#define SR_WS_NESTED_GIT_MAX 256
 
 /* Every entry below dir (the workspace, the lower layer's clone), protected subtrees left
- * out; at most SR_WS_SNAPSHOT_MAX entries (past it: an error naming the bound). */
+ * out (the .git found below the top listed in git); at most SR_WS_SNAPSHOT_MAX entries and
+ * SR_WS_NESTED_GIT_MAX of those .git (past either: an error naming the bound). */
 int sr_ws_snapshot_take(int dir, char *const *protect, size_t n_protect, struct sr_ws_snapshot *s,
                         sr_error_t *err);
 void sr_ws_snapshot_release(struct sr_ws_snapshot *s);
@@ -400,7 +405,6 @@ struct sr_ws_apply_record {
 };
 
 /* The prefix of every temporary file of this run's --apply: ".seerun-apply.<run-id>.". */
-#define SR_WS_TMP_PREFIX ".seerun-apply."
 void sr_ws_tmp_prefix(const char *run_id, char *buf, size_t size);
 /* Records (atomically, fsynced, before anything is written into HOST) HOST's identity and
  * the path it was opened by, the temporaries' prefix and the directories (relative to HOST,

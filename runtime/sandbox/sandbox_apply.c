@@ -54,6 +54,9 @@ static uint64_t hash_path(const char *p)
 
 void sr_ws_snapshot_release(struct sr_ws_snapshot *s)
 {
+  for (size_t i = 0; i < s->n_git; i++)
+    free(s->git[i]);
+  free(s->git);
   free(s->v);
   free(s->names);
   memset(s, 0, sizeof(*s));
@@ -131,6 +134,17 @@ static struct sr_ws_snap_entry *put(struct sr_ws_snapshot *s, const char *path,
   return e;
 }
 
+/* Below a --protect path (or the top .git): already read-only inside as a whole. */
+static bool below_protect(const char *path, char *const *protect, size_t n_protect)
+{
+  for (size_t i = 0; i < n_protect; i++) {
+    size_t l = strlen(protect[i]);
+    if (strncmp(path, protect[i], l) == 0 && path[l] == '/')
+      return true;
+  }
+  return false;
+}
+
 bool sr_ws_protected(const char *path, char *const *protect, size_t n_protect)
 {
   /* Every .git, not only HOST's own: a workspace may hold more than one repository (or the
@@ -144,6 +158,25 @@ bool sr_ws_protected(const char *path, char *const *protect, size_t n_protect)
       return true;
   }
   return false;
+}
+
+/* A .git below the top (its hooks and config run on the host at the owner's next git
+ * command there): listed, to be made read-only inside as the top one is. */
+static int nested_git(struct sr_ws_snapshot *s, const char *path, sr_error_t *err)
+{
+  if (s->n_git >= SR_WS_NESTED_GIT_MAX)
+    return sr_error_make(err, E2BIG,
+                         "--workspace: the directory holds more than %d .git below its top "
+                         "(each is made read-only inside): give one repository's directory",
+                         SR_WS_NESTED_GIT_MAX);
+  char **nv = realloc(s->git, (s->n_git + 1) * sizeof(char *));
+  if (nv == NULL)
+    return sr_error_make(err, ENOMEM, "--workspace: the snapshot");
+  s->git = nv;
+  if ((s->git[s->n_git] = strdup(path)) == NULL)
+    return sr_error_make(err, ENOMEM, "--workspace: the snapshot");
+  s->n_git++;
+  return 0;
 }
 
 struct snap_walk {
@@ -176,8 +209,13 @@ static int snap_dir(struct snap_walk *w, int dir, size_t plen, int depth, sr_err
     size_t clen = plen + (plen ? 1 : 0) + nlen;
     struct stat st;
     int r = 0;
-    if (!sr_ws_protected(w->path, w->protect, w->n_protect) &&
-        fstatat(dir, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (plen && strcmp(de->d_name, ".git") == 0 &&
+        !below_protect(w->path, w->protect, w->n_protect) &&
+        fstatat(dir, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+      r = nested_git(w->s, w->path, err);
+    else if (!sr_ws_protected(w->path, w->protect, w->n_protect) &&
+             fstatat(dir, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
       if (w->s->n >= SR_WS_SNAPSHOT_MAX)
         r = sr_error_make(err, E2BIG,
                           "--workspace: the directory holds more than %d entries (outside the "
@@ -583,13 +621,6 @@ static int apply_one(struct ap *a, const struct sr_odiff_entry *e, struct sr_ws_
   }
   if (strlen(e->path) >= PATH_MAX) {
     out->reason = "a path too long: not applied";
-    return 0;
-  }
-  /* The names of the apply's temporaries are seerun's: the reaper of a killed apply may
-   * remove them. */
-  const char *base = strrchr(e->path, '/') ? strrchr(e->path, '/') + 1 : e->path;
-  if (e->kind != SR_ODIFF_DELETED && strncmp(base, SR_WS_TMP_PREFIX, strlen(SR_WS_TMP_PREFIX)) == 0) {
-    out->reason = "a name of seerun's --apply temporaries (" SR_WS_TMP_PREFIX "*): not applied";
     return 0;
   }
   if (e->kind == SR_ODIFF_DELETED)

@@ -8,8 +8,9 @@
  * - the upper layer is a tmpfs of seerun's (--workspace-size, and an inode bound), where
  *   filling it is ENOSPC inside, never the host's disk; redirect_dir, metacopy, index and xino
  *   off, so that the upper layer is a plain tree (overlay_diff.h reads it);
- * - each protected path (.git, --protect) is a read-only clone of the lower's, mounted over
- *   it: writes there fail inside, and --apply never touches them anyway.
+ * - each protected path (.git, --protect, and every .git below the top that HOST holds) is a
+ *   read-only clone of the lower's, mounted over it: writes there fail inside, and --apply
+ *   never touches them anyway.
  *
  * HOST is opened once, with no symlink anywhere in its path (RESOLVE_NO_SYMLINKS), and held:
  * the policy judges the bind of HOST like any other, the descriptor it judged must be that
@@ -174,33 +175,45 @@ static int make_overlay(struct sr_sandbox_cow *w, int work, sr_error_t *err)
   return 0;
 }
 
-/* Each protected path that exists (as itself, not through a symlink): the lower's, read-only,
- * over the overlay's. */
+/* A protected path that exists (as itself, not through a symlink): the lower's, read-only,
+ * over the overlay's.  what names it in errors ("--protect", ".git"). */
+static int protect_one(struct sr_sandbox_cow *w, const char *p, const char *what,
+                       sr_error_t *err)
+{
+  _cleanup_close_ int src = sr_openat2(w->lower, p, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE);
+  struct stat st;
+  if (src < 0 || fstat(src, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+    return 0; /* none there (or a symlink): --apply still refuses anything there */
+  _cleanup_close_ int clone =
+      sr_open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+  if (clone < 0)
+    return sr_error_sys(err, "%s `%s`: clone it", what, p);
+  /* Read-only already (a clone of the read-only lower); said again on this mount. */
+  struct sr_mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                                         MOUNT_ATTR_NODEV};
+  if (sr_mount_setattr(clone, "", AT_EMPTY_PATH, &ro) < 0)
+    return sr_error_sys(err, "%s `%s`: make it read-only", what, p);
+  _cleanup_close_ int target =
+      sr_openat2(w->overlay, p, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE);
+  if (target < 0)
+    return sr_error_sys(err, "%s `%s`: in the overlay", what, p);
+  if (sr_attach_mount(clone, target) < 0)
+    return sr_error_sys(err, "%s `%s`: mount it read-only", what, p);
+  w->protect_mounted++;
+  return 0;
+}
+
+/* Each protected path, and each .git below the top the snapshot found (a repository inside
+ * the workspace: its hooks and config would run on the host at its owner's next git command
+ * there). */
 static int protect(const struct sr_sandbox_opts *o, struct sr_sandbox_cow *w, sr_error_t *err)
 {
-  for (size_t i = 0; i < o->n_ws_protect; i++) {
-    const char *p = o->ws_protect[i];
-    _cleanup_close_ int src = sr_openat2(w->lower, p, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE);
-    struct stat st;
-    if (src < 0 || fstat(src, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
-      continue; /* none there (or a symlink): --apply still refuses anything there */
-    _cleanup_close_ int clone =
-        sr_open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-    if (clone < 0)
-      return sr_error_sys(err, "--protect `%s`: clone it", p);
-    /* Read-only already (a clone of the read-only lower); said again on this mount. */
-    struct sr_mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-                                           MOUNT_ATTR_NODEV};
-    if (sr_mount_setattr(clone, "", AT_EMPTY_PATH, &ro) < 0)
-      return sr_error_sys(err, "--protect `%s`: make it read-only", p);
-    _cleanup_close_ int target =
-        sr_openat2(w->overlay, p, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE);
-    if (target < 0)
-      return sr_error_sys(err, "--protect `%s`: in the overlay", p);
-    if (sr_attach_mount(clone, target) < 0)
-      return sr_error_sys(err, "--protect `%s`: mount it read-only", p);
-    w->protect_mounted++;
-  }
+  for (size_t i = 0; i < o->n_ws_protect; i++)
+    if (protect_one(w, o->ws_protect[i], "--protect", err) < 0)
+      return -1;
+  for (size_t i = 0; i < w->snap.n_git; i++)
+    if (protect_one(w, w->snap.git[i], "--workspace: the nested .git", err) < 0)
+      return -1;
   return 0;
 }
 

@@ -469,3 +469,135 @@ def test_the_workspace_as_working_directory_and_its_default_destination(sandbox,
     r = sandbox.ok("ls", "/workspace", opts=("--workspace", str(checkout)))
     assert "README" in r.stdout
     assert r.result["workspace"]["destination"] == "/workspace"
+
+
+# --- a killed or stopped --apply ----------------------------------------------------------------
+
+def _kill_during_apply(sandbox, ws, sig, ignore=()):
+    """A sandbox whose apply is long (a 400 MB file), sent sig once its temporary file is in
+    ws; returns (the temporaries seen, the CompletedProcess-like (returncode, stderr), the
+    result document or None)."""
+    import signal  # noqa: F401 (sig is one of its constants)
+    from conftest import SEERUN
+    sandbox.count += 1
+    result = sandbox.tmp / f"result-kill-{sandbox.count}.json"
+    argv = [SEERUN, *sandbox.seerun.global_args, "sandbox", "--name", sandbox.seerun.id("sb"),
+            f"--json={result}", "--workspace", f"{ws}:/w", "--apply", "--", "sh", "-c",
+            "echo changed > /w/a.txt && head -c 400m /dev/zero | tr '\\0' x > /w/big"]
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE)
+    try:
+        def applying():
+            return [n for n in os.listdir(ws) if n.startswith(".seerun-apply.") and
+                    n not in ignore] or p.poll() is not None
+        seen = wait_for(applying, timeout=120, what="the apply writing into the workspace",
+                        interval=0.001)
+        assert seen is not True, "seerun ended before the apply was seen"
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+    doc = json.loads(result.read_text()) if result.exists() and result.stat().st_size else None
+    return seen, (p.returncode, err.decode(errors="replace")), doc
+
+
+def _records(sandbox):
+    return [n for n in os.listdir(sandbox.seerun.root) if n.startswith(".sandbox-apply")]
+
+
+def test_gc_removes_the_temporary_of_a_killed_apply_and_says_so(sandbox, tmp_path):
+    """seerun SIGKILLed while --apply writes a file (a driver's deadline): its temporary file
+    is in HOST, and the record of it in the state root; `seerun gc` removes exactly that file
+    (no other file of HOST), says so on stderr, and drops the record.  Each file is applied
+    whole or not at all (a.txt is the old or the new one)."""
+    import signal
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    (ws / ".seerun-apply.mine").write_text("the owner's, not seerun's\n")
+    seen, (status, _), _ = _kill_during_apply(sandbox, ws, signal.SIGKILL,
+                                              ignore=(".seerun-apply.mine",))
+    assert status == -signal.SIGKILL
+    assert _records(sandbox), "no record of the apply's temporaries in the state root"
+    left = [n for n in os.listdir(ws)
+            if n.startswith(".seerun-apply.") and n != ".seerun-apply.mine"]
+    assert left, "the kill came after the apply: nothing to reap"
+    r = sandbox.seerun.cmd("gc")
+    assert r.returncode == 0, r.stderr
+    for name in left:
+        assert name in r.stderr, r.stderr
+        assert not (ws / name).exists()
+    assert (ws / ".seerun-apply.mine").read_text() == "the owner's, not seerun's\n"
+    assert (ws / "a.txt").read_text() in ("a\n", "changed\n")
+    assert not (ws / "big").exists() or (ws / "big").stat().st_size == 400 << 20
+    assert _records(sandbox) == []
+
+
+def test_a_killed_apply_whose_host_path_now_names_another_directory_is_not_reaped_into(
+        sandbox, tmp_path):
+    """The record names HOST by path and identity: HOST renamed away after the kill and a new
+    directory made at its path (holding a file of the temporary's very name) is not the
+    workspace -- gc removes nothing there, and says it left it alone."""
+    import signal
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    seen, _, _ = _kill_during_apply(sandbox, ws, signal.SIGKILL)
+    left = [n for n in os.listdir(ws) if n.startswith(".seerun-apply.")]
+    assert left
+    moved = tmp_path / "ws.moved"
+    os.rename(ws, moved)
+    ws.mkdir()
+    for name in left:
+        (ws / name).write_text("another directory's file\n")
+    r = sandbox.seerun.cmd("gc")
+    assert r.returncode == 0, r.stderr
+    assert "left alone" in r.stderr and str(ws) in r.stderr, r.stderr
+    for name in left:
+        assert (ws / name).read_text() == "another directory's file\n"
+        assert (moved / name).exists()  # not looked for anywhere but at the recorded path
+    assert _records(sandbox) == []
+
+
+def test_sigterm_during_apply_rolls_back_the_file_and_stops(sandbox, tmp_path):
+    """The caller's SIGTERM while --apply writes a large file: that file's temporary is removed
+    (the file is not applied), nothing after it is applied, seerun exits 143 and the result
+    says the caller stopped it -- nothing of the apply's is left in HOST or the state root."""
+    import signal
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    seen, (status, err), doc = _kill_during_apply(sandbox, ws, signal.SIGTERM)
+    assert status == 143, err
+    assert [n for n in os.listdir(ws) if n.startswith(".seerun-apply.")] == []
+    assert not (ws / "big").exists()
+    assert doc is not None and doc["signalledByCaller"] and doc["callerSignal"] == "SIGTERM", doc
+    apply = doc["workspace"]["apply"]
+    assert apply["complete"] is False
+    big = [c for c in doc["workspace"]["changes"] if c["path"] == "big"][0]
+    assert big["applied"] is False and "stopped by the caller's signal" in big["reason"], big
+    assert _records(sandbox) == []
+
+
+def test_a_nested_git_is_read_only_inside(sandbox, tmp_path):
+    """Every .git below HOST's top (a second repository, a vendored clone) is read-only inside
+    as HOST/.git is; a .git the code makes in its copy is writable there and never applied."""
+    ws = tmp_path / "src"
+    for repo in ("app", "vendor/lib"):
+        (ws / repo / ".git" / "hooks").mkdir(parents=True)
+        (ws / repo / ".git" / "config").write_text("[core]\n")
+    (ws / "sub").mkdir()
+    (ws / "sub" / ".git").write_text("gitdir: ../app/.git\n")  # a submodule's .git file
+    script = ("for f in /src/app/.git/config /src/vendor/lib/.git/config /src/sub/.git "
+              "/src/app/.git/hooks/pre-commit; do "
+              "if (echo x >> $f) 2>/dev/null; then echo WROTE $f; fi; done; "
+              "mkdir -p /src/new/.git && echo y > /src/new/.git/config && echo MADE")
+    r = sandbox.ok("sh", "-c", script, opts=("--workspace", f"{ws}:/src", "--apply"))
+    assert "WROTE" not in r.stdout, r.stdout
+    assert "MADE" in r.stdout, r.stdout
+    assert (ws / "app" / ".git" / "config").read_text() == "[core]\n"
+    assert (ws / "vendor" / "lib" / ".git" / "config").read_text() == "[core]\n"
+    assert (ws / "sub" / ".git").read_text() == "gitdir: ../app/.git\n"
+    assert not (ws / "new" / ".git").exists()
