@@ -125,12 +125,15 @@ def test_a_nested_git_directory_is_protected_too(sandbox, tmp_path):
         (ws / repo / ".git" / "config").write_text("[core]\n\tbare = false\n")
         (ws / repo / "main.c").write_text("int main(void){return 0;}\n")
     before = (ws / "lib" / ".git" / "config").read_bytes()
+    # Each write is tried (`;`): both must fail inside (read-only, as HOST/.git is), and
+    # neither reach the host through --apply.
     r = sandbox.run("sh", "-c",
-                    "printf '\\tfsmonitor = /tmp/evil\\n' >> /src/lib/.git/config && "
-                    "printf '#!/bin/sh\\necho pwned\\n' > /src/app/.git/hooks/pre-commit && "
-                    "chmod 755 /src/app/.git/hooks/pre-commit",
+                    "printf '\\tfsmonitor = /tmp/evil\\n' >> /src/lib/.git/config; "
+                    "printf '#!/bin/sh\\necho pwned\\n' > /src/app/.git/hooks/pre-commit; "
+                    "chmod 755 /src/app/.git/hooks/pre-commit; exit 0",
                     opts=("--workspace", f"{ws}:/src", "--apply"))
     assert r.returncode == 0, r.stderr
+    assert r.stderr.count("Read-only file system") >= 2, r.stderr
     assert (ws / "lib" / ".git" / "config").read_bytes() == before
     assert not (ws / "app" / ".git" / "hooks" / "pre-commit").exists()
 
