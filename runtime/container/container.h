@@ -76,6 +76,9 @@ struct sr_create_ctx {
   const char *activity_unseen;  /* why the built-in filter's denials are not seen; NULL: seen */
   int activity_sock[2];         /* [0]: the supervisor's end, [1]: the init's hand-over end */
   int activity_listen;          /* activity.sock in the state directory (exec's hand-overs) */
+  /* The container paths the caller expects the code to write (the sandbox's /out): their
+   * changes are outputs, not writes elsewhere (activity_files.h).  NULL-terminated, or NULL. */
+  const char *const *activity_outputs;
   struct sr_landlock_plan landlock; /* abi 0: none */
   /* What the hooks are judged against where they run (the profile of the create). */
   const struct sr_policy_profile *hook_profile;

@@ -122,6 +122,9 @@ static int enforce_policy(struct sr_sandbox *s, sr_error_t *err)
   sr_error_free(&derr);
   if (r < 0)
     return -1;
+  /* What the sandbox hands back: its changes are the run's outputs in the activity record. */
+  static const char *const outputs[] = {SR_SANDBOX_OUT, NULL};
+  s->ctx.activity_outputs = outputs;
   return allow_hosts(s, err);
 }
 
