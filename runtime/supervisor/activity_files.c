@@ -282,8 +282,8 @@ static void walk_place(struct sr_act_files *f, size_t place, visit_fn visit)
     st[depth].d = d;
     st[depth].len = len;
   }
-  if (f->cut && !pl->cut)
-    pl->cut = f->cut;
+  if (f->cut)
+    pl->cut = f->cut; /* the walk was stopped: what matters more than a depth cut */
 }
 
 static void visit_baseline(struct sr_act_files *f, size_t place, const char *rel, size_t len,
@@ -419,19 +419,8 @@ void sr_act_files_walk(struct sr_act_files *f)
       note(f, e->place, SR_ACT_DELETED, f->arena + e->off, e->len, e->mode, e->size);
   }
   f->walked = true;
-  /* The tmpfs mounts may go now (the places stay listed for the record). */
-  for (size_t i = 0; i < f->ps.n; i++) {
-    struct sr_act_place *pl = &f->ps.p[i];
-    if (pl->fd >= 0)
-      close(pl->fd);
-    if (pl->lower_fd >= 0)
-      close(pl->lower_fd);
-    pl->fd = -1;
-    pl->lower_fd = -1;
-  }
-  if (f->ps.mntns_fd >= 0)
-    close(f->ps.mntns_fd);
-  f->ps.mntns_fd = -1;
+  /* The places stay open until the supervisor ends, after the record is written: the last
+   * reference to a large tmpfs frees it there and then (seconds for a million files). */
 }
 
 /* ---- The record --------------------------------------------------------------------------- */

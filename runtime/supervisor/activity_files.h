@@ -96,7 +96,7 @@ struct sr_act_files *sr_act_files_new(struct sr_act_places *ps);
 void sr_act_files_free(struct sr_act_files *f);
 /* At create, before the container's code runs. */
 void sr_act_files_baseline(struct sr_act_files *f);
-/* When it stops: walks and compares, then closes the places (the tmpfs mounts go). */
+/* When it stops: walks and compares (the places stay open: sr_act_files_free, or the exit). */
 void sr_act_files_walk(struct sr_act_files *f);
 /* The "files" member of the record (brief: without the list of changes). */
 void sr_act_files_to_json(const struct sr_act_files *f, sr_json_gen_t g, bool brief);
