@@ -83,8 +83,9 @@ struct sr_act_places {
 int sr_act_places_open(pid_t pid, int pidfd, const char *const *outputs,
                        struct sr_act_places *out, sr_error_t *err);
 /* Adds a place by descriptor (taken over: closed with the set, also on failure): label is the
- * path the container sees, kind "tmpfs"/"bind"/"root"/"upper" ("upper": lower_fd is the lower
- * layer's root, else -1), role as above. */
+ * path the container sees, kind "tmpfs"/"bind"/"root"/"upper" ("upper": dirfd is an overlay's
+ * upper directory and lower_fd the lower layer's root, else -1), role as above.  It replaces a
+ * place of the same label that the mount table gave (the overlay mount itself). */
 int sr_act_places_add(struct sr_act_places *ps, const char *label, const char *kind,
                       const char *role, int dirfd, int lower_fd, sr_error_t *err);
 void sr_act_places_close(struct sr_act_places *ps);

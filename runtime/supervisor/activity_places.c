@@ -82,13 +82,6 @@ void sr_act_places_close(struct sr_act_places *ps)
 int sr_act_places_add(struct sr_act_places *ps, const char *label, const char *kind,
                       const char *role, int dirfd, int lower_fd, sr_error_t *err)
 {
-  if (ps->n >= SR_ACT_PLACES) {
-    ps->not_recorded++;
-    close(dirfd);
-    if (lower_fd >= 0)
-      close(lower_fd);
-    return 0;
-  }
   struct stat st;
   if (fstat(dirfd, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
     close(dirfd);
@@ -96,7 +89,25 @@ int sr_act_places_add(struct sr_act_places *ps, const char *label, const char *k
       close(lower_fd);
     return sr_error_make(err, EINVAL, "activity: place %s: not a directory or a file", label);
   }
-  struct sr_act_place *p = &ps->p[ps->n++];
+  /* A place of the same name is replaced: the caller knows more of it (an overlay's layers)
+   * than the mount table says. */
+  struct sr_act_place *p = NULL;
+  for (size_t i = 0; i < ps->n && p == NULL; i++)
+    if (strcmp(ps->p[i].path, label) == 0) {
+      p = &ps->p[i];
+      close(p->fd);
+      if (p->lower_fd >= 0)
+        close(p->lower_fd);
+    }
+  if (p == NULL && ps->n >= SR_ACT_PLACES) {
+    ps->not_recorded++;
+    close(dirfd);
+    if (lower_fd >= 0)
+      close(lower_fd);
+    return 0;
+  }
+  if (p == NULL)
+    p = &ps->p[ps->n++];
   memset(p, 0, sizeof(*p));
   snprintf(p->path, sizeof(p->path), "%s", label);
   snprintf(p->kind, sizeof(p->kind), "%s", kind);
