@@ -10,6 +10,7 @@
 
 #include "cleanup.h"
 #include "opts.h"
+#include "path.h"
 #include "paths.h"
 #include "policy.h"
 #include "sandbox.h"
@@ -199,7 +200,7 @@ static int parse_ro(struct cli *c, const char *arg)
   snprintf(dest, sizeof(dest), "%s", colon ? colon + 1 : host);
   if (dest[0] != '/')
     return usage_error("--ro: the destination `%s` must be an absolute path", dest);
-  sr_clean_path(dest);
+  sr_path_clean(dest, dest);
   if (strcmp(dest, "/") == 0)
     return usage_error("--ro: the destination cannot be `%s`", dest);
   bool usr_local = under(dest, SR_SANDBOX_USR_LOCAL);
@@ -302,7 +303,7 @@ static int parse_option(struct cli *c, int opt, const char *arg)
     if (arg[0] != '/' || strlen(arg) >= sizeof(path))
       return usage_error("--workdir `%s`: must be an absolute path", arg);
     snprintf(path, sizeof(path), "%s", arg);
-    sr_clean_path(path);
+    sr_path_clean(path, path);
     free((char *)o->workdir);
     o->workdir = strdup(path);
     return o->workdir ? 0 : usage_error("out of memory");
@@ -511,9 +512,9 @@ static int write_json(const struct cli *c, const struct sr_sandbox_result *r)
 static void list_profiles(const struct sr_global *g, char *buf, size_t size)
 {
   buf[0] = '\0';
-  struct sr_global any = *g;
+  struct sr_invocation any = g->run;
   any.profile = NULL;
-  struct sr_policy_ctx pc;
+  _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
   sr_error_t err = NULL;
   if (sr_policy_load(&any, &pc, &err) < 0) {
     sr_error_free(&err);
@@ -524,7 +525,6 @@ static void list_profiles(const struct sr_global *g, char *buf, size_t size)
     int n = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", pc.policy->profiles[i].name);
     used += n > 0 ? (size_t)n : 0;
   }
-  sr_policy_ctx_release(&pc);
 }
 
 /* "mounts[N]" in a refusal is the config seerun generated: the user wrote --ro HOST[:DEST].
@@ -610,7 +610,7 @@ int sr_cmd_sandbox(const struct sr_global *g, int argc, char **argv)
 {
   struct cli c = {.json_fd = -1};
   int r = parse_args(&c, argc, argv);
-  if (r == 0 && c.profile && g->profile && strcmp(c.profile, g->profile) != 0)
+  if (r == 0 && c.profile && g->run.profile && strcmp(c.profile, g->run.profile) != 0)
     r = usage_error("--profile: \"%s\" contradicts the global --profile", c.profile);
   /* Rootless is not implemented: say so before anything fails halfway. */
   if (r == 0 && geteuid() != 0) {
@@ -627,7 +627,7 @@ int sr_cmd_sandbox(const struct sr_global *g, int argc, char **argv)
     return r == -2 ? 0 : r;
   }
   struct sr_sandbox s;
-  sr_sandbox_init(&s, g, c.profile, &c.o);
+  sr_sandbox_init(&s, &g->run, c.profile, &c.o);
   sr_error_t err = NULL;
   if (sr_sandbox_run(&s, &err) < 0)
     print_error(&c, g, s.ro_first_mount, &err);
