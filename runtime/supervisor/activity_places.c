@@ -160,9 +160,12 @@ static int open_place(struct sr_act_places *ps, int rootfd, char *line,
                          .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
   _cleanup_close_ int fd = (int)syscall(SYS_openat2, rootfd, mp[1] ? mp + 1 : ".", &how,
                                          sizeof(how));
-  if (fd < 0)
-    return 0; /* not reachable by that name: not a place the code can write through it */
-  /* The mount that line is (not one below another mounted over it), decided on the fd. */
+  if (fd < 0) {
+    ps->not_recorded++; /* reached through a symlink, or gone: said, not walked */
+    return 0;
+  }
+  /* The mount that line is, decided on the fd; one that another is mounted over is not
+   * reachable by any name in the container (its open files aside). */
   if (mnt_id_of(fd) != id)
     return 0;
   struct stat st;
