@@ -129,7 +129,13 @@ def volume(tmp_path):
     shutil.rmtree(d)
 
 
-def test_a_bind_volume_added_modified_deleted_and_review_flags_it(hardened, hbundle, volume):
+def test_a_bind_volume_added_modified_deleted_and_review_flags_it(hardened, hbundle, volume,
+                                                                  tmp_path, busybox_rootfs):
+    # A root of the test's own: /data's mount point is made in it (the shared one stays as it
+    # is; files hard-linked, directories its own).
+    own = tmp_path / "own-rootfs"
+    shutil.copytree(busybox_rootfs, own, symlinks=True, copy_function=os.link)
+    hbundle.config["root"]["path"] = str(own)
     hbundle.config["mounts"].append({"destination": "/data", "type": "bind", "source": volume,
                                      "options": ["rbind", "rw"]})
     hbundle.shell("echo after-the-change > /data/change; rm /data/remove; rm -r /data/olddir; "
