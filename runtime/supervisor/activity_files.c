@@ -346,10 +346,7 @@ static void visit_upper(struct sr_act_files *f, size_t place, const char *rel, s
                         const struct statx *sx)
 {
   struct sr_act_place *pl = &f->ps.p[place];
-  if (S_ISCHR(sx->stx_mode) && sx->stx_rdev_major == 0 && sx->stx_rdev_minor == 0) {
-    note(f, place, SR_ACT_DELETED, rel, len, 0, 0); /* a whiteout */
-    return;
-  }
+  /* What the lower layer has by that name (nothing followed on the way). */
   struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
                          .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
                                     RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
@@ -358,6 +355,12 @@ static void visit_upper(struct sr_act_files *f, size_t place, const char *rel, s
   bool in_lower = lfd >= 0 && fstat(lfd, &lst) == 0;
   if (lfd >= 0)
     close(lfd);
+  if (S_ISCHR(sx->stx_mode) && sx->stx_rdev_major == 0 && sx->stx_rdev_minor == 0) {
+    /* A whiteout: the lower entry is gone (its type and size, where it had one). */
+    note(f, place, SR_ACT_DELETED, rel, len, in_lower ? (uint16_t)lst.st_mode : 0,
+         in_lower ? (uint64_t)lst.st_size : 0);
+    return;
+  }
   if (in_lower && S_ISDIR(sx->stx_mode) && S_ISDIR(lst.st_mode))
     return; /* a directory copied up for what changed below it */
   note(f, place, in_lower ? SR_ACT_MODIFIED : SR_ACT_ADDED, rel, len, sx->stx_mode,

@@ -11,8 +11,7 @@ import time
 
 import pytest
 
-from conftest import Bundle, make_seerun, check_no_leaks
-from test_sandbox import Sandbox
+from conftest import Bundle, Sandbox, make_seerun, check_no_leaks, wait_for
 
 
 def activity_of(seerun, cid):
@@ -40,21 +39,6 @@ def audit_line(seerun, cid):
 
 def last_activity_id(seerun):
     return [e["id"] for e in seerun.audit() if e["event"] == "activity"][-1]
-
-
-def wait_for(cond, timeout=20, what="condition"):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-@pytest.fixture
-def sandbox(hardened, tmp_path):
-    return Sandbox(hardened, tmp_path)
 
 
 @pytest.fixture
@@ -165,7 +149,36 @@ def test_a_bind_volume_added_modified_deleted_and_review_flags_it(hardened, hbun
     assert "/data (6)" in flags[0]["reason"] and "/tmp" not in flags[0]["reason"]
     assert runs[cid]["filesChanged"]["outsideOutputs"] == 6
     text = hardened.cmd("review", cid, check=True).stdout
-    assert "FLAG writes-outside-outputs" in text and "2 added, 2 modified, 3 deleted (6 outside" in text
+    assert "FLAG writes-outside-outputs" in text
+    assert "2 added, 2 modified, 3 deleted (6 outside" in text
+
+
+def test_the_workspace_is_an_output_walked_against_its_lower_layer(sandbox, hardened, tmp_path):
+    ws = f"/tmp/sr-files-ws-{os.getpid()}-{os.urandom(3).hex()}"
+    os.makedirs(os.path.join(ws, "sub"))
+    for name, text in (("edit", "old"), ("del", "12345"), ("keep", "k")):
+        with open(os.path.join(ws, name), "w") as f:
+            f.write(text)
+    try:
+        r = sandbox.ok("sh", "-c", "echo newer > /work/edit; rm /work/del; echo n > /work/sub/new",
+                       opts=["--workspace", f"{ws}:/work"])
+        files = r.result["activity"]["files"]
+        work = place(files, "/work")
+        assert (work["kind"], work["role"], work["baseline"]) == ("upper", "output", "lower layer")
+        ch = changes(files)
+        assert ch["/work/edit"]["change"] == "modified" and ch["/work/edit"]["size"] == 6
+        assert ch["/work/del"] == {"change": "deleted", "path": "/work/del", "type": "file",
+                                   "size": 5}, ch
+        assert ch["/work/sub/new"]["change"] == "added"
+        assert "/work/sub" not in ch and "/work/keep" not in ch  # copied up, unchanged
+        assert (work["added"], work["modified"], work["deleted"]) == (1, 1, 1)
+        # The host's directory is as it was (no --apply), and review flags nothing.
+        with open(os.path.join(ws, "edit")) as f:
+            assert f.read() == "old"
+        runs = json.loads(hardened.cmd("review", "--json", check=True).stdout)["runs"]
+        assert runs[-1]["flags"] == [], runs[-1]
+    finally:
+        shutil.rmtree(ws)
 
 
 def test_hostile_names_are_valid_json(sandbox, hardened):
@@ -268,7 +281,7 @@ def test_a_killed_supervisor_leaves_an_incomplete_record(hardened, hbundle):
     hardened.cmd("run", "-d", "--bundle", hbundle.write(), cid, check=True, timeout=30)
     statedir = os.path.join(hardened.root, cid)
     wait_for(lambda: hardened.cmd("exec", cid, "test", "-e", "/tmp/ready").returncode == 0,
-             what="the writes")
+             timeout=20, what="the writes")
 
     def flushed():
         try:
