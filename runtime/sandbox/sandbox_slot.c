@@ -16,7 +16,9 @@
  * still names its owner): from then on a killed runtime leaves only an ordinary container,
  * which the next sandbox (or delete --force) removes.  Whatever is left of a workspace whose
  * runtime is gone, the next sandbox removes.  Mounts are made in the runtime's own mount
- * namespace, so a killed runtime leaves none. */
+ * namespace, so a killed runtime leaves none.  An --apply, after the container is gone, has
+ * its record here too (<root>/.sandbox-apply.<pid>-<start>, sandbox_apply_record.c): reaped
+ * with the rest once its runtime is dead. */
 #include "build.h"
 
 #include "sandbox.h"
