@@ -137,22 +137,27 @@ static int refuse_existing_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
   return -1;
 }
 
+/* Before the first record: whether a cgroup that must be new is there already, so that the
+ * first record can call the cgroup ours (one state write fewer than recording that apart). */
+static int precheck_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
+{
+  ctx->cgroup_existed = false;
+  bool exclusive = ctx->cgroup_must_be_new && !ctx->g->systemd_cgroup;
+  return exclusive ? sr_cgroup_exists(ctx->cgroup, &ctx->cgroup_existed, err) : 0;
+}
+
 int sr_create_setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
 {
   struct sr_state_record *rec = ctx->container->rec;
   bool exclusive = ctx->cgroup_must_be_new && !ctx->g->systemd_cgroup;
-  /* Before the record calls it ours: a crash later must never make delete --force kill and
-   * remove a cgroup that was there before.  Only host root makes cgroups here, so the mkdir
-   * below failing with EEXIST after this check is a host race, refused alike. */
-  bool exists = false;
-  if (exclusive && sr_cgroup_exists(ctx->cgroup, &exists, err) < 0)
-    return -1;
-  if (exists)
+  /* Refused after publishing, so that a taken id is reported as such first.  The first record
+   * (written after precheck_cgroup found no such cgroup) calls it ours before it exists, so
+   * that a crash right after mkdir still removes it, and never one that was there before: only
+   * host root makes cgroups here, so the mkdir below failing with EEXIST after the check is a
+   * host race, refused alike. */
+  if (ctx->cgroup_existed)
     return refuse_existing_cgroup(ctx, err);
-  /* Recorded as ours before it exists, so that a crash right after mkdir still removes it. */
-  rec->cgroup_created = true;
-  if (sr_container_save(ctx->container, err) < 0)
-    return -1;
+  ctx->cgroup_attempted = true;
   /* With systemd the scope is made around the first child, once it exists (start_scope). */
   if (ctx->g->systemd_cgroup)
     return 0;
@@ -333,6 +338,7 @@ void sr_create_abort(struct sr_create_ctx *ctx)
     sr_supervisor_stop(ctx->supervisor_pid, ctx->container->rec->supervisor_start);
   bool systemd = ctx->g->systemd_cgroup;
   if (ctx->cgroup && ctx->container && ctx->container->rec->cgroup_created &&
+      ctx->cgroup_attempted &&
       (sr_cgroup_destroy(ctx->cgroup, !systemd, &e) < 0 ||
        (systemd && (sr_systemd_stop_scope_of(ctx->cgroup->path, &e) < 0 ||
                     sr_cgroup_destroy(ctx->cgroup, true, &e) < 0)))) {
@@ -722,6 +728,8 @@ int sr_create_prepare(struct sr_create_ctx *ctx, sr_error_t *err)
 
 int sr_create_record_begin(struct sr_create_ctx *ctx, int rootfd, sr_error_t *err)
 {
+  if (precheck_cgroup(ctx, err) < 0)
+    return -1;
   _cleanup_record_ struct sr_state_record *rec = sr_state_record_new();
   if (rec == NULL)
     return sr_error_make(err, ENOMEM, "state");
@@ -738,6 +746,7 @@ int sr_create_record_begin(struct sr_create_ctx *ctx, int rootfd, sr_error_t *er
     return sr_error_sys(err, "read own start time");
   rec->cgroup_version = ctx->cgroup->version;
   rec->cgroup_path = sr_arena_strdup(a, ctx->cgroup->path);
+  rec->cgroup_created = !ctx->cgroup_existed; /* see sr_create_setup_cgroup */
   rec->systemd_cgroup = ctx->g->systemd_cgroup;
   if (ctx->profile) {
     rec->profile = sr_arena_strdup(a, ctx->profile);
