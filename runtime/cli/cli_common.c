@@ -332,12 +332,13 @@ void sr_cli_create_failed(const struct sr_global *g, const char *id)
 }
 
 void sr_cli_hook_gate(const struct sr_global *g, const struct sr_container *c,
-                      struct sr_policy_ctx *pc, struct sr_hook_gate *gate)
+                      struct sr_policy_ctx *pc, struct sr_policy_ctx *prev,
+                      struct sr_hook_gate *gate)
 {
   sr_error_t err = NULL;
   *gate = (struct sr_hook_gate){.rejudge = true,
                                 .places = {c->rec->bundle, c->rec->rootfs, g->root}};
-  if (sr_policy_load_for(g, c, pc, &err) < 0) {
+  if (sr_policy_load_for(g, c, pc, prev, &err) < 0) {
     _cleanup_free_ char *t = sr_error_text(err);
     sr_warn("container \"%s\": no hook will run: %s", c->id, t ? t : "");
     sr_error_free(&err);

@@ -76,9 +76,11 @@ void sr_cli_release_userns_with(const struct sr_global *g, const struct sr_polic
 /* The gate for hooks read back from c's state directory (start, delete): c's profile, every
  * decision audited under it, a refused hook skipped.  A policy that cannot be loaded (or no
  * longer has the profile) leaves gate->profile NULL, with a warning: no hook of the host runs.
- * Release pc with sr_policy_ctx_release. */
+ * prev (or NULL): this invocation's earlier load, reused if the policy's bytes are the same
+ * (sr_policy_load_for).  Release pc with sr_policy_ctx_release. */
 void sr_cli_hook_gate(const struct sr_global *g, const struct sr_container *c,
-                      struct sr_policy_ctx *pc, struct sr_hook_gate *gate);
+                      struct sr_policy_ctx *pc, struct sr_policy_ctx *prev,
+                      struct sr_hook_gate *gate);
 
 /* A wait status as a process exit status: the code, or 128+N for a signal; `otherwise` for
  * anything else. */

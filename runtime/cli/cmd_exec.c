@@ -219,7 +219,7 @@ static int exec_policy(const struct sr_global *g, const struct sr_container *ct,
                        sr_error_t *err)
 {
   struct sr_policy_ctx pc;
-  if (sr_policy_load_for(g, ct, &pc, err) < 0)
+  if (sr_policy_load_for(g, ct, &pc, NULL, err) < 0)
     return -1;
   /* The seccomp floor is the profile's: a rewritten state.json ("builtinSeccomp": false)
    * must not take the filter off an exec'd process. */

@@ -29,7 +29,7 @@ int sr_cmd_start(const struct sr_global *g, int argc, char **argv)
   struct sr_policy_ctx pc = {0};
   struct sr_hook_gate gate = {.rejudge = true};
   if (config->hooks.n[SR_HOOK_POSTSTART])
-    sr_cli_hook_gate(g, ct, &pc, &gate);
+    sr_cli_hook_gate(g, ct, &pc, NULL, &gate);
   r = sr_container_start(ct, config, &gate, &err);
   sr_policy_ctx_release(&pc);
   if (r < 0)

@@ -279,7 +279,7 @@ int sr_cmd_update(const struct sr_global *g, int argc, char **argv)
   }
   /* The new limits must stay within the profile the container was created under. */
   struct sr_policy_ctx pc;
-  if (sr_policy_load_for(g, ct, &pc, &err) < 0)
+  if (sr_policy_load_for(g, ct, &pc, NULL, &err) < 0)
     goto fail;
   struct sr_resources applied;
   struct sr_decisions d = {0};

@@ -16,6 +16,11 @@ struct sr_policy_ctx {
   struct sr_policy *policy;
   const struct sr_policy_profile *profile;
   struct sr_audit audit;
+  /* The bytes the policy was parsed from (the file's, read by descriptor, in owned_bytes; or
+   * the built-in text), for a later load in the same invocation to reuse the parse. */
+  const char *bytes;
+  char *owned_bytes;
+  size_t len;
 };
 
 /* On a failure pc holds nothing (no release needed). */
@@ -31,9 +36,11 @@ int sr_policy_enforce_create(struct sr_policy_ctx *pc, struct sr_config *c,
 
 /* For a command on an existing container: the policy, with the profile recorded at its create
  * (an error if the policy no longer has it; the invocation's own if the recorded one does not
- * enforce and that one does), and the audit set up for this container. */
+ * enforce and that one does), and the audit set up for this container.  The policy is read
+ * again; prev (or NULL), a policy this invocation loaded before, gives up its parse to pc when
+ * the bytes read now are the bytes it was parsed from (run's delete after its create). */
 struct sr_container;
 int sr_policy_load_for(const struct sr_global *g, const struct sr_container *c,
-                       struct sr_policy_ctx *pc, sr_error_t *err);
+                       struct sr_policy_ctx *pc, struct sr_policy_ctx *prev, sr_error_t *err);
 
 #endif
