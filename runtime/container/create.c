@@ -94,8 +94,10 @@ static int device_rules(struct sr_create_ctx *ctx, struct sr_resources *out, sr_
 /* A cgroup that existed before the container: a frozen one would freeze the init before it
  * reports (create would wait forever), so it is refused as runc refuses it; one with
  * processes in it is shared with another container or program, which runc only warns about
- * (their limits, and `kill --all` or delete of either, reach both). */
-static int check_existing_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
+ * (their limits, and `kill --all` or delete of either, reach both).  made: every directory of
+ * it was made by this create (exclusively), so it holds no process to warn about, but it is
+ * frozen if its parent is. */
+static int check_existing_cgroup(struct sr_create_ctx *ctx, bool made, sr_error_t *err)
 {
   bool frozen = false;
   if (sr_cgroup_is_frozen(ctx->cgroup, &frozen, err) < 0)
@@ -105,6 +107,8 @@ static int check_existing_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
                          "linux.cgroupsPath: the cgroup `%s` is frozen: a container "
                          "cannot be created in a frozen cgroup (thaw it first)",
                          ctx->cgroup->path);
+  if (made)
+    return 0;
   _cleanup_free_ pid_t *pids = NULL;
   size_t n = 0;
   if (sr_cgroup_pids(ctx->cgroup, &pids, &n, err) < 0)
@@ -182,7 +186,7 @@ int sr_create_setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
     if (sr_container_save(ctx->container, err) < 0)
       return -1;
   }
-  if (check_existing_cgroup(ctx, err) < 0)
+  if (check_existing_cgroup(ctx, exclusive, err) < 0)
     return -1;
   struct sr_resources res;
   if (device_rules(ctx, &res, err) < 0 ||
