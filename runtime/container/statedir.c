@@ -212,9 +212,11 @@ static int read_index(int rootfd, const char *id, struct sr_state_record **rec, 
  * (sr_container_load_damaged) -- so rewriting it at each step (a new inode and a rename
  * each) would change what no command acts on. */
 static int write_record(int rootfd, bool with_index, int dirfd, const struct sr_state_record *rec,
-                        size_t max,
-                        sr_error_t *err)
+                        size_t max, bool unpublished, sr_error_t *err)
 {
+  /* In a directory not published yet nothing reads a file half-written: no temporary. */
+  int (*write_file)(int, const char *, const void *, size_t, mode_t, sr_error_t *) =
+      unpublished ? sr_write_file_new : sr_write_file_atomic;
   struct sr_state_record small = *rec; /* shallow: only read, never freed */
   small.annotation_keys = small.annotation_values = NULL;
   small.n_annotations = 0;
@@ -234,9 +236,9 @@ static int write_record(int rootfd, bool with_index, int dirfd, const struct sr_
                            "grow); the annotations take most of it: make them smaller",
                            STATE_FILE, len, max, SR_STATE_MAX_SIZE, STATE_FILE);
   if (with_index ? write_index(rootfd, rec, err) < 0
-                 : sr_write_file_atomic(dirfd, RECOVERY_FILE, rbuf, rlen, 0600, err) < 0)
+                 : write_file(dirfd, RECOVERY_FILE, rbuf, rlen, 0600, err) < 0)
     return -1;
-  return sr_write_file_atomic(dirfd, STATE_FILE, buf, len, 0600, err);
+  return write_file(dirfd, STATE_FILE, buf, len, 0600, err);
 }
 
 static bool str_differs(const char *a, const char *b)
@@ -428,8 +430,8 @@ int sr_container_begin(int rootfd, const char *id, struct sr_state_record *rec, 
     unlinkat(rootfd, tmp, AT_REMOVEDIR);
     return sr_error_make(err, saved, "lock state directory");
   }
-  if (write_record(rootfd, false, dirfd, rec, SR_STATE_MAX_CREATE_SIZE, err) < 0 ||
-      (config && sr_write_file_atomic(dirfd, "config.json", config, config_len, 0600, err) < 0)) {
+  if (write_record(rootfd, false, dirfd, rec, SR_STATE_MAX_CREATE_SIZE, true, err) < 0 ||
+      (config && sr_write_file_new(dirfd, "config.json", config, config_len, 0600, err) < 0)) {
     sr_error_wrap(err, "record container \"%s\" in the state directory", id);
     goto fail;
   }
@@ -668,7 +670,8 @@ int sr_container_load_damaged(int rootfd, const char *id, struct sr_container **
 
 int sr_container_save(struct sr_container *c, sr_error_t *err)
 {
-  if (write_record(c->rootfd, c->writes_index, c->dirfd, c->rec, SR_STATE_MAX_SIZE, err) < 0)
+  if (write_record(c->rootfd, c->writes_index, c->dirfd, c->rec, SR_STATE_MAX_SIZE, false,
+                   err) < 0)
     return sr_error_wrap(err, "save state of container \"%s\"", c->id);
   return 0;
 }
