@@ -4,7 +4,7 @@
 set -eu
 root=$1
 busybox=$(command -v busybox || echo /bin/busybox)
-mkdir -p "$root/bin" "$root/dev" "$root/proc" "$root/sys" "$root/etc" "$root/tmp" "$root/root"
+mkdir -p "$root/bin" "$root/dev" "$root/proc" "$root/sys" "$root/etc" "$root/tmp" "$root/root" "$root/var/tmp" "$root/run"
 cp "$busybox" "$root/bin/busybox"
 for applet in $("$busybox" --list); do
   [ "$applet" = busybox ] || ln -sf busybox "$root/bin/$applet"

@@ -36,6 +36,12 @@ clang -fsyntax-only -w -D_GNU_SOURCE -Ibuild $(for d in oci oci/common runtime/*
   $(pkg-config --cflags yajl libseccomp libcap libselinux nettle libsystemd) \
   $(pkg-config --cflags criu 2>/dev/null) runtime/*/*.c oci/*.c oci/common/*.c
 
+stage "layers: no include by a path (each folder's include path is what enforces the order)"
+if grep -rn '#include "[^"]*/' runtime oci tools tests/unit --include='*.c' --include='*.h'; then
+  echo "an #include by a path above would reach past the layer order (docs/HACKING.md)" >&2
+  exit 1
+fi
+
 stage "unit tests under ASan+UBSan (LeakSanitizer on)"
 mkdir -p build-asan
 (cd build-asan && { [ -f Makefile ] || ../configure -q --enable-sanitizers; } &&

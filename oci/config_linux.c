@@ -2,6 +2,7 @@
 
 #include "config_parse.h"
 #include "mount_options.h"
+#include "path.h"
 
 #include <errno.h>
 #include <string.h>
@@ -116,39 +117,6 @@ static int parse_time_offsets(struct sr_arena *a, yajl_val obj, const char *path
   return 0;
 }
 
-/* Lexically cleans an absolute device path in place, as runc's filepath.Clean does: "/dev/x/"
- * and "/dev//./x" name /dev/x (for the node, its cgroup rule and the policy alike); ".." stops
- * at "/". */
-static void clean_device_path(char *path)
-{
-  char *out = path;
-  const char *p = path;
-  size_t o = 0;
-  while (*p) {
-    while (*p == '/')
-      p++;
-    size_t n = strcspn(p, "/");
-    if (n == 0)
-      break;
-    if (n == 1 && p[0] == '.') {
-      /* skip */
-    } else if (n == 2 && p[0] == '.' && p[1] == '.') {
-      while (o > 0 && out[o - 1] != '/')
-        o--;
-      if (o > 0)
-        o--;
-    } else {
-      out[o++] = '/';
-      memmove(out + o, p, n); /* o <= p - path: never overwrites what is still to be read */
-      o += n;
-    }
-    p += n;
-  }
-  if (o == 0)
-    out[o++] = '/';
-  out[o] = '\0';
-}
-
 static int parse_devices(struct sr_arena *a, yajl_val obj, const char *path, struct sr_linux *l,
                          sr_error_t *err)
 {
@@ -189,8 +157,10 @@ static int parse_devices(struct sr_arena *a, yajl_val obj, const char *path, str
     if (sr_json_get_u64(v, ip, "gid", UINT32_MAX, false, &u, &d->has_gid, err) < 0)
       return -1;
     d->gid = (uint32_t)u;
+    /* Cleaned as runc's filepath.Clean does: "/dev/x/" and "/dev//./x" name /dev/x, for the
+     * node, its cgroup rule and the policy alike (oci/common/path.h). */
     if (d->path[0] == '/')
-      clean_device_path(d->path);
+      sr_path_clean(d->path, d->path);
     if (d->path[0] != '/' || strcmp(d->path, "/") == 0)
       return sr_error_config_at(err, ip, "path", "must be an absolute path below /, got \"%s\"",
                                 d->path);

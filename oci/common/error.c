@@ -120,6 +120,26 @@ int sr_error_peer_gone(sr_error_t *err, const char *fmt, ...)
   return -1;
 }
 
+int sr_error_kinded(sr_error_t *err, enum sr_error_kind kind, int status, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  make_kind(err, kind, NULL, NULL, fmt, ap);
+  va_end(ap);
+  if (err && *err && (*err)->msg != oom_msg)
+    (*err)->status = status;
+  return -1;
+}
+
+int sr_error_record(sr_error_t *err, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  make_kind(err, SR_ERR_RECORD, NULL, NULL, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
 int sr_error_wrap(sr_error_t *err, const char *fmt, ...)
 {
   if (err == NULL || *err == NULL || (*err)->msg == oom_msg)

@@ -17,6 +17,9 @@ enum sr_error_kind {
   SR_ERR_CONFIG,    /* a document seerun was given (config.json above all) is invalid */
   SR_ERR_POLICY,    /* the policy refuses what a field of config.json asks */
   SR_ERR_PEER_GONE, /* the process at the other end of a sync channel exited or was killed */
+  SR_ERR_RECORD,    /* a record seerun reads back (state.json) is not what seerun wrote */
+  SR_ERR_NOT_FOUND, /* the container's program does not exist where it was looked for */
+  SR_ERR_NOT_EXECUTABLE, /* the container's program exists but cannot be executed */
 };
 
 struct sr_error_s {
@@ -51,6 +54,15 @@ int sr_error_policy(sr_error_t *err, const char *field, const char *fmt, ...)
 
 /* The peer of a sync channel is gone (SR_ERR_PEER_GONE); the text is fmt. */
 int sr_error_peer_gone(sr_error_t *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A record read back from disk is not what seerun wrote (SR_ERR_RECORD); the text is fmt. */
+int sr_error_record(sr_error_t *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* An error of the given kind with status (an errno value or 0) and the text fmt: for a
+ * process that rebuilds an error another process reported (sync.h) and for the kinds without a
+ * constructor of their own. */
+int sr_error_kinded(sr_error_t *err, enum sr_error_kind kind, int status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* err's kind, SR_ERR_OTHER for no error. */
 static inline enum sr_error_kind sr_error_kind(const struct sr_error_s *err)

@@ -7,6 +7,8 @@
 #include "cgroup_systemd.h"
 
 #include "cleanup.h"
+#include "default_devices.h"
+#include "path.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -209,34 +211,17 @@ int sr_cgroup_layout(const char *root, int *version, bool *hybrid, sr_error_t *e
   return 0;
 }
 
-/* "/a/b" from any spelling: "//" and "." dropped; ".." refused (the cgroup must stay below
- * the hierarchy root, whatever the config says). */
+/* "/a/b" from any spelling (oci/common/path.h); ".." refused (the cgroup must stay below the
+ * hierarchy root, whatever the config says), and so is the root cgroup itself. */
 static int clean_path(const char *in, const char *what, char **out, sr_error_t *err)
 {
-  size_t len = strlen(in);
-  _cleanup_free_ char *res = malloc(len + 2);
+  _cleanup_free_ char *res = malloc(strlen(in) + 2);
   if (res == NULL)
     return sr_error_make(err, ENOMEM, "%s", what);
-  size_t o = 0;
-  const char *p = in;
-  while (*p) {
-    while (*p == '/')
-      p++;
-    const char *start = p;
-    while (*p && *p != '/')
-      p++;
-    size_t cl = (size_t)(p - start);
-    if (cl == 0 || (cl == 1 && start[0] == '.'))
-      continue;
-    if (cl == 2 && start[0] == '.' && start[1] == '.')
-      return sr_error_make(err, 0, "%s: \"%s\": `..` components are not allowed", what, in);
-    res[o++] = '/';
-    memcpy(res + o, start, cl);
-    o += cl;
-  }
-  if (o == 0)
+  if (sr_path_clean(in, res) > 0)
+    return sr_error_make(err, 0, "%s: \"%s\": `..` components are not allowed", what, in);
+  if (strcmp(res, "/") == 0)
     return sr_error_make(err, 0, "%s: \"%s\" names the root cgroup", what, in);
-  res[o] = '\0';
   *out = steal_ptr(res);
   return 0;
 }
@@ -917,13 +902,8 @@ int sr_cgroup_create_device_rules(const struct sr_resources *r, const struct sr_
                                   size_t n_devices, struct sr_arena *a, struct sr_resources *out,
                                   sr_error_t *err)
 {
-  static const struct sr_device_rule defaults[] = {
-      {true, 'c', 1, 3, "rwm"}, {true, 'c', 1, 5, "rwm"}, {true, 'c', 1, 7, "rwm"},
-      {true, 'c', 1, 8, "rwm"}, {true, 'c', 1, 9, "rwm"}, {true, 'c', 5, 0, "rwm"},
-      {true, 'c', 5, 1, "rwm"}, {true, 'c', 5, 2, "rwm"}, {true, 'c', 136, -1, "rwm"},
-  };
   size_t n_cfg = r ? r->n_devices : 0;
-  size_t n_def = sizeof(defaults) / sizeof(defaults[0]);
+  size_t n_def = sr_default_devices_n;
   struct sr_device_rule *rules = sr_arena_array(a, n_cfg + n_def + n_devices + 1, sizeof(*rules));
   if (rules == NULL)
     return sr_error_make(err, ENOMEM, "device rules");
@@ -931,7 +911,9 @@ int sr_cgroup_create_device_rules(const struct sr_resources *r, const struct sr_
   for (size_t i = 0; i < n_cfg; i++)
     rules[n++] = r->devices[i];
   for (size_t i = 0; i < n_def; i++)
-    rules[n++] = defaults[i];
+    rules[n++] = (struct sr_device_rule){true, sr_default_devices[i].type,
+                                         sr_default_devices[i].major,
+                                         sr_default_devices[i].minor, "rwm"};
   /* mknod only: linux.devices must not widen what resources.devices lets the container open. */
   for (size_t i = 0; i < n_devices; i++)
     if (devices[i].type != 'p')

@@ -10,6 +10,7 @@
 #include "cleanup.h"
 #include "mount.h"
 #include "mountapi.h"
+#include "path.h"
 #include "paths.h"
 
 #include <dirent.h>
@@ -29,7 +30,8 @@
 static int bind_hierarchy(const char *hierarchy, const char *path, int *out, sr_error_t *err)
 {
   char src[PATH_MAX];
-  snprintf(src, sizeof(src), "%s%s", hierarchy, path);
+  if (sr_path_join(src, sizeof(src), hierarchy, path, err) < 0)
+    return sr_error_wrap(err, "cgroup mount");
   int fd = sr_open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
   if (fd < 0)
     return sr_error_sys(err, "cgroup mount: bind `%s`", src);
@@ -131,7 +133,8 @@ static int v1_mount(const struct sr_mount *m, const struct sr_cgroup *cg, int ta
     if (sub < 0)
       return sr_error_sys(err, "cgroup mount: open %s", de->d_name);
     char probe[PATH_MAX];
-    snprintf(probe, sizeof(probe), "%s%s", hierarchy, cg->path);
+    if (sr_path_join(probe, sizeof(probe), hierarchy, cg->path, err) < 0)
+      return sr_error_wrap(err, "cgroup mount");
     if (access(probe, F_OK) < 0)
       continue; /* the container has no cgroup in this hierarchy */
     if (bind_hierarchy(hierarchy, cg->path, &bind, err) < 0)

@@ -5,16 +5,14 @@
 
 #include <stdbool.h>
 
+#include "invocation.h"
+
 struct sr_global {
-  const char *root;
+  struct sr_invocation run; /* what the library is given (runtime/enforce/invocation.h) */
   const char *log;
   const char *log_format;
   bool debug;
-  bool systemd_cgroup;
-  const char *policy;  /* --policy FILE (default /etc/seerun/policy.json, else built in) */
-  const char *profile; /* --profile NAME, as the engine's runtime entry binds it */
-  const char *criu;    /* --criu PATH: the criu binary checkpoint and restore start */
-  char **argv; /* the whole command line, for a sealed re-exec (runtime/linux/sealed.h) */
+  const char *criu; /* --criu PATH: the criu binary checkpoint and restore start */
 };
 
 /* Each command parses its own options and returns the process exit status. */

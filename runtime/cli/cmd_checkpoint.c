@@ -10,6 +10,7 @@
 #include "help.h"
 #include "opts.h"
 #include "policy_run.h"
+#include "util.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -191,27 +192,27 @@ int sr_cmd_checkpoint(const struct sr_global *g, int argc, char **argv)
   if (sr_cli_setup(g, 0, false) < 0)
     return 1;
   sr_error_t err = NULL;
-  _cleanup_cli_container_ struct sr_container *ct = NULL;
+  _cleanup_stored_ struct sr_container *ct = NULL;
   struct sr_config *config = NULL;
-  if (sr_cli_open_container(g, p.id, true, &ct, &err) < 0 ||
+  if (sr_stored_open(&g->run, p.id, true, &ct, &err) < 0 ||
       sr_container_load_config(ct, &config, &err) < 0)
     return sr_cli_fail(&err);
   const char *image = p.c.image_path ? p.c.image_path : "checkpoint";
   const char *fields[] = {"imagePath", image, "leaveRunning", p.c.leave_running ? "true" : "false",
                           NULL};
-  r = sr_cli_audit(g, ct, "checkpoint", fields, &err);
+  r = sr_stored_audit(&g->run, ct, "checkpoint", fields, &err);
   if (r == 0)
     r = sr_container_checkpoint(ct, config, &p.c, &err);
   sr_config_free(config);
   if (r < 0) {
     const char *f[] = {"imagePath", image, "error", err ? err->msg : "", NULL};
     sr_error_t e2 = NULL;
-    sr_cli_audit(g, ct, "checkpoint-failed", f, &e2);
+    sr_stored_audit(&g->run, ct, "checkpoint-failed", f, &e2);
     sr_error_free(&e2);
     return sr_cli_fail(&err);
   }
   if (!p.c.leave_running)
-    sr_cli_release_userns(g, p.id);
+    sr_stored_release_userns(&g->run, p.id);
   return 0;
 }
 
@@ -255,17 +256,17 @@ int sr_cmd_restore(const struct sr_global *g, int argc, char **argv)
     return 1;
   sr_error_t err = NULL;
   _cleanup_free_ char *bundle = NULL;
-  struct sr_create_ctx ctx = SR_CLI_CREATE_CTX(g, &p.create);
+  struct sr_create_ctx ctx = SR_PREPARE_CTX(&g->run, &p.create);
   struct sr_policy_ctx pc = {0};
   int status = 0;
   const char *b;
   /* An id in use: the image is of a container that still exists (--leave-running). */
   if (sr_validate_id(p.id, &err) < 0 || sr_criu_binary(&p.c, &b, &err) < 0) {
     r = -1;
-  } else if (sr_cli_container_exists(g, p.id)) {
-    _cleanup_cli_container_ struct sr_container *ct = NULL;
+  } else if (sr_stored_exists(&g->run, p.id)) {
+    _cleanup_stored_ struct sr_container *ct = NULL;
     const char *st = "unknown";
-    if (sr_cli_open_container(g, p.id, false, &ct, &err) == 0)
+    if (sr_stored_open(&g->run, p.id, false, &ct, &err) == 0)
       st = sr_status_name(sr_container_status(ct));
     sr_error_free(&err);
     sr_error_make(&err, EEXIST,
@@ -274,8 +275,8 @@ int sr_cmd_restore(const struct sr_global *g, int argc, char **argv)
                   p.id, st);
     sr_policy_ctx_release(&pc);
     return sr_cli_fail(&err);
-  } else if (sr_cli_load_bundle_audited(g, p.id, p.bundle, &bundle, &ctx, &err) < 0 ||
-             (p.create.bundle = bundle, sr_cli_prepare_create(g, &ctx, &pc, NULL, &err)) < 0 ||
+  } else if (sr_prepare_load_bundle_audited(&g->run, p.id, p.bundle, &bundle, &ctx, &err) < 0 ||
+             (p.create.bundle = bundle, sr_prepare_create(&g->run, &ctx, &pc, NULL, &err)) < 0 ||
              landlock_decision(&pc, &ctx, &err) < 0) {
     r = -1;
   } else {
@@ -292,8 +293,8 @@ int sr_cmd_restore(const struct sr_global *g, int argc, char **argv)
   sr_create_ctx_release(&ctx);
   sr_policy_ctx_release(&pc);
   if (r < 0) {
-    sr_cli_create_failed(g, p.id);
+    sr_prepare_failed(&g->run, p.id);
     return sr_cli_fail(&err);
   }
-  return p.c.detach ? 0 : sr_cli_exit_status(status, 255);
+  return p.c.detach ? 0 : sr_exit_status(status, 255);
 }

@@ -25,18 +25,18 @@ int sr_cmd_create(const struct sr_global *g, int argc, char **argv)
     return 1;
   sr_error_t err = NULL;
   _cleanup_free_ char *bundle = NULL;
-  struct sr_create_ctx ctx = SR_CLI_CREATE_CTX(g, &o);
+  struct sr_create_ctx ctx = SR_PREPARE_CTX(&g->run, &o);
   struct sr_policy_ctx pc = {0};
   if (sr_validate_id(o.id, &err) < 0 ||
-      sr_cli_load_bundle_audited(g, o.id, bundle_arg, &bundle, &ctx, &err) < 0 ||
-      (o.bundle = bundle, sr_cli_prepare_create(g, &ctx, &pc, NULL, &err)) < 0)
+      sr_prepare_load_bundle_audited(&g->run, o.id, bundle_arg, &bundle, &ctx, &err) < 0 ||
+      (o.bundle = bundle, sr_prepare_create(&g->run, &ctx, &pc, NULL, &err)) < 0)
     r = -1;
   else
     r = sr_container_create(&ctx, &err);
   sr_create_ctx_release(&ctx);
   sr_policy_ctx_release(&pc);
   if (r < 0) {
-    sr_cli_create_failed(g, o.id);
+    sr_prepare_failed(&g->run, o.id);
     return sr_cli_fail_verb("create", &err);
   }
   return 0;

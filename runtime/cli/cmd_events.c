@@ -165,15 +165,11 @@ static bool parse_duration(const char *s, double *seconds)
 
 static int collect(const struct sr_container *ct, struct sr_cgroup_stats *st, sr_error_t *err)
 {
-  struct sr_cgroup *cg = NULL;
+  _cleanup_cgroup_ struct sr_cgroup *cg = NULL;
   memset(st, 0, sizeof(*st));
   if (sr_container_open_cgroup(ct, &cg, err) < 0)
     return -1;
-  if (cg == NULL)
-    return 0;
-  int r = sr_cgroup_stats(cg, st, err);
-  sr_cgroup_free(cg);
-  return r;
+  return cg ? sr_cgroup_stats(cg, st, err) : 0;
 }
 
 int sr_cmd_events(const struct sr_global *g, int argc, char **argv)
@@ -210,8 +206,8 @@ int sr_cmd_events(const struct sr_global *g, int argc, char **argv)
     return 1;
   const char *id = argv[optind];
   sr_error_t err = NULL;
-  _cleanup_cli_container_ struct sr_container *ct = NULL;
-  if (sr_cli_open_container(g, id, false, &ct, &err) < 0)
+  _cleanup_stored_ struct sr_container *ct = NULL;
+  if (sr_stored_open(&g->run, id, false, &ct, &err) < 0)
     return sr_cli_fail(&err);
   uint64_t ooms = 0;
   for (bool first = true;; first = false) {

@@ -53,6 +53,20 @@ static int push(char ***v, size_t *n, const char *s)
   return 0;
 }
 
+static void exec_args_release(struct exec_args *ea)
+{
+  free(ea->process_json);
+  free(ea->env);
+  free(ea->caps);
+  free(ea->gids);
+}
+
+static int out_of_memory(void)
+{
+  fprintf(stderr, "seerun: out of memory\n");
+  return EXEC_FAILED;
+}
+
 /* "uid[:gid]" as runc takes it. */
 static int parse_user(const char *s, struct sr_user *u, sr_error_t *err)
 {
@@ -218,14 +232,13 @@ static int exec_policy(const struct sr_global *g, const struct sr_container *ct,
                        struct sr_config *config, struct sr_process *p, struct sr_exec_opts *o,
                        sr_error_t *err)
 {
-  struct sr_policy_ctx pc;
-  if (sr_policy_load_for(g, ct, &pc, NULL, err) < 0)
+  _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
+  if (sr_stored_policy_load(&g->run, ct, &pc, NULL, err) < 0)
     return -1;
   /* The seccomp floor is the profile's: a rewritten state.json ("builtinSeccomp": false)
    * must not take the filter off an exec'd process. */
   o->builtin_seccomp = sr_policy_builtin_seccomp(pc.profile);
   o->require_own_userns = pc.profile->enforce;
-  int ret = -1;
   if (pc.profile && config->process) {
     struct sr_process created = *config->process;
     struct sr_capabilities caps;
@@ -245,21 +258,24 @@ static int exec_policy(const struct sr_global *g, const struct sr_container *ct,
     o->landlock.scope_abstract_unix = d.landlock_scope_abstract_unix;
     if (sr_audit_decisions(&pc.audit, &d, err) < 0) {
       sr_error_free(&refusal);
-      goto out;
+      return -1;
     }
     if (r < 0) {
       *err = refusal;
-      goto out;
+      return -1;
     }
   }
   /* Its clients go through the container's egress proxy, like the init's. */
   if (ct->rec->egress_proxy && sr_policy_set_proxy_env(&config->arena, p, err) < 0)
-    goto out;
+    return -1;
   const char *fields[] = {"command", p->args[0], NULL};
-  ret = sr_audit_event(&pc.audit, "exec", fields, err);
-out:
-  sr_policy_ctx_release(&pc);
-  return ret;
+  return sr_audit_event(&pc.audit, "exec", fields, err);
+}
+
+static int exec_failed(sr_error_t *err)
+{
+  sr_cli_fail(err);
+  return EXEC_FAILED;
 }
 
 /* Everything after the command line: open, build, exec, wait. */
@@ -267,35 +283,35 @@ static int exec_run(const struct sr_global *g, const struct exec_args *ea, struc
                     const char *id, char **args, int nargs)
 {
   sr_error_t err = NULL;
-  _cleanup_cli_container_ struct sr_container *ct = NULL;
+  _cleanup_stored_ struct sr_container *ct = NULL;
   _cleanup_config_ struct sr_config *config = NULL;
   _cleanup_close_ int console_parent = -1;
   _cleanup_close_ int master = -1;
   struct sr_process *p = NULL;
   struct sr_exec_result res = {.pid = 0, .pidfd = -1};
-  if (sr_cli_open_container(g, id, true, &ct, &err) < 0 ||
+  if (sr_stored_open(&g->run, id, true, &ct, &err) < 0 ||
       sr_container_load_config(ct, &config, &err) < 0 ||
       build_process(ea, args, nargs, config, &p, &err) < 0)
-    goto fail;
+    return exec_failed(&err);
   if (exec_policy(g, ct, config, p, o, &err) < 0)
-    goto fail;
+    return exec_failed(&err);
   if (sr_config_needs_sealed_exe(config) && !sr_exe_is_sealed()) {
     /* Re-executed from the sealed binary, we come back here and take the lock again. */
-    sr_cli_close_container(ct);
+    sr_stored_close(ct);
     ct = NULL;
-    sr_sealed_reexec(g->argv, &err);
-    goto fail;
+    sr_sealed_reexec(g->run.argv, &err);
+    return exec_failed(&err);
   }
   if (p->terminal && o->console_socket == NULL &&
-      sr_cli_console_pair(o->detach, &console_parent, &o->console_fd, &err) < 0)
-    goto fail;
+      sr_terminal_console_pair(o->detach, &console_parent, &o->console_fd, &err) < 0)
+    return exec_failed(&err);
   int r = sr_container_exec(ct, config, p, o, &res, &err);
   if (o->console_fd >= 0)
     close(o->console_fd);
   if (r < 0)
-    goto fail;
+    return exec_failed(&err);
   /* The process runs: the container is no longer ours to hold. */
-  sr_cli_close_container(ct);
+  sr_stored_close(ct);
   ct = NULL;
   if (o->detach) {
     close(res.pidfd);
@@ -307,7 +323,7 @@ static int exec_run(const struct sr_global *g, const struct exec_args *ea, struc
     while (waitpid(res.pid, NULL, 0) < 0 && errno == EINTR)
       ;
     close(res.pidfd);
-    goto fail;
+    return exec_failed(&err);
   }
   sr_foreground_wait(master, res.pidfd, &err);
   sr_error_free(&err);
@@ -315,10 +331,7 @@ static int exec_run(const struct sr_global *g, const struct exec_args *ea, struc
   int status = 0;
   while (waitpid(res.pid, &status, 0) < 0 && errno == EINTR)
     ;
-  return sr_cli_exit_status(status, EXEC_FAILED);
-fail:
-  sr_cli_fail(&err);
-  return EXEC_FAILED;
+  return sr_exit_status(status, EXEC_FAILED);
 }
 
 int sr_cmd_exec(const struct sr_global *g, int argc, char **argv)
@@ -343,12 +356,12 @@ int sr_cmd_exec(const struct sr_global *g, int argc, char **argv)
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
-  struct exec_args ea = {0};
+  _cleanup_(exec_args_release) struct exec_args ea = {0};
   struct sr_exec_opts o = {.console_fd = -1};
   sr_opts_normalize(argc, argv, longopts, true);
   optind = 0; /* a full restart of getopt: see opts.h */
   opterr = 0;
-  int c, ret = EXEC_FAILED;
+  int c;
   while ((c = getopt_long(argc, argv, "+e:tu:g:p:dc:h", longopts, NULL)) != -1) {
     switch (c) {
     case 'C':
@@ -359,7 +372,7 @@ int sr_cmd_exec(const struct sr_global *g, int argc, char **argv)
       break;
     case 'e':
       if (push(&ea.env, &ea.n_env, optarg) < 0)
-        goto oom;
+        return out_of_memory();
       break;
     case 't':
       ea.tty = true;
@@ -369,7 +382,7 @@ int sr_cmd_exec(const struct sr_global *g, int argc, char **argv)
       break;
     case 'g':
       if (push(&ea.gids, &ea.n_gids, optarg) < 0)
-        goto oom;
+        return out_of_memory();
       break;
     case 'p':
       ea.process_file = optarg;
@@ -391,12 +404,12 @@ int sr_cmd_exec(const struct sr_global *g, int argc, char **argv)
       break;
     case 'c':
       if (push(&ea.caps, &ea.n_caps, optarg) < 0)
-        goto oom;
+        return out_of_memory();
       break;
     case 'f':
       if (!sr_opts_int(optarg, 4096, &o.preserve_fds)) {
         sr_cli_usage_error("exec", USAGE, "--preserve-fds: \"%s\" is not a number", optarg);
-        goto out;
+        return EXEC_FAILED;
       }
       break;
     case 'i':
@@ -409,38 +422,26 @@ int sr_cmd_exec(const struct sr_global *g, int argc, char **argv)
                          "--cgroup %s: not supported by seerun (the process "
                          "always joins the container's own cgroup)",
                          optarg);
-      goto out;
+      return EXEC_FAILED;
     case 'h':
       printf("Usage: seerun exec %s\n", USAGE);
-      ret = 0;
-      goto out;
+      return 0;
     default:
       sr_cli_unknown_option("exec", USAGE, argv);
-      goto out;
+      return EXEC_FAILED;
     }
   }
   if (optind >= argc) {
     sr_cli_usage_error("exec", USAGE, "a container id is required");
-    goto out;
+    return EXEC_FAILED;
   }
   /* -p /dev/fd/N names a descriptor the caller passed: read before they are closed. */
   if (ea.process_file) {
     sr_error_t err = NULL;
-    if (read_process_file(ea.process_file, &ea.process_json, &ea.process_len, &err) < 0) {
-      sr_cli_fail(&err);
-      goto out;
-    }
+    if (read_process_file(ea.process_file, &ea.process_json, &ea.process_len, &err) < 0)
+      return exec_failed(&err);
   }
   if (sr_cli_setup(g, o.preserve_fds, true) < 0)
-    goto out;
-  ret = exec_run(g, &ea, &o, argv[optind], argv + optind + 1, argc - optind - 1);
-  goto out;
-oom:
-  fprintf(stderr, "seerun: out of memory\n");
-out:
-  free(ea.process_json);
-  free(ea.env);
-  free(ea.caps);
-  free(ea.gids);
-  return ret;
+    return EXEC_FAILED;
+  return exec_run(g, &ea, &o, argv[optind], argv + optind + 1, argc - optind - 1);
 }

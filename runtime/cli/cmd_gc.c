@@ -24,9 +24,9 @@ int sr_cmd_gc(const struct sr_global *g, int argc, char **argv)
   sr_error_t err = NULL;
   struct sr_policy_ctx pc;
   size_t freed = 0;
-  if (sr_policy_load(g, &pc, &err) < 0)
+  if (sr_policy_load(&g->run, &pc, &err) < 0)
     return sr_cli_fail(&err);
-  if (sr_sandbox_gc(g, &err) < 0) {
+  if (sr_sandbox_gc(&g->run, &err) < 0) {
     sr_policy_ctx_release(&pc);
     return sr_cli_fail(&err);
   }

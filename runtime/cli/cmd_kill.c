@@ -35,12 +35,12 @@ int sr_cmd_kill(const struct sr_global *g, int argc, char **argv)
   if (sr_cli_setup(g, 0, false) < 0)
     return 1;
   sr_error_t err = NULL;
-  _cleanup_cli_container_ struct sr_container *ct = NULL;
+  _cleanup_stored_ struct sr_container *ct = NULL;
   char signum[16];
   snprintf(signum, sizeof(signum), "%d", sig);
   const char *fields[] = {"signal", signum, "all", all ? "true" : "false", NULL};
-  if (sr_cli_open_container(g, argv[optind], true, &ct, &err) < 0 ||
-      sr_cli_audit(g, ct, "kill", fields, &err) < 0)
+  if (sr_stored_open(&g->run, argv[optind], true, &ct, &err) < 0 ||
+      sr_stored_audit(&g->run, ct, "kill", fields, &err) < 0)
     return sr_cli_fail(&err);
   /* What runs when the container is stopped, for its activity record. */
   bool stopping = sig == SIGKILL || sig == SIGTERM || sig == SIGINT || sig == SIGHUP ||

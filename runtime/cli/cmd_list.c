@@ -145,22 +145,17 @@ int sr_cmd_list(const struct sr_global *g, int argc, char **argv)
   if (sr_cli_setup(g, 0, false) < 0)
     return 1;
   sr_error_t err = NULL;
-  int rootfd = -1;
+  _cleanup_close_ int rootfd = -1;
   _cleanup_strv_ char **ids = NULL;
   size_t n = 0;
-  if (access(g->root, F_OK) == 0) {
-    if (sr_statedir_open_root(g->root, false, &rootfd, &err) < 0 ||
-        sr_statedir_list(rootfd, &ids, &n, &err) < 0) {
-      if (rootfd >= 0)
-        close(rootfd);
+  if (access(g->run.root, F_OK) == 0) {
+    if (sr_statedir_open_root(g->run.root, false, &rootfd, &err) < 0 ||
+        sr_statedir_list(rootfd, &ids, &n, &err) < 0)
       return sr_cli_fail(&err);
-    }
   }
   struct row *rows = calloc(n + 1, sizeof(*rows));
   if (rows == NULL) {
     /* Not an empty list: that would tell the engine its containers are gone. */
-    if (rootfd >= 0)
-      close(rootfd);
     sr_error_make(&err, ENOMEM, "list");
     return sr_cli_fail(&err);
   }
@@ -202,7 +197,5 @@ int sr_cmd_list(const struct sr_global *g, int argc, char **argv)
     sr_container_free(rows[i].c);
   }
   free(rows);
-  if (rootfd >= 0)
-    close(rootfd);
   return ret;
 }

@@ -17,8 +17,8 @@ static int freeze(const struct sr_global *g, const char *cmd, bool frozen, int a
   if (sr_cli_setup(g, 0, false) < 0)
     return 1;
   sr_error_t err = NULL;
-  _cleanup_cli_container_ struct sr_container *ct = NULL;
-  if (sr_cli_open_container(g, id, true, &ct, &err) < 0)
+  _cleanup_stored_ struct sr_container *ct = NULL;
+  if (sr_stored_open(&g->run, id, true, &ct, &err) < 0)
     return sr_cli_fail(&err);
   enum sr_status st = sr_container_status(ct);
   if (frozen && st != SR_STATUS_RUNNING) {
@@ -29,7 +29,7 @@ static int freeze(const struct sr_global *g, const char *cmd, bool frozen, int a
     sr_error_make(&err, 0, "container \"%s\" not paused (it is %s)", id, sr_status_name(st));
     return sr_cli_fail(&err);
   }
-  struct sr_cgroup *cg = NULL;
+  _cleanup_cgroup_ struct sr_cgroup *cg = NULL;
   if (ct->rec->cgroup_version == 0) {
     sr_error_make(&err, 0, "container \"%s\" has no cgroup to freeze", id);
     return sr_cli_fail(&err);
@@ -43,12 +43,10 @@ static int freeze(const struct sr_global *g, const char *cmd, bool frozen, int a
                   frozen ? "frozen" : "thawed");
     return sr_cli_fail(&err);
   }
-  if (sr_cli_audit(g, ct, cmd, NULL, &err) < 0 ||
+  if (sr_stored_audit(&g->run, ct, cmd, NULL, &err) < 0 ||
       sr_cgroup_new(SR_CGROUP_ROOT, ct->rec->cgroup_path, &cg, &err) < 0)
     return sr_cli_fail(&err);
-  r = sr_cgroup_freeze(cg, frozen, &err);
-  sr_cgroup_free(cg);
-  return r < 0 ? sr_cli_fail(&err) : 0;
+  return sr_cgroup_freeze(cg, frozen, &err) < 0 ? sr_cli_fail(&err) : 0;
 }
 
 int sr_cmd_pause(const struct sr_global *g, int argc, char **argv)

@@ -31,23 +31,19 @@ static int print_gen(sr_json_gen_t g, sr_error_t *err)
 static int show(const struct sr_global *g)
 {
   sr_error_t err = NULL;
-  struct sr_policy_ctx pc;
-  if (sr_policy_load(g, &pc, &err) < 0)
+  _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
+  if (sr_policy_load(&g->run, &pc, &err) < 0)
     return sr_cli_fail(&err);
   _cleanup_gen_ sr_json_gen_t gen = NULL;
-  if (sr_json_gen_new(&gen, true, &err) < 0) {
-    sr_policy_ctx_release(&pc);
+  if (sr_json_gen_new(&gen, true, &err) < 0)
     return sr_cli_fail(&err);
-  }
   sr_json_map_open(gen);
   sr_json_put_kv_string(gen, "profile", pc.profile->name);
   sr_json_put_kv_string(gen, "auditLog", pc.policy->audit_log);
   sr_json_put_key(gen, "settings");
   sr_policy_profile_to_json(pc.profile, gen);
   sr_json_map_close(gen);
-  int r = print_gen(gen, &err);
-  sr_policy_ctx_release(&pc);
-  return r < 0 ? sr_cli_fail(&err) : 0;
+  return print_gen(gen, &err) < 0 ? sr_cli_fail(&err) : 0;
 }
 
 static int check(const struct sr_global *g, const char *bundle_arg)
@@ -55,35 +51,35 @@ static int check(const struct sr_global *g, const char *bundle_arg)
   sr_error_t err = NULL;
   _cleanup_free_ char *bundle = NULL;
   struct sr_create_opts o = {.id = "policy-check"};
-  struct sr_create_ctx ctx = SR_CLI_CREATE_CTX(g, &o);
-  struct sr_policy_ctx pc = {0};
-  /* Before the first goto: a jump past a cleanup variable's initialisation would free garbage. */
+  _cleanup_(sr_create_ctx_release) struct sr_create_ctx ctx = SR_PREPARE_CTX(&g->run, &o);
+  _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
   _cleanup_gen_ sr_json_gen_t gen = NULL;
-  int ret = 1;
-  if (sr_cli_load_bundle(bundle_arg, &bundle, &ctx, &err) < 0 || sr_policy_load(g, &pc, &err) < 0)
-    goto fail;
+  if (sr_prepare_load_bundle(bundle_arg, &bundle, &ctx, &err) < 0 ||
+      sr_policy_load(&g->run, &pc, &err) < 0)
+    return sr_cli_fail(&err);
   o.bundle = bundle;
   /* Only looked at: no audit line, no registry range, nothing created. */
   pc.audit.path = NULL;
   char rootfs[PATH_MAX];
-  sr_cli_rootfs_path(ctx.config, bundle, rootfs, sizeof(rootfs));
+  if (sr_prepare_rootfs_path(ctx.config, bundle, rootfs, sizeof(rootfs), &err) < 0)
+    return sr_cli_fail(&err);
   /* The state root as create sees it (another container's namespaces, a pod), opened only:
    * never created by a check.  None yet: no container to join either. */
-  int rootfd = -1;
-  sr_error_t rerr = NULL;
-  if (sr_statedir_open_root(g->root, false, &rootfd, &rerr) < 0) {
-    if (rerr->status != ENOENT) {
-      err = rerr;
-      goto fail;
-    }
-    sr_error_free(&rerr);
+  _cleanup_close_ int rootfd = -1;
+  if (sr_statedir_open_root(g->run.root, false, &rootfd, &err) < 0) {
+    if (err->status != ENOENT)
+      return sr_cli_fail(&err);
+    sr_error_free(&err);
   }
-  struct sr_facts_input in = {.bundle = bundle, .rootfs = rootfs, .state_rootfd = rootfd,
-                              .state_root = g->root, .id = o.id, .dry_run = true};
+  struct sr_facts_input in = {.bundle = bundle,
+                              .rootfs = rootfs,
+                              .find_peer = rootfd >= 0 ? sr_prepare_ns_peer : NULL,
+                              .peer_data = &rootfd,
+                              .state_root = g->run.root,
+                              .id = o.id,
+                              .dry_run = true};
   struct sr_decisions d = {0};
   int r = sr_policy_enforce_create(&pc, ctx.config, &in, &d, &err);
-  if (rootfd >= 0)
-    close(rootfd);
   sr_error_t gerr = NULL;
   if (sr_json_gen_new(&gen, true, &gerr) == 0) {
     sr_json_map_open(gen);
@@ -95,21 +91,10 @@ static int check(const struct sr_global *g, const char *bundle_arg)
     print_gen(gen, &gerr);
   }
   /* Without its document the check did not answer: a failure, unless it refused anyway. */
-  if (r == 0 && gerr) {
-    err = gerr;
-    goto fail;
-  }
+  if (r == 0 && gerr)
+    return sr_cli_fail(&gerr);
   sr_error_free(&gerr);
-  if (r < 0)
-    goto fail;
-  ret = 0;
-  goto out;
-fail:
-  sr_cli_fail(&err);
-out:
-  sr_policy_ctx_release(&pc);
-  sr_create_ctx_release(&ctx);
-  return ret;
+  return r < 0 ? sr_cli_fail(&err) : 0;
 }
 
 int sr_cmd_policy(const struct sr_global *g, int argc, char **argv)

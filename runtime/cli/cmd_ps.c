@@ -139,20 +139,15 @@ int sr_cmd_ps(const struct sr_global *g, int argc, char **argv)
     return 1;
   const char *id = argv[optind];
   sr_error_t err = NULL;
-  _cleanup_cli_container_ struct sr_container *ct = NULL;
+  _cleanup_stored_ struct sr_container *ct = NULL;
   _cleanup_free_ pid_t *pids = NULL;
   size_t n = 0;
-  struct sr_cgroup *cg = NULL;
-  if (sr_cli_open_container(g, id, false, &ct, &err) < 0)
+  _cleanup_cgroup_ struct sr_cgroup *cg = NULL;
+  if (sr_stored_open(&g->run, id, false, &ct, &err) < 0)
     return sr_cli_fail(&err);
-  if (sr_container_open_cgroup(ct, &cg, &err) < 0)
+  if (sr_container_open_cgroup(ct, &cg, &err) < 0 ||
+      (cg && sr_cgroup_pids(cg, &pids, &n, &err) < 0))
     return sr_cli_fail(&err);
-  if (cg) {
-    int r = sr_cgroup_pids(cg, &pids, &n, &err);
-    sr_cgroup_free(cg);
-    if (r < 0)
-      return sr_cli_fail(&err);
-  }
   if (strcmp(format, "json") == 0) {
     printf("[");
     for (size_t i = 0; i < n; i++)

@@ -513,15 +513,14 @@ int sr_cmd_review(const struct sr_global *g, int argc, char **argv)
   if (sr_cli_setup(g, 0, false) < 0)
     return 1;
   sr_error_t err = NULL;
-  struct sr_policy_ctx pc;
-  if (sr_policy_load(g, &pc, &err) < 0)
+  _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
+  if (sr_policy_load(&g->run, &pc, &err) < 0)
     return sr_cli_fail(&err);
   struct runs rs = {0};
   const char *path = pc.audit.path;
   _cleanup_fclose_ FILE *f = path ? fopen(path, "re") : NULL;
   if (path && f == NULL && errno != ENOENT) {
     sr_error_sys(&err, "review: open the audit log %s", path);
-    sr_policy_ctx_release(&pc);
     return sr_cli_fail(&err);
   }
   _cleanup_free_ char *line = NULL;
@@ -540,7 +539,6 @@ int sr_cmd_review(const struct sr_global *g, int argc, char **argv)
       add_line(&rs, v);
     yajl_tree_free(v);
   }
-  sr_policy_ctx_release(&pc);
   _cleanup_gen_ sr_json_gen_t gen = NULL;
   if (json) {
     if (sr_json_gen_new(&gen, true, &err) < 0) {

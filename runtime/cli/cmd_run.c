@@ -56,28 +56,73 @@ static void remove_container(const struct sr_global *g, const char *id,
                              struct sr_policy_ctx *created)
 {
   sr_error_t err = NULL;
-  _cleanup_cli_container_ struct sr_container *c = NULL;
-  if (sr_cli_open_container(g, id, true, &c, &err) < 0) {
+  _cleanup_stored_ struct sr_container *c = NULL;
+  if (sr_stored_open(&g->run, id, true, &c, &err) < 0) {
     _cleanup_free_ char *t = sr_error_text(err);
     sr_warn("run: remove container \"%s\": %s", id, t ? t : "");
     sr_error_free(&err);
     return;
   }
   /* The poststop hooks are read back from the state directory: judged again. */
-  struct sr_policy_ctx pc = {0};
+  _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
   struct sr_hook_gate gate;
-  sr_cli_hook_gate(g, c, &pc, created, &gate);
+  sr_stored_hook_gate(&g->run, c, &pc, created, &gate);
   int r = sr_container_delete(c, true, &gate, &err);
   if (r < 0) {
-    sr_policy_ctx_release(&pc);
     _cleanup_free_ char *t = sr_error_text(err);
     sr_warn("run: remove container \"%s\": %s", id, t ? t : "");
     sr_error_free(&err);
     return;
   }
   /* The policy the hooks were judged by, not parsed again. */
-  sr_cli_release_userns_with(g, pc.policy, id);
-  sr_policy_ctx_release(&pc);
+  sr_stored_release_userns_with(&g->run, pc.policy, id);
+}
+
+/* After create: the terminal's master back from the init, the "start" event and the start.
+ * 0 with *pidfd the init's. */
+static int start(const struct sr_global *g, struct sr_create_ctx *ctx, struct sr_policy_ctx *pc,
+                 int console_parent, int *master, int *pidfd, sr_error_t *err)
+{
+  if (console_parent >= 0 && sr_terminal_recv_master(console_parent, master, err) < 0)
+    return -1;
+  _cleanup_close_ int fd = steal_fd(ctx->init_pidfd);
+  struct sr_hook_gate gate = {.profile = pc->profile, .audit = &pc->audit,
+                              .places = {ctx->o->bundle, ctx->rootfs, g->run.root}};
+  if (sr_audit_event(&pc->audit, "start", NULL, err) < 0 ||
+      sr_container_start(ctx->container, ctx->config, &gate, err) < 0)
+    return -1;
+  *pidfd = steal_fd(fd);
+  return 0;
+}
+
+/* create, then start; a container that was created but could not run is deleted again. */
+static int create_and_start(const struct sr_global *g, const struct run_flags *f,
+                            struct sr_create_opts *o, const char *bundle_arg, char **bundle,
+                            struct sr_create_ctx *ctx, struct sr_policy_ctx *pc,
+                            int *console_parent, int *master, int *pidfd, sr_error_t *err)
+{
+  if (sr_validate_id(o->id, err) < 0 ||
+      sr_prepare_load_bundle_audited(&g->run, o->id, bundle_arg, bundle, ctx, err) < 0)
+    return -1;
+  o->bundle = *bundle;
+  if (sr_prepare_create(&g->run, ctx, pc, NULL, err) < 0)
+    return -1;
+  bool terminal = ctx->config->process && ctx->config->process->terminal;
+  if (terminal && o->console_socket == NULL &&
+      sr_terminal_console_pair(f->detach, console_parent, &ctx->console_fd, err) < 0)
+    return -1;
+  if (sr_container_create(ctx, err) < 0)
+    return -1;
+  SR_KILL_POINT("run.after-create");
+  if (start(g, ctx, pc, *console_parent, master, pidfd, err) == 0)
+    return 0;
+  /* The container was created but could not run: it must not stay behind. */
+  sr_error_t e = NULL;
+  struct sr_hook_gate undo = {.profile = pc->profile, .audit = &pc->audit,
+                              .places = {ctx->o->bundle, ctx->rootfs, g->run.root}};
+  if (ctx->container && sr_container_delete(ctx->container, true, &undo, &e) < 0)
+    sr_error_free(&e);
+  return -1;
 }
 
 int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
@@ -94,40 +139,22 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
   sr_error_t err = NULL;
   _cleanup_free_ char *bundle = NULL;
   _cleanup_close_ int console_parent = -1;
-  /* Before the first goto: a jump past a cleanup variable's initialisation would close garbage. */
   _cleanup_close_ int master = -1;
-  struct sr_policy_ctx pc = {0};
-  struct sr_create_ctx ctx = SR_CLI_CREATE_CTX(g, &o);
-  if (sr_validate_id(o.id, &err) < 0 ||
-      sr_cli_load_bundle_audited(g, o.id, bundle_arg, &bundle, &ctx, &err) < 0)
-    goto fail;
-  o.bundle = bundle;
-  if (sr_cli_prepare_create(g, &ctx, &pc, NULL, &err) < 0)
-    goto fail;
-  bool terminal = ctx.config->process && ctx.config->process->terminal;
-  if (terminal && o.console_socket == NULL &&
-      sr_cli_console_pair(f.detach, &console_parent, &ctx.console_fd, &err) < 0)
-    goto fail;
-  if (sr_container_create(&ctx, &err) < 0)
-    goto fail;
-  SR_KILL_POINT("run.after-create");
-  if (console_parent >= 0 && sr_terminal_recv_master(console_parent, &master, &err) < 0)
-    goto fail_created;
-  pid_t pid = ctx.init_pid;
-  int pidfd = ctx.init_pidfd;
-  ctx.init_pidfd = -1;
-  struct sr_hook_gate gate = {.profile = pc.profile, .audit = &pc.audit,
-                              .places = {ctx.o->bundle, ctx.rootfs, g->root}};
-  if (sr_audit_event(&pc.audit, "start", NULL, &err) < 0 ||
-      sr_container_start(ctx.container, ctx.config, &gate, &err) < 0) {
-    close(pidfd);
-    goto fail_created;
+  _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
+  struct sr_create_ctx ctx = SR_PREPARE_CTX(&g->run, &o);
+  int pidfd = -1;
+  if (create_and_start(g, &f, &o, bundle_arg, &bundle, &ctx, &pc, &console_parent, &master,
+                       &pidfd, &err) < 0) {
+    sr_create_ctx_release(&ctx);
+    sr_policy_ctx_release(&pc);
+    sr_prepare_failed(&g->run, o.id);
+    return sr_cli_fail_verb("run", &err);
   }
+  pid_t pid = ctx.init_pid;
   sr_create_ctx_release(&ctx); /* releases the lock: the container is running */
   SR_KILL_POINT("run.after-start");
   if (f.detach) {
     close(pidfd);
-    sr_policy_ctx_release(&pc);
     return 0;
   }
   if (sr_foreground_wait(master, pidfd, &err) < 0) {
@@ -143,25 +170,10 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
     ;
-  sr_audit_event_int(&pc.audit, "exit", "status", sr_cli_exit_status(status, 255), &err);
+  sr_audit_event_int(&pc.audit, "exit", "status", sr_exit_status(status, 255), &err);
   sr_error_free(&err);
   SR_KILL_POINT("run.before-remove");
   if (!f.keep)
-    remove_container(g, o.id, &pc);
-  sr_policy_ctx_release(&pc);
-  return sr_cli_exit_status(status, 255);
-
-fail_created: {
-  /* The container was created but could not run: it must not stay behind. */
-  sr_error_t e = NULL;
-  struct sr_hook_gate undo = {.profile = pc.profile, .audit = &pc.audit,
-                              .places = {ctx.o->bundle, ctx.rootfs, g->root}};
-  if (ctx.container && sr_container_delete(ctx.container, true, &undo, &e) < 0)
-    sr_error_free(&e);
-}
-fail:
-  sr_create_ctx_release(&ctx);
-  sr_policy_ctx_release(&pc);
-  sr_cli_create_failed(g, o.id);
-  return sr_cli_fail_verb("run", &err);
+    remove_container(g, o.id, &pc); /* pc: released at the end of its scope */
+  return sr_exit_status(status, 255);
 }

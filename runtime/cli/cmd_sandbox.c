@@ -10,6 +10,7 @@
 
 #include "cleanup.h"
 #include "opts.h"
+#include "path.h"
 #include "paths.h"
 #include "policy.h"
 #include "sandbox.h"
@@ -199,7 +200,7 @@ static int parse_ro(struct cli *c, const char *arg)
   snprintf(dest, sizeof(dest), "%s", colon ? colon + 1 : host);
   if (dest[0] != '/')
     return usage_error("--ro: the destination `%s` must be an absolute path", dest);
-  sr_clean_path(dest);
+  sr_path_clean(dest, dest);
   if (strcmp(dest, "/") == 0)
     return usage_error("--ro: the destination cannot be `%s`", dest);
   bool usr_local = under(dest, SR_SANDBOX_USR_LOCAL);
@@ -302,7 +303,7 @@ static int parse_option(struct cli *c, int opt, const char *arg)
     if (arg[0] != '/' || strlen(arg) >= sizeof(path))
       return usage_error("--workdir `%s`: must be an absolute path", arg);
     snprintf(path, sizeof(path), "%s", arg);
-    sr_clean_path(path);
+    sr_path_clean(path, path);
     free((char *)o->workdir);
     o->workdir = strdup(path);
     return o->workdir ? 0 : usage_error("out of memory");
@@ -507,66 +508,70 @@ static int write_json(const struct cli *c, const struct sr_sandbox_result *r)
   return 0;
 }
 
-/* The profiles the policy has, for a --profile it does not: "a, b, c". */
-static void list_profiles(const struct sr_global *g, char *buf, size_t size)
+/* The profiles the policy has, "a, b, c"; whether `name` is one of them. */
+static bool list_profiles(const struct sr_global *g, const char *name, char *buf, size_t size)
 {
   buf[0] = '\0';
-  struct sr_global any = *g;
+  struct sr_invocation any = g->run;
   any.profile = NULL;
-  struct sr_policy_ctx pc;
+  _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
   sr_error_t err = NULL;
   if (sr_policy_load(&any, &pc, &err) < 0) {
     sr_error_free(&err);
-    return;
+    return true; /* unreadable: nothing to add */
   }
+  bool found = false;
   size_t used = 0;
-  for (size_t i = 0; i < pc.policy->n_profiles && used < size; i++) {
+  for (size_t i = 0; i < pc.policy->n_profiles; i++) {
+    found = found || strcmp(pc.policy->profiles[i].name, name) == 0;
+    if (used >= size)
+      continue;
     int n = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", pc.policy->profiles[i].name);
     used += n > 0 ? (size_t)n : 0;
   }
-  sr_policy_ctx_release(&pc);
+  return found;
 }
 
-/* "mounts[N]" in a refusal is the config seerun generated: the user wrote --ro HOST[:DEST].
- * The --ro binds are its last mounts, in order, from ro_first_mount on. */
-static char *user_words(const struct cli *c, long ro_first_mount, const char *text)
+/* A refusal of "mounts[N]..." (the error's field, set where it was made) is of the config
+ * seerun generated: the user wrote --ro HOST[:DEST].  The --ro binds are its last mounts, in
+ * order, from ro_first_mount on. */
+static char *user_words(const struct cli *c, long ro_first_mount, const struct sr_error_s *e,
+                        const char *text)
 {
-  const char *m = strstr(text, "mounts[");
-  if (m == NULL || ro_first_mount < 0)
+  const char *field = e->field;
+  if (field == NULL || strncmp(field, "mounts[", 7) != 0 || ro_first_mount < 0)
     return NULL;
   char *end;
-  long n = strtol(m + 7, &end, 10);
-  if (end == m + 7 || *end != ']' || n < ro_first_mount || n - ro_first_mount >= (long)c->o.n_ro)
+  long n = strtol(field + 7, &end, 10);
+  if (end == field + 7 || *end != ']' || n < ro_first_mount ||
+      n - ro_first_mount >= (long)c->o.n_ro)
     return NULL;
   const char *arg = c->ro_args[n - ro_first_mount];
   /* "mounts[8].source: ..." -> "--ro /root (mounts[8].source): ..." */
-  const char *after = end + 1;
-  while (*after == '.' || (*after >= 'a' && *after <= 'z') || (*after >= 'A' && *after <= 'Z'))
-    after++;
+  const char *at = strstr(text, field);
   char *out = NULL;
-  if (asprintf(&out, "%.*s--ro %s (%.*s)%s", (int)(m - text), text, arg, (int)(after - m), m,
-               after) < 0)
-    return NULL;
-  return out;
+  int r = at ? asprintf(&out, "%.*s--ro %s (%s)%s", (int)(at - text), text, arg, field,
+                        at + strlen(field))
+             : asprintf(&out, "--ro %s (%s): %s", arg, field, text);
+  return r < 0 ? NULL : out;
 }
 
 static void print_error(const struct cli *c, const struct sr_global *g, long ro_first_mount,
                         sr_error_t *err)
 {
   _cleanup_free_ char *text = sr_error_text(*err);
+  _cleanup_free_ char *mine = text ? user_words(c, ro_first_mount, *err, text) : NULL;
   sr_error_free(err);
   if (text == NULL) {
     fprintf(stderr, "seerun sandbox: out of memory\n");
     return;
   }
-  _cleanup_free_ char *mine = user_words(c, ro_first_mount, text);
   const char *shown = mine ? mine : text;
-  if (c->profile && strstr(shown, "unknown profile")) {
-    char names[1024];
-    list_profiles(g, names, sizeof(names));
+  char names[1024];
+  if (c->profile && !list_profiles(g, c->profile, names, sizeof(names)))
     fprintf(stderr, "seerun sandbox: %s (the policy's profiles: %s)\n", shown,
-            names[0] ? names : "none readable");
-  } else
+            names[0] ? names : "none");
+  else
     fprintf(stderr, "seerun sandbox: %s\n", shown);
 }
 
@@ -610,7 +615,7 @@ int sr_cmd_sandbox(const struct sr_global *g, int argc, char **argv)
 {
   struct cli c = {.json_fd = -1};
   int r = parse_args(&c, argc, argv);
-  if (r == 0 && c.profile && g->profile && strcmp(c.profile, g->profile) != 0)
+  if (r == 0 && c.profile && g->run.profile && strcmp(c.profile, g->run.profile) != 0)
     r = usage_error("--profile: \"%s\" contradicts the global --profile", c.profile);
   /* Rootless is not implemented: say so before anything fails halfway. */
   if (r == 0 && geteuid() != 0) {
@@ -627,7 +632,7 @@ int sr_cmd_sandbox(const struct sr_global *g, int argc, char **argv)
     return r == -2 ? 0 : r;
   }
   struct sr_sandbox s;
-  sr_sandbox_init(&s, g, c.profile, &c.o);
+  sr_sandbox_init(&s, &g->run, c.profile, &c.o);
   sr_error_t err = NULL;
   if (sr_sandbox_run(&s, &err) < 0)
     print_error(&c, g, s.ro_first_mount, &err);

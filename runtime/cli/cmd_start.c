@@ -18,18 +18,18 @@ int sr_cmd_start(const struct sr_global *g, int argc, char **argv)
   if (sr_cli_setup(g, 0, false) < 0)
     return 1;
   sr_error_t err = NULL;
-  _cleanup_cli_container_ struct sr_container *ct = NULL;
+  _cleanup_stored_ struct sr_container *ct = NULL;
   _cleanup_config_ struct sr_config *config = NULL;
-  if (sr_cli_open_container(g, id, true, &ct, &err) < 0 ||
+  if (sr_stored_open(&g->run, id, true, &ct, &err) < 0 ||
       sr_container_load_config(ct, &config, &err) < 0 ||
-      sr_cli_audit(g, ct, "start", NULL, &err) < 0)
+      sr_stored_audit(&g->run, ct, "start", NULL, &err) < 0)
     return sr_cli_fail(&err);
   /* The poststart hooks come from the config copy: judged again (the policy is loaded only
    * when there is one to judge). */
   struct sr_policy_ctx pc = {0};
   struct sr_hook_gate gate = {.rejudge = true};
   if (config->hooks.n[SR_HOOK_POSTSTART])
-    sr_cli_hook_gate(g, ct, &pc, NULL, &gate);
+    sr_stored_hook_gate(&g->run, ct, &pc, NULL, &gate);
   r = sr_container_start(ct, config, &gate, &err);
   sr_policy_ctx_release(&pc);
   if (r < 0)

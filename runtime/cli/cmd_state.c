@@ -17,9 +17,9 @@ int sr_cmd_state(const struct sr_global *g, int argc, char **argv)
   if (sr_cli_setup(g, 0, false) < 0)
     return 1;
   sr_error_t err = NULL;
-  _cleanup_cli_container_ struct sr_container *ct = NULL;
+  _cleanup_stored_ struct sr_container *ct = NULL;
   _cleanup_free_ char *json = NULL;
-  if (sr_cli_open_container(g, id, false, &ct, &err) < 0 ||
+  if (sr_stored_open(&g->run, id, false, &ct, &err) < 0 ||
       sr_container_state_json(ct, true, &json, &err) < 0)
     return sr_cli_fail(&err);
   printf("%s\n", json);

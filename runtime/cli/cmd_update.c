@@ -4,11 +4,9 @@
 
 #include "cli_common.h"
 
-#include "cgroup.h"
 #include "cleanup.h"
-#include "lifecycle.h"
 #include "opts.h"
-#include "policy_run.h"
+#include "update.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -157,50 +155,16 @@ static int read_resources(const char *path, struct sr_arena *a, struct sr_resour
   return sr_resources_parse(buf, len, "--resources", a, out, err);
 }
 
-int sr_cmd_update(const struct sr_global *g, int argc, char **argv)
+struct flag {
+  int opt;
+  const char *value;
+};
+
+/* runc's individual flags, which override --resources: 0, 1 after a usage error (printed), or
+ * -1 with err. */
+static int apply_flags(struct sr_arena *arena, struct sr_resources *r, const struct flag *flags,
+                       size_t nflags, sr_error_t *err)
 {
-  struct sr_arena arena = {0};
-  struct sr_resources *r = NULL;
-  const char *resources_path = NULL;
-  sr_error_t err = NULL;
-  int ret = 1;
-  /* Declared before the first goto: its cleanup runs at every exit from here on. */
-  _cleanup_cli_container_ struct sr_container *ct = NULL;
-  struct {
-    int opt;
-    const char *value;
-  } flags[32];
-  size_t nflags = 0;
-  sr_opts_normalize(argc, argv, longopts, false);
-  optind = 0; /* a full restart of getopt: see opts.h */
-  opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, "r:h", longopts, NULL)) != -1) {
-    if (c == 'h') {
-      printf("Usage: seerun update %s\n", USAGE);
-      return 0;
-    }
-    if (c == OPT_RESOURCES) {
-      resources_path = optarg;
-      continue;
-    }
-    if (c == '?' || nflags == sizeof(flags) / sizeof(flags[0]))
-      return sr_cli_unknown_option("update", USAGE, argv);
-    flags[nflags].opt = c;
-    flags[nflags++].value = optarg;
-  }
-  if (optind != argc - 1)
-    return sr_cli_usage_error("update", USAGE, "exactly one container id is required");
-  if (sr_cli_setup(g, 0, false) < 0)
-    return 1;
-  const char *id = argv[optind];
-  if (resources_path) {
-    if (read_resources(resources_path, &arena, &r, &err) < 0)
-      goto fail;
-  } else if ((r = sr_arena_alloc(&arena, sizeof(*r))) == NULL) {
-    sr_error_make(&err, ENOMEM, "update");
-    goto fail;
-  }
   for (size_t i = 0; i < nflags; i++) {
     const char *v = flags[i].value;
     const char *name = "";
@@ -251,65 +215,65 @@ int sr_cmd_update(const struct sr_global *g, int argc, char **argv)
       r->block_io.weight = (sr_opt_u64){true, (uint64_t)n};
       break;
     case OPT_CPUSET_CPUS:
-      r->cpu.cpus = sr_arena_strdup(&arena, v);
+      r->cpu.cpus = sr_arena_strdup(arena, v);
       break;
     case OPT_CPUSET_MEMS:
-      r->cpu.mems = sr_arena_strdup(&arena, v);
+      r->cpu.mems = sr_arena_strdup(arena, v);
       break;
     case OPT_L3:
     case OPT_MEMBW:
-      sr_error_make(&err, 0, "--%s: Intel RDT is not supported by seerun", name);
-      goto fail;
+      return sr_error_make(err, 0, "--%s: Intel RDT is not supported by seerun", name);
     }
-    if (!ok) {
-      sr_cli_usage_error("update", USAGE, "--%s: invalid value \"%s\"", name, v);
-      goto out;
+    if (!ok)
+      return sr_cli_usage_error("update", USAGE, "--%s: invalid value \"%s\"", name, v);
+  }
+  return 0;
+}
+
+int sr_cmd_update(const struct sr_global *g, int argc, char **argv)
+{
+  _cleanup_(sr_arena_release) struct sr_arena arena = {0};
+  struct sr_resources *r = NULL;
+  const char *resources_path = NULL;
+  sr_error_t err = NULL;
+  struct flag flags[32];
+  size_t nflags = 0;
+  sr_opts_normalize(argc, argv, longopts, false);
+  optind = 0; /* a full restart of getopt: see opts.h */
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, "r:h", longopts, NULL)) != -1) {
+    if (c == 'h') {
+      printf("Usage: seerun update %s\n", USAGE);
+      return 0;
     }
+    if (c == OPT_RESOURCES) {
+      resources_path = optarg;
+      continue;
+    }
+    if (c == '?' || nflags == sizeof(flags) / sizeof(flags[0]))
+      return sr_cli_unknown_option("update", USAGE, argv);
+    flags[nflags].opt = c;
+    flags[nflags++].value = optarg;
   }
-  if (sr_cli_open_container(g, id, true, &ct, &err) < 0)
-    goto fail;
-  enum sr_status st = sr_container_status(ct);
-  if (st == SR_STATUS_STOPPED) {
-    sr_error_make(&err, 0, "container \"%s\" not running", id);
-    goto fail;
+  if (optind != argc - 1)
+    return sr_cli_usage_error("update", USAGE, "exactly one container id is required");
+  if (sr_cli_setup(g, 0, false) < 0)
+    return 1;
+  const char *id = argv[optind];
+  if (resources_path) {
+    if (read_resources(resources_path, &arena, &r, &err) < 0)
+      return sr_cli_fail(&err);
+  } else if ((r = sr_arena_alloc(&arena, sizeof(*r))) == NULL) {
+    sr_error_make(&err, ENOMEM, "update");
+    return sr_cli_fail(&err);
   }
-  if (ct->rec->cgroup_version == 0) {
-    sr_error_make(&err, 0, "container \"%s\" has no cgroup", id);
-    goto fail;
-  }
-  /* The new limits must stay within the profile the container was created under. */
-  struct sr_policy_ctx pc;
-  if (sr_policy_load_for(g, ct, &pc, NULL, &err) < 0)
-    goto fail;
-  struct sr_resources applied;
-  struct sr_decisions d = {0};
-  sr_error_t refusal = NULL;
-  int pr = pc.profile ? sr_policy_check_update(pc.profile, &arena, r, &applied, &d, &refusal) : 0;
-  if (!pc.profile)
-    applied = *r;
-  if (sr_audit_decisions(&pc.audit, &d, &err) < 0 ||
-      (pr == 0 && sr_audit_event(&pc.audit, "update", NULL, &err) < 0)) {
-    sr_error_free(&refusal);
-    sr_policy_ctx_release(&pc);
-    goto fail;
-  }
-  sr_policy_ctx_release(&pc);
-  if (pr < 0) {
-    err = refusal;
-    goto fail;
-  }
-  struct sr_cgroup *cg = NULL;
-  if (sr_cgroup_new(SR_CGROUP_ROOT, ct->rec->cgroup_path, &cg, &err) < 0)
-    goto fail;
-  int rr = sr_cgroup_apply_resources(cg, &applied, true, &err);
-  sr_cgroup_free(cg);
-  if (rr < 0)
-    goto fail;
-  ret = 0;
-  goto out;
-fail:
-  sr_cli_fail(&err);
-out:
-  sr_arena_release(&arena);
-  return ret;
+  int fr = apply_flags(&arena, r, flags, nflags, &err);
+  if (fr < 0)
+    return sr_cli_fail(&err);
+  if (fr > 0)
+    return fr;
+  if (sr_update_resources(&g->run, id, &arena, r, &err) < 0)
+    return sr_cli_fail(&err);
+  return 0;
 }

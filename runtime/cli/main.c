@@ -185,14 +185,14 @@ int main(int argc, char **argv)
   ensure_stdio();
   /* Writes to a closed pipe are errors we report, not a silent death. */
   signal(SIGPIPE, SIG_IGN);
-  struct sr_global g = {.root = "/run/seerun", .log_format = "text", .argv = argv};
+  struct sr_global g = {.run = {.root = SR_DEFAULT_ROOT, .argv = argv}, .log_format = "text"};
   sr_opts_normalize(argc, argv, longopts, true);
   int c;
   opterr = 0;
   while ((c = getopt_long(argc, argv, "+hv", longopts, NULL)) != -1) {
     switch (c) {
     case 'r':
-      g.root = optarg;
+      g.run.root = optarg;
       break;
     case 'l':
       g.log = optarg;
@@ -208,13 +208,13 @@ int main(int argc, char **argv)
       g.debug = true;
       break;
     case 's':
-      g.systemd_cgroup = true;
+      g.run.systemd_cgroup = true;
       break;
     case 'P':
-      g.policy = optarg;
+      g.run.policy = optarg;
       break;
     case 'p':
-      g.profile = optarg;
+      g.run.profile = optarg;
       break;
     case 'c':
       g.criu = optarg;

@@ -8,11 +8,11 @@
 
 #include "audit.h"
 #include "cgroup.h"
-#include "cli.h"
 #include "config.h"
 #include "devices.h"
 #include "landlock.h"
 #include "hooks.h"
+#include "invocation.h"
 #include "mount.h"
 #include "namespaces.h"
 #include "policy_egress.h"
@@ -35,7 +35,7 @@ struct sr_create_opts {
 };
 
 struct sr_create_ctx {
-  const struct sr_global *g;
+  const struct sr_invocation *inv;
   const struct sr_create_opts *o;
   struct sr_config *config;
   char *config_text;

@@ -146,14 +146,14 @@ static int refuse_existing_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
 static int precheck_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
 {
   ctx->cgroup_existed = false;
-  bool exclusive = ctx->cgroup_must_be_new && !ctx->g->systemd_cgroup;
+  bool exclusive = ctx->cgroup_must_be_new && !ctx->inv->systemd_cgroup;
   return exclusive ? sr_cgroup_exists(ctx->cgroup, &ctx->cgroup_existed, err) : 0;
 }
 
 int sr_create_setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
 {
   struct sr_state_record *rec = ctx->container->rec;
-  bool exclusive = ctx->cgroup_must_be_new && !ctx->g->systemd_cgroup;
+  bool exclusive = ctx->cgroup_must_be_new && !ctx->inv->systemd_cgroup;
   /* Refused after publishing, so that a taken id is reported as such first.  The first record
    * (written after precheck_cgroup found no such cgroup) calls it ours before it exists, so
    * that a crash right after mkdir still removes it, and never one that was there before: only
@@ -163,7 +163,7 @@ int sr_create_setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
     return refuse_existing_cgroup(ctx, err);
   ctx->cgroup_attempted = true;
   /* With systemd the scope is made around the first child, once it exists (start_scope). */
-  if (ctx->g->systemd_cgroup)
+  if (ctx->inv->systemd_cgroup)
     return 0;
   bool created = false;
   if (exclusive) {
@@ -340,7 +340,7 @@ void sr_create_abort(struct sr_create_ctx *ctx)
   /* After the init: it then ends by itself. */
   if (ctx->supervisor_pid > 0)
     sr_supervisor_stop(ctx->supervisor_pid, ctx->container->rec->supervisor_start);
-  bool systemd = ctx->g->systemd_cgroup;
+  bool systemd = ctx->inv->systemd_cgroup;
   if (ctx->cgroup && ctx->container && ctx->container->rec->cgroup_created &&
       ctx->cgroup_attempted &&
       (sr_cgroup_destroy(ctx->cgroup, !systemd, &e) < 0 ||
@@ -422,7 +422,7 @@ static struct sr_hook_gate hook_gate(const struct sr_create_ctx *ctx)
 {
   return (struct sr_hook_gate){.profile = ctx->hook_profile,
                                .audit = ctx->audit,
-                               .places = {ctx->o->bundle, ctx->rootfs, ctx->g->root}};
+                               .places = {ctx->o->bundle, ctx->rootfs, ctx->inv->root}};
 }
 
 static int run_runtime_hooks(struct sr_create_ctx *ctx, sr_error_t *err)
@@ -515,7 +515,7 @@ static int drive_children(struct sr_create_ctx *ctx, sr_error_t *err)
 {
   int fd = ctx->sync[0];
   pid_t child = ctx->child_pid;
-  if (ctx->g->systemd_cgroup) {
+  if (ctx->inv->systemd_cgroup) {
     if (start_scope(ctx, child, err) < 0)
       return -1;
   } else if (ctx->cgroup_dir_fd < 0 && sr_cgroup_attach(ctx->cgroup, child, err) < 0)
@@ -695,7 +695,7 @@ int sr_create_prepare(struct sr_create_ctx *ctx, sr_error_t *err)
         sr_devices_prepare(c, userns, &ctx->devs, err) < 0)))
     return -1;
   _cleanup_free_ char *cgpath = NULL;
-  if (sr_cgroup_resolve_path(c->linux_.cgroups_path, ctx->o->id, ctx->g->systemd_cgroup, &cgpath,
+  if (sr_cgroup_resolve_path(c->linux_.cgroups_path, ctx->o->id, ctx->inv->systemd_cgroup, &cgpath,
                              err) < 0 ||
       sr_cgroup_new(SR_CGROUP_ROOT, cgpath, &ctx->cgroup, err) < 0)
     return -1;
@@ -751,7 +751,7 @@ int sr_create_record_begin(struct sr_create_ctx *ctx, int rootfd, sr_error_t *er
   rec->cgroup_version = ctx->cgroup->version;
   rec->cgroup_path = sr_arena_strdup(a, ctx->cgroup->path);
   rec->cgroup_created = !ctx->cgroup_existed; /* see sr_create_setup_cgroup */
-  rec->systemd_cgroup = ctx->g->systemd_cgroup;
+  rec->systemd_cgroup = ctx->inv->systemd_cgroup;
   if (ctx->profile) {
     rec->profile = sr_arena_strdup(a, ctx->profile);
     rec->network_granted = ctx->network_granted;
@@ -783,7 +783,7 @@ int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
   int rootfd = -1;
   if (sr_create_prepare(ctx, err) < 0)
     return -1;
-  if (sr_statedir_open_root(ctx->g->root, true, &rootfd, err) < 0)
+  if (sr_statedir_open_root(ctx->inv->root, true, &rootfd, err) < 0)
     return -1;
   /* The config's seccomp filter, compiled here (or read from the cache under the state root):
    * the container process only loads it, with no libseccomp and no directory of ours. */

@@ -10,6 +10,7 @@
 #include "landlock.h"
 #include "log.h"
 #include "loopback.h"
+#include "mounts.h"
 #include "passwd.h"
 #include "paths.h"
 #include "process_attrs.h"

@@ -58,7 +58,7 @@ int sr_container_delete(struct sr_container *c, bool force, const struct sr_hook
 /* For `delete --force` when sr_container_load failed on the container's own record: opens the
  * state root and loads the container whatever its state.json holds (statedir.h), the record
  * taken from its index, else (no index: unverified) from recovery.json with no process or
- * cgroup to act on, else empty (only the directory is removed).  The container owns the root's descriptor (sr_cli_close_container).
+ * cgroup to act on, else empty (only the directory is removed).  The container owns the root's descriptor (sr_stored_close).
  * ENOENT: no such container. */
 int sr_container_recover(const char *root, const char *id, struct sr_container **out,
                          sr_error_t *err);

@@ -52,7 +52,8 @@ static const char *env_lookup(char **env, size_t n, const char *name)
 /* An exec failure worded as runc words it (Go's errno texts are strerror's, lower-cased):
  * engines read the reason from the text, and Docker does so case-sensitively: "no such file or
  * directory" or "executable file not found" make `docker run`/`docker exec` exit 127, "permission
- * denied" 126; "No such file or directory" gives a bare 125. */
+ * denied" 126; "No such file or directory" gives a bare 125.  The kind says the same for
+ * seerun's own callers (the sandbox's 127 and 126), which never read the text. */
 __attribute__((format(printf, 3, 4))) static int exec_error(sr_error_t *err, int errnum,
                                                             const char *fmt, ...)
 {
@@ -67,7 +68,10 @@ __attribute__((format(printf, 3, 4))) static int exec_error(sr_error_t *err, int
   va_end(ap);
   if (r < 0)
     return sr_error_make(err, errnum, "exec");
-  return sr_error_make(err, 0, "%s: %s", what, reason);
+  enum sr_error_kind kind = errnum == ENOENT   ? SR_ERR_NOT_FOUND
+                            : errnum == EACCES ? SR_ERR_NOT_EXECUTABLE
+                                               : SR_ERR_OTHER;
+  return sr_error_kinded(err, kind, 0, "%s: %s", what, reason);
 }
 
 static int check_executable(const char *path, const char *arg0, sr_error_t *err)
@@ -110,7 +114,8 @@ int sr_find_executable(const struct sr_process *p, char **out, sr_error_t *err)
     }
     free(candidate);
   }
-  return sr_error_make(err, 0, "exec: \"%s\": executable file not found in $PATH", arg0);
+  return sr_error_kinded(err, SR_ERR_NOT_FOUND, 0,
+                         "exec: \"%s\": executable file not found in $PATH", arg0);
 }
 
 /* The interpreter a file names: "#!path" or an ELF PT_INTERP; *out empty when none. */

@@ -401,7 +401,7 @@ int sr_container_restore(struct sr_create_ctx *ctx, const struct sr_criu_opts *o
     return -1;
   int rootfd = -1;
   if (sr_create_prepare(ctx, err) < 0 ||
-      sr_statedir_open_root(ctx->g->root, true, &rootfd, err) < 0)
+      sr_statedir_open_root(ctx->inv->root, true, &rootfd, err) < 0)
     return -1;
   if (sr_create_record_begin(ctx, rootfd, err) < 0) {
     close(rootfd);

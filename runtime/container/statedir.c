@@ -114,22 +114,6 @@ void sr_container_free(struct sr_container *c)
   free(c);
 }
 
-DIR *sr_opendir_fd(int dirfd)
-{
-  /* A new open file description: its offset is its own, so a stream never resumes where
-   * another one stopped. */
-  int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0)
-    return NULL;
-  DIR *d = fdopendir(fd);
-  if (d == NULL) {
-    int saved = errno;
-    close(fd);
-    errno = saved;
-  }
-  return d;
-}
-
 static struct sr_container *container_new(int rootfd, const char *id)
 {
   struct sr_container *c = calloc(1, sizeof(*c));
@@ -357,8 +341,8 @@ static int verify_record(struct sr_container *c, sr_error_t *err)
   if (record_differs(c->rec, idx, diff, sizeof(diff))) {
     bool settling = c->rec->phase == SR_PHASE_CREATING || idx->phase == SR_PHASE_CREATING;
     if (!settling)
-      return sr_error_make(err, 0,
-                           "container \"%s\": " SR_RECORD_NOT_OURS ": its %s "
+      return sr_error_record(err,
+                             "container \"%s\": " SR_RECORD_NOT_OURS ": its %s "
                            "disagrees with the index `" INDEX_DIR "/%s` in the state "
                            "directory, which create wrote: refusing to act on it; `delete "
                            "--force` removes what the index records",

@@ -36,16 +36,15 @@
 #ifndef SEERUN_STATEDIR_H
 #define SEERUN_STATEDIR_H
 
-#include <dirent.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
 #include "error.h"
+#include "invocation.h" /* SR_DEFAULT_ROOT */
 /* Every file that acts on a container's state has the test-only kill points. */
 #include "killpoint.h"
 #include "state.h"
 
-#define SR_DEFAULT_ROOT "/run/seerun"
 /* A directory name (NAME_MAX): a longer id could never be stored. */
 #define SR_ID_MAX 255
 
@@ -117,10 +116,6 @@ static inline void sr_container_freep(struct sr_container **c)
 /* --pid-file of create, run and exec: runc's pid file, the decimal pid without a newline,
  * replaced atomically (a temporary file beside it, then rename). */
 int sr_write_pid_file(const char *path, pid_t pid, sr_error_t *err);
-
-/* A directory stream of dirfd's directory, read from its start whatever was read of it before
- * (dirfd is neither consumed nor moved); NULL with errno set. */
-DIR *sr_opendir_fd(int dirfd);
 
 /* Names of the container directories, sorted; also removes temporary directories left by a
  * create that was killed before publishing. */

@@ -3,6 +3,7 @@
 #include "sync.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -61,7 +62,13 @@ int sr_sync_send(int fd, enum sr_sync_type type, int32_t value, sr_error_t *err)
 
 void sr_sync_send_error(int fd, sr_error_t e)
 {
-  struct sr_sync_msg m = {.type = SYNC_ERROR, .value = e ? e->status : 0};
+  enum sr_error_kind kind = sr_error_kind(e);
+  /* Only the kinds a parent acts on cross: the others (a child's own peer gone, its config
+   * errors without their field) would mean something else on this side. */
+  bool crosses = kind == SR_ERR_NOT_FOUND || kind == SR_ERR_NOT_EXECUTABLE;
+  struct sr_sync_msg m = {.type = SYNC_ERROR,
+                          .value = e ? e->status : 0,
+                          .kind = crosses ? (uint32_t)kind : SR_ERR_OTHER};
   const char *msg = (e && e->msg) ? e->msg : "unknown error";
   size_t l = strlen(msg);
   if (l >= sizeof(m.text))
@@ -86,8 +93,11 @@ int sr_sync_recv(int fd, struct sr_sync_msg *m, sr_error_t *err)
       m->type > SYNC_ERROR)
     return sr_error_make(err, 0, "sync: malformed message");
   m->text[sizeof(m->text) - 1] = '\0';
-  if (m->type == SYNC_ERROR)
-    return sr_error_make(err, m->value, "%s", m->text);
+  if (m->type == SYNC_ERROR) {
+    bool known = m->kind == SR_ERR_NOT_FOUND || m->kind == SR_ERR_NOT_EXECUTABLE;
+    return sr_error_kinded(err, known ? (enum sr_error_kind)m->kind : SR_ERR_OTHER, m->value,
+                           "%s", m->text);
+  }
   return 0;
 }
 

@@ -24,6 +24,7 @@ enum sr_sync_type {
 struct sr_sync_msg {
   uint32_t type;
   int32_t value;
+  uint32_t kind; /* SYNC_ERROR: the error's kind, where the receiver acts on it (an exec's) */
   char text[4000];
 };
 

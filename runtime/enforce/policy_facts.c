@@ -4,12 +4,11 @@
 
 #include "cleanup.h"
 #include "hook_files.h"
+#include "invocation.h"
 #include "landlock.h"
-#include "lifecycle.h"
 #include "mount_where.h"
 #include "namespaces.h"
 #include "paths.h"
-#include "statedir.h"
 #include "util.h"
 
 #include <errno.h>
@@ -595,32 +594,12 @@ static int ns_facts(const struct sr_config *c, const struct sr_facts_input *in,
     snprintf(host, sizeof(host), "/proc/1/ns/%s", sr_ns_proc_name(k));
     snprintf(self, sizeof(self), "/proc/self/ns/%s", sr_ns_proc_name(k));
     f->ns[k].is_host = ino == ns_ino(host) || ino == ns_ino(self);
-    if (in->state_rootfd < 0)
-      continue;
     /* Another live seerun container in the same state root? */
-    _cleanup_strv_ char **ids = NULL;
-    size_t n = 0;
-    sr_error_t e = NULL;
-    if (sr_statedir_list(in->state_rootfd, &ids, &n, &e) < 0) {
-      sr_error_free(&e);
-      continue;
-    }
-    for (size_t i = 0; i < n && !f->ns[k].is_seerun_container; i++) {
-      _cleanup_container_ struct sr_container *ct = NULL;
-      if (sr_container_load(in->state_rootfd, ids[i], false, &ct, &e) < 0) {
-        sr_error_free(&e);
-        continue;
-      }
-      pid_t pid = sr_container_live_pid(ct);
-      if (pid <= 0)
-        continue;
-      char p[64];
-      snprintf(p, sizeof(p), "/proc/%d/ns/%s", pid, sr_ns_proc_name(k));
-      if (ns_ino(p) == ino) {
-        f->ns[k].is_seerun_container = true;
-        f->ns[k].container_has_network = ct->rec->network_granted;
-        f->ns[k].container_pid = pid;
-      }
+    struct sr_ns_peer peer;
+    if (in->find_peer && in->find_peer(in->peer_data, sr_ns_proc_name(k), ino, &peer)) {
+      f->ns[k].is_seerun_container = true;
+      f->ns[k].container_has_network = peer.network_granted;
+      f->ns[k].container_pid = peer.pid;
     }
   }
   return 0;

@@ -6,6 +6,9 @@
 #ifndef SEERUN_POLICY_FACTS_H
 #define SEERUN_POLICY_FACTS_H
 
+#include <stdbool.h>
+#include <sys/types.h>
+
 #include "config.h"
 #include "error.h"
 #include "policy_apply.h"
@@ -38,10 +41,21 @@ void sr_host_objects_close(struct sr_host_objects *o);
  * fd is duplicated.  -1 with errno. */
 int sr_host_objects_replace_mount(struct sr_host_objects *o, size_t index, int fd);
 
+/* A live seerun container that holds a namespace a config joins (a pod's). */
+struct sr_ns_peer {
+  pid_t pid;
+  bool network_granted; /* its profile granted it the network */
+};
+/* Whether a live container of the state root holds the namespace whose /proc/PID/ns name is
+ * ns_name and whose inode is ino; fills *out if so.  The container layer lists them
+ * (runtime/container/prepare.h): the facts know no state directory. */
+typedef bool (*sr_ns_peer_fn)(void *data, const char *ns_name, ino_t ino, struct sr_ns_peer *out);
+
 struct sr_facts_input {
   const char *bundle;    /* absolute */
   const char *rootfs;    /* absolute */
-  int state_rootfd;      /* --root, to recognise other seerun containers; -1: none */
+  sr_ns_peer_fn find_peer; /* recognises other seerun containers; NULL: none */
+  void *peer_data;
   const char *state_root;
   const char *id;        /* the container's id (its user namespace registry key) */
   bool dry_run;          /* policy check: no registry range is taken */

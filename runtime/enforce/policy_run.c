@@ -6,7 +6,6 @@
 #include "log.h"
 #include "state_roots.h"
 #include "namespaces.h"
-#include "statedir.h"
 #include "userns_registry.h"
 #include "userns_remap.h"
 #include "util.h"
@@ -65,7 +64,7 @@ static int read_policy_file(const char *path, char **buf, size_t *len, bool *fou
   return 0;
 }
 
-/* The policy of these bytes: prev's parse when prev was parsed from the very same bytes
+/* The policy of pc's bytes: prev's parse when prev was parsed from the very same bytes
  * (parsing is a function of the bytes alone; prev gives its policy up), else a parse. */
 static int parse_policy(struct sr_policy_ctx *pc, struct sr_policy_ctx *prev, const char *name,
                         sr_error_t *err)
@@ -79,15 +78,25 @@ static int parse_policy(struct sr_policy_ctx *pc, struct sr_policy_ctx *prev, co
   return sr_policy_parse(pc->bytes, pc->len, name, &pc->policy, err);
 }
 
-static int load(const struct sr_global *g, struct sr_policy_ctx *pc, struct sr_policy_ctx *prev,
-                sr_error_t *err)
+int sr_policy_select_bound(const struct sr_policy *policy, const struct sr_invocation *inv,
+                           const struct sr_policy_profile **out, sr_error_t *err)
 {
-  const char *path = g->policy ? g->policy : SR_POLICY_DEFAULT_PATH;
+  const char *argv0 = inv->argv && inv->argv[0] ? inv->argv[0] : "seerun";
+  const char *base = strrchr(argv0, '/') ? strrchr(argv0, '/') + 1 : argv0;
+  char root[PATH_MAX];
+  const char *root_dir = realpath(inv->root, root) ? root : inv->root;
+  return sr_policy_select(policy, inv->profile, base, root_dir, out, err);
+}
+
+static int load(const struct sr_invocation *inv, struct sr_policy_ctx *pc,
+                struct sr_policy_ctx *prev, sr_error_t *err)
+{
+  const char *path = inv->policy ? inv->policy : SR_POLICY_DEFAULT_PATH;
   bool found;
   if (read_policy_file(path, &pc->owned_bytes, &pc->len, &found, err) < 0)
     return -1;
-  if (!found && g->policy)
-    return sr_error_make(err, ENOENT, "--policy `%s` does not exist", g->policy);
+  if (!found && inv->policy)
+    return sr_error_make(err, ENOENT, "--policy `%s` does not exist", inv->policy);
   pc->bytes = found ? pc->owned_bytes : sr_policy_default_json;
   if (!found)
     pc->len = strlen(sr_policy_default_json);
@@ -95,11 +104,7 @@ static int load(const struct sr_global *g, struct sr_policy_ctx *pc, struct sr_p
                                                                       : path;
   if (parse_policy(pc, prev, name, err) < 0)
     return -1;
-  const char *argv0 = g->argv && g->argv[0] ? g->argv[0] : "seerun";
-  const char *base = strrchr(argv0, '/') ? strrchr(argv0, '/') + 1 : argv0;
-  char root[PATH_MAX];
-  const char *root_dir = realpath(g->root, root) ? root : g->root;
-  if (sr_policy_select(pc->policy, g->profile, base, root_dir, &pc->profile, err) < 0)
+  if (sr_policy_select_bound(pc->policy, inv, &pc->profile, err) < 0)
     return -1;
   pc->audit.path = pc->policy->audit_log;
   pc->audit.profile = pc->profile->name;
@@ -112,21 +117,21 @@ static int load(const struct sr_global *g, struct sr_policy_ctx *pc, struct sr_p
   return 0;
 }
 
-static int load_reusing(const struct sr_global *g, struct sr_policy_ctx *pc,
-                        struct sr_policy_ctx *prev, sr_error_t *err)
+int sr_policy_load(const struct sr_invocation *inv, struct sr_policy_ctx *pc, sr_error_t *err)
+{
+  return sr_policy_load_reusing(inv, pc, NULL, err);
+}
+
+int sr_policy_load_reusing(const struct sr_invocation *inv, struct sr_policy_ctx *pc,
+                           struct sr_policy_ctx *prev, sr_error_t *err)
 {
   memset(pc, 0, sizeof(*pc));
   /* A failed load holds nothing: its callers only release a context that loaded. */
-  if (load(g, pc, prev, err) < 0) {
+  if (load(inv, pc, prev, err) < 0) {
     sr_policy_ctx_release(pc);
     return -1;
   }
   return 0;
-}
-
-int sr_policy_load(const struct sr_global *g, struct sr_policy_ctx *pc, sr_error_t *err)
-{
-  return load_reusing(g, pc, NULL, err);
 }
 
 void sr_policy_ctx_release(struct sr_policy_ctx *pc)
@@ -252,31 +257,6 @@ int sr_policy_enforce_create(struct sr_policy_ctx *pc, struct sr_config *c,
   if (r < 0) {
     *err = refusal;
     return sr_error_wrap(err, "policy \"%s\"", pc->profile->name);
-  }
-  return 0;
-}
-
-int sr_policy_load_for(const struct sr_global *g, const struct sr_container *c,
-                       struct sr_policy_ctx *pc, struct sr_policy_ctx *prev, sr_error_t *err)
-{
-  if (load_reusing(g, pc, prev, err) < 0)
-    return -1;
-  pc->audit.id = c->id;
-  pc->audit.bundle = c->rec->bundle;
-  if (c->rec->profile) {
-    const struct sr_policy_profile *p = sr_policy_profile(pc->policy, c->rec->profile);
-    if (p == NULL) {
-      sr_policy_ctx_release(pc);
-      return sr_error_make(err, 0, "container \"%s\" was created under profile \"%s\", which "
-                                   "the policy no longer has", c->id, c->rec->profile);
-    }
-    /* The name is read back from state.json, which a container that reached its state
-     * directory could rewrite: it never turns off the enforcement of the profile this
-     * invocation is bound to (a "permissive" there would drop the exec's seccomp floor). */
-    if (p->enforce || !pc->profile->enforce) {
-      pc->profile = p;
-      pc->audit.profile = p->name;
-    }
   }
   return 0;
 }

@@ -2,7 +2,6 @@
 
 #include "userns_registry.h"
 
-#include "statedir.h"
 
 #include "cleanup.h"
 #include "util.h"

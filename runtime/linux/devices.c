@@ -3,7 +3,9 @@
 #include "devices.h"
 
 #include "cleanup.h"
+#include "default_devices.h"
 #include "mountapi.h"
+#include "path.h"
 #include "paths.h"
 
 #include <errno.h>
@@ -15,15 +17,6 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-static const struct sr_device default_devices[] = {
-    {'c', "/dev/null", 1, 3, true, 0666, true, true, 0, 0},
-    {'c', "/dev/zero", 1, 5, true, 0666, true, true, 0, 0},
-    {'c', "/dev/full", 1, 7, true, 0666, true, true, 0, 0},
-    {'c', "/dev/random", 1, 8, true, 0666, true, true, 0, 0},
-    {'c', "/dev/urandom", 1, 9, true, 0666, true, true, 0, 0},
-    {'c', "/dev/tty", 5, 0, true, 0666, true, true, 0, 0},
-};
-#define N_DEFAULT (sizeof(default_devices) / sizeof(default_devices[0]))
 
 static const struct {
   const char *target, *link;
@@ -85,7 +78,7 @@ int sr_devices_prepare(const struct sr_config *c, bool userns, struct sr_dev_pla
     if (strcmp(c->mounts[i].destination, "/dev") == 0 &&
         (c->mounts[i].opts.bind || c->mounts[i].opts.rbind))
       plan->skip = true;
-  size_t total = N_DEFAULT + c->linux_.n_devices;
+  size_t total = sr_default_devices_n + c->linux_.n_devices;
   plan->devices = calloc(total, sizeof(struct sr_device));
   plan->host_node_fd = malloc(total * sizeof(int));
   if (plan->devices == NULL || plan->host_node_fd == NULL) {
@@ -95,13 +88,17 @@ int sr_devices_prepare(const struct sr_config *c, bool userns, struct sr_dev_pla
   for (size_t i = 0; i < total; i++)
     plan->host_node_fd[i] = -1;
   /* Config entries replace a default of the same path. */
-  for (size_t i = 0; i < N_DEFAULT; i++) {
-    bool overridden = false;
+  for (size_t i = 0; i < sr_default_devices_n; i++) {
+    const struct sr_default_device *def = &sr_default_devices[i];
+    bool overridden = !def->node;
     for (size_t j = 0; j < c->linux_.n_devices; j++)
-      if (strcmp(c->linux_.devices[j].path, default_devices[i].path) == 0)
+      if (strcmp(c->linux_.devices[j].path, def->path) == 0)
         overridden = true;
     if (!overridden)
-      plan->devices[plan->n++] = default_devices[i];
+      plan->devices[plan->n++] = (struct sr_device){
+          .type = def->type, .path = (char *)def->path, .major = def->major,
+          .minor = def->minor, .has_file_mode = true, .file_mode = 0666, .has_uid = true,
+          .has_gid = true};
   }
   size_t first_config = plan->n;
   plan->first_config = first_config;
@@ -156,7 +153,9 @@ static int create_node(const struct sr_device *d, const char *what, bool replace
                        int root_fd, sr_error_t *err)
 {
   char parent_path[4096];
-  snprintf(parent_path, sizeof(parent_path), "%s", d->path);
+  /* A truncated copy would be another path, and its last "/" another parent. */
+  if (sr_path_join(parent_path, sizeof(parent_path), "", d->path, err) < 0)
+    return sr_error_wrap(err, "%s", what);
   char *slash = strrchr(parent_path, '/');
   const char *name = slash + 1;
   *slash = '\0';

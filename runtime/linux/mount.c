@@ -5,7 +5,6 @@
 #include "lsm.h"
 
 #include "cleanup.h"
-#include "mount_cgroup.h"
 #include "mountapi.h"
 #include "namespaces.h"
 #include "paths.h"
@@ -481,15 +480,12 @@ static int open_pseudo_fs_destination(const struct sr_mount *m, int root_fd, int
   return sr_error_make(err, ENOENT, "%s.destination: `%s`", m->field, m->destination);
 }
 
-static int apply_one(const struct sr_mount *m, int tree_fd, bool is_dir, int root_fd,
-                     const struct sr_cgroup *cg, bool cgroupns, bool userns,
-                     const char *mount_label, sr_error_t *err)
+int sr_mount_one(const struct sr_mount *m, int tree_fd, bool is_dir, int root_fd, bool userns,
+                 const char *mount_label, sr_error_t *err)
 {
   bool bind = m->opts.bind || m->opts.rbind;
   if (!bind && (m->opts.flags & MS_REMOUNT))
     return remount(m, root_fd, err);
-  if (!bind && (strcmp(m->type, "cgroup") == 0 || strcmp(m->type, "cgroup2") == 0))
-    return sr_mount_cgroup(m, cg, cgroupns, root_fd, err);
 
   /* The destination is resolved once, before the filesystem is made: its mode is the tmpfs's
    * (runc) and the mount lands on the same directory. */
@@ -532,25 +528,6 @@ static int apply_one(const struct sr_mount *m, int tree_fd, bool is_dir, int roo
   if (bind && reclone_in_order(src, target, m, &copy, err) < 0)
     return -1;
   return apply_propagation(copy >= 0 ? copy : src, m->opts.propagation, m->destination, err);
-}
-
-int sr_mounts_apply(const struct sr_config *c, struct sr_bind_plan *plan, int root_fd,
-                    const struct sr_cgroup *cg, sr_error_t *err)
-{
-  for (size_t i = 0; i < c->n_mounts; i++) {
-    int tree = i < plan->n ? plan->tree_fd[i] : -1;
-    bool is_dir = i < plan->n ? plan->is_dir[i] : true;
-    bool cgroupns = c->linux_.namespaces[SR_NS_CGROUP].present;
-    bool userns = c->linux_.namespaces[SR_NS_USER].present;
-    if (apply_one(&c->mounts[i], tree, is_dir, root_fd, cg, cgroupns, userns,
-                  c->linux_.mount_label, err) < 0)
-      return sr_error_wrap(err, "%s", c->mounts[i].field);
-    if (tree >= 0) {
-      close(tree);
-      plan->tree_fd[i] = -1;
-    }
-  }
-  return 0;
 }
 
 int sr_rootfs_pivot(int root_fd, bool no_pivot, sr_error_t *err)

@@ -46,10 +46,11 @@ int sr_rootfs_attach(const char *rootfs_path, int prepared_tree, int *root_fd, s
  * are the container's root's).  rootfs_path: for messages. */
 int sr_rootfs_prepare_tree(int root_fd, const char *rootfs_path, int *tree_fd, sr_error_t *err);
 int sr_rootfs_idmap(int tree_fd, pid_t userns_pid, sr_error_t *err);
-/* The config's mounts, in order. */
-struct sr_cgroup;
-int sr_mounts_apply(const struct sr_config *c, struct sr_bind_plan *plan, int root_fd,
-                    const struct sr_cgroup *cg, sr_error_t *err);
+/* One of the config's mounts other than a cgroup one (runtime/container/mounts.c drives them,
+ * in order): tree_fd is the prepared bind source (-1: none), userns whether the container has
+ * its own user namespace. */
+int sr_mount_one(const struct sr_mount *m, int tree_fd, bool is_dir, int root_fd, bool userns,
+                 const char *mount_label, sr_error_t *err);
 /* Makes root_fd the root: pivot_root, or MS_MOVE + chroot with --no-pivot. */
 int sr_rootfs_pivot(int root_fd, bool no_pivot, sr_error_t *err);
 /* After pivot: maskedPaths, readonlyPaths, a read-only root, rootfsPropagation. */

@@ -2,6 +2,8 @@
 
 #include "paths.h"
 
+#include "path.h"
+
 #include "cleanup.h"
 
 #include <errno.h>
@@ -28,45 +30,6 @@ int sr_openat2(int dirfd, const char *path, int flags, mode_t mode, unsigned lon
 }
 
 #define IN_ROOT (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
-
-void sr_clean_path(char *path)
-{
-  size_t len = strlen(path);
-  char *out = malloc(len + 2);
-  if (out == NULL)
-    return; /* left as is: lookups still resolve it, only less tidily */
-  size_t o = 0;
-  bool absolute = path[0] == '/';
-  const char *p = path;
-  while (*p) {
-    while (*p == '/')
-      p++;
-    if (*p == '\0')
-      break;
-    size_t n = strcspn(p, "/");
-    if (n == 1 && p[0] == '.') {
-      /* skip */
-    } else if (n == 2 && p[0] == '.' && p[1] == '.') {
-      /* Back up one component; never above the start. */
-      while (o > 0 && out[o - 1] != '/')
-        o--;
-      if (o > 0)
-        o--;
-    } else {
-      out[o++] = '/';
-      memcpy(out + o, p, n);
-      o += n;
-    }
-    p += n;
-  }
-  if (o == 0)
-    out[o++] = absolute ? '/' : '.';
-  out[o] = '\0';
-  /* Components were written with a leading '/': drop it for a relative path. */
-  const char *res = (!absolute && out[0] == '/') ? out + 1 : out;
-  memmove(path, res, strlen(res) + 1);
-  free(out);
-}
 
 void sr_fd_path(char *buf, size_t size, int fd)
 {
@@ -117,7 +80,7 @@ static int make_symlink_target(int rootfd, int parent, char *path, const char *n
   if (len < 0 || (size_t)len >= sizeof(target))
     return sr_error_make(err, ENAMETOOLONG, "the target of the symlink `/%s` in the container",
                          path);
-  sr_clean_path(target);
+  sr_path_clean(target, target);
   char *rel = target;
   while (*rel == '/')
     rel++;
@@ -201,11 +164,10 @@ static int mkpath(int rootfd, char *path, enum sr_mkpath_kind kind, int depth, i
 int sr_mkpath_in_root(int rootfd, const char *path, enum sr_mkpath_kind kind, int *out,
                       sr_error_t *err)
 {
-  char buf[PATH_MAX];
-  if (strlen(path) >= sizeof(buf))
+  char buf[PATH_MAX + 1];
+  if (strlen(path) >= PATH_MAX)
     return sr_error_make(err, ENAMETOOLONG, "`%s`", path);
-  strcpy(buf, path);
-  sr_clean_path(buf);
+  sr_path_clean(path, buf);
   /* Relative to root from here on: "/a/b" -> "a/b"; "/" is the root itself. */
   char *rel = buf;
   while (*rel == '/')

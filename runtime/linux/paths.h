@@ -24,8 +24,6 @@ enum sr_mkpath_kind { SR_MKPATH_DIR, SR_MKPATH_FILE };
 int sr_mkpath_in_root(int rootfd, const char *path, enum sr_mkpath_kind kind, int *out,
                       sr_error_t *err);
 
-/* Lexically cleans an absolute path ("//a/./b/../c" -> "/a/c"), in place. */
-void sr_clean_path(char *path);
 
 /* "/proc/self/fd/N" for an fd, for the few interfaces that only take paths. */
 void sr_fd_path(char *buf, size_t size, int fd);

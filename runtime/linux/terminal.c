@@ -218,3 +218,16 @@ int sr_foreground_wait(int master, int pidfd, sr_error_t *err)
   sigprocmask(SIG_SETMASK, &old, NULL);
   return 0;
 }
+
+int sr_terminal_console_pair(bool detach, int *ours, int *theirs, sr_error_t *err)
+{
+  if (detach)
+    return sr_error_make(err, 0, "cannot allocate a terminal for a detached process without "
+                                 "--console-socket");
+  int sp[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+    return sr_error_sys(err, "socketpair");
+  *ours = sp[0];
+  *theirs = sp[1];
+  return 0;
+}

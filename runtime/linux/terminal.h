@@ -25,4 +25,8 @@ int sr_terminal_recv_master(int sock, int *master, sr_error_t *err);
  * are relayed between the caller's terminal (in raw mode meanwhile) and the pty. */
 int sr_foreground_wait(int master, int pidfd, sr_error_t *err);
 
+/* In the foreground with a terminal and no --console-socket, the pty master comes back to
+ * seerun, which relays the caller's terminal: *ours is kept, *theirs goes to the container. */
+int sr_terminal_console_pair(bool detach, int *ours, int *theirs, sr_error_t *err);
+
 #endif

@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
@@ -296,4 +297,29 @@ int sr_connect_unix(const char *path, const char *what, int *out, sr_error_t *er
   }
   *out = steal_fd(fd);
   return 0;
+}
+
+DIR *sr_opendir_fd(int dirfd)
+{
+  /* A new open file description: its offset is its own, so a stream never resumes where
+   * another one stopped. */
+  int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return NULL;
+  DIR *d = fdopendir(fd);
+  if (d == NULL) {
+    int saved = errno;
+    close(fd);
+    errno = saved;
+  }
+  return d;
+}
+
+int sr_exit_status(int status, int otherwise)
+{
+  if (WIFEXITED(status))
+    return WEXITSTATUS(status);
+  if (WIFSIGNALED(status))
+    return 128 + WTERMSIG(status);
+  return otherwise;
 }

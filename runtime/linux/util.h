@@ -2,6 +2,7 @@
 #ifndef SEERUN_UTIL_H
 #define SEERUN_UTIL_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,5 +55,13 @@ int sr_pidfd_send_signal(int pidfd, int sig);
 
 /* The string is a non-negative decimal integer that fits in *out. */
 bool sr_parse_uint(const char *s, unsigned long long max, unsigned long long *out);
+
+/* A directory stream of dirfd's directory, read from its start whatever was read of it before
+ * (dirfd is neither consumed nor moved); NULL with errno set. */
+DIR *sr_opendir_fd(int dirfd);
+
+/* A wait status as a process exit status: the code, or 128+N for a signal; `otherwise` for
+ * anything else. */
+int sr_exit_status(int status, int otherwise);
 
 #endif

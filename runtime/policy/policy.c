@@ -3,8 +3,10 @@
 #include "policy.h"
 
 #include "cleanup.h"
+#include "default_devices.h"
 #include "json.h"
 #include "names.h"
+#include "path.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -49,18 +51,26 @@ static const char baseline_json[] =
     " \"landlock\": true, \"restoreWithoutLandlock\": true, \"activity\": {\"record\": true}}";
 #define BASELINE_PATH "(built-in defaults)"
 
+/* Besides every container's own devices (oci/default_devices.h), names a profile may grant. */
 static const struct sr_policy_device device_names[] = {
-    {"null", 'c', 1, 3},    {"zero", 'c', 1, 5},    {"full", 'c', 1, 7},    {"random", 'c', 1, 8},
-    {"urandom", 'c', 1, 9}, {"tty", 'c', 5, 0},     {"console", 'c', 5, 1}, {"ptmx", 'c', 5, 2},
-    {"pts", 'c', 136, -1},  {"fuse", 'c', 10, 229}, {"tun", 'c', 10, 200},  {"kvm", 'c', 10, 232},
+    {"fuse", 'c', 10, 229},
+    {"tun", 'c', 10, 200},
+    {"kvm", 'c', 10, 232},
 };
 
-const struct sr_policy_device *sr_policy_device_by_name(const char *name)
+bool sr_policy_device_by_name(const char *name, struct sr_policy_device *out)
 {
+  const struct sr_default_device *def = sr_default_devices_find(name);
+  if (def) {
+    *out = (struct sr_policy_device){def->name, def->type, def->major, def->minor};
+    return true;
+  }
   for (size_t i = 0; i < sizeof(device_names) / sizeof(device_names[0]); i++)
-    if (strcmp(device_names[i].name, name) == 0)
-      return &device_names[i];
-  return NULL;
+    if (strcmp(device_names[i].name, name) == 0) {
+      *out = device_names[i];
+      return true;
+    }
+  return false;
 }
 
 int sr_policy_parse_size(const char *s, uint64_t *out)
@@ -299,24 +309,6 @@ static int get_size(yajl_val owner, const char *path, const char *key, uint64_t 
   return 0;
 }
 
-/* Absolute, and no empty, "." or ".." component: what the policy names is compared as text. */
-static bool is_abs_clean(const char *p)
-{
-  if (p[0] != '/')
-    return false;
-  if (p[1] == '\0')
-    return true;
-  for (const char *s = p + 1;;) {
-    const char *e = strchrnul(s, '/');
-    size_t n = (size_t)(e - s);
-    if (n == 0 || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
-      return false;
-    if (*e == '\0')
-      return true;
-    s = e + 1;
-  }
-}
-
 static int parse_tmpfs(struct sr_arena *a, const struct chain *rootfs, struct sr_policy_profile *p,
                        sr_error_t *err)
 {
@@ -343,7 +335,7 @@ static int parse_tmpfs(struct sr_arena *a, const struct chain *rootfs, struct sr
         sr_json_get_string(a, v, ip, "mode", true, &mode, err) < 0 ||
         sr_json_get_bool(v, ip, "noexec", &t->noexec, NULL, err) < 0)
       return -1;
-    if (!is_abs_clean(t->path) || strcmp(t->path, "/") == 0)
+    if (!sr_path_is_clean(t->path) || strcmp(t->path, "/") == 0)
       return sr_error_make(err, 0, "%s.path: must be a clean absolute path below /, got \"%s\"", ip,
                            t->path);
     t->max_size = t->size;
@@ -451,14 +443,12 @@ static int parse_devices(struct sr_arena *a, const struct chain *ch, struct sr_p
     if (ip == NULL)
       return OOM(err, path);
     if (v && YAJL_IS_STRING(v)) {
-      const struct sr_policy_device *named = sr_policy_device_by_name(v->u.string);
-      if (named == NULL)
+      if (!sr_policy_device_by_name(v->u.string, d))
         return sr_error_make(err, 0,
                              "%s: unknown device \"%s\" (null, zero, full, random, urandom, "
                              "tty, console, ptmx, pts, fuse, tun, kvm, or {\"type\", \"major\", "
                              "\"minor\"})",
                              ip, v->u.string);
-      *d = *named;
       continue;
     }
     if (v == NULL || !YAJL_IS_OBJECT(v))
@@ -486,7 +476,7 @@ static int parse_paths(struct sr_arena *a, const struct chain *ch, const char *k
   if (chain_strv(a, ch, key, out, n, &path, err) < 0)
     return -1;
   for (size_t i = 0; i < *n; i++)
-    if (!is_abs_clean((*out)[i]))
+    if (!sr_path_is_clean((*out)[i]))
       return sr_error_make(err, 0, "%s[%zu]: must be a clean absolute path, got \"%s\"", path, i,
                            (*out)[i]);
   return 0;
@@ -605,7 +595,7 @@ static int parse_hook_allow(struct sr_arena *a, yajl_val v, const char *ip,
     }
   } else
     return sr_error_make(err, 0, "%s: must be a path or an object {\"path\", \"args\"}", ip);
-  if (!is_abs_clean(h->path))
+  if (!sr_path_is_clean(h->path))
     return sr_error_make(err, 0, "%s: must be a clean absolute path, got \"%s\"", ip, h->path);
   return 0;
 }

@@ -188,6 +188,6 @@ int sr_policy_to_json(const struct sr_policy *p, sr_json_gen_t g);
 int sr_policy_parse_size(const char *s, uint64_t *out);
 
 /* The built-in names of the devices a profile may list ("null", "pts", "fuse", ...). */
-const struct sr_policy_device *sr_policy_device_by_name(const char *name);
+bool sr_policy_device_by_name(const char *name, struct sr_policy_device *out);
 
 #endif

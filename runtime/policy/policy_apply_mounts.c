@@ -5,6 +5,7 @@
 #include "policy_apply_internal.h"
 
 #include "mount_options.h"
+#include "path.h"
 
 #include <inttypes.h>
 #include <linux/mount.h>
@@ -14,40 +15,13 @@
 
 /* ---- Paths ------------------------------------------------------------------------------- */
 
-/* A lexically clean absolute path ("/a//b/./c/../d/" -> "/a/b/d"); ".." stops at "/".  Only
- * for comparing what config.json names; the runtime resolves the real thing in the rootfs. */
+/* What config.json names, cleaned (oci/common/path.h) for comparing; the runtime resolves the
+ * real thing in the rootfs. */
 static char *clean_path(struct sr_arena *a, const char *p)
 {
-  size_t len = strlen(p);
-  char *out = sr_arena_alloc(a, len + 2);
-  if (out == NULL)
-    return NULL;
-  size_t o = 0;
-  const char *s = p;
-  while (*s) {
-    while (*s == '/')
-      s++;
-    const char *e = s;
-    while (*e && *e != '/')
-      e++;
-    size_t n = (size_t)(e - s);
-    if (n == 0 || (n == 1 && s[0] == '.')) {
-      /* nothing */
-    } else if (n == 2 && s[0] == '.' && s[1] == '.') {
-      while (o > 0 && out[o - 1] != '/')
-        o--;
-      if (o > 0)
-        o--;
-    } else {
-      out[o++] = '/';
-      memcpy(out + o, s, n);
-      o += n;
-    }
-    s = e;
-  }
-  if (o == 0)
-    out[o++] = '/';
-  out[o] = '\0';
+  char *out = sr_arena_alloc(a, strlen(p) + 2);
+  if (out)
+    sr_path_clean(p, out);
   return out;
 }
 

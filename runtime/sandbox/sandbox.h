@@ -1,7 +1,7 @@
 /* seerun sandbox: a container seerun builds itself around one command, runs under the
  * operator's policy, and removes afterwards.  The pieces, one file each:
  *
- * - sandbox_workspace.c: the runtime's private mount namespace, the workspace (bundle) under
+ * - sandbox_slot.c: the runtime's private mount namespace, the workspace (bundle) under
  *   the state root that reserves the container id, and the cleanup of what a killed sandbox
  *   left behind.
  * - sandbox_rootfs.c: the built-in root filesystem, a small tmpfs with a generated /etc.
@@ -29,9 +29,9 @@
 #include <termios.h>
 
 #include "audit.h"
-#include "cli.h"
 #include "container.h"
 #include "error.h"
+#include "invocation.h"
 #include "policy_egress.h"
 #include "policy_run.h"
 
@@ -95,7 +95,7 @@ struct sr_sandbox_opts {
 
 #define SR_SANDBOX_CPU_PERIOD_US 100000
 
-/* ---- sandbox_workspace.c ---- */
+/* ---- sandbox_slot.c ---- */
 
 struct sr_sandbox_ws {
   int rootfd;        /* the state root */
@@ -113,13 +113,13 @@ int sr_sandbox_private_mounts(sr_error_t *err);
 
 /* Removes what sandboxes whose runtime is gone left in this state root: their containers
  * (as delete --force does) and workspaces.  Best effort: failures are warnings. */
-void sr_sandbox_reap_stale(const struct sr_global *g, int rootfd, const char *real_root);
+void sr_sandbox_reap_stale(const struct sr_invocation *g, int rootfd, const char *real_root);
 /* The same for `seerun gc`: the state root of g (none: nothing to do). */
-int sr_sandbox_gc(const struct sr_global *g, sr_error_t *err);
+int sr_sandbox_gc(const struct sr_invocation *g, sr_error_t *err);
 
 /* Reserves the container id (name, or the first free sandbox-<n>) and makes the workspace:
  * the bundle directory with the mount points rootfs/ and out/. */
-int sr_sandbox_reserve(const struct sr_global *g, struct sr_sandbox_ws *ws, const char *name,
+int sr_sandbox_reserve(const struct sr_invocation *g, struct sr_sandbox_ws *ws, const char *name,
                        sr_error_t *err);
 /* Once the container exists (its state directory holds the id now): the mounts of the
  * workspace are detached and the workspace removed.  Idempotent. */
@@ -362,7 +362,7 @@ int sr_sandbox_result_audit(const struct sr_audit *a, const struct sr_sandbox_re
 /* ---- sandbox_run.c ---- */
 
 struct sr_sandbox {
-  struct sr_global g; /* the caller's, with the sandbox's profile */
+  struct sr_invocation g; /* the caller's, with the sandbox's profile */
   struct sr_sandbox_opts *o;
   struct sr_policy_ctx pc;
   struct sr_sandbox_ws ws;
@@ -392,7 +392,7 @@ struct sr_sandbox {
 };
 
 /* profile: the sandbox's --profile (NULL: the global one, or the bindings'). */
-void sr_sandbox_init(struct sr_sandbox *s, const struct sr_global *g, const char *profile,
+void sr_sandbox_init(struct sr_sandbox *s, const struct sr_invocation *g, const char *profile,
                      struct sr_sandbox_opts *o);
 /* Everything, from the policy to the collected /out; s->res says what came of it (also on a
  * failure, which leaves nothing of the sandbox behind), and is audited either way. */

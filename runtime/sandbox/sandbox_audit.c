@@ -7,6 +7,8 @@
 
 #include "sandbox.h"
 
+#include "path.h"
+
 #include "cleanup.h"
 #include "json.h"
 #include "paths.h"
@@ -67,11 +69,14 @@ int sr_sandbox_run_id(char out[33], sr_error_t *err)
 char *sr_sandbox_abs_path(const struct sr_sandbox_caller *c, const char *path)
 {
   char buf[PATH_MAX];
+  sr_error_t err = NULL;
   if (path[0] == '/')
     snprintf(buf, sizeof(buf), "%s", path);
-  else if (c->cwd == NULL || snprintf(buf, sizeof(buf), "%s/%s", c->cwd, path) >= (int)sizeof(buf))
+  else if (c->cwd == NULL || sr_path_join(buf, sizeof(buf), c->cwd, path, &err) < 0) {
+    sr_error_free(&err);
     return NULL;
-  sr_clean_path(buf);
+  }
+  sr_path_clean(buf, buf);
   return strdup(buf);
 }
 

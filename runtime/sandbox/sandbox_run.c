@@ -2,11 +2,11 @@
  * order.
  *
  * 1. The policy is loaded; a sandbox runs only under an enforcing profile.
- * 2. The runtime moves into a mount namespace of its own (sandbox_workspace.c), removes what
+ * 2. The runtime moves into a mount namespace of its own (sandbox_slot.c), removes what
  *    killed sandboxes left in the state root, and reserves the id with a workspace.
  * 3. The root filesystem (sandbox_rootfs.c) and config.json (sandbox_config.c) are generated;
  *    the config is parsed and the policy applied to it, its decisions audited, exactly as for
- *    `run` (sr_cli_prepare_create, whose decisions the result also needs).
+ *    `run` (sr_prepare_create, whose decisions the result also needs).
  * 4. /out is made (sandbox_collect.c); the container is created, started (the workspace goes
  *    while the command runs) and waited for, with --timeout (sandbox_supervise.c).
  * 5. The cgroup's figures are read, the container deleted (every process is gone when that
@@ -17,16 +17,17 @@
 #include "sandbox.h"
 
 #include "cleanup.h"
-#include "cli_common.h"
 #include "json.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "policy_run.h"
+#include "prepare.h"
 #include "sealed.h"
 #include "statedir.h"
 #include "activity.h"
 #include "supervisor.h"
 #include "terminal.h"
+#include "stored.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -100,7 +101,7 @@ static int allow_hosts(struct sr_sandbox *s, sr_error_t *err)
   return sr_audit_event(&s->pc.audit, "sandbox-allow-host", fields, err);
 }
 
-/* What `run` does through sr_cli_prepare_create, keeping the decisions for the result. */
+/* What `run` does through sr_prepare_create, keeping the decisions for the result. */
 static int enforce_policy(struct sr_sandbox *s, sr_error_t *err)
 {
   /* Never needed: every sandbox runs in a user namespace.  Checked, not assumed. */
@@ -111,7 +112,7 @@ static int enforce_policy(struct sr_sandbox *s, sr_error_t *err)
   /* Also when it fails: the range may have been taken before a later step failed (releasing
    * one that was not taken changes nothing). */
   s->range_taken = true;
-  int r = sr_cli_prepare_create(&s->g, &s->ctx, &s->pc, &d, err);
+  int r = sr_prepare_create(&s->g, &s->ctx, &s->pc, &d, err);
   sr_error_t derr = NULL;
   s->decisions_json = decisions_text(&d, &derr);
   if (r == 0 && derr) {
@@ -318,7 +319,7 @@ static int create(struct sr_sandbox *s, sr_error_t *err)
     return -1;
   /* --tty: the init allocates the pty from the container's devpts and sends the master. */
   _cleanup_close_ int console = -1;
-  if (o->tty && sr_cli_console_pair(false, &console, &s->ctx.console_fd, err) < 0)
+  if (o->tty && sr_terminal_console_pair(false, &console, &s->ctx.console_fd, err) < 0)
     return -1;
   /* The container's process inherits the pipes, never the caller's descriptors. */
   if (sr_sandbox_stdio_open(&s->stdio, err) < 0)
@@ -339,8 +340,8 @@ static int create(struct sr_sandbox *s, sr_error_t *err)
 static bool remove_container(struct sr_sandbox *s)
 {
   sr_error_t err = NULL;
-  _cleanup_cli_container_ struct sr_container *c = NULL;
-  if (sr_cli_open_container(&s->g, s->ws.id, true, &c, &err) < 0) {
+  _cleanup_stored_ struct sr_container *c = NULL;
+  if (sr_stored_open(&s->g, s->ws.id, true, &c, &err) < 0) {
     bool gone = err->status == ENOENT;
     if (!gone) {
       _cleanup_free_ char *t = sr_error_text(err);
@@ -364,8 +365,8 @@ static bool remove_container(struct sr_sandbox *s)
 static void collect_egress(struct sr_sandbox *s)
 {
   sr_error_t err = NULL;
-  _cleanup_cli_container_ struct sr_container *c = NULL;
-  if (sr_cli_open_container(&s->g, s->ws.id, true, &c, &err) < 0) {
+  _cleanup_stored_ struct sr_container *c = NULL;
+  if (sr_stored_open(&s->g, s->ws.id, true, &c, &err) < 0) {
     sr_error_free(&err);
     return;
   }
@@ -419,7 +420,7 @@ static int run(struct sr_sandbox *s, sr_error_t *err)
   s->res.status = w.status;
   s->res.exit_code = w.caller_signal ? 128 + w.caller_signal
                      : w.timed_out   ? SR_SANDBOX_EXIT_TIMEOUT
-                                     : sr_cli_exit_status(w.status, 255);
+                                     : sr_exit_status(w.status, 255);
   s->res.timed_out = w.timed_out;
   s->res.interrupted = w.interrupted;
   s->res.caller_signal = w.caller_signal;
@@ -439,7 +440,7 @@ static int run(struct sr_sandbox *s, sr_error_t *err)
                          "sandbox: container \"%s\" could not be removed: /out is not "
                          "collected",
                          s->ws.id);
-  sr_cli_release_userns(&s->g, s->ws.id);
+  sr_stored_release_userns(&s->g, s->ws.id);
   s->range_taken = false;
   if (o->out_dir) {
     /* Every process of the sandbox is dead (its cgroup is gone): the tree is final. */
@@ -476,25 +477,26 @@ static void undo(struct sr_sandbox *s)
   /* A container that could not be removed keeps its range: released, it could be handed to
    * another container while this one still runs on it. */
   if (s->range_taken && !s->created)
-    sr_cli_release_userns(&s->g, s->ws.id);
+    sr_stored_release_userns(&s->g, s->ws.id);
   s->range_taken = false;
 }
 
-/* A command the container's init could not execute (its words are runc's, which engines read
- * too: process_exec.c): 127 when it does not exist in the sandbox, 126 when it is not
- * executable there; anything else is seerun's own failure. */
-static int exec_failure_status(const char *text)
+/* A command the container's init could not execute (the error's kind, process_exec.c): 127
+ * when it does not exist in the sandbox, 126 when it is not executable there; anything else
+ * is seerun's own failure. */
+static int exec_failure_status(const struct sr_error_s *e)
 {
-  if (text == NULL || strstr(text, "exec: \"") == NULL)
-    return SR_SANDBOX_EXIT_RUNTIME;
-  if (strstr(text, "executable file not found") || strstr(text, "no such file or directory"))
+  switch (sr_error_kind(e)) {
+  case SR_ERR_NOT_FOUND:
     return SR_SANDBOX_EXIT_NOTFOUND;
-  if (strstr(text, "permission denied") || strstr(text, "is a directory"))
+  case SR_ERR_NOT_EXECUTABLE:
     return SR_SANDBOX_EXIT_NOEXEC;
-  return SR_SANDBOX_EXIT_RUNTIME;
+  default:
+    return SR_SANDBOX_EXIT_RUNTIME;
+  }
 }
 
-void sr_sandbox_init(struct sr_sandbox *s, const struct sr_global *g, const char *profile,
+void sr_sandbox_init(struct sr_sandbox *s, const struct sr_invocation *g, const char *profile,
                      struct sr_sandbox_opts *o)
 {
   memset(s, 0, sizeof(*s));
@@ -511,7 +513,7 @@ void sr_sandbox_init(struct sr_sandbox *s, const struct sr_global *g, const char
   sr_sandbox_stdio_init(&s->stdio, o->output_max_bytes);
   /* The sandbox's command dies with this process (sandbox_watchdog.c). */
   s->co.die_with_runtime = true;
-  s->ctx = (struct sr_create_ctx)SR_CLI_CREATE_CTX(&s->g, &s->co);
+  s->ctx = (struct sr_create_ctx)SR_PREPARE_CTX(&s->g, &s->co);
   s->res.argv = o->argv;
   s->res.argc = o->argc;
   sr_sandbox_caller_init(&s->caller);
@@ -538,7 +540,7 @@ int sr_sandbox_run(struct sr_sandbox *s, sr_error_t *err)
     free(s->error);
     s->error = text ? steal_ptr(text) : strdup("out of memory");
     s->res.error = s->error;
-    s->res.exit_code = exec_failure_status(s->error);
+    s->res.exit_code = exec_failure_status(*err);
   }
   s->res.profile = s->pc.profile ? s->pc.profile->name : s->g.profile;
   s->res.decisions_json = s->decisions_json;

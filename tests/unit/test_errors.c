@@ -267,6 +267,20 @@ static void the_first_failure_is_the_one_reported(void)
   GEN_REFUSED(g, "boolean: a key must be a string");
 }
 
+static void a_kind_made_for_another_process_keeps_its_status(void)
+{
+  sr_error_t e = NULL;
+  CHECK(sr_error_kinded(&e, SR_ERR_NOT_FOUND, 0, "exec: \"x\": executable file not found") == -1);
+  CHECK(sr_error_kind(e) == SR_ERR_NOT_FOUND);
+  CHECK(e->status == 0);
+  sr_error_wrap(&e, "create");
+  CHECK(sr_error_kind(e) == SR_ERR_NOT_FOUND);
+  sr_error_free(&e);
+  CHECK(sr_error_kinded(&e, SR_ERR_NOT_EXECUTABLE, EACCES, "exec") == -1);
+  CHECK(sr_error_kind(e) == SR_ERR_NOT_EXECUTABLE && e->status == EACCES);
+  sr_error_free(&e);
+}
+
 int main(void)
 {
   RUN(a_config_error_names_its_field_as_the_policy_does);
@@ -279,5 +293,6 @@ int main(void)
   RUN(a_value_after_the_end_fails_the_document);
   RUN(an_unfinished_or_empty_document_is_not_handed_out);
   RUN(the_first_failure_is_the_one_reported);
+  RUN(a_kind_made_for_another_process_keeps_its_status);
   return unit_report();
 }

@@ -22,10 +22,10 @@
 #include "sandbox.h"
 
 #include "cleanup.h"
-#include "cli_common.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "statedir.h"
+#include "stored.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -133,7 +133,7 @@ static void remove_tree(int parent, const char *name)
  * If the runtime died before its container existed, the user namespace range the policy may already
  * have taken for the id is released (while the reservation still keeps the id from anyone
  * else); a container of that id is left to reap_container, which releases it in turn. */
-static bool reap_reservation(const struct sr_global *g, int rootfd, const char *name)
+static bool reap_reservation(const struct sr_invocation *g, int rootfd, const char *name)
 {
   _cleanup_close_ int fd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
@@ -161,16 +161,16 @@ static bool reap_reservation(const struct sr_global *g, int rootfd, const char *
     return false;
   const char *id = name + strlen(RES_PREFIX);
   if (faccessat(rootfd, id, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
-    sr_cli_release_userns(g, id);
+    sr_stored_release_userns(g, id);
   return unlinkat(rootfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT;
 }
 
 /* As delete --force does, for a container whose sandbox runtime is gone. */
-static void reap_container(const struct sr_global *g, const char *id, const char *real_root)
+static void reap_container(const struct sr_invocation *g, const char *id, const char *real_root)
 {
   sr_error_t err = NULL;
-  _cleanup_cli_container_ struct sr_container *c = NULL;
-  if (sr_cli_open_container(g, id, true, &c, &err) < 0) {
+  _cleanup_stored_ struct sr_container *c = NULL;
+  if (sr_stored_open(g, id, true, &c, &err) < 0) {
     sr_error_free(&err);
     return;
   }
@@ -178,13 +178,14 @@ static void reap_container(const struct sr_global *g, const char *id, const char
   if (c->rec->bundle == NULL || !sr_sandbox_bundle_orphaned(real_root, c->rec->bundle))
     return;
   const char *fields[] = {"force", "true", "reason", "its sandbox runtime is gone", NULL};
-  if (sr_cli_audit(g, c, "delete", fields, &err) < 0 || sr_container_delete(c, true, NULL, &err) < 0) {
+  if (sr_stored_audit(g, c, "delete", fields, &err) < 0 ||
+      sr_container_delete(c, true, NULL, &err) < 0) {
     _cleanup_free_ char *t = sr_error_text(err);
     sr_warn("sandbox: remove the orphaned sandbox \"%s\": %s", id, t ? t : "");
     sr_error_free(&err);
     return;
   }
-  sr_cli_release_userns(g, id);
+  sr_stored_release_userns(g, id);
 }
 
 /* An empty container directory nobody holds is what a delete killed midway leaves (its
@@ -209,7 +210,7 @@ static bool is_orphaned_container(int rootfd, const char *id, const char *real_r
   return c->rec->bundle && sr_sandbox_bundle_orphaned(real_root, c->rec->bundle);
 }
 
-void sr_sandbox_reap_stale(const struct sr_global *g, int rootfd, const char *real_root)
+void sr_sandbox_reap_stale(const struct sr_invocation *g, int rootfd, const char *real_root)
 {
   _cleanup_dir_ DIR *d = sr_opendir_fd(rootfd);
   if (d == NULL)
@@ -240,7 +241,7 @@ void sr_sandbox_reap_stale(const struct sr_global *g, int rootfd, const char *re
     reap_container(g, orphans[i], real_root);
 }
 
-int sr_sandbox_gc(const struct sr_global *g, sr_error_t *err)
+int sr_sandbox_gc(const struct sr_invocation *g, sr_error_t *err)
 {
   struct stat st;
   if (stat(g->root, &st) < 0 && errno == ENOENT)
@@ -270,7 +271,7 @@ static int make_workspace(struct sr_sandbox_ws *ws, const char *owner, sr_error_
 }
 
 /* 1: reserved, with the id free; 0: taken by something alive; -1: error. */
-static int try_id(const struct sr_global *g, struct sr_sandbox_ws *ws, const char *id,
+static int try_id(const struct sr_invocation *g, struct sr_sandbox_ws *ws, const char *id,
                   sr_error_t *err)
 {
   _cleanup_free_ char *res = NULL;
@@ -304,7 +305,7 @@ static int try_id(const struct sr_global *g, struct sr_sandbox_ws *ws, const cha
   return 1;
 }
 
-int sr_sandbox_reserve(const struct sr_global *g, struct sr_sandbox_ws *ws, const char *name,
+int sr_sandbox_reserve(const struct sr_invocation *g, struct sr_sandbox_ws *ws, const char *name,
                        sr_error_t *err)
 {
   char owner[64];
