@@ -9,7 +9,7 @@
 #include "cleanup.h"
 #include "default_devices.h"
 #include "path.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <dirent.h>
 #include <errno.h>

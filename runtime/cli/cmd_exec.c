@@ -13,7 +13,10 @@
 #include "policy_run.h"
 #include "sealed.h"
 #include "terminal.h"
-#include "util.h"
+#include "fileio.h"
+#include "number.h"
+#include "pidfd.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <fcntl.h>

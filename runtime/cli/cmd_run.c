@@ -10,7 +10,7 @@
 #include "opts.h"
 #include "policy_run.h"
 #include "terminal.h"
-#include "util.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <getopt.h>

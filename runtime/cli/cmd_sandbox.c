@@ -14,7 +14,8 @@
 #include "paths.h"
 #include "policy.h"
 #include "sandbox.h"
-#include "util.h"
+#include "fileio.h"
+#include "number.h"
 
 #include <errno.h>
 #include <fcntl.h>

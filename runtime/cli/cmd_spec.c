@@ -6,7 +6,7 @@
 #include "cleanup.h"
 #include "opts.h"
 #include "spec_default.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,7 +7,7 @@
 #include "cleanup.h"
 #include "opts.h"
 #include "update.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -2,7 +2,7 @@
 
 #include "opts.h"
 
-#include "util.h"
+#include "number.h"
 
 #include <stdlib.h>
 #include <string.h>

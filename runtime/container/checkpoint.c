@@ -8,7 +8,7 @@
 #include "json.h"
 #include "lifecycle.h"
 #include "log.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>

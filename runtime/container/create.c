@@ -22,7 +22,10 @@
 #include "cgroup.h"
 #include "supervisor.h"
 #include "sync.h"
-#include "util.h"
+#include "pidfd.h"
+#include "proc.h"
+#include "rfc3339.h"
+#include "unix_socket.h"
 
 #include <errno.h>
 #include <net/if.h>

@@ -4,7 +4,7 @@
 #include "criu_common.h"
 
 #include "cleanup.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -13,7 +13,9 @@
 #include "state.h"
 #include "sync.h"
 #include "terminal.h"
-#include "util.h"
+#include "pidfd.h"
+#include "proc.h"
+#include "unix_socket.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,7 +6,7 @@
 #include "log.h"
 #include "policy_apply.h"
 #include "process_exec.h"
-#include "util.h"
+#include "pidfd.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -17,7 +17,7 @@
 #include "process_exec.h"
 #include "sync.h"
 #include "terminal.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,9 +7,11 @@
 #include "cleanup.h"
 #include "hooks.h"
 #include "log.h"
-#include "seccomp_cache.h"
+#include "sha256.h"
 #include "supervisor.h"
-#include "util.h"
+#include "fileio.h"
+#include "pidfd.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <fcntl.h>

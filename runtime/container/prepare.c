@@ -9,7 +9,7 @@
 #include "sealed.h"
 #include "statedir.h"
 #include "stored.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>

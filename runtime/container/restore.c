@@ -14,7 +14,9 @@
 #include "log.h"
 #include "mountapi.h"
 #include "namespaces.h"
-#include "util.h"
+#include "dir.h"
+#include "fileio.h"
+#include "proc.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -7,7 +7,7 @@
 #include "cleanup.h"
 #include "criu_common.h"
 #include "mountapi.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -7,7 +7,8 @@
 #include "cleanup.h"
 #include "seccomp_default.h"
 #include "statedir.h"
-#include "util.h"
+#include "dir.h"
+#include "fileio.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -6,7 +6,7 @@
 #include "cleanup.h"
 #include "log.h"
 #include "userns_registry.h"
-#include "util.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <fcntl.h>

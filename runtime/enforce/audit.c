@@ -5,7 +5,7 @@
 #include "cleanup.h"
 #include "json.h"
 #include "policy_apply.h"
-#include "util.h"
+#include "rfc3339.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -9,7 +9,6 @@
 #include "mount_where.h"
 #include "namespaces.h"
 #include "paths.h"
-#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,7 +8,8 @@
 #include "namespaces.h"
 #include "userns_registry.h"
 #include "userns_remap.h"
-#include "util.h"
+#include "dir.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,7 +3,8 @@
 #include "state_roots.h"
 
 #include "cleanup.h"
-#include "util.h"
+#include "dir.h"
+#include "fileio.h"
 
 #include <dirent.h>
 #include <errno.h>

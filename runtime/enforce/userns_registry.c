@@ -4,7 +4,8 @@
 
 
 #include "cleanup.h"
-#include "util.h"
+#include "dir.h"
+#include "fileio.h"
 
 #include <dirent.h>
 #include <errno.h>

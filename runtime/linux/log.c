@@ -3,7 +3,8 @@
 #include "log.h"
 
 #include "json.h"
-#include "util.h"
+#include "fileio.h"
+#include "rfc3339.h"
 
 #include <errno.h>
 #include <fcntl.h>

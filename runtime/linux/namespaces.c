@@ -3,7 +3,7 @@
 #include "namespaces.h"
 
 #include "cleanup.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,7 +8,6 @@
 #include "namespaces.h"
 #include "overlay_layers.h"
 #include "paths.h"
-#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
 
 #include "signals.h"
 
-#include "util.h"
+#include "number.h"
 
 #include <signal.h>
 #include <stdlib.h>

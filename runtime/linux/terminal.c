@@ -5,7 +5,8 @@
 #include "cleanup.h"
 #include "mountapi.h"
 #include "paths.h"
-#include "util.h"
+#include "fileio.h"
+#include "pidfd.h"
 
 #include <errno.h>
 #include <fcntl.h>

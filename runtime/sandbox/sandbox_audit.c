@@ -12,7 +12,7 @@
 #include "cleanup.h"
 #include "json.h"
 #include "paths.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>

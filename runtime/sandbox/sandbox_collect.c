@@ -23,7 +23,7 @@
 #include "cleanup.h"
 #include "mountapi.h"
 #include "paths.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <dirent.h>
 #include <errno.h>

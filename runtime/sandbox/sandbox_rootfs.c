@@ -22,7 +22,7 @@
 
 #include "cleanup.h"
 #include "mountapi.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>

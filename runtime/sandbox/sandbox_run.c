@@ -28,7 +28,8 @@
 #include "supervisor.h"
 #include "terminal.h"
 #include "stored.h"
-#include "util.h"
+#include "fileio.h"
+#include "proc.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -26,7 +26,8 @@
 #include "log.h"
 #include "statedir.h"
 #include "stored.h"
-#include "util.h"
+#include "dir.h"
+#include "proc.h"
 
 #include <dirent.h>
 #include <errno.h>

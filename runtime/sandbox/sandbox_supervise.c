@@ -9,7 +9,8 @@
 
 #include "cgroup.h"
 #include "cleanup.h"
-#include "util.h"
+#include "fileio.h"
+#include "pidfd.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -18,7 +18,7 @@
 #include "sandbox.h"
 
 #include "cgroup.h"
-#include "util.h"
+#include "pidfd.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -17,24 +17,11 @@
 #include <linux/filter.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <nettle/sha2.h>
 #include <stdint.h>
 
 #include "config.h"
 #include "error.h"
-
-/* ---- SHA-256 (nettle's) --------------------------------------------------------------- */
-
-#define SR_SHA256_LEN SHA256_DIGEST_SIZE
-
-struct sr_sha256 {
-  struct sha256_ctx ctx;
-};
-
-void sr_sha256_init(struct sr_sha256 *c);
-void sr_sha256_update(struct sr_sha256 *c, const void *data, size_t len);
-void sr_sha256_final(struct sr_sha256 *c, uint8_t digest[SR_SHA256_LEN]);
-void sr_sha256(const void *data, size_t len, uint8_t digest[SR_SHA256_LEN]);
+#include "sha256.h"
 
 /* ---- the cache directory ------------------------------------------------------------- */
 

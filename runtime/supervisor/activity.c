@@ -4,7 +4,8 @@
 
 #include "cleanup.h"
 #include "fd_pass.h"
-#include "util.h"
+#include "fileio.h"
+#include "rfc3339.h"
 
 #include <errno.h>
 #include <fcntl.h>

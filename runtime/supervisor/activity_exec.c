@@ -2,7 +2,7 @@
 
 #include "activity.h"
 
-#include "util.h"
+#include "rfc3339.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -9,7 +9,10 @@
 #include "egress_proxy.h"
 #include "egress_record.h"
 #include "json.h"
-#include "util.h"
+#include "fileio.h"
+#include "pidfd.h"
+#include "proc.h"
+#include "rfc3339.h"
 
 #include <errno.h>
 #include <fcntl.h>

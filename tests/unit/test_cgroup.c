@@ -7,7 +7,7 @@
 #include "cgroup.h"
 #include "cleanup.h"
 #include "unit.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>

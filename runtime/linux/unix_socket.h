@@ -1,0 +1,19 @@
+/* Stream connections to unix sockets, bounded in time. */
+#ifndef SEERUN_UNIX_SOCKET_H
+#define SEERUN_UNIX_SOCKET_H
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "error.h"
+
+/* A stream connection to the unix socket at path; errors start with what ("--console-socket"). */
+/* sr_connect_unix waits at most this long for a listener (and a send to it). */
+#define SR_CONNECT_TIMEOUT_S 5
+int sr_connect_unix(const char *path, const char *what, int *out, sr_error_t *err);
+
+#endif
