@@ -202,7 +202,7 @@ int sr_cmd_checkpoint(const struct sr_global *g, int argc, char **argv)
                           NULL};
   r = sr_stored_audit(&g->run, ct, "checkpoint", fields, &err);
   if (r == 0)
-    r = sr_container_checkpoint(ct, config, &p.c, &err);
+    r = sr_checkpoint(ct, config, &p.c, &err);
   sr_config_free(config);
   if (r < 0) {
     const char *f[] = {"imagePath", image, "error", err ? err->msg : "", NULL};
@@ -244,7 +244,7 @@ static int landlock_decision(struct sr_policy_ctx *pc, const struct sr_create_ct
   return 0;
 }
 
-int sr_cmd_restore(const struct sr_global *g, int argc, char **argv)
+int sr_cmd_checkpoint_restore(const struct sr_global *g, int argc, char **argv)
 {
   struct parsed p = {0};
   int r = parse("restore", RESTORE_USAGE, restore_opts, argc, argv, &p);
@@ -261,19 +261,19 @@ int sr_cmd_restore(const struct sr_global *g, int argc, char **argv)
   int status = 0;
   const char *b;
   /* An id in use: the image is of a container that still exists (--leave-running). */
-  if (sr_validate_id(p.id, &err) < 0 || sr_criu_binary(&p.c, &b, &err) < 0) {
+  if (sr_statedir_validate_id(p.id, &err) < 0 || sr_criu_binary(&p.c, &b, &err) < 0) {
     r = -1;
   } else if (sr_stored_exists(&g->run, p.id)) {
     _cleanup_stored_ struct sr_container *ct = NULL;
     const char *st = "unknown";
     if (sr_stored_open(&g->run, p.id, false, &ct, &err) == 0)
-      st = sr_status_name(sr_container_status(ct));
+      st = sr_container_status_name(sr_container_status(ct));
     sr_error_free(&err);
     sr_error_make(&err, EEXIST,
                   "restore: container `%s` exists (%s): restore the checkpoint "
                   "under an id that is free, or delete that container first",
                   p.id, st);
-    sr_policy_ctx_release(&pc);
+    sr_policy_run_ctx_release(&pc);
     return sr_cli_fail(&err);
   } else if (sr_prepare_load_bundle_audited(&g->run, p.id, p.bundle, &bundle, &ctx, &err) < 0 ||
              (p.create.bundle = bundle, sr_prepare_create(&g->run, &ctx, &pc, NULL, &err)) < 0 ||
@@ -281,7 +281,7 @@ int sr_cmd_restore(const struct sr_global *g, int argc, char **argv)
     r = -1;
   } else {
     const char *image = p.c.image_path ? p.c.image_path : "checkpoint";
-    r = sr_container_restore(&ctx, &p.c, &status, &err);
+    r = sr_restore(&ctx, &p.c, &status, &err);
     const char *fields[] = {"imagePath", image,
                             "result",    r < 0 ? "refused" : "restored",
                             "error",     r < 0 && err ? err->msg : "",
@@ -291,10 +291,10 @@ int sr_cmd_restore(const struct sr_global *g, int argc, char **argv)
       sr_error_free(&e2);
   }
   sr_create_ctx_release(&ctx);
-  sr_policy_ctx_release(&pc);
+  sr_policy_run_ctx_release(&pc);
   if (r < 0) {
     sr_prepare_failed(&g->run, p.id);
     return sr_cli_fail(&err);
   }
-  return p.c.detach ? 0 : sr_exit_status(status, 255);
+  return p.c.detach ? 0 : sr_proc_exit_status(status, 255);
 }

@@ -81,8 +81,8 @@ static int parse_user(const char *s, struct sr_user *u, sr_error_t *err)
     return sr_error_make(err, 0, "--user: \"%s\" is not uid[:gid]", s);
   memcpy(ubuf, s, len);
   ubuf[len] = '\0';
-  if (!sr_parse_uint(ubuf, UINT32_MAX, &uid) ||
-      (colon && !sr_parse_uint(colon + 1, UINT32_MAX, &gid)))
+  if (!sr_number_parse_uint(ubuf, UINT32_MAX, &uid) ||
+      (colon && !sr_number_parse_uint(colon + 1, UINT32_MAX, &gid)))
     return sr_error_make(err, 0, "--user: \"%s\" is not uid[:gid] (numbers)", s);
   u->uid = (uint32_t)uid;
   if (colon)
@@ -129,7 +129,7 @@ static int read_process_file(const char *path, char **out, size_t *len, sr_error
   if (fd < 0 || fstat(fd, &st) < 0)
     return sr_error_sys(err, "--process: open `%s`", path);
   if (S_ISREG(st.st_mode))
-    return sr_read_file_at(AT_FDCWD, path, SR_MAX_CONFIG_SIZE, out, len, err) < 0
+    return sr_fileio_read_at(AT_FDCWD, path, SR_MAX_CONFIG_SIZE, out, len, err) < 0
                ? sr_error_wrap(err, "--process")
                : 0;
   if (!S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode))
@@ -166,7 +166,7 @@ static int build_process(const struct exec_args *ea, char **args, int nargs,
 {
   struct sr_arena *a = &config->arena;
   if (ea->process_file)
-    return sr_process_parse(ea->process_json, ea->process_len, "--process", a, out, err);
+    return sr_config_parse_process(ea->process_json, ea->process_len, "--process", a, out, err);
   if (nargs == 0)
     return sr_error_make(err, 0, "exec: a command is required (or --process)");
   if (config->process == NULL)
@@ -193,7 +193,7 @@ static int build_process(const struct exec_args *ea, char **args, int nargs,
       return sr_error_make(err, ENOMEM, "exec");
     for (size_t i = 0; i < ea->n_gids; i++) {
       unsigned long long g;
-      if (!sr_parse_uint(ea->gids[i], UINT32_MAX, &g))
+      if (!sr_number_parse_uint(ea->gids[i], UINT32_MAX, &g))
         return sr_error_make(err, 0, "--additional-gids: \"%s\" is not a gid", ea->gids[i]);
       p->user.additional_gids[i] = (uint32_t)g;
     }
@@ -213,7 +213,7 @@ static int build_process(const struct exec_args *ea, char **args, int nargs,
       *caps = *p->capabilities;
     for (size_t i = 0; i < ea->n_caps; i++) {
       int64_t cap;
-      if (!sr_name_lookup(SR_NAMES(sr_capability_names), ea->caps[i], &cap))
+      if (!sr_names_lookup(SR_NAMES(sr_names_capability), ea->caps[i], &cap))
         return sr_error_make(err, 0, "--cap: unknown capability \"%s\"", ea->caps[i]);
       /* Never the inheritable set: that would pass the capability on across execs. */
       uint64_t bit = UINT64_C(1) << cap;
@@ -240,7 +240,7 @@ static int exec_policy(const struct sr_global *g, const struct sr_container *ct,
     return -1;
   /* The seccomp floor is the profile's: a rewritten state.json ("builtinSeccomp": false)
    * must not take the filter off an exec'd process. */
-  o->builtin_seccomp = sr_policy_builtin_seccomp(pc.profile);
+  o->builtin_seccomp = sr_policy_apply_builtin_seccomp(pc.profile);
   o->require_own_userns = pc.profile->enforce;
   if (pc.profile && config->process) {
     struct sr_process created = *config->process;
@@ -252,11 +252,11 @@ static int exec_policy(const struct sr_global *g, const struct sr_container *ct,
     }
     struct sr_decisions d = {0};
     sr_error_t refusal = NULL;
-    int r = sr_policy_apply_exec(pc.profile, &config->arena, &created, p, &d, &refusal);
+    int r = sr_policy_apply_update_exec(pc.profile, &config->arena, &created, p, &d, &refusal);
     /* Decided again from the profile and the kernel, not read back from the state. */
     if (r == 0)
       r = sr_policy_apply_landlock(pc.profile, &config->arena, sr_landlock_abi(),
-                                   sr_container_in_our_netns(ct), &d, &refusal);
+                                   sr_exec_in_our_netns(ct), &d, &refusal);
     o->landlock.abi = d.landlock_abi;
     o->landlock.scope_abstract_unix = d.landlock_scope_abstract_unix;
     if (sr_audit_decisions(&pc.audit, &d, err) < 0) {
@@ -269,7 +269,7 @@ static int exec_policy(const struct sr_global *g, const struct sr_container *ct,
     }
   }
   /* Its clients go through the container's egress proxy, like the init's. */
-  if (ct->rec->egress_proxy && sr_policy_set_proxy_env(&config->arena, p, err) < 0)
+  if (ct->rec->egress_proxy && sr_policy_apply_egress_proxy_env(&config->arena, p, err) < 0)
     return -1;
   const char *fields[] = {"command", p->args[0], NULL};
   return sr_audit_event(&pc.audit, "exec", fields, err);
@@ -298,7 +298,7 @@ static int exec_run(const struct sr_global *g, const struct exec_args *ea, struc
     return exec_failed(&err);
   if (exec_policy(g, ct, config, p, o, &err) < 0)
     return exec_failed(&err);
-  if (sr_config_needs_sealed_exe(config) && !sr_exe_is_sealed()) {
+  if (sr_sealed_needed(config) && !sr_sealed_exe_is_sealed()) {
     /* Re-executed from the sealed binary, we come back here and take the lock again. */
     sr_stored_close(ct);
     ct = NULL;
@@ -308,7 +308,7 @@ static int exec_run(const struct sr_global *g, const struct exec_args *ea, struc
   if (p->terminal && o->console_socket == NULL &&
       sr_terminal_console_pair(o->detach, &console_parent, &o->console_fd, &err) < 0)
     return exec_failed(&err);
-  int r = sr_container_exec(ct, config, p, o, &res, &err);
+  int r = sr_exec(ct, config, p, o, &res, &err);
   if (o->console_fd >= 0)
     close(o->console_fd);
   if (r < 0)
@@ -328,13 +328,13 @@ static int exec_run(const struct sr_global *g, const struct exec_args *ea, struc
     close(res.pidfd);
     return exec_failed(&err);
   }
-  sr_foreground_wait(master, res.pidfd, &err);
+  sr_terminal_foreground_wait(master, res.pidfd, &err);
   sr_error_free(&err);
   close(res.pidfd);
   int status = 0;
   while (waitpid(res.pid, &status, 0) < 0 && errno == EINTR)
     ;
-  return sr_exit_status(status, EXEC_FAILED);
+  return sr_proc_exit_status(status, EXEC_FAILED);
 }
 
 int sr_cmd_exec(const struct sr_global *g, int argc, char **argv)

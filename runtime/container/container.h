@@ -92,12 +92,12 @@ struct sr_create_ctx {
 
 /* The create operation; on success the container is "created" and c->container holds it
  * (locked).  On failure nothing is left: no state, cgroup, mount or process. */
-int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err);
+int sr_create(struct sr_create_ctx *ctx, sr_error_t *err);
 void sr_create_ctx_release(struct sr_create_ctx *ctx);
 
 /* Children (runtime/container/init.c).  They never return: they exec or _exit. */
 __attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool after_intermediate);
-__attribute__((noreturn)) void sr_intermediate_main(struct sr_create_ctx *ctx);
+__attribute__((noreturn)) void sr_init_intermediate_main(struct sr_create_ctx *ctx);
 
 /* The OCI state document of a container being created, for hooks (status: "creating"). */
 int sr_create_state_json(const struct sr_create_ctx *ctx, const char *status, pid_t pid,

@@ -40,7 +40,7 @@ int sr_stored_audit(const struct sr_invocation *inv, const struct sr_container *
 /* The gate for hooks read back from c's state directory (start, delete): c's profile, every
  * decision audited under it, a refused hook skipped.  A policy that cannot be loaded (or no
  * longer has the profile) leaves gate->profile NULL, with a warning: no hook of the host runs.
- * Release pc with sr_policy_ctx_release. */
+ * Release pc with sr_policy_run_ctx_release. */
 void sr_stored_hook_gate(const struct sr_invocation *inv, const struct sr_container *c,
                          struct sr_policy_ctx *pc, struct sr_hook_gate *gate);
 

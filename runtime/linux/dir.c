@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-int sr_mkdir_p(const char *path, mode_t mode, sr_error_t *err)
+int sr_dir_mkdir_p(const char *path, mode_t mode, sr_error_t *err)
 {
   char buf[PATH_MAX];
   size_t len = strlen(path);
@@ -46,7 +46,7 @@ int sr_mkdir_p(const char *path, mode_t mode, sr_error_t *err)
   return 0;
 }
 
-DIR *sr_opendir_fd(int dirfd)
+DIR *sr_dir_open_fd(int dirfd)
 {
   /* A new open file description: its offset is its own, so a stream never resumes where
    * another one stopped. */

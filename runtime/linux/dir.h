@@ -11,9 +11,9 @@
 
 #include "error.h"
 
-int sr_mkdir_p(const char *path, mode_t mode, sr_error_t *err);
+int sr_dir_mkdir_p(const char *path, mode_t mode, sr_error_t *err);
 /* A directory stream of dirfd's directory, read from its start whatever was read of it before
  * (dirfd is neither consumed nor moved); NULL with errno set. */
-DIR *sr_opendir_fd(int dirfd);
+DIR *sr_dir_open_fd(int dirfd);
 
 #endif

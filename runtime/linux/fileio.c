@@ -37,8 +37,8 @@ static ssize_t read_upto(int fd, void *buf, size_t len)
   return (ssize_t)got;
 }
 
-int sr_read_file_at(int dirfd, const char *path, size_t max, char **buf, size_t *len,
-                    sr_error_t *err)
+int sr_fileio_read_at(int dirfd, const char *path, size_t max, char **buf, size_t *len,
+                      sr_error_t *err)
 {
   /* O_NONBLOCK: opening a FIFO must not wait for a writer. */
   _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -74,8 +74,8 @@ int sr_read_file_at(int dirfd, const char *path, size_t max, char **buf, size_t 
   return 0;
 }
 
-int sr_read_small_file_at(int dirfd, const char *path, char *buf, size_t size, size_t *len,
-                          sr_error_t *err)
+int sr_fileio_read_small_at(int dirfd, const char *path, char *buf, size_t size, size_t *len,
+                            sr_error_t *err)
 {
   _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0)
@@ -89,7 +89,7 @@ int sr_read_small_file_at(int dirfd, const char *path, char *buf, size_t size, s
   return 0;
 }
 
-int sr_write_all(int fd, const void *data, size_t len)
+int sr_fileio_write_all(int fd, const void *data, size_t len)
 {
   const char *p = data;
   while (len > 0) {
@@ -104,19 +104,19 @@ int sr_write_all(int fd, const void *data, size_t len)
   return 0;
 }
 
-int sr_write_file_at(int dirfd, const char *path, const void *data, size_t len, int flags,
-                     sr_error_t *err)
+int sr_fileio_write_at(int dirfd, const char *path, const void *data, size_t len, int flags,
+                       sr_error_t *err)
 {
   _cleanup_close_ int fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_NOCTTY | flags, 0644);
   if (fd < 0)
     return sr_error_sys(err, "open `%s`", path);
-  if (sr_write_all(fd, data, len) < 0)
+  if (sr_fileio_write_all(fd, data, len) < 0)
     return sr_error_sys(err, "write `%s`", path);
   return 0;
 }
 
-int sr_write_file_atomic(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
-                         sr_error_t *err)
+int sr_fileio_write_atomic(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+                           sr_error_t *err)
 {
   char tmp[PATH_MAX];
   if ((size_t)snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", name, getpid()) >= sizeof(tmp))
@@ -125,7 +125,7 @@ int sr_write_file_atomic(int dirfd, const char *name, const void *data, size_t l
       openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0)
     return sr_error_sys(err, "create `%s`", tmp);
-  if (sr_write_all(fd, data, len) < 0 || fchmod(fd, mode) < 0) {
+  if (sr_fileio_write_all(fd, data, len) < 0 || fchmod(fd, mode) < 0) {
     int saved = errno;
     unlinkat(dirfd, tmp, 0);
     return sr_error_make(err, saved, "write `%s`", name);

@@ -17,17 +17,17 @@
 
 /* Reads a regular file whole (NUL-terminated).  A FIFO, device, directory or a file larger than
  * max is an error at once: nothing blocks and nothing unbounded is read. */
-int sr_read_file_at(int dirfd, const char *path, size_t max, char **buf, size_t *len,
-                    sr_error_t *err);
+int sr_fileio_read_at(int dirfd, const char *path, size_t max, char **buf, size_t *len,
+                      sr_error_t *err);
 /* Reads a small file whose size stat cannot tell (procfs, cgroupfs). */
-int sr_read_small_file_at(int dirfd, const char *path, char *buf, size_t size, size_t *len,
-                          sr_error_t *err);
-int sr_write_all(int fd, const void *data, size_t len);
+int sr_fileio_read_small_at(int dirfd, const char *path, char *buf, size_t size, size_t *len,
+                            sr_error_t *err);
+int sr_fileio_write_all(int fd, const void *data, size_t len);
 /* Opens, writes all, closes. */
-int sr_write_file_at(int dirfd, const char *path, const void *data, size_t len, int flags,
-                     sr_error_t *err);
+int sr_fileio_write_at(int dirfd, const char *path, const void *data, size_t len, int flags,
+                       sr_error_t *err);
 /* Writes name in dirfd atomically: a temporary file in the same directory, then rename. */
-int sr_write_file_atomic(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
-                         sr_error_t *err);
+int sr_fileio_write_atomic(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+                           sr_error_t *err);
 
 #endif

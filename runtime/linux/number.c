@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-bool sr_parse_uint(const char *s, unsigned long long max, unsigned long long *out)
+bool sr_number_parse_uint(const char *s, unsigned long long max, unsigned long long *out)
 {
   if (s == NULL || *s < '0' || *s > '9')
     return false;

@@ -12,6 +12,6 @@
 #include "error.h"
 
 /* The string is a non-negative decimal integer that fits in *out. */
-bool sr_parse_uint(const char *s, unsigned long long max, unsigned long long *out);
+bool sr_number_parse_uint(const char *s, unsigned long long max, unsigned long long *out);
 
 #endif

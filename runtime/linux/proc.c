@@ -67,7 +67,7 @@ bool sr_proc_is(pid_t pid, uint64_t start_time)
   return st == start_time && state != 'Z' && state != 'X';
 }
 
-int sr_exit_status(int status, int otherwise)
+int sr_proc_exit_status(int status, int otherwise)
 {
   if (WIFEXITED(status))
     return WEXITSTATUS(status);

@@ -19,6 +19,6 @@ int sr_proc_stat(pid_t pid, uint64_t *start_time, char *state);
 bool sr_proc_is(pid_t pid, uint64_t start_time);
 /* A wait status as a process exit status: the code, or 128+N for a signal; `otherwise` for
  * anything else. */
-int sr_exit_status(int status, int otherwise);
+int sr_proc_exit_status(int status, int otherwise);
 
 #endif

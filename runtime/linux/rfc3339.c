@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-void sr_time_rfc3339(char *buf, size_t size, const struct timespec *ts)
+void sr_rfc3339_format(char *buf, size_t size, const struct timespec *ts)
 {
   struct tm tm;
   gmtime_r(&ts->tv_sec, &tm);
@@ -37,9 +37,9 @@ void sr_time_rfc3339(char *buf, size_t size, const struct timespec *ts)
   snprintf(buf, size, "%s%sZ", base, frac);
 }
 
-void sr_now_rfc3339(char *buf, size_t size)
+void sr_rfc3339_now(char *buf, size_t size)
 {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  sr_time_rfc3339(buf, size, &ts);
+  sr_rfc3339_format(buf, size, &ts);
 }

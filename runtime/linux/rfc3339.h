@@ -12,7 +12,7 @@
 #include "error.h"
 
 /* RFC 3339 with nanoseconds, UTC, as Go's time.RFC3339Nano writes it. */
-void sr_time_rfc3339(char *buf, size_t size, const struct timespec *ts);
-void sr_now_rfc3339(char *buf, size_t size);
+void sr_rfc3339_format(char *buf, size_t size, const struct timespec *ts);
+void sr_rfc3339_now(char *buf, size_t size);
 
 #endif

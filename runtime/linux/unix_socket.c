@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-int sr_connect_unix(const char *path, const char *what, int *out, sr_error_t *err)
+int sr_unix_socket_connect(const char *path, const char *what, int *out, sr_error_t *err)
 {
   struct sockaddr_un addr = {.sun_family = AF_UNIX};
   if (strlen(path) >= sizeof(addr.sun_path))

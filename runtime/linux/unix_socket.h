@@ -12,8 +12,8 @@
 #include "error.h"
 
 /* A stream connection to the unix socket at path; errors start with what ("--console-socket"). */
-/* sr_connect_unix waits at most this long for a listener (and a send to it). */
+/* sr_unix_socket_connect waits at most this long for a listener (and a send to it). */
 #define SR_CONNECT_TIMEOUT_S 5
-int sr_connect_unix(const char *path, const char *what, int *out, sr_error_t *err);
+int sr_unix_socket_connect(const char *path, const char *what, int *out, sr_error_t *err);
 
 #endif

@@ -207,7 +207,7 @@ static void put_result(sr_json_gen_t g, const struct sr_sandbox_result *r, bool 
   put_stream(g, "stderr", r->stdio ? &r->stdio->err : NULL);
   put_output(g, r, audit);
   if (r->caller)
-    sr_sandbox_put_caller(g, r->caller);
+    sr_sandbox_audit_put_caller(g, r->caller);
   if (!audit) {
     /* The proxy's requests (sr_egress_record_to_json's document), or null without it. */
     sr_json_put_key(g, "egress");

@@ -513,7 +513,7 @@ int sr_activity_flush(struct sr_activity *a, int state_dirfd)
   size_t len;
   _cleanup_free_ char *text = render(a, &len);
   sr_error_t err = NULL;
-  if (text == NULL || sr_write_file_atomic(state_dirfd, SR_ACT_FILE, text, len, 0600, &err) < 0) {
+  if (text == NULL || sr_fileio_write_atomic(state_dirfd, SR_ACT_FILE, text, len, 0600, &err) < 0) {
     sr_error_free(&err);
     return -1;
   }
@@ -543,7 +543,7 @@ static void put_event(sr_json_gen_t g, const void *data)
 
 void sr_activity_finish(struct sr_activity *a, const struct sr_audit *audit, int state_dirfd)
 {
-  sr_now_rfc3339(a->stopped, sizeof(a->stopped));
+  sr_rfc3339_now(a->stopped, sizeof(a->stopped));
   sr_activity_flush(a, state_dirfd);
   struct event_fields f = {.complete = a->seccomp_visible && !a->listeners_refused,
                            .reason = !a->seccomp_visible ? a->seccomp_unseen
@@ -556,7 +556,7 @@ void sr_activity_finish(struct sr_activity *a, const struct sr_audit *audit, int
   if (sr_audit_event_with(audit, "activity", put_event, &f, &err) < 0)
     sr_error_free(&err);
   else if (state_dirfd >= 0)
-    sr_write_file_atomic(state_dirfd, SR_ACT_DONE, "", 0, 0600, &err);
+    sr_fileio_write_atomic(state_dirfd, SR_ACT_DONE, "", 0, 0600, &err);
   sr_error_free(&err);
 }
 
@@ -589,7 +589,7 @@ int sr_activity_settle(const struct sr_audit *audit, int state_dirfd, sr_error_t
                            .raw_len = (size_t)n};
   if (sr_audit_event_with(audit, "activity", put_event, &f, err) < 0)
     return -1;
-  return sr_write_file_atomic(state_dirfd, SR_ACT_DONE, "", 0, 0600, err);
+  return sr_fileio_write_atomic(state_dirfd, SR_ACT_DONE, "", 0, 0600, err);
 }
 
 /* ---- The hand-over ------------------------------------------------------------------------ */
@@ -598,7 +598,7 @@ int sr_activity_recv_listener(int sock, char *msg, size_t size)
 {
   char buf[16] = "";
   size_t got;
-  int fd = sr_fd_recv(sock, MSG_DONTWAIT, buf, sizeof(buf) - 1, &got);
+  int fd = sr_fd_pass_recv(sock, MSG_DONTWAIT, buf, sizeof(buf) - 1, &got);
   if (got > 0)
     snprintf(msg, size, "%.*s", (int)got, buf);
   return fd;
@@ -606,5 +606,5 @@ int sr_activity_recv_listener(int sock, char *msg, size_t size)
 
 int sr_activity_send_listener(int sock, int listener)
 {
-  return sr_fd_send(sock, listener, "L", 1);
+  return sr_fd_pass_send(sock, listener, "L", 1);
 }

@@ -65,7 +65,7 @@ static void write_record(const struct sr_egress_record *rec, int dirfd)
   }
   sr_egress_record_to_json(rec, g);
   if (sr_json_gen_buf(g, &buf, &len, &err) < 0 ||
-      sr_write_file_atomic(dirfd, SR_SUPERVISOR_EGRESS_FILE, buf, len, 0600, &err) < 0)
+      sr_fileio_write_atomic(dirfd, SR_SUPERVISOR_EGRESS_FILE, buf, len, 0600, &err) < 0)
     sr_error_free(&err);
 }
 
@@ -138,7 +138,7 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
   for (size_t i = 0; i < SR_ACT_LISTENERS; i++)
     w.listener[i] = -1;
   if (cfg->activity) {
-    sr_now_rfc3339(act.started, sizeof(act.started));
+    sr_rfc3339_now(act.started, sizeof(act.started));
     act.seccomp_visible = cfg->seccomp_unseen == NULL;
     act.seccomp_unseen = cfg->seccomp_unseen;
     act.execs_watched = cfg->exec_fd >= 0;
@@ -178,7 +178,7 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
     if (r < 0)
       continue;
     if (p[1].revents & (POLLIN | POLLHUP)) {
-      if (sr_egress_events_drain(events, sr_egress_record_add, &rec) != 0)
+      if (sr_egress_proxy_events_drain(events, sr_egress_record_add, &rec) != 0)
         break; /* the proxy has gone */
     }
     if (p[3].revents & POLLIN)
@@ -253,7 +253,7 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
     kill(proxy, SIGKILL);
     while (waitpid(proxy, NULL, 0) < 0 && errno == EINTR)
       ;
-    sr_egress_events_drain(events, sr_egress_record_add, &rec);
+    sr_egress_proxy_events_drain(events, sr_egress_record_add, &rec);
     sr_egress_record_close(&rec);
     write_record(&rec, cfg->state_dirfd);
   }
