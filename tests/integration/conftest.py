@@ -8,6 +8,7 @@ host is checked for leaks (state entries, cgroups, mounts, processes): a leak fa
 import ctypes
 import json
 import os
+import signal
 import subprocess
 import tempfile
 import time
@@ -20,6 +21,111 @@ TOP = os.path.dirname(os.path.dirname(HERE))
 SEERUN = os.environ.get("SEERUN_BINARY", os.path.join(TOP, "build", "seerun"))
 CGROUP_ROOT = "/sys/fs/cgroup"
 
+
+# The seccomp user-notification ABI (linux/seccomp.h), for the tests' seccomp agents.
+SECCOMP_IOCTL_NOTIF_RECV = 0xC0502100  # _IOWR('!', 0, struct seccomp_notif)
+SECCOMP_IOCTL_NOTIF_SEND = 0xC0182101  # _IOWR('!', 1, struct seccomp_notif_resp)
+
+
+class SeccompData(ctypes.Structure):
+    _fields_ = [("nr", ctypes.c_int), ("arch", ctypes.c_uint32),
+                ("instruction_pointer", ctypes.c_uint64), ("args", ctypes.c_uint64 * 6)]
+
+
+class SeccompNotif(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_uint64), ("pid", ctypes.c_uint32), ("flags", ctypes.c_uint32),
+                ("data", SeccompData)]
+
+
+class SeccompNotifResp(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_uint64), ("val", ctypes.c_int64), ("error", ctypes.c_int32),
+                ("flags", ctypes.c_uint32)]
+
+
+def wait_for(predicate, timeout=10.0, what="condition", interval=0.02):
+    """Calls predicate every interval seconds until it returns a true value, and returns that
+    value; after timeout seconds, fails naming what was awaited and the last value seen.  The
+    one way the tests wait for something to happen (never a fixed sleep)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            seen = repr(value)
+            if len(seen) > 300:
+                seen = seen[:300] + "..."
+            raise AssertionError(f"timed out after {timeout} s waiting for {what} "
+                                 f"(last value: {seen})")
+        time.sleep(interval)
+
+
+def alive(pid):
+    """The process exists and is not a zombie (a dead one its parent has not reaped)."""
+    try:
+        return proc_state(pid) not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def proc_state(pid):
+    """The process's state letter (R, S, D, T, Z...), from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def start_time(pid):
+    """When the process started, in clock ticks since boot (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[19])
+
+
+def wait_gone(pid, timeout=10.0, what=None):
+    """Waits for a process to die, reaping this run's exited children meanwhile (as the
+    subreaper, the zombies of a pid namespace whose parent was outside are ours to reap, and
+    its init cannot finish dying before they are)."""
+    def gone():
+        reap_children()
+        return not alive(pid)
+    wait_for(gone, timeout=timeout, what=what or f"process {pid} to die")
+
+
+def signal_pending(pid, signum):
+    """Whether a signal sent to the process has not been taken yet (by a handler, a signalfd
+    or its default action): after kill() returns, the signal is pending until then."""
+    bit = 1 << (signum - 1)
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/status") as f:
+                for line in f:
+                    key, _, value = line.partition(":")
+                    if key in ("SigPnd", "ShdPnd") and int(value, 16) & bit:
+                        return True
+    except OSError:
+        return False  # gone: nothing is pending any more
+    return False
+
+
+def wait_for_host_ticks(n, period=0.05):
+    """Runs on the host a loop like the tests' ticking containers (a tick, then `sleep
+    period`) until it has ticked n times.  A test that checks that a frozen container makes no
+    progress checks it across this window: as long as an unfrozen loop needs for n ticks on
+    this machine at this moment, however loaded it is."""
+    with tempfile.TemporaryDirectory() as d:
+        ticks = os.path.join(d, "ticks")
+        p = subprocess.Popen(["sh", "-c", f"while :; do echo tick >> {ticks}; sleep {period}; "
+                              "done"], stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            def count():
+                try:
+                    with open(ticks) as f:
+                        return len(f.read().splitlines()) >= n
+                except FileNotFoundError:
+                    return False
+            wait_for(count, what=f"{n} ticks of a loop on the host")
+        finally:
+            os.killpg(p.pid, signal.SIGKILL)  # the loop and its sleep
+            p.wait()
 
 
 def read_userns_registry(path):
@@ -207,6 +313,61 @@ def bundle(tmp_path, busybox_rootfs, seerun):
     path = tmp_path / "bundle"
     path.mkdir()
     return Bundle(path, busybox_rootfs, seerun)
+
+
+class Sandbox:
+    """`seerun sandbox` with a Seerun's global flags, as a program drives it; each run gets
+    its own result document (--json=FILE), parsed into r.result (None when there is none)."""
+
+    def __init__(self, seerun, tmp_path):
+        self.seerun = seerun
+        self.tmp = tmp_path
+        self.count = 0
+
+    def argv(self, *args, name="sb"):
+        return [SEERUN, *self.seerun.global_args, "sandbox", "--name", self.seerun.id(name),
+                *args]
+
+    def run(self, *command, opts=(), name="sb", timeout=60, **kw):
+        self.count += 1
+        result = self.tmp / f"result-{self.count}.json"
+        r = self.seerun.cmd("sandbox", "--name", self.seerun.id(name), f"--json={result}",
+                            *opts, "--", *command, timeout=timeout, **kw)
+        r.result = json.loads(result.read_text()) if result.exists() and \
+            result.stat().st_size else None
+        return r
+
+    def ok(self, *command, **kw):
+        r = self.run(*command, **kw)
+        assert r.returncode == 0, f"exit {r.returncode}: {r.stderr}{r.stdout}"
+        return r
+
+
+@pytest.fixture
+def sandbox(hardened, tmp_path):
+    """Sandboxes under the shipped default profile, named with the fixture's prefix so that
+    the leak checks see their cgroups and processes."""
+    return Sandbox(hardened, tmp_path)
+
+
+def state_entries(seerun):
+    """The state root's entries; the index directory's (statedir.h) as ".index/<id>"."""
+    if not os.path.isdir(seerun.root):
+        return []
+    entries = [e for e in os.listdir(seerun.root) if e != ".index"]
+    index = os.path.join(seerun.root, ".index")
+    if os.path.isdir(index):
+        entries += [".index/" + e for e in os.listdir(index)]
+    return sorted(entries)
+
+
+def running_pid(seerun, cid):
+    """The container's init pid on the host once it runs (0 before, and once it has gone)."""
+    r = seerun.cmd("state", cid)
+    if r.returncode != 0:
+        return 0
+    st = json.loads(r.stdout)
+    return st["pid"] if st["status"] == "running" else 0
 
 
 def cgroup_leaks(prefix):

@@ -14,6 +14,7 @@ in a docker-archive tarball (`docker_archive`), which `podman load`, `ctr images
 """
 import ctypes
 import fcntl
+import functools
 import hashlib
 import io
 import json
@@ -31,9 +32,11 @@ import uuid
 
 import pytest
 
+import conftest  # (loaded first, by pytest)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
-# The same binary as conftest.py's (which must not be imported from here: it is a plugin).
+# The same binary as conftest.py's, as an absolute path (the engines run it from elsewhere).
 SEERUN = os.path.abspath(os.environ.get("SEERUN_BINARY", os.path.join(TOP, "build", "seerun")))
 SEERUN_DEFAULT_ROOT = "/run/seerun"
 # The engines call seerun without --policy: it applies /etc/seerun/policy.json if there is one,
@@ -133,15 +136,9 @@ def run(argv, *, check=True, timeout=120, env=None, input=None, cwd=None):
     return r
 
 
-def wait_for(predicate, timeout=30, interval=0.1, what="condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
+# conftest's wait_for at the engines' pace: an engine's command takes a fraction of a second
+# and a start through an engine several seconds.
+wait_for = functools.partial(conftest.wait_for, timeout=30, interval=0.1)
 
 
 class Daemon:
@@ -229,18 +226,6 @@ def kill_processes_mentioning(text):
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-
-
-def reap_children():
-    """The test run is a subreaper (conftest.py): the engines' detached helpers (conmon, shims)
-    end up its children; reap those that have exited."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
 
 
 def cgroup_mounts():
@@ -437,7 +422,7 @@ class Sandbox:
         while processes_mentioning(self.dir) and time.monotonic() < deadline:
             kill_processes_mentioning(self.dir)
             time.sleep(0.1)
-            reap_children()
+            conftest.reap_children()  # (their helpers end up our children)
         self.problems += [f"process left: {p}" for p in processes_mentioning(self.dir)]
         for cg in cgroup_parents:
             self.problems += [f"cgroup left: {d}" for d in remove_cgroup_tree(cg)]

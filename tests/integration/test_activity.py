@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import SEERUN, make_seerun, check_no_leaks, Bundle
+from conftest import SEERUN, make_seerun, check_no_leaks, Bundle, wait_for
 from test_conformance import Agent
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -63,16 +63,6 @@ def denied_counts(event):
 
 def probe_output(stdout):
     return {a: int(b) for a, b in (l.split() for l in stdout.splitlines() if " " in l)}
-
-
-def wait_for(cond, timeout=20, what="condition"):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 PROBE = ["mount:3", "unshare:2", "keyctl:1", "bpf:4", "ptrace:5"]
@@ -190,15 +180,16 @@ def test_a_killed_supervisor_leaves_an_incomplete_record(hardened, hbundle):
                 return json.load(f)["seccomp"]["denied"] == 2
         except (OSError, ValueError, KeyError):
             return False
-    wait_for(flushed, what="the record's flush")
+    wait_for(flushed, timeout=20, what="the record's flush")
     with open(os.path.join(statedir, "state.json")) as f:
         sup = json.load(f)["supervisor"]["pid"]
     os.kill(sup, signal.SIGKILL)
     wait_for(lambda: not os.path.exists(f"/proc/{sup}") or
-             open(f"/proc/{sup}/stat").read().split()[2] == "Z", what="the supervisor's end")
+             open(f"/proc/{sup}/stat").read().split()[2] == "Z", timeout=20,
+             what="the supervisor's end")
     hardened.cmd("exec", cid, "touch", "/tmp/go", check=True, timeout=30)
     out = wait_for(lambda: hardened.cmd("exec", cid, "cat", "/tmp/second", timeout=30).stdout,
-                   what="the second probe")
+                   timeout=20, what="the second probe")
     # Denied all the same: the listener has gone, the kernel answers ENOSYS.
     assert probe_output(out) == {"keyctl": ENOSYS}, out
     # An exec finds no supervisor: the plain filter, EPERM.
@@ -278,7 +269,7 @@ def test_processes_running_when_stopped_are_listed_and_flagged(hardened, hbundle
     hbundle.shell("sleep 301 & exec sleep 300")
     hardened.cmd("run", "-d", "--bundle", hbundle.write(), busy, check=True, timeout=30)
     wait_for(lambda: len(json.loads(hardened.cmd("ps", "--format", "json", busy).stdout or "[]"))
-             == 2, what="both processes")
+             == 2, timeout=20, what="both processes")
     hbundle.args("sleep", "300")
     hardened.cmd("run", "-d", "--bundle", hbundle.write(), lone, check=True, timeout=30)
     for cid in (busy, lone):

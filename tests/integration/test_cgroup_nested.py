@@ -4,7 +4,8 @@ count says it has no subdirectory (issue 19); these tests keep the directories t
 some honest."""
 import os
 import subprocess
-import time
+
+from conftest import alive, wait_for
 
 
 CGROUP_ROOT = "/sys/fs/cgroup"
@@ -21,23 +22,6 @@ def hierarchies():
                 os.path.exists(os.path.join(p, "cgroup.procs")):
             out.append(p)
     return out
-
-
-def wait_for(pred, timeout=10.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
 
 
 def test_delete_force_kills_and_removes_cgroups_nested_below_the_container(seerun, bundle):

@@ -7,11 +7,10 @@ import json
 import os
 import shutil
 import subprocess
-import time
 
 import pytest
 
-from conftest import SEERUN
+from conftest import SEERUN, wait_for
 
 CRIU = "/usr/local/sbin/criu"
 COUNTER = "i=0; while true; do i=$((i+1)); echo $i > /dev/shm/count; sleep 0.05; done"
@@ -28,16 +27,6 @@ def _criu_usable():
 
 _ok, _why = _criu_usable()
 pytestmark = pytest.mark.skipif(not _ok, reason=_why)
-
-
-def wait_for(pred, timeout=15.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def count_of(pid):
@@ -62,7 +51,7 @@ def start_counter(s, bundle, cid):
     bundle.shell(COUNTER)
     s.cmd("run", "-d", "--bundle", bundle.write(), cid, check=True)
     pid = s.state(cid)["pid"]
-    wait_for(lambda: count_of(pid) >= 3, what="the counter to count")
+    wait_for(lambda: count_of(pid) >= 3, timeout=15, what="the counter to count")
     return pid
 
 
@@ -117,7 +106,8 @@ def test_hardened_counter_comes_back_counting_with_every_promise(hardened, hbund
     rpid = st["pid"]
     last = count_of(rpid)
     assert last >= 3
-    wait_for(lambda: count_of(rpid) > last + 2, what="the restored counter to go on counting")
+    wait_for(lambda: count_of(rpid) > last + 2, timeout=15,
+             what="the restored counter to go on counting")
     # Same range, same promises.
     assert read(f"/proc/{rpid}/uid_map") == uid_map
     status = status_of(rpid)
@@ -143,7 +133,7 @@ def test_leave_running_and_an_image_of_a_running_id(hardened, hbundle, tmp_path)
     s.cmd("checkpoint", "--leave-running", "--image-path", str(img), cid, check=True)
     assert s.state(cid)["status"] == "running" and s.state(cid)["pid"] == pid
     last = count_of(pid)
-    wait_for(lambda: count_of(pid) > last + 2, what="the container to keep counting")
+    wait_for(lambda: count_of(pid) > last + 2, timeout=15, what="the container to keep counting")
     r = s.cmd("restore", "-d", "--image-path", str(img), "--bundle", hbundle.write(), cid)
     assert r.returncode == 1
     assert f"container `{cid}` exists (running)" in r.stderr
@@ -181,7 +171,7 @@ def test_restore_under_a_new_id_without_user_namespace(seerun, bundle, tmp_path)
           check=True)
     rpid = s.state(other)["pid"]
     last = count_of(rpid)
-    wait_for(lambda: count_of(rpid) > last + 2, what="the restored counter to count")
+    wait_for(lambda: count_of(rpid) > last + 2, timeout=15, what="the restored counter to count")
 
 
 def _varint(v):
@@ -395,7 +385,7 @@ def test_restore_in_the_foreground_waits_and_gives_the_exit_status(hardened, hbu
                   "sleep 0.05; done; exit 7")
     s.cmd("run", "-d", "--bundle", hbundle.write(), cid, check=True)
     pid = s.state(cid)["pid"]
-    wait_for(lambda: count_of(pid) >= 3, what="the counter to count")
+    wait_for(lambda: count_of(pid) >= 3, timeout=15, what="the counter to count")
     img = tmp_path / "img"
     s.cmd("checkpoint", "--image-path", str(img), cid, check=True)
     pidfile = tmp_path / "restored.pid"
@@ -479,7 +469,7 @@ def test_a_zombie_in_the_image_does_not_fail_the_restore(hardened, hbundle, tmp_
     s.cmd("run", "-d", "--bundle", hbundle.write(), cid, check=True)
     pid = s.state(cid)["pid"]
     wait_for(lambda: any("Z" in status_of(c).get("State", "") for c in children_of(pid)),
-             what="the init's child to be a zombie")
+             timeout=15, what="the init's child to be a zombie")
     caps = {k: status_of(pid)[k] for k in ("CapPrm", "CapEff", "CapBnd")}
     img = tmp_path / "img"
     s.cmd("checkpoint", "--image-path", str(img), cid, check=True)

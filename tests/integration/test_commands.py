@@ -2,11 +2,10 @@
 checkpoint/restore saying clearly that they are not supported yet."""
 import json
 import os
-import time
 
 import pytest
 
-from conftest import read_userns_registry
+from conftest import read_userns_registry, wait_for, wait_for_host_ticks
 
 
 @pytest.fixture
@@ -40,7 +39,8 @@ def test_pause_freezes_every_process_and_resume_thaws_them(seerun, running):
         with open(f"/proc/{pid}/root/dev/shm/ticks") as f:
             return len(f.read().splitlines())
     frozen_at = host_ticks()
-    time.sleep(0.3)
+    # Long enough for the loop to tick several times had it not been frozen.
+    wait_for_host_ticks(6)
     assert host_ticks() == frozen_at
     r = seerun.cmd("pause", cid)
     assert r.returncode != 0 and "not running" in r.stderr
@@ -49,8 +49,7 @@ def test_pause_freezes_every_process_and_resume_thaws_them(seerun, running):
     seerun.cmd("resume", cid, check=True)
     assert seerun.state(cid)["status"] == "running"
     before = ticks(seerun, cid)
-    time.sleep(0.3)
-    assert ticks(seerun, cid) > before
+    wait_for(lambda: ticks(seerun, cid) > before, what="the loop to tick again after resume")
     r = seerun.cmd("resume", cid)
     assert r.returncode != 0 and "not paused" in r.stderr
 

@@ -4,7 +4,6 @@ container's /etc/passwd, exec into a paused container or with a seccomp agent, f
 container id, and the smaller CLI behaviours.  Each test runs the command as the peers' suites
 do and asserts what they assert, under the permissive profile (the config applied as written)
 unless it says otherwise."""
-import ctypes
 import errno
 import fcntl
 import json
@@ -13,25 +12,15 @@ import shutil
 import socket
 import subprocess
 import threading
-import time
 
 import pytest
 
-from conftest import SEERUN, Bundle
+from conftest import (SECCOMP_IOCTL_NOTIF_RECV, SECCOMP_IOCTL_NOTIF_SEND, SEERUN, Bundle,
+                      SeccompNotif, SeccompNotifResp, wait_for)
 
 
 def run(seerun, bundle, *extra, **kw):
     return seerun.cmd("run", *extra, "--bundle", bundle.write(), seerun.id(), **kw)
-
-
-def wait_for(cond, timeout=20, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture
@@ -112,7 +101,7 @@ def test_a_joined_network_namespace_is_left_as_it_is(seerun, bundle, tmp_path):
     try:
         ns = f"/proc/{holder.pid}/ns/net"
         wait_for(lambda: os.stat(ns).st_ino != os.stat("/proc/self/ns/net").st_ino,
-                 what="the namespace holder")
+                 timeout=20, what="the namespace holder")
         bundle.linux["namespaces"] = [n for n in bundle.linux["namespaces"]
                                       if n["type"] != "network"]
         bundle.linux["namespaces"].append({"type": "network", "path": ns})
@@ -287,25 +276,6 @@ def test_run_into_a_preexisting_frozen_cgroup_is_refused(seerun, bundle):
                 os.rmdir(p)
 
 
-SECCOMP_IOCTL_NOTIF_RECV = 0xC0502100
-SECCOMP_IOCTL_NOTIF_SEND = 0xC0182101
-
-
-class SeccompData(ctypes.Structure):
-    _fields_ = [("nr", ctypes.c_int), ("arch", ctypes.c_uint32),
-                ("instruction_pointer", ctypes.c_uint64), ("args", ctypes.c_uint64 * 6)]
-
-
-class SeccompNotif(ctypes.Structure):
-    _fields_ = [("id", ctypes.c_uint64), ("pid", ctypes.c_uint32), ("flags", ctypes.c_uint32),
-                ("data", SeccompData)]
-
-
-class SeccompNotifResp(ctypes.Structure):
-    _fields_ = [("id", ctypes.c_uint64), ("val", ctypes.c_int64), ("error", ctypes.c_int32),
-                ("flags", ctypes.c_uint32)]
-
-
 class Agent:
     """A seccomp agent as runc's contrib/cmd/seccompagent: accepts any number of runtimes,
     takes the listener fd of each, and answers every notification with -EDQUOT."""
@@ -425,7 +395,8 @@ def test_create_run_kill_delete_accept_flags_after_the_id(seerun, bundle, tmp_pa
     seerun.cmd("start", cid, check=True)
     r = seerun.cmd("kill", cid, "KILL", "--all")
     assert r.returncode == 0, r.stderr
-    wait_for(lambda: seerun.state(cid)["status"] == "stopped", what="the container to stop")
+    wait_for(lambda: seerun.state(cid)["status"] == "stopped", timeout=20,
+             what="the container to stop")
     r = seerun.cmd("delete", cid, "--force")
     assert r.returncode == 0, r.stderr
     assert cid not in seerun.list_ids()
@@ -454,7 +425,8 @@ def test_a_double_dash_ends_the_options(seerun, running):
     # kill ID -- 9: "9" is the signal even though "--" came first
     r = seerun.cmd("kill", "--", cid, "KILL")
     assert r.returncode == 0, r.stderr
-    wait_for(lambda: seerun.state(cid)["status"] == "stopped", what="the container to stop")
+    wait_for(lambda: seerun.state(cid)["status"] == "stopped", timeout=20,
+             what="the container to stop")
     r = seerun.cmd("delete", "--", "--force")
     assert r.returncode != 0  # "--force" after "--" is an id, not the flag
 
@@ -467,7 +439,8 @@ def test_kill_with_signal_0_checks_that_the_container_exists(seerun, running, bu
     assert r.returncode == 0, r.stderr
     assert seerun.state(cid)["status"] == "running"
     seerun.cmd("kill", cid, "KILL", check=True)
-    wait_for(lambda: seerun.state(cid)["status"] == "stopped", what="the container to stop")
+    wait_for(lambda: seerun.state(cid)["status"] == "stopped", timeout=20,
+             what="the container to stop")
     r = seerun.cmd("kill", cid, "0")
     assert r.returncode != 0 and "not running" in r.stderr
     r = seerun.cmd("kill", "nonexistent-" + cid, "0")

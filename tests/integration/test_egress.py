@@ -10,21 +10,10 @@ import json
 import os
 import socket
 import threading
-import time
 
 import pytest
 
-from conftest import make_seerun, check_no_leaks, Bundle
-
-
-def wait_for(pred, timeout=10.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+from conftest import make_seerun, check_no_leaks, Bundle, wait_for
 
 
 class Origin(http.server.BaseHTTPRequestHandler):

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import SEERUN, CGROUP_ROOT
+from conftest import SEERUN, CGROUP_ROOT, start_time, state_entries, wait_for
 
 
 def without(config, *types):
@@ -58,17 +58,6 @@ def reap_orphans():
             pass
     except ChildProcessError:
         pass
-
-
-def state_entries(seerun):
-    """The state root's entries; the index directory's (statedir.h) as ".index/<id>"."""
-    if not os.path.isdir(seerun.root):
-        return []
-    entries = [e for e in os.listdir(seerun.root) if e != ".index"]
-    index = os.path.join(seerun.root, ".index")
-    if os.path.isdir(index):
-        entries += [".index/" + e for e in os.listdir(index)]
-    return sorted(entries)
 
 
 def rewrite_record(seerun, cid, **changes):
@@ -530,9 +519,12 @@ def test_a_reused_pid_is_not_taken_for_the_container(seerun, bundle):
     seerun.cmd("run", "-d", "--bundle", bundle.args("sleep", "30").write(), cid, check=True)
     real = seerun.state(cid)["pid"]
     # An unrelated process, started later: its start time differs from the container's.
-    time.sleep(0.05)
+    ticks = os.sysconf("SC_CLK_TCK")
+    wait_for(lambda: time.clock_gettime(time.CLOCK_BOOTTIME) * ticks > start_time(real) + 1,
+             what="a clock tick after the container's start")
     other = subprocess.Popen(["sleep", "30"])
     try:
+        assert start_time(other.pid) != start_time(real)
         with open(os.path.join(seerun.root, cid, "state.json")) as f:
             assert json.load(f)["pid"] == real
         # The pid the runtime recorded, reused: both records name it.
@@ -562,10 +554,10 @@ def test_a_create_killed_midway_reads_stopped_and_delete_removes_what_it_left(se
                                    bundle.write(), cid], stdin=subprocess.DEVNULL, stdout=out,
                                   stderr=out)
     try:
-        deadline = time.monotonic() + 10
-        while not hook_pid.exists() or not hook_pid.read_text().strip():
-            assert time.monotonic() < deadline and create.poll() is None
-            time.sleep(0.02)
+        wait_for(lambda: create.poll() is not None or
+                 (hook_pid.exists() and hook_pid.read_text().strip()),
+                 what="the createRuntime hook to run")
+        assert create.poll() is None, (tmp_path / "out").read_text()
         # The runtime is in the middle of create: the container is being made.
         assert seerun.state(cid)["status"] == "creating"
         assert cgroups_of(cid) != []
@@ -574,11 +566,10 @@ def test_a_create_killed_midway_reads_stopped_and_delete_removes_what_it_left(se
         st = seerun.state(cid)
         assert st["status"] == "stopped" and st["pid"] == 0
         # The half-made init died with its parent (it must not wait forever for a start).
-        deadline = time.monotonic() + 5
-        while processes_in_cgroup(cid) and time.monotonic() < deadline:
+        def none_left():
             reap_orphans()  # we are the subreaper of the dead runtime's children
-            time.sleep(0.02)
-        assert processes_in_cgroup(cid) == []
+            return processes_in_cgroup(cid) == []
+        wait_for(none_left, timeout=5, what="the half-made init to die")
         seerun.cmd("delete", cid, check=True)
         assert_nothing_left(seerun, cid)
     finally:
@@ -604,11 +595,10 @@ def test_a_create_killed_after_the_init_was_ready_leaves_nothing_delete_cannot_r
     assert [(e["status"], e["pid"]) for e in listed] == [("stopped", 0)]
     # delete (no --force: it is stopped) still kills the init it left, and removes the rest.
     seerun.cmd("delete", cid, check=True)
-    deadline = time.monotonic() + 5
-    while os.path.exists(f"/proc/{init}") and time.monotonic() < deadline:
+    def init_gone():
         reap_orphans()
-        time.sleep(0.02)
-    assert not os.path.exists(f"/proc/{init}")
+        return not os.path.exists(f"/proc/{init}")
+    wait_for(init_gone, timeout=5, what="the init delete killed to be gone")
     assert_nothing_left(seerun, cid)
 
 
@@ -634,7 +624,6 @@ def test_list_sweeps_what_a_killed_create_left_but_never_a_create_at_work(seerun
                 for f in os.listdir(d):
                     os.unlink(os.path.join(d, f))
                 os.rmdir(d)
-
 
 
 def test_a_runtime_mount_error_names_config_jsons_index_under_a_profile(hardened, bundle):

@@ -17,7 +17,7 @@ import uuid
 
 import pytest
 
-from conftest import SEERUN, TOP, reap_children
+from conftest import SEERUN, TOP, reap_children, wait_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HELPERS = os.path.join(HERE, "helpers")
@@ -116,15 +116,12 @@ def status_of(pid):
 
 
 def wait_stopped(s, cid, timeout=20):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def stopped():
         # An exec'd process is the test's child (the runtime's CLONE_PARENT, as under a shim):
         # the container's init cannot finish dying before its zombie is reaped.
         reap_children()
-        if s.state(cid)["status"] == "stopped":
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"{cid} still running after {timeout}s")
+        return s.state(cid)["status"] == "stopped"
+    wait_for(stopped, timeout=timeout, what=f"{cid} to stop")
 
 
 def container_pids(s, cid):

@@ -24,17 +24,7 @@ import uuid
 import pytest
 
 from conftest import Bundle, check_no_leaks, make_seerun
-
-
-def decisions(s, field=None):
-    return [d for d in s.audit() if d.get("event") == "decision" and
-            (field is None or d["field"] == field)]
-
-
-def decision(s, field):
-    found = decisions(s, field)
-    assert found, f"no audit line for {field}: " + json.dumps(decisions(s), indent=1)
-    return found[-1]
+from test_escape import decision, decisions
 
 
 def policy_check(s, bundle):

@@ -20,26 +20,9 @@ import uuid
 
 import pytest
 
-from conftest import CGROUP_ROOT, reap_children
+from conftest import CGROUP_ROOT, alive, reap_children, start_time, wait_gone
 
 V2 = os.path.exists(os.path.join(CGROUP_ROOT, "cgroup.controllers"))
-
-
-def start_time(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[19])
-
-
-def proc_state(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        return f.read().rsplit(")", 1)[1].split()[0]
-
-
-def alive(pid):
-    try:
-        return proc_state(pid) not in ("Z", "X")
-    except OSError:
-        return False
 
 
 def hierarchies():
@@ -210,11 +193,7 @@ def run_commands_and_delete(s, cid, init, untouched):
     assert r.returncode == 0, r.stderr
     assert "state.json" in r.stderr, r.stderr
     untouched()
-    deadline = time.monotonic() + 10
-    while alive(init) and time.monotonic() < deadline:
-        reap_children()
-        time.sleep(0.02)
-    assert not alive(init), "delete --force left the container's own init running"
+    wait_gone(init, what="delete --force to kill the container's own init")
     assert own_cgroups(cid) == [], "delete --force left the container's own cgroup"
     assert not os.path.exists(os.path.join(s.root, cid))
     assert not os.path.exists(os.path.join(s.root, ".index", cid))
@@ -307,11 +286,7 @@ def test_a_rewritten_state_json_that_claims_a_create_at_work_is_read_through_the
             r = hardened.cmd("kill", "--all", v.cid, "KILL")
             assert r.returncode == 0, r.stderr
             host.untouched()
-            deadline = time.monotonic() + 10
-            while alive(v.init) and time.monotonic() < deadline:
-                reap_children()
-                time.sleep(0.02)
-            assert not alive(v.init), "kill --all did not reach the container's own init"
+            wait_gone(v.init, what="kill --all to reach the container's own init")
             r = hardened.cmd("delete", "--force", v.cid)
             assert r.returncode == 0, r.stderr
             host.untouched()
@@ -418,11 +393,7 @@ def test_delete_force_removes_what_the_index_records_when_the_directory_is_gone(
         assert r.returncode == 0, r.stderr
         # It says what it removed.
         assert "index" in r.stderr and str(v.init) in r.stderr, r.stderr
-        deadline = time.monotonic() + 10
-        while alive(v.init) and time.monotonic() < deadline:
-            reap_children()
-            time.sleep(0.02)
-        assert not alive(v.init), "the container's init was left running"
+        wait_gone(v.init, what="delete --force to kill the container's init")
         assert own_cgroups(v.cid) == []
         assert not os.path.exists(os.path.join(s.root, ".index", v.cid))
         # Nothing left to act on: a second delete --force is the usual no-op.

@@ -4,20 +4,10 @@ import json
 import os
 import signal
 import subprocess
-import time
 
 import pytest
 
-from conftest import SEERUN, process_leaks, reap_children
-
-
-def wait_for(pred, timeout=10.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+from conftest import SEERUN, process_leaks, reap_children, wait_for
 
 
 def test_run_foreground_returns_the_process_output_and_exit_status(seerun, bundle):
@@ -126,10 +116,11 @@ def test_kill_takes_signal_names_and_numbers(seerun, bundle, sig, tmp_path):
     out.mkdir()
     bundle.config["mounts"].append({"destination": "/out", "type": "bind", "source": str(out),
                                     "options": ["rbind", "rw"]})
-    bundle.shell("trap 'echo term > /out/sig; exit 3' TERM; while :; do sleep 0.05; done")
+    bundle.shell("trap 'echo term > /out/sig; exit 3' TERM; touch /out/trapped; "
+                 "while :; do sleep 0.05; done")
     cid = seerun.id()
     seerun.cmd("run", "-d", "--bundle", bundle.write(), cid, check=True)
-    time.sleep(0.2)  # let the shell install its trap
+    wait_for((out / "trapped").exists, what="the shell to install its trap")
     seerun.cmd("kill", cid, sig, check=True)
     wait_for(lambda: seerun.state(cid)["status"] == "stopped", what="exit on SIGTERM")
     assert (out / "sig").read_text() == "term\n"
@@ -149,7 +140,8 @@ def test_kill_all_reaches_every_process(seerun, bundle):
     bundle.shell("sleep 100 & sleep 100 & wait")
     cid = seerun.id()
     seerun.cmd("run", "-d", "--bundle", bundle.write(), cid, check=True)
-    time.sleep(0.2)
+    # The init and both sleeps, before the kill (else it could reach fewer and still pass).
+    wait_for(lambda: len(process_leaks(seerun.prefix)) == 3, what="the container's 3 processes")
     seerun.cmd("kill", "--all", cid, "KILL", check=True)
     wait_for(lambda: seerun.state(cid)["status"] == "stopped", what="stopped")
 

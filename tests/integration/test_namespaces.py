@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import Bundle
+from conftest import Bundle, wait_for
 
 NS_FILES = {"pid": "pid", "network": "net", "ipc": "ipc", "uts": "uts", "mount": "mnt",
             "cgroup": "cgroup", "user": "user", "time": "time"}
@@ -432,9 +432,8 @@ def test_the_process_user_inside_a_user_namespace_is_the_mapped_host_user(seerun
     cid = seerun.id("host-view")
     seerun.cmd("run", "-d", "--bundle", bundle.write(), cid, check=True)
     pid = seerun.state(cid)["pid"]
-    deadline = time.monotonic() + 5
-    while read_status_ids(pid)[0][0] != str(HOST_BASE + 1000) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_for(lambda: read_status_ids(pid)[0][0] == str(HOST_BASE + 1000), timeout=5,
+             what="the process to take its user")
     uid, gid = read_status_ids(pid)
     assert uid == [str(HOST_BASE + 1000)] * 4
     assert gid == [str(HOST_BASE + 1000)] * 4

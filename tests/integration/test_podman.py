@@ -16,11 +16,11 @@ import json
 import os
 import resource
 import shutil
-import time
 
 import pytest
 
 import engines
+from conftest import wait_for_host_ticks
 from engines import BUSYBOX_IMAGE, DEBIAN_IMAGE, run
 
 pytestmark = [pytest.mark.engines, engines.skip_unless_installed("podman", "conmon")]
@@ -322,7 +322,8 @@ def test_pause_unpause(podman):
             with open(f) as fh:
                 assert fh.read().strip() == "FROZEN"
         before = podman("logs", "pause").stdout.count("tick")
-        time.sleep(0.5)
+        # Long enough for the loop to tick several times had it not been frozen.
+        wait_for_host_ticks(10)
         assert podman("logs", "pause").stdout.count("tick") == before, "ticked while paused"
         podman("unpause", "pause")
         assert podman.inspect("pause", "{{.State.Status}}") == "running"

@@ -2,7 +2,6 @@
 directory, identity, limits, capabilities, scheduling and seccomp filter, and the descriptors it
 inherits.  Each test looks at what the process itself sees (its output, /proc/self/...) or what
 the host shows."""
-import ctypes
 import errno
 import fcntl
 import json
@@ -16,7 +15,8 @@ import time
 
 import pytest
 
-from conftest import Bundle, check_no_leaks
+from conftest import (SECCOMP_IOCTL_NOTIF_RECV, SECCOMP_IOCTL_NOTIF_SEND, Bundle,
+                      SeccompNotif, SeccompNotifResp, check_no_leaks)
 
 # Capability numbers (linux/capability.h).
 CAP_CHOWN = 0
@@ -547,25 +547,6 @@ def test_a_default_errno_filter_allows_only_the_listed_syscalls(seerun, bundle):
 
 
 # ---- seccomp notify: the agent at listenerPath ----
-
-SECCOMP_IOCTL_NOTIF_RECV = 0xC0502100  # _IOWR('!', 0, struct seccomp_notif)
-SECCOMP_IOCTL_NOTIF_SEND = 0xC0182101  # _IOWR('!', 1, struct seccomp_notif_resp)
-
-
-class SeccompData(ctypes.Structure):
-    _fields_ = [("nr", ctypes.c_int), ("arch", ctypes.c_uint32),
-                ("instruction_pointer", ctypes.c_uint64), ("args", ctypes.c_uint64 * 6)]
-
-
-class SeccompNotif(ctypes.Structure):
-    _fields_ = [("id", ctypes.c_uint64), ("pid", ctypes.c_uint32), ("flags", ctypes.c_uint32),
-                ("data", SeccompData)]
-
-
-class SeccompNotifResp(ctypes.Structure):
-    _fields_ = [("id", ctypes.c_uint64), ("val", ctypes.c_int64), ("error", ctypes.c_int32),
-                ("flags", ctypes.c_uint32)]
-
 
 class Agent:
     """A seccomp agent: listens at a unix socket, collects what the runtime sends (data until

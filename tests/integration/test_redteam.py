@@ -1,7 +1,9 @@
 """Red-team reproductions: each test asserts a promise of README.md's threat model and fails
 on the code it was written against (see the commit message for the finding)."""
+import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import threading
@@ -9,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import make_seerun, check_no_leaks, Bundle
+from conftest import Bundle, proc_state, wait_for
 from test_egress import egress_policy, egress_lines, proxied, origin  # noqa: F401
 
 
@@ -20,6 +22,89 @@ def client_hello(sni: bytes) -> bytes:
             + len(ext).to_bytes(2, "big") + ext)
     hs = b"\x01" + len(body).to_bytes(3, "big") + body
     return b"\x16\x03\x01" + len(hs).to_bytes(2, "big") + hs
+
+
+@pytest.fixture
+def make_bundle(tmp_path, busybox_rootfs, hardened):
+    """make_bundle(name, rootfs=busybox): a bundle of the hardened seerun's in tmp_path/name."""
+    def make(name, rootfs=busybox_rootfs):
+        path = tmp_path / name
+        path.mkdir()
+        return Bundle(path, rootfs, hardened)
+    return make
+
+
+@pytest.fixture
+def bundle_default(make_bundle):
+    return make_bundle("bundle")
+
+
+@contextlib.contextmanager
+def flipping(link, *targets):
+    """The symlink `link` swapped between the targets as fast as a thread can (each a rename
+    over it, so that the link is always there) until the block ends: another container, or
+    any unprivileged user, racing a check and the use of the path."""
+    stop = threading.Event()
+
+    def flip():
+        while not stop.is_set():
+            for i, target in enumerate(targets):
+                tmp = f"{link}.{i}"
+                try:
+                    os.symlink(target, tmp)
+                except FileExistsError:
+                    pass
+                os.rename(tmp, link)
+
+    t = threading.Thread(target=flip, daemon=True)
+    t.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        t.join()
+
+
+def first_run_showing(seerun, make_bundle, name, configure, mark, tries=60):
+    """Runs up to `tries` containers, each in a bundle that configure(bundle) prepares, and
+    returns (i, stdout) of the first whose output contains mark (None if none does)."""
+    for i in range(tries):
+        b = make_bundle(f"{name}{i}")
+        configure(b)
+        r = seerun.cmd("run", "--bundle", b.write(), seerun.id(f"{name}{i}"))
+        if mark in r.stdout:
+            return i, r.stdout
+    return None
+
+
+def pod_peer(seerun, make_bundle):
+    """A created container (sleep 100) whose namespaces a pod member names: its init pid."""
+    a = make_bundle("a")
+    a.args("sleep", "100")
+    aid = seerun.id("a")
+    seerun.cmd("create", "--bundle", a.write(), aid, check=True)
+    return seerun.state(aid)["pid"]
+
+
+def rootfs_with_link(tmp_path, busybox_rootfs, name, target):
+    """The test's own copy of the root filesystem whose /name is a symlink to target."""
+    root = tmp_path / "rootfs"
+    subprocess.run(["cp", "-a", str(busybox_rootfs), str(root)], check=True)
+    subprocess.run(["rm", "-rf", str(root / name)], check=True)
+    os.symlink(target, root / name)
+    return root
+
+
+@pytest.fixture
+def host_null_dir(tmp_path):
+    """A host directory holding a device node (/dev/null's, mode 0666, as mynull): through a
+    bind without nodev, writing to it would work inside."""
+    devdir = tmp_path / "devdir"
+    devdir.mkdir()
+    node = devdir / "mynull"
+    os.mknod(node, 0o666 | 0o020000, os.makedev(1, 3))
+    os.chmod(node, 0o666)
+    return devdir
 
 
 @pytest.fixture
@@ -72,14 +157,15 @@ def test_a_tls_hello_sent_after_a_pause_cannot_name_another_host(proxied, tcp_si
                   printf '{esc}'; sleep 1; }} | nc 127.0.0.1 3128 | head -1""")
     r = s.cmd("run", "--bundle", b.write(), s.id())
     assert "200 Connection established" in r.stdout, r.stdout + r.stderr
-    time.sleep(0.5)
+    # The sink records a connection once it closes: all the tunnel relayed is in.
+    wait_for(lambda: got, what="the tunnel's connection to the sink to close")
     assert not any(b"evil.test" in d for d in got), (
         "the origin received a ClientHello naming evil.test through a tunnel to allowed.test",
         got, egress_lines(s))
 
 
 def test_a_bind_source_symlink_swapped_after_the_check_cannot_bind_a_denied_path(
-        hardened, tmp_path, busybox_rootfs):
+        hardened, tmp_path, make_bundle):
     """README: bind sources that are or contain denied host paths are refused.  The source is
     judged from one open (policy facts) and bound from a second lookup of the same path
     (open_tree in prepare_bind): a symlink on the way, in a directory another container (or
@@ -91,36 +177,13 @@ def test_a_bind_source_symlink_swapped_after_the_check_cannot_bind_a_denied_path
     (ok / "marker").write_text("harmless\n")
     link = vol / "link"
     os.symlink(str(ok), link)
-    stop = threading.Event()
 
-    def flip():
-        tmp_ok, tmp_bad = str(vol / ".ok"), str(vol / ".bad")
-        while not stop.is_set():
-            for target, tmp in ((str(ok), tmp_ok), ("/etc", tmp_bad)):
-                try:
-                    os.symlink(target, tmp)
-                except FileExistsError:
-                    pass
-                os.rename(tmp, link)
-
-    t = threading.Thread(target=flip, daemon=True)
-    t.start()
-    leaked = None
-    try:
-        for i in range(60):
-            path = tmp_path / f"b{i}"
-            path.mkdir()
-            b = Bundle(path, busybox_rootfs, hardened)
-            b.config["mounts"].append({"destination": "/mnt", "type": "none",
-                                       "source": str(link), "options": ["bind", "ro"]})
-            b.shell("test -e /mnt/shadow && echo HOST-ETC-BOUND; cat /mnt/marker 2>/dev/null")
-            r = hardened.cmd("run", "--bundle", b.write(), hardened.id(f"r{i}"))
-            if "HOST-ETC-BOUND" in r.stdout:
-                leaked = (i, r.stdout)
-                break
-    finally:
-        stop.set()
-        t.join()
+    def configure(b):
+        b.config["mounts"].append({"destination": "/mnt", "type": "none",
+                                   "source": str(link), "options": ["bind", "ro"]})
+        b.shell("test -e /mnt/shadow && echo HOST-ETC-BOUND; cat /mnt/marker 2>/dev/null")
+    with flipping(link, str(ok), "/etc"):
+        leaked = first_run_showing(hardened, make_bundle, "r", configure, "HOST-ETC-BOUND")
     assert leaked is None, f"the host's /etc was bound through the swapped symlink: {leaked}"
 
 
@@ -133,7 +196,7 @@ def request_cleanup():
 
 
 def test_root_path_naming_a_host_directory_does_not_act_as_host_root_there(
-        hardened, tmp_path, busybox_rootfs, request_cleanup):
+        hardened, busybox_rootfs, make_bundle, request_cleanup):
     """README: no container process holds host uid 0; binds of denied host paths are refused;
     an idmapped view may not let the container act as on-disk ids it does not hold.  root.path
     is never judged: naming any host directory (/etc, /root, /var/lib/seerun, another
@@ -148,10 +211,7 @@ def test_root_path_naming_a_host_directory_does_not_act_as_host_root_there(
     (host / "secret").write_text("TOPSECRET\n")
     os.chmod(host / "secret", 0o600)
     before = sorted(os.listdir(host))
-    path = tmp_path / "bundle"
-    path.mkdir()
-    b = Bundle(path, busybox_rootfs, hardened)
-    b.config["root"]["path"] = str(host)
+    b = make_bundle("bundle", rootfs=host)
     b.config["mounts"] = [{"destination": "/bb", "type": "none", "source": str(busybox_rootfs),
                            "options": ["bind", "ro"]}]
     b.process["env"] = ["PATH=/bb/bin"]
@@ -173,7 +233,7 @@ def engine_netns():
 
 
 def test_a_namespace_path_swapped_after_the_check_cannot_join_the_hosts_network(
-        hardened, tmp_path, busybox_rootfs, engine_netns):
+        hardened, tmp_path, make_bundle, engine_netns):
     """README: host namespaces are replaced by new ones; the host's network namespace by path
     is refused unless network.allowHost.  The path is judged by a stat() in the policy facts (ns_facts)
     and opened again by open_ns(): a symlink swapped in between joins the host's namespace
@@ -182,61 +242,33 @@ def test_a_namespace_path_swapped_after_the_check_cannot_join_the_hosts_network(
     vol.mkdir()
     link = vol / "ns"
     os.symlink(engine_netns, link)
-    stop = threading.Event()
 
-    def flip():
-        tmp_ok, tmp_bad = str(vol / ".ok"), str(vol / ".bad")
-        while not stop.is_set():
-            for target, tmp in ((engine_netns, tmp_ok), ("/proc/self/ns/net", tmp_bad)):
-                try:
-                    os.symlink(target, tmp)
-                except FileExistsError:
-                    pass
-                os.rename(tmp, link)
-
-    t = threading.Thread(target=flip, daemon=True)
-    t.start()
-    joined = None
-    try:
-        for i in range(60):
-            path = tmp_path / f"b{i}"
-            path.mkdir()
-            b = Bundle(path, busybox_rootfs, hardened)
-            b.config.setdefault("annotations", {})["io.seerun.network"] = "enabled"
-            for ns in b.linux["namespaces"]:
-                if ns["type"] == "network":
-                    ns["path"] = str(link)
-            b.shell("cat /proc/net/dev")
-            r = hardened.cmd("run", "--bundle", b.write(), hardened.id(f"n{i}"))
-            if "eth0" in r.stdout:
-                joined = (i, r.stdout)
-                break
-    finally:
-        stop.set()
-        t.join()
+    def configure(b):
+        b.config.setdefault("annotations", {})["io.seerun.network"] = "enabled"
+        for ns in b.linux["namespaces"]:
+            if ns["type"] == "network":
+                ns["path"] = str(link)
+        b.shell("cat /proc/net/dev")
+    with flipping(link, engine_netns, "/proc/self/ns/net"):
+        joined = first_run_showing(hardened, make_bundle, "n", configure, "eth0")
     assert joined is None, f"the container ran in the host's network namespace: {joined}"
 
 
 def test_proc_cannot_be_left_unmasked_by_a_symlink_a_later_bind_redirects(
-        hardened, tmp_path, busybox_rootfs):
+        hardened, tmp_path, busybox_rootfs, make_bundle):
     """README: the default masked and read-only /proc paths are always applied, and proc
     exists only there.  The destination "/proc" is checked as text, but resolved (symlinks
     followed in the rootfs) when proc is mounted and again when the masks are applied: an
     image whose /proc is a symlink through a directory a later bind replaces gets proc mounted
     at one place and the masks looked up at another (ENOENT: skipped)."""
-    root = tmp_path / "rootfs"
-    subprocess.run(["cp", "-a", str(busybox_rootfs), str(root)], check=True)
-    subprocess.run(["rm", "-rf", str(root / "proc")], check=True)
+    root = rootfs_with_link(tmp_path, busybox_rootfs, "proc", "/a/b/p")
     for d in ("a", "c/p", "d/p"):
         (root / d).mkdir(parents=True)
     os.symlink("/c", root / "a" / "b")
-    os.symlink("/a/b/p", root / "proc")
     redirect = tmp_path / "redirect"
     redirect.mkdir()
     os.symlink("/d", redirect / "b")
-    path = tmp_path / "bundle"
-    path.mkdir()
-    b = Bundle(path, root, hardened)
+    b = make_bundle("bundle", rootfs=root)
     b.config["mounts"].append({"destination": "/a", "type": "none", "source": str(redirect),
                                "options": ["bind", "ro"]})
     b.shell("stat -f -c %T /c/p; [ -f /c/p/keys ] && echo UNMASKED-KEYS; "
@@ -250,7 +282,7 @@ def test_proc_cannot_be_left_unmasked_by_a_symlink_a_later_bind_redirects(
 
 
 def test_a_fifo_device_entry_cannot_bind_a_host_fifo_from_a_denied_place(
-        hardened, tmp_path, busybox_rootfs):
+        hardened, bundle_default):
     """README: only safe devices; bind sources at or below seerun's state roots are refused.
     A linux.devices entry of type "p" is no device the profile lists (devices.allowed), yet
     the host's FIFO at that very path (any path: open_host_node) is bind-mounted in, unjudged
@@ -277,9 +309,7 @@ def test_a_fifo_device_entry_cannot_bind_a_host_fifo_from_a_denied_place(
     t = threading.Thread(target=reader, daemon=True)
     t.start()
     try:
-        path = tmp_path / "bundle"
-        path.mkdir()
-        b = Bundle(path, busybox_rootfs, hardened)
+        b = bundle_default
         b.linux["devices"] = [{"path": fifo, "type": "p", "major": 0, "minor": 0}]
         # The FIFO is made inside (its own, with no reader): opening it for writing blocks,
         # so the write is bounded; the host's, with our reader, would take it at once.
@@ -314,13 +344,6 @@ def test_a_container_seerun_created_can_be_started_and_stopped(hardened, bundle_
     assert s.returncode == 0 and k.returncode == 0, (
         f"create succeeded but start ({s.returncode}: {s.stderr.strip()}) / kill "
         f"({k.returncode}: {k.stderr.strip()}) fail on the record create wrote")
-
-
-@pytest.fixture
-def bundle_default(tmp_path, busybox_rootfs, hardened):
-    path = tmp_path / "bundle"
-    path.mkdir()
-    return Bundle(path, busybox_rootfs, hardened)
 
 
 V1_CONTROLLERS = ("pids", "memory", "freezer", "cpu", "blkio", "devices")
@@ -368,8 +391,14 @@ def test_cgroups_path_cannot_take_over_and_kill_a_host_cgroup(hardened, bundle_d
     with open(pids_max) as f:
         limit = f.read().strip()
     hardened.cmd("delete", "--force", cid)
-    time.sleep(0.3)
+    # A SIGKILL that delete sent has the process dying: a SIGSTOP sent after it is dropped.
+    # So the victim either stops (it was left alone) or dies.
+    os.kill(victim.pid, signal.SIGSTOP)
+    wait_for(lambda: victim.poll() is not None or proc_state(victim.pid) == "T",
+             what="the host's process to stop (alive) or die (killed by delete)")
     alive = victim.poll() is None
+    if alive:
+        os.kill(victim.pid, signal.SIGCONT)
     assert alive and limit == "1000", (
         f"the host's cgroup {path}: pids.max became {limit}, its process "
         f"{'survived' if alive else 'was killed'} by delete, and it "
@@ -391,47 +420,34 @@ def test_plain_http_through_a_connect_tunnel_cannot_name_another_host(proxied, o
         "a request naming evil.test went through a tunnel to allowed.test", r.stdout)
 
 
-def test_policy_check_and_create_decide_a_pod_member_alike(hardened, tmp_path, busybox_rootfs):
+def test_policy_check_and_create_decide_a_pod_member_alike(hardened, make_bundle):
     """README: `seerun policy check --bundle DIR` prints the decisions for a bundle.  It
     computes the host facts without the state root (state_rootfd -1), so a namespace path of
     another seerun container (a pod) is "no seerun container's namespace" to it: check refuses
     what create then allows."""
-    a_path = tmp_path / "a"
-    a_path.mkdir()
-    a = Bundle(a_path, busybox_rootfs, hardened)
-    a.args("sleep", "100")
-    aid = hardened.id("a")
-    hardened.cmd("create", "--bundle", a.write(), aid, check=True)
-    pid = hardened.state(aid)["pid"]
-    b_path = tmp_path / "b"
-    b_path.mkdir()
-    b = Bundle(b_path, busybox_rootfs, hardened)
+    pid = pod_peer(hardened, make_bundle)
+    b = make_bundle("b")
     for ns in b.linux["namespaces"]:
         if ns["type"] == "ipc":
             ns["path"] = f"/proc/{pid}/ns/ipc"
     b.write()
-    chk = hardened.cmd("policy", "check", "--bundle", str(b_path))
+    chk = hardened.cmd("policy", "check", "--bundle", str(b.path))
     bid = hardened.id("b")
-    cr = hardened.cmd("create", "--bundle", str(b_path), bid)
+    cr = hardened.cmd("create", "--bundle", str(b.path), bid)
     assert (chk.returncode == 0) == (cr.returncode == 0), (
         f"policy check: rc {chk.returncode} {chk.stderr.strip()[:300]}; "
         f"create: rc {cr.returncode} {cr.stderr.strip()[:300]}")
 
 
 def test_a_remount_entry_cannot_take_nosuid_nodev_off_a_host_bind(hardened, bundle_default,
-                                                                 tmp_path):
+                                                                 host_null_dir):
     """README (policy row 8): nosuid,nodev are added to every bind, "a setuid binary or a
     device node from the host must not work inside"; every decision is audited.  A later
     mounts[] entry with "remount" is neither a bind nor a new filesystem: the policy skips it
     (no type check, no decision recorded) and the init's remount() clears the flags it names
     (suid, dev) on the bind at that destination."""
-    devdir = tmp_path / "devdir"
-    devdir.mkdir()
-    node = devdir / "mynull"
-    os.mknod(node, 0o666 | 0o020000, os.makedev(1, 3))
-    os.chmod(node, 0o666)
     b = bundle_default
-    b.config["mounts"].append({"destination": "/x", "type": "none", "source": str(devdir),
+    b.config["mounts"].append({"destination": "/x", "type": "none", "source": str(host_null_dir),
                                "options": ["bind"]})
     b.config["mounts"].append({"destination": "/x", "type": "none", "source": "none",
                                "options": ["remount", "dev", "suid"]})
@@ -475,56 +491,27 @@ def test_a_seccomp_listener_path_cannot_hang_create(hardened, bundle_default, tm
 
 
 def test_a_pod_namespace_path_swapped_after_the_check_cannot_join_the_hosts_ipc(
-        hardened, tmp_path, busybox_rootfs):
+        hardened, tmp_path, make_bundle):
     """README: host namespaces are replaced by new ones (row 7: the host's is neutralised,
     another seerun container's allowed).  No annotation needed: the path is judged as another
     container's (a pod) by ns_facts, then opened again by open_ns(), so a symlink swapped in
     between joins the host's IPC namespace (its SysV shared memory and message queues)."""
-    a_path = tmp_path / "a"
-    a_path.mkdir()
-    a = Bundle(a_path, busybox_rootfs, hardened)
-    a.args("sleep", "100")
-    aid = hardened.id("a")
-    hardened.cmd("create", "--bundle", a.write(), aid, check=True)
-    pod_ipc = f"/proc/{hardened.state(aid)['pid']}/ns/ipc"
+    pod_ipc = f"/proc/{pod_peer(hardened, make_bundle)}/ns/ipc"
     host_ipc = os.readlink("/proc/self/ns/ipc")
     vol = tmp_path / "vol"
     vol.mkdir()
     link = vol / "ns"
     os.symlink(pod_ipc, link)
-    stop = threading.Event()
 
-    def flip():
-        tmp_ok, tmp_bad = str(vol / ".ok"), str(vol / ".bad")
-        while not stop.is_set():
-            for target, tmp in ((pod_ipc, tmp_ok), ("/proc/self/ns/ipc", tmp_bad)):
-                try:
-                    os.symlink(target, tmp)
-                except FileExistsError:
-                    pass
-                os.rename(tmp, link)
-
-    t = threading.Thread(target=flip, daemon=True)
-    t.start()
-    joined = None
-    try:
-        for i in range(60):
-            path = tmp_path / f"b{i}"
-            path.mkdir()
-            b = Bundle(path, busybox_rootfs, hardened)
-            for ns in b.linux["namespaces"]:
-                if ns["type"] == "ipc":
-                    ns["path"] = str(link)
-            # mqueue can only be mounted by the IPC namespace's owner: leave it out.
-            b.config["mounts"] = [m for m in b.config["mounts"] if m["type"] != "mqueue"]
-            b.shell("readlink /proc/self/ns/ipc")
-            r = hardened.cmd("run", "--bundle", b.write(), hardened.id(f"i{i}"))
-            if host_ipc in r.stdout:
-                joined = (i, r.stdout)
-                break
-    finally:
-        stop.set()
-        t.join()
+    def configure(b):
+        for ns in b.linux["namespaces"]:
+            if ns["type"] == "ipc":
+                ns["path"] = str(link)
+        # mqueue can only be mounted by the IPC namespace's owner: leave it out.
+        b.config["mounts"] = [m for m in b.config["mounts"] if m["type"] != "mqueue"]
+        b.shell("readlink /proc/self/ns/ipc")
+    with flipping(link, pod_ipc, "/proc/self/ns/ipc"):
+        joined = first_run_showing(hardened, make_bundle, "i", configure, host_ipc)
     assert joined is None, f"the container ran in the host's IPC namespace: {joined}"
 
 
@@ -601,21 +588,16 @@ def test_an_existing_cgroup_named_by_cgroups_path_is_refused_and_left_alone(
     [{"destination": "/", "type": "none", "source": "none", "options": ["remount", "rdev"]}],
     "bind-clears-recursively",
 ], ids=["remount-recursive", "remount-parent", "bind-rdev"])
-def test_no_options_clear_nosuid_nodev_from_a_host_bind(hardened, bundle_default, tmp_path,
-                                                       extra):
+def test_no_options_clear_nosuid_nodev_from_a_host_bind(hardened, bundle_default,
+                                                       host_null_dir, extra):
     """Variants of the remount entry: recursive clears on the bind's own destination or on a
     mount above it, and a bind asking nosuid,nodev and rdev,rsuid at once.  Every remount is
     judged and audited (mounts[i].options)."""
-    devdir = tmp_path / "devdir"
-    devdir.mkdir()
-    node = devdir / "mynull"
-    os.mknod(node, 0o666 | 0o020000, os.makedev(1, 3))
-    os.chmod(node, 0o666)
     b = bundle_default
     opts = ["bind"]
     if extra == "bind-clears-recursively":
         opts, extra = ["bind", "nosuid", "nodev", "rdev", "rsuid"], []
-    b.config["mounts"].append({"destination": "/x", "type": "none", "source": str(devdir),
+    b.config["mounts"].append({"destination": "/x", "type": "none", "source": str(host_null_dir),
                                "options": opts})
     b.config["mounts"] += extra
     b.shell("grep ' /x ' /proc/self/mountinfo; echo hi > /x/mynull && echo HOST-NODE-WORKS")
@@ -632,18 +614,13 @@ def test_no_options_clear_nosuid_nodev_from_a_host_bind(hardened, bundle_default
 
 @pytest.mark.parametrize("pseudo", ["proc", "sys"])
 def test_a_symlinked_proc_or_sys_destination_is_refused_naming_it(
-        hardened, tmp_path, busybox_rootfs, pseudo):
+        hardened, tmp_path, busybox_rootfs, make_bundle, pseudo):
     """The class of the unmasked-proc finding: proc and sysfs are mounted only where /proc and
     /sys really are (resolved without symlinks); a symlinked one fails create, naming the
     mount's destination, and nothing is left."""
-    root = tmp_path / "rootfs"
-    subprocess.run(["cp", "-a", str(busybox_rootfs), str(root)], check=True)
-    subprocess.run(["rm", "-rf", str(root / pseudo)], check=True)
+    root = rootfs_with_link(tmp_path, busybox_rootfs, pseudo, "/elsewhere")
     (root / "elsewhere").mkdir()
-    os.symlink("/elsewhere", root / pseudo)
-    path = tmp_path / "bundle"
-    path.mkdir()
-    b = Bundle(path, root, hardened)
+    b = make_bundle("bundle", rootfs=root)
     b.shell("true")
     cid = hardened.id()
     r = hardened.cmd("run", "--bundle", b.write(), cid)

@@ -32,7 +32,7 @@ import time
 import pytest
 
 import conftest
-from conftest import CGROUP_ROOT, TOP, Seerun
+from conftest import CGROUP_ROOT, TOP, Seerun, alive, wait_for
 
 KP_BINARY = os.environ.get("SEERUN_KILLPOINT_BINARY")
 needs_kill_points = pytest.mark.skipif(
@@ -53,15 +53,6 @@ def kill_point_names():
 
 
 KILL_POINTS = kill_point_names()
-
-
-def wait_for(pred, timeout=10.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def reap_orphans(keep=()):
@@ -96,14 +87,6 @@ def cmd_reaping(seerun, *args, env=None, timeout=60):
         time.sleep(0.01)
     out, err = p.communicate()
     return subprocess.CompletedProcess(p.args, p.returncode, out, err)
-
-
-def alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
 
 
 def cgroups_of(cid):

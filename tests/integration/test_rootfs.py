@@ -5,12 +5,11 @@ import os
 import shutil
 import stat
 import subprocess
-import time
 import uuid
 
 import pytest
 
-from conftest import SEERUN
+from conftest import SEERUN, wait_for
 
 # Where a mount's own options and the superblock's are in a /proc/self/mountinfo line.
 MI_MOUNTPOINT, MI_OPTS = 4, 5
@@ -75,13 +74,10 @@ def seerun_cmd(seerun):
 
 
 def wait_running(seerun, timeout=10):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def running():
         ids = seerun.list_ids()
-        if ids and seerun.state(ids[0])["status"] == "running":
-            return
-        time.sleep(0.02)
-    raise AssertionError("the container did not start")
+        return ids and seerun.state(ids[0])["status"] == "running"
+    wait_for(running, timeout=timeout, what="the container to start")
 
 
 def drop_namespace(bundle, ns):
@@ -384,10 +380,8 @@ def test_host_mounts_reach_a_slave_or_shared_bind_and_container_mounts_never_rea
         p = subprocess.Popen([*seerun_cmd(seerun), "run", "--bundle", bundle.write(), cid],
                              stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:
-            deadline = time.monotonic() + 10
-            while not (shared_host_dir / "ready").exists() and time.monotonic() < deadline:
-                time.sleep(0.02)
-            assert (shared_host_dir / "ready").exists(), out.read_text()
+            wait_for((shared_host_dir / "ready").exists,
+                     what=f"the container's ready mark ({out.read_text()!r} so far)")
             # The container's mount did not propagate to the host.
             assert os.listdir(shared_host_dir / "from-container") == []
             assert str(shared_host_dir / "from-container") not in host_mountpoints()
@@ -539,9 +533,7 @@ def test_no_pivot_gives_the_same_root(seerun, bundle, rootfs, tmp_path, mode):
                             bundle.write(), cid], stdout=f, stderr=subprocess.STDOUT,
                            stdin=subprocess.DEVNULL, check=True, timeout=30)
         seerun.cmd("start", cid, check=True)
-        deadline = time.monotonic() + 10
-        while seerun.state(cid)["status"] != "stopped" and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_for(lambda: seerun.state(cid)["status"] == "stopped", what="the container to stop")
         out = outfile.read_text()
     lines = out.splitlines()
     assert lines[0] == "the image"

@@ -5,6 +5,8 @@ import time
 
 import pytest
 
+from conftest import wait_for
+
 HELPERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "helpers")
 
 
@@ -34,10 +36,8 @@ def test_a_ptrace_capable_container_without_userns_cannot_write_the_runtime_bina
     deadline = time.monotonic() + 3.5
     while time.monotonic() < deadline:
         seerun.cmd("exec", cid, "true", check=True)
-    for _ in range(100):
-        if "grabbed" in (results / "out").read_text() if (results / "out").exists() else False:
-            break
-        time.sleep(0.1)
+    wait_for(lambda: (results / "out").exists() and "grabbed" in (results / "out").read_text(),
+             what="the grabber's count")
     out = (results / "out").read_text()
     grabbed = int(out.split("grabbed")[1])
     assert grabbed > 0, "the attack never caught a runtime process: the test proves nothing\n" + out

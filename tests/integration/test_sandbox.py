@@ -22,7 +22,7 @@ import time
 
 import pytest
 
-from conftest import SEERUN
+from conftest import SEERUN, running_pid, signal_pending, state_entries, wait_for
 
 SHELL_WRITE_PROBE = r"""
 for d in "$@"; do
@@ -31,76 +31,21 @@ done
 """
 
 
-class Sandbox:
-    """`seerun sandbox` with the fixture's global flags; each call gets its own result file
-    (--json=FILE), parsed into r.result."""
-
-    def __init__(self, seerun, tmp_path):
-        self.seerun = seerun
-        self.tmp = tmp_path
-        self.count = 0
-
-    def argv(self, *args, name="sb"):
-        return [SEERUN, *self.seerun.global_args, "sandbox", "--name", self.seerun.id(name),
-                *args]
-
-    def run(self, *command, opts=(), name="sb", timeout=60, **kw):
-        self.count += 1
-        result = self.tmp / f"result-{self.count}.json"
-        r = self.seerun.cmd("sandbox", "--name", self.seerun.id(name), f"--json={result}",
-                            *opts, "--", *command, timeout=timeout, **kw)
-        r.result = json.loads(result.read_text()) if result.exists() else None
-        return r
-
-    def ok(self, *command, **kw):
-        r = self.run(*command, **kw)
-        assert r.returncode == 0, f"exit {r.returncode}: {r.stderr}{r.stdout}"
-        return r
-
-
-@pytest.fixture
-def sandbox(hardened, tmp_path):
-    return Sandbox(hardened, tmp_path)
-
-
-def state_entries(seerun):
-    """The state root's entries; the index directory's (statedir.h) as ".index/<id>"."""
-    if not os.path.isdir(seerun.root):
-        return []
-    entries = [e for e in os.listdir(seerun.root) if e != ".index"]
-    index = os.path.join(seerun.root, ".index")
-    if os.path.isdir(index):
-        entries += [".index/" + e for e in os.listdir(index)]
-    return sorted(entries)
-
-
-def wait_for(predicate, timeout=10.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+def sigterm_taken(p):
+    """Sends SIGTERM to a sandbox's seerun and waits until seerun has taken it: a second one
+    sent before would merge into the first (standard signals are not queued)."""
+    p.send_signal(signal.SIGTERM)
+    wait_for(lambda: p.poll() is not None or not signal_pending(p.pid, signal.SIGTERM),
+             what="seerun to take the SIGTERM")
 
 
 def stop(p):
-    """Asks a sandbox's seerun to stop twice (standard signals sent at once would merge into
-    one): the first SIGTERM goes to the command, the second kills the sandbox."""
+    """Asks a sandbox's seerun to stop twice: the first SIGTERM goes to the command, the
+    second kills the sandbox."""
     for _ in range(2):
         if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-            time.sleep(0.2)
+            sigterm_taken(p)
     p.wait(timeout=30)
-
-
-def running_pid(seerun, cid):
-    """The container's init pid on the host once it runs (0 before)."""
-    r = seerun.cmd("state", cid)
-    if r.returncode != 0:
-        return 0
-    st = json.loads(r.stdout)
-    return st["pid"] if st["status"] == "running" else 0
 
 
 # ---- what runs inside ----------------------------------------------------------------------
@@ -615,8 +560,8 @@ def test_signals_are_forwarded(sandbox, hardened):
     p = subprocess.Popen(sandbox.argv("--", "sleep", "60"), stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     wait_for(lambda: running_pid(hardened, cid), what="the sandbox to run")
-    p.send_signal(signal.SIGTERM)  # sleep, pid 1 of its namespace, ignores it
-    time.sleep(0.3)
+    sigterm_taken(p)  # sleep, pid 1 of its namespace, ignores it
+    assert p.poll() is None, "seerun ended on the first SIGTERM"
     p.send_signal(signal.SIGTERM)
     p.wait(timeout=30)
     assert p.returncode == 128 + signal.SIGTERM

@@ -13,38 +13,7 @@ import time
 
 import pytest
 
-from conftest import SEERUN
-
-
-def wait_for(predicate, timeout=10.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out ({timeout} s) waiting for {what}")
-        time.sleep(0.02)
-
-
-def state_entries(seerun):
-    """The state root's entries; the index directory's (statedir.h) as ".index/<id>"."""
-    if not os.path.isdir(seerun.root):
-        return []
-    entries = [e for e in os.listdir(seerun.root) if e != ".index"]
-    index = os.path.join(seerun.root, ".index")
-    if os.path.isdir(index):
-        entries += [".index/" + e for e in os.listdir(index)]
-    return sorted(entries)
-
-
-def alive(pid):
-    """Exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(") ", 1)[1][0] != "Z"
-    except (FileNotFoundError, ProcessLookupError):
-        return False
+from conftest import SEERUN, Sandbox, alive, running_pid, state_entries, wait_for
 
 
 def pid_ns(pid):
@@ -73,55 +42,19 @@ def children(pid):
     return out
 
 
-def running_pid(seerun, cid):
-    r = seerun.cmd("state", cid)
-    if r.returncode != 0:
-        return 0
-    st = json.loads(r.stdout)
-    return st["pid"] if st["status"] == "running" else 0
-
-
-class Driver:
-    """A driver program's view: `seerun sandbox` with the fixture's global flags and the result
-    document in a file of its own."""
-
-    def __init__(self, seerun, tmp_path):
-        self.seerun = seerun
-        self.tmp = tmp_path
-        self.count = 0
-
-    def argv(self, *args, name="sb"):
-        return [SEERUN, *self.seerun.global_args, "sandbox", "--name", self.seerun.id(name),
-                *args]
-
-    def run(self, *command, opts=(), name="sb", timeout=60, **kw):
-        self.count += 1
-        result = self.tmp / f"result-{self.count}.json"
-        r = self.seerun.cmd("sandbox", "--name", self.seerun.id(name), f"--json={result}",
-                            *opts, "--", *command, timeout=timeout, **kw)
-        r.result = json.loads(result.read_text()) if result.exists() and \
-            result.stat().st_size else None
-        return r
-
-
-@pytest.fixture
-def driver(hardened, tmp_path):
-    return Driver(hardened, tmp_path)
-
-
 # ---- 1. no shared descriptors ----------------------------------------------------------------
 
 
-def test_the_commands_standard_streams_are_pipes(driver, tmp_path):
+def test_the_commands_standard_streams_are_pipes(sandbox, tmp_path):
     """Whatever the caller's stdin, stdout and stderr are (files here), the command's are
     pipes: it never learns the host path behind them."""
     inp = tmp_path / "caller.in"
     inp.write_text("input line\n")
     with open(inp) as i:
         # cmd() gives seerun files for stdout and stderr.
-        r = driver.seerun.cmd("sandbox", "--name", driver.seerun.id("sb"), "--", "sh", "-c",
-                              "readlink /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2 >&2; "
-                              "cat; echo done", stdin=i, timeout=60)
+        r = sandbox.seerun.cmd("sandbox", "--name", sandbox.seerun.id("sb"), "--", "sh", "-c",
+                               "readlink /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2 >&2; "
+                               "cat; echo done", stdin=i, timeout=60)
         assert r.returncode == 0, r.stderr
     links = r.stderr.split()
     assert len(links) == 3 and all(l.startswith("pipe:") for l in links), r.stderr
@@ -130,16 +63,16 @@ def test_the_commands_standard_streams_are_pipes(driver, tmp_path):
     assert r.stdout == "input line\ndone\n"
 
 
-def test_with_tty_the_streams_are_a_pty_of_the_sandbox(driver, tmp_path):
+def test_with_tty_the_streams_are_a_pty_of_the_sandbox(sandbox, tmp_path):
     """--tty: a pty from the sandbox's own devpts (its controlling terminal), relayed both
     ways; still none of the caller's descriptors."""
     inp = tmp_path / "caller.in"
     inp.write_text("typed\n")
     with open(inp) as i:
-        r = driver.seerun.cmd("sandbox", "--name", driver.seerun.id("sb"), "--tty", "--", "sh",
-                              "-c", "read x; echo got-$x; tty; readlink /proc/self/fd/1 "
-                              "/proc/self/fd/2; test -t 0 && echo stdin-is-a-tty",
-                              stdin=i, timeout=60)
+        r = sandbox.seerun.cmd("sandbox", "--name", sandbox.seerun.id("sb"), "--tty", "--", "sh",
+                               "-c", "read x; echo got-$x; tty; readlink /proc/self/fd/1 "
+                               "/proc/self/fd/2; test -t 0 && echo stdin-is-a-tty",
+                               stdin=i, timeout=60)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.replace("\r\n", "\n").splitlines()
     assert "got-typed" in lines and "stdin-is-a-tty" in lines, lines
@@ -172,12 +105,12 @@ def test_the_callers_log_file_is_untouched_by_the_code(hardened, tmp_path):
     assert log.read_text() == "caller's earlier line\nFORGED\n"
 
 
-def test_output_beyond_the_bound_is_read_dropped_and_counted(driver):
+def test_output_beyond_the_bound_is_read_dropped_and_counted(sandbox):
     """--output-max-bytes per stream: the caller gets the first N bytes, the command is never
     blocked on the rest (seerun keeps reading), and the result says how much was dropped."""
     script = ("import sys\nsys.stdout.write('o' * 300000)\nsys.stdout.flush()\n"
               "sys.stderr.write('e' * 5000)\nprint('finished', file=sys.stderr)\n")
-    r = driver.run("python3", "-c", script, opts=("--output-max-bytes", "1k"), timeout=60)
+    r = sandbox.run("python3", "-c", script, opts=("--output-max-bytes", "1k"), timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout == "o" * 1024
     assert r.stderr == "e" * 1024
@@ -187,8 +120,8 @@ def test_output_beyond_the_bound_is_read_dropped_and_counted(driver):
     assert doc["limits"]["outputMaxBytes"] == 1024
 
 
-def test_output_is_bounded_by_default(driver):
-    r = driver.run("true")
+def test_output_is_bounded_by_default(sandbox):
+    r = sandbox.run("true")
     assert r.result["limits"]["outputMaxBytes"] == 64 << 20
     assert r.result["stdout"] == {"bytes": 0, "droppedBytes": 0}
 
@@ -245,14 +178,20 @@ CLEAR_PDEATHSIG = ("import ctypes\n"
                    "print('pdeathsig', s.value, flush=True)\n"
                    "libc.prctl(1, 0, 0, 0, 0)\n"  # PR_SET_PDEATHSIG 0: undone by the code
                    )
+# "ready" once every process is in place: the forked child in its own session (it says so
+# through a pipe), the setsid'd sleep too (polled: a loop's interval, not a wait's length).
 TREE = ("import os, subprocess, time\n"
         "subprocess.Popen(['sleep', '300'])\n"
-        "subprocess.Popen(['setsid', 'sleep', '301'])\n"
+        "s = subprocess.Popen(['setsid', 'sleep', '301'])\n"
+        "r, w = os.pipe()\n"
         "if os.fork() == 0:\n"
         "    os.setsid()\n"
+        "    os.write(w, b'x')\n"
         "    time.sleep(302)\n"
         "    os._exit(0)\n"
-        "time.sleep(0.2)\n"
+        "os.read(r, 1)\n"
+        "while os.getsid(s.pid) != s.pid:\n"
+        "    time.sleep(0.01)\n"
         "print('ready', flush=True)\n"
         "time.sleep(303)\n")
 
@@ -298,9 +237,9 @@ def test_a_killed_seerun_leaves_no_process(hardened, tmp_path, how):
     assert delete and delete[-1]["reason"] == "its sandbox runtime is gone"
 
 
-def test_a_killed_seerun_is_cleaned_by_the_next_sandbox(driver, hardened, tmp_path):
+def test_a_killed_seerun_is_cleaned_by_the_next_sandbox(sandbox, hardened, tmp_path):
     cid = hardened.id("first")
-    p = subprocess.Popen(driver.argv("--", "sleep", "300", name="first"),
+    p = subprocess.Popen(sandbox.argv("--", "sleep", "300", name="first"),
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          stdin=subprocess.DEVNULL)
     try:
@@ -312,12 +251,12 @@ def test_a_killed_seerun_is_cleaned_by_the_next_sandbox(driver, hardened, tmp_pa
         if p.poll() is None:
             p.kill()
             p.wait()
-    r = driver.run("true", name="next")
+    r = sandbox.run("true", name="next")
     assert r.returncode == 0, r.stderr
     assert hardened.list_ids() == [] and state_entries(hardened) == []
 
 
-def start_trapping(driver, tmp_path, opts=(), trap="echo got-$1 > /out/marker; exit 0"):
+def start_trapping(sandbox, tmp_path, opts=(), trap="echo got-$1 > /out/marker; exit 0"):
     out = tmp_path / "hostout"
     out.mkdir()
     ready = tmp_path / "ready.txt"
@@ -325,8 +264,8 @@ def start_trapping(driver, tmp_path, opts=(), trap="echo got-$1 > /out/marker; e
               "echo ready; while :; do sleep 0.05; done")
     result = tmp_path / "result.json"
     f = open(ready, "w")
-    p = subprocess.Popen(driver.argv(f"--json={result}", "--out", str(out), *opts, "--", "sh",
-                                     "-c", script),
+    p = subprocess.Popen(sandbox.argv(f"--json={result}", "--out", str(out), *opts, "--", "sh",
+                                      "-c", script),
                          stdout=f, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
     f.close()
     wait_for(lambda: "ready" in ready.read_text(), timeout=30, what="the command to start")
@@ -334,10 +273,10 @@ def start_trapping(driver, tmp_path, opts=(), trap="echo got-$1 > /out/marker; e
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_one_signal_ends_the_sandbox(driver, tmp_path, sig):
+def test_one_signal_ends_the_sandbox(sandbox, tmp_path, sig):
     """A first SIGTERM or SIGINT ends the sandbox: the command gets SIGTERM (its trap writes
     the marker and exits), seerun exits 128+signal and the result says signalledByCaller."""
-    p, out, result = start_trapping(driver, tmp_path)
+    p, out, result = start_trapping(sandbox, tmp_path)
     try:
         p.send_signal(sig)
         _, err = p.communicate(timeout=30)
@@ -354,9 +293,9 @@ def test_one_signal_ends_the_sandbox(driver, tmp_path, sig):
     assert f"seerun got {signal.Signals(sig).name}" in err
 
 
-def test_a_command_ignoring_sigterm_is_killed_after_the_grace_period(driver, hardened,
+def test_a_command_ignoring_sigterm_is_killed_after_the_grace_period(sandbox, hardened,
                                                                        tmp_path):
-    p, out, result = start_trapping(driver, tmp_path, opts=("--kill-after", "0.5"),
+    p, out, result = start_trapping(sandbox, tmp_path, opts=("--kill-after", "0.5"),
                                     trap="echo ignored > /out/marker")
     try:
         started = time.monotonic()
@@ -379,28 +318,28 @@ def test_a_command_ignoring_sigterm_is_killed_after_the_grace_period(driver, har
 # ---- 4. --out ---------------------------------------------------------------------------------
 
 
-def test_a_non_empty_out_is_refused_up_front(driver, hardened, tmp_path):
+def test_a_non_empty_out_is_refused_up_front(sandbox, hardened, tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "old").write_text("from an earlier run")
-    r = driver.run("sh", "-c", "echo new > /out/new", opts=("--out", str(out)))
+    r = sandbox.run("sh", "-c", "echo new > /out/new", opts=("--out", str(out)))
     assert r.returncode == 125
     assert "--out" in r.stderr and "not empty" in r.stderr and "--out-overwrite" in r.stderr
     assert sorted(os.listdir(out)) == ["old"]
     assert r.result["error"] and "not empty" in r.result["error"]
     assert "start" not in [e["event"] for e in hardened.audit()
                            if e.get("id") == hardened.id("sb")]
-    r = driver.run("sh", "-c", "echo new > /out/new; echo again > /out/old",
-                   opts=("--out", str(out), "--out-overwrite"))
+    r = sandbox.run("sh", "-c", "echo new > /out/new; echo again > /out/old",
+                    opts=("--out", str(out), "--out-overwrite"))
     assert r.returncode == 0, r.stderr
     assert (out / "new").read_text() == "new\n" and (out / "old").read_text() == "again\n"
     assert r.result["output"]["complete"] is True
 
 
-def test_a_result_with_refused_entries_is_never_complete(driver, tmp_path):
+def test_a_result_with_refused_entries_is_never_complete(sandbox, tmp_path):
     out = tmp_path / "out"
-    r = driver.run("sh", "-c", "echo a > /out/a; ln -s /etc/passwd /out/link; mkfifo /out/p",
-                   opts=("--out", str(out)))
+    r = sandbox.run("sh", "-c", "echo a > /out/a; ln -s /etc/passwd /out/link; mkfifo /out/p",
+                    opts=("--out", str(out)))
     assert r.returncode == 0, r.stderr
     o = r.result["output"]
     assert sorted(e["path"] for e in o["refused"]) == ["link", "p"]
@@ -411,16 +350,16 @@ def test_a_result_with_refused_entries_is_never_complete(driver, tmp_path):
 # ---- 5. exit statuses and messages ------------------------------------------------------------
 
 
-def test_timeout_exits_124_with_one_line(driver):
-    r = driver.run("sleep", "30", opts=("--timeout", "0.5"))
+def test_timeout_exits_124_with_one_line(sandbox):
+    r = sandbox.run("sleep", "30", opts=("--timeout", "0.5"))
     assert r.returncode == 124
     assert r.stderr == "seerun sandbox: killed: --timeout 0.5 s reached\n"
     assert r.result["timedOut"] and r.result["status"] == 124
 
 
-def test_oom_kill_says_so_in_one_line(driver):
-    r = driver.run("python3", "-c", "a = []\nwhile True:\n    a.append(bytearray(1 << 20))\n",
-                   opts=("--memory", "32m"))
+def test_oom_kill_says_so_in_one_line(sandbox):
+    r = sandbox.run("python3", "-c", "a = []\nwhile True:\n    a.append(bytearray(1 << 20))\n",
+                    opts=("--memory", "32m"))
     assert r.returncode == 128 + signal.SIGKILL
     lines = [l for l in r.stderr.splitlines() if l.startswith("seerun sandbox:")]
     assert lines == ["seerun sandbox: killed: out of memory (the memory limit, 32 MiB, "
@@ -428,10 +367,10 @@ def test_oom_kill_says_so_in_one_line(driver):
     assert r.result["oomKilled"]
 
 
-def test_a_command_missing_in_the_sandbox_exits_127_with_a_hint(driver, hardened):
+def test_a_command_missing_in_the_sandbox_exits_127_with_a_hint(sandbox, hardened):
     # /usr/local and the home directories are not there; nor is a name nobody has.
     for cmd in ("no-such-command-here", "/root/.bashrc", "/usr/local/bin/x"):
-        r = driver.run(cmd)
+        r = sandbox.run(cmd)
         assert r.returncode == 127, (cmd, r.stderr)
         assert "not found" in r.stderr or "no such file" in r.stderr
         assert "only the host's /usr" in r.stderr and "--ro" in r.stderr
@@ -439,19 +378,19 @@ def test_a_command_missing_in_the_sandbox_exits_127_with_a_hint(driver, hardened
     assert hardened.list_ids() == [] and state_entries(hardened) == []
 
 
-def test_a_command_that_is_not_executable_exits_126(driver, tmp_path):
+def test_a_command_that_is_not_executable_exits_126(sandbox, tmp_path):
     f = tmp_path / "script"
     f.write_text("#!/bin/sh\necho hi\n")
     f.chmod(0o644)
-    r = driver.run("/in/script", opts=("--ro", f"{f}:/in/script"))
+    r = sandbox.run("/in/script", opts=("--ro", f"{f}:/in/script"))
     assert r.returncode == 126, r.stderr
     assert "permission denied" in r.stderr
-    r = driver.run("/usr")
+    r = sandbox.run("/usr")
     assert r.returncode == 126, r.stderr
 
 
-def test_a_failure_of_seerun_itself_is_125(driver, tmp_path):
-    r = driver.run("true", opts=("--rootfs", str(tmp_path / "missing")))
+def test_a_failure_of_seerun_itself_is_125(sandbox, tmp_path):
+    r = sandbox.run("true", opts=("--rootfs", str(tmp_path / "missing")))
     assert r.returncode == 125 and "--rootfs" in r.stderr
 
 
@@ -479,15 +418,15 @@ def test_non_root_is_told_seerun_must_run_as_root(hardened):
     assert r.stderr == "seerun sandbox: seerun must run as root (rootless is not implemented)\n"
 
 
-def test_a_refused_ro_names_the_option_the_user_wrote(driver, tmp_path):
-    r = driver.run("true", opts=("--ro", "/root"))
+def test_a_refused_ro_names_the_option_the_user_wrote(sandbox, tmp_path):
+    r = sandbox.run("true", opts=("--ro", "/root"))
     assert r.returncode == 125
     assert "--ro /root (mounts[" in r.stderr, r.stderr
     assert "denied host path" in r.stderr
     # The one refused of several, as written.
     ok = tmp_path / "fine"
     ok.mkdir()
-    r = driver.run("true", opts=("--ro", f"{ok}:/fine", "--ro", "/root:/r"))
+    r = sandbox.run("true", opts=("--ro", f"{ok}:/fine", "--ro", "/root:/r"))
     assert r.returncode == 125
     assert "--ro /root:/r (mounts[" in r.stderr and f"--ro {ok}" not in r.stderr, r.stderr
 
@@ -505,53 +444,54 @@ def test_an_unknown_profile_lists_the_profiles(hardened):
 # ---- 6. what programs expect to find --------------------------------------------------------
 
 
-def test_the_hosts_ca_certificates_are_readable_inside(driver):
+def test_the_hosts_ca_certificates_are_readable_inside(sandbox):
     """pip, npm and curl verify HTTPS against the system bundle: the host's, read-only."""
     bundle = "/etc/ssl/certs/ca-certificates.crt"
     if not os.path.exists(bundle):
         pytest.skip("the host has no Debian CA bundle")
-    r = driver.run("python3", "-c",
-                   "import ssl, hashlib\n"
-                   f"print(hashlib.sha256(open('{bundle}', 'rb').read()).hexdigest())\n"
-                   "print(ssl.create_default_context().cert_store_stats()['x509_ca'])\n"
-                   f"open('{bundle}', 'a')\n")
+    r = sandbox.run("python3", "-c",
+                    "import ssl, hashlib\n"
+                    f"print(hashlib.sha256(open('{bundle}', 'rb').read()).hexdigest())\n"
+                    "print(ssl.create_default_context().cert_store_stats()['x509_ca'])\n"
+                    f"open('{bundle}', 'a')\n")
     lines = r.stdout.split()
     import hashlib
     assert lines[0] == hashlib.sha256(open(bundle, "rb").read()).hexdigest()
     assert int(lines[1]) > 10
     assert "Read-only file system" in r.stderr or "Permission denied" in r.stderr
     # Nothing else of the host's /etc.
-    r = driver.run("sh", "-c", "ls /etc/ssl; test -e /etc/ssl/private && echo private")
+    r = sandbox.run("sh", "-c", "ls /etc/ssl; test -e /etc/ssl/private && echo private")
     assert "private" not in r.stdout.split()
 
 
-def test_home_is_writable_and_the_users(driver):
-    r = driver.run("python3", "-c",
-                   "import os, pwd\n"
-                   "home = os.environ['HOME']\n"
-                   "print(home, pwd.getpwuid(os.getuid()).pw_dir)\n"
-                   "os.makedirs(os.path.join(home, '.cache', 'pip'))\n"
-                   "open(os.path.join(home, '.npmrc'), 'w').write('x')\n"
-                   "st = os.stat(home); print(st.st_uid == os.getuid(), oct(st.st_mode & 0o777))\n")
+def test_home_is_writable_and_the_users(sandbox):
+    r = sandbox.run("python3", "-c",
+                    "import os, pwd\n"
+                    "home = os.environ['HOME']\n"
+                    "print(home, pwd.getpwuid(os.getuid()).pw_dir)\n"
+                    "os.makedirs(os.path.join(home, '.cache', 'pip'))\n"
+                    "open(os.path.join(home, '.npmrc'), 'w').write('x')\n"
+                    "st = os.stat(home)\n"
+                    "print(st.st_uid == os.getuid(), oct(st.st_mode & 0o777))\n")
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["/home/sandbox", "/home/sandbox", "True", "0o700"]
 
 
-def test_the_hosts_usr_local_is_left_out_unless_asked(driver):
+def test_the_hosts_usr_local_is_left_out_unless_asked(sandbox):
     host = sorted(os.listdir("/usr/local"))
     if not host:
         pytest.skip("the host's /usr/local is empty")
-    r = driver.run("python3", "-c", "import os; print(sorted(os.listdir('/usr/local')))\n"
-                   "open('/usr/local/x', 'w')\n")
+    r = sandbox.run("python3", "-c", "import os; print(sorted(os.listdir('/usr/local')))\n"
+                    "open('/usr/local/x', 'w')\n")
     assert r.stdout.strip() == "[]"
     assert "Read-only file system" in r.stderr or "Permission denied" in r.stderr
-    r = driver.run("python3", "-c", "import os; print(sorted(os.listdir('/usr/local')))",
-                   opts=("--ro", "/usr/local"))
+    r = sandbox.run("python3", "-c", "import os; print(sorted(os.listdir('/usr/local')))",
+                    opts=("--ro", "/usr/local"))
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == str(host)
     sub = os.path.join("/usr/local", host[0])
-    r = driver.run("python3", "-c", "import os; print(sorted(os.listdir('/usr/local')))",
-                   opts=("--ro", sub))
+    r = sandbox.run("python3", "-c", "import os; print(sorted(os.listdir('/usr/local')))",
+                    opts=("--ro", sub))
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == str([host[0]])
 
@@ -586,9 +526,9 @@ def untrusted(tmp_path):
 def test_untrusted_user_code_gets_one_cpu_and_256_pids_by_default(untrusted, tmp_path):
     """A sandbox under untrusted-user-code without --cpus or --pids: 1 CPU and 256 processes,
     on the host's cgroup; asking for more than the profile's ceiling gets the ceiling."""
-    driver = Driver(untrusted, tmp_path)
+    sandbox = Sandbox(untrusted, tmp_path)
     cid = untrusted.id("sb")
-    p = subprocess.Popen(driver.argv("--", "sleep", "30"), stdout=subprocess.DEVNULL,
+    p = subprocess.Popen(sandbox.argv("--", "sleep", "30"), stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
     try:
         wait_for(lambda: running_pid(untrusted, cid), what="the sandbox to run")
@@ -596,14 +536,14 @@ def test_untrusted_user_code_gets_one_cpu_and_256_pids_by_default(untrusted, tmp
     finally:
         p.send_signal(signal.SIGTERM)
         p.wait(timeout=30)
-    r = driver.run("true")
+    r = sandbox.run("true")
     assert r.result["limits"]["cpus"] == 1.0 and r.result["limits"]["pids"] == 256
-    r = driver.run("true", opts=("--cpus", "8", "--pids", "100000"))
+    r = sandbox.run("true", opts=("--cpus", "8", "--pids", "100000"))
     assert r.result["limits"]["cpus"] == 2.0 and r.result["limits"]["pids"] == 1024
     fields = {d["field"]: d for d in r.result["decisions"]}
     assert "profiles.untrusted-user-code.resources.cpu.max" in \
         fields["linux.resources.cpu.quota"]["reason"]
-    r = driver.run("true", opts=("--cpus", "0.5"))
+    r = sandbox.run("true", opts=("--cpus", "0.5"))
     assert r.result["limits"]["cpus"] == 0.5
 
 

@@ -11,11 +11,10 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 
 import pytest
 
-from conftest import SEERUN
+from conftest import SEERUN, wait_for
 
 HELPER = os.path.join(os.path.dirname(__file__), "helpers", "fake_systemd.py")
 BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
@@ -40,14 +39,6 @@ pytestmark = pytest.mark.skipif(shutil.which("dbus-daemon") is None,
                                 reason="dbus-daemon is not installed (contrib/setup.sh)")
 
 
-def wait_for(pred, what, timeout=10):
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
-
-
 class Bus:
     """A private bus, and optionally the stand-in manager on it."""
 
@@ -62,7 +53,7 @@ class Bus:
         self.daemon = subprocess.Popen(["dbus-daemon", "--nofork", f"--config-file={conf}"],
                                        stdin=subprocess.DEVNULL)
         self.manager = None
-        wait_for(self.socket.exists, "the bus socket")
+        wait_for(self.socket.exists, what="the bus socket")
 
     def start_manager(self):
         self.manager = subprocess.Popen(["/usr/bin/python3", HELPER, self.address,

@@ -15,16 +15,7 @@ import time
 
 import pytest
 
-from conftest import SEERUN, Bundle
-
-
-def wait_for(pred, timeout=10.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+from conftest import SEERUN, Bundle, wait_for
 
 
 def read_until_eof(fd, timeout=10.0):

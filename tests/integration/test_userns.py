@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import read_userns_registry
+from conftest import read_userns_registry, wait_for
 
 
 def status_ids(pid):
@@ -45,9 +45,10 @@ def test_no_process_of_a_container_holds_host_uid_or_gid_0(hardened, bundle):
     cid = hardened.id()
     hardened.cmd("run", "-d", "--bundle", bundle.write(), cid, check=True)
     hardened.cmd("exec", "-d", cid, "sleep", "30", check=True)
-    time.sleep(0.3)
-    pids = container_pids(cid)
-    assert len(pids) >= 4, pids  # the init, two sleeps and the exec'd one
+    def all_four():  # the init, two sleeps and the exec'd one
+        pids = container_pids(cid)
+        return len(pids) >= 4 and pids
+    pids = wait_for(all_four, what="the container's four processes")
     for pid in pids:
         ids = status_ids(pid)
         assert 0 not in ids["Uid"] and 0 not in ids["Gid"], (pid, ids)
@@ -176,7 +177,12 @@ def test_a_full_pool_takes_the_range_released_longest_ago_never_a_live_one(harde
     path = bundle.args("true").write()
     a, b, c = hardened.id("a"), hardened.id("b"), hardened.id("c")
     hardened.cmd("run", "--bundle", path, a, check=True)
-    time.sleep(1.1)  # (release times are in seconds)
+    # Release times are in seconds: b's must come after a's.
+    released_a = next(v["released"] for k, v in registry(hardened).items()
+                      if k.endswith("/" + a))
+    assert released_a > 0
+    wait_for(lambda: time.time() >= released_a + 1, interval=0.05,
+             what="the clock to pass the second a was released in")
     hardened.cmd("run", "--bundle", path, b, check=True)
     ranges = registry(hardened)
     first_a = next(v["first"] for k, v in ranges.items() if k.endswith("/" + a))
