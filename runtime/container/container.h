@@ -56,6 +56,7 @@ struct sr_create_ctx {
   int sync[2];       /* [0]: the parent's end, [1]: the children's */
   int fifo_fd;       /* O_PATH of exec.fifo */
   int console_fd;    /* connected --console-socket, or -1 */
+  char *console_name; /* where --console-socket resolved to (its one lookup), for the audit */
   int notify_fd;     /* connected seccomp listenerPath socket, or -1 */
   pid_t host_pid;    /* the init's pid on the host (known to the init from SYNC_INIT_INFO) */
   /* What the policy decided (recorded in the state for exec and update). */
@@ -76,6 +77,17 @@ struct sr_create_ctx {
   const char *activity_unseen;  /* why the built-in filter's denials are not seen; NULL: seen */
   int activity_sock[2];         /* [0]: the supervisor's end, [1]: the init's hand-over end */
   int activity_listen;          /* activity.sock in the state directory (exec's hand-overs) */
+  /* The container paths the caller expects the code to write (the sandbox's /out): their
+   * changes are outputs, not writes elsewhere (activity_files.h).  NULL-terminated, or NULL. */
+  const char *const *activity_outputs;
+  /* Places the caller knows better than the mount table (the sandbox's workspace: its
+   * overlay's upper and lower directories), added as they are (activity_files.h,
+   * sr_activity_places_add; the descriptors stay the caller's). */
+  struct sr_act_place_in {
+    const char *label, *kind, *role;
+    int fd, lower_fd;
+  } activity_places[2];
+  size_t n_activity_places;
   struct sr_landlock_plan landlock; /* abi 0: none */
   /* What the hooks are judged against where they run (the profile of the create). */
   const struct sr_policy_profile *hook_profile;
@@ -94,6 +106,9 @@ struct sr_create_ctx {
  * (locked).  On failure nothing is left: no state, cgroup, mount or process. */
 int sr_create(struct sr_create_ctx *ctx, sr_error_t *err);
 void sr_create_ctx_release(struct sr_create_ctx *ctx);
+/* --console-socket, resolved once and connected before anything else create does (the
+ * command calls it first; sr_create_prepare otherwise). */
+int sr_create_console_connect(struct sr_create_ctx *ctx, sr_error_t *err);
 
 /* Children (runtime/container/init.c).  They never return: they exec or _exit. */
 __attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool after_intermediate);

@@ -300,8 +300,40 @@ static int start_supervisor(struct sr_create_ctx *ctx, sr_error_t *err)
       sc.pidns = (uint64_t)st.st_ino;
     sr_error_free(&e);
   }
+  /* Files changed: the writable places, opened now, before any of the container's code has
+   * run (activity_files.h).  Without them the record says so. */
+  struct sr_act_places places = {.mntns_fd = -1};
+  if (ctx->activity) {
+    sr_error_t e = NULL;
+    if (sr_activity_places_open(ctx->init_pid, ctx->init_pidfd, ctx->activity_outputs, &places,
+                                &e) == 0)
+      sc.places = &places;
+    else
+      sc.files_unseen = "the container's mount table could not be read at create";
+    for (size_t i = 0; sc.places && i < ctx->n_activity_places; i++) {
+      const struct sr_act_place_in *x = &ctx->activity_places[i];
+      int fd = fcntl(x->fd, F_DUPFD_CLOEXEC, 3);
+      int lower = x->lower_fd >= 0 ? fcntl(x->lower_fd, F_DUPFD_CLOEXEC, 3) : -1;
+      bool dup_failed = fd < 0 || (x->lower_fd >= 0 && lower < 0);
+      if (dup_failed) {
+        if (fd >= 0)
+          close(fd);
+        if (lower >= 0)
+          close(lower);
+      }
+      /* sr_activity_places_add takes both descriptors over, also when it fails. */
+      if (dup_failed ||
+          sr_activity_places_add(&places, x->label, x->kind, x->role, fd, lower, &e) < 0) {
+        sr_activity_places_close(&places);
+        sc.places = NULL;
+        sc.files_unseen = "a place the caller named could not be opened";
+      }
+    }
+    sr_error_free(&e);
+  }
   struct sr_state_record *rec = ctx->container->rec;
   int r = sr_supervisor_start(&sc, &rec->supervisor_pid, &rec->supervisor_start, err);
+  sr_activity_places_close(&places);
   if (sc.cg_memory_fd >= 0)
     close(sc.cg_memory_fd);
   if (sc.cg_pids_fd >= 0)
@@ -651,6 +683,17 @@ static void explain_setup_death(struct sr_create_ctx *ctx, sr_error_t *err)
                        hint[0] ? hint : NULL);
 }
 
+int sr_create_console_connect(struct sr_create_ctx *ctx, sr_error_t *err)
+{
+  /* Resolved once, first of all, and held: the name is not looked up again after the policy,
+   * the binds and the cgroup (a path component swapped meanwhile would get the pty master and
+   * a connection from host root). */
+  if (ctx->o->console_socket == NULL || ctx->console_fd >= 0)
+    return 0;
+  return sr_unix_socket_connect_once(ctx->o->console_socket, "--console-socket", &ctx->console_fd,
+                                     &ctx->console_name, err);
+}
+
 int sr_create_prepare(struct sr_create_ctx *ctx, sr_error_t *err)
 {
   const struct sr_config *c = ctx->config;
@@ -687,7 +730,9 @@ int sr_create_prepare(struct sr_create_ctx *ctx, sr_error_t *err)
       (own_mounts &&
        (sr_mount_binds_prepare(c,
                                &(struct sr_bind_sources){ctx->host.mount_fd, ctx->host.mount_errno,
-                                                         ctx->host.n_mounts},
+                                                         ctx->host.n_mounts, ctx->host.path_fd,
+                                                         ctx->host.path_errno, ctx->host.n_paths,
+                                                         ctx->o->bundle},
                                &ctx->binds, err) < 0 ||
         sr_devices_prepare(c, userns, &ctx->devs, err) < 0)))
     return -1;
@@ -697,13 +742,20 @@ int sr_create_prepare(struct sr_create_ctx *ctx, sr_error_t *err)
       sr_cgroup_new(SR_CGROUP_ROOT, cgpath, &ctx->cgroup, err) < 0)
     return -1;
   if (ctx->o->console_socket && ctx->console_fd < 0 &&
-      sr_unix_socket_connect(ctx->o->console_socket, "--console-socket", &ctx->console_fd, err) < 0)
+      sr_create_console_connect(ctx, err) < 0)
     return -1;
+  if (ctx->o->console_socket) {
+    const char *fields[] = {"path", ctx->o->console_socket, "resolved",
+                            ctx->console_name ? ctx->console_name : "", NULL};
+    if (sr_audit_event(ctx->audit, "console-socket", fields, err) < 0)
+      return -1;
+  }
   /* A plain directory is idmapped once the user namespace exists; overlayfs (the engines'
    * image layers) cannot be, so it is rebuilt from idmapped layers here. */
   struct statfs sfs;
-  if (own_mounts && ctx->ns.new_userns && fstatfs(ctx->host.root_fd, &sfs) == 0 &&
-      sfs.f_type == OVERLAYFS_SUPER_MAGIC && prepare_overlay_rootfs(ctx, err) < 0)
+  if (own_mounts && ctx->ns.new_userns && !ctx->rootfs_no_idmap &&
+      fstatfs(ctx->host.root_fd, &sfs) == 0 && sfs.f_type == OVERLAYFS_SUPER_MAGIC &&
+      prepare_overlay_rootfs(ctx, err) < 0)
     return -1;
   /* Otherwise a detached clone of the very tree the policy judged; the init attaches it. */
   if (own_mounts && ctx->rootfs_tree_fd < 0) {
@@ -852,6 +904,8 @@ void sr_create_ctx_release(struct sr_create_ctx *ctx)
       close(*fds[i]);
       *fds[i] = -1;
     }
+  free(ctx->console_name);
+  ctx->console_name = NULL;
   sr_ns_plan_close(&ctx->ns);
   sr_mount_bind_plan_close(&ctx->binds);
   sr_policy_facts_objects_close(&ctx->host);

@@ -15,5 +15,9 @@
 /* sr_unix_socket_connect waits at most this long for a listener (and a send to it). */
 #define SR_CONNECT_TIMEOUT_S 5
 int sr_unix_socket_connect(const char *path, const char *what, int *out, sr_error_t *err);
+/* The same for a path resolved once (O_PATH, no magic links), which must be a unix socket,
+ * connected through that descriptor; *resolved (may be NULL): its name on the host. */
+int sr_unix_socket_connect_once(const char *path, const char *what, int *out, char **resolved,
+                                sr_error_t *err);
 
 #endif
