@@ -25,11 +25,11 @@ static int cmp_str(const void *a, const void *b)
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void sr_cg_v1_list_free(struct sr_cg_v1_list *l)
+void sr_cgroup_v1_list_free(struct sr_cg_v1_list *l)
 {
   if (l == NULL)
     return;
-  sr_strv_freep(&l->names);
+  sr_cleanup_strv_freep(&l->names);
   free(l);
 }
 
@@ -38,7 +38,7 @@ static char **strv_dup(char *const *v, size_t n)
   char **out = calloc(n + 1, sizeof(char *));
   for (size_t i = 0; out && i < n; i++)
     if ((out[i] = strdup(v[i])) == NULL) {
-      sr_strv_freep(&out);
+      sr_cleanup_strv_freep(&out);
       return NULL;
     }
   return out;
@@ -46,7 +46,7 @@ static char **strv_dup(char *const *v, size_t n)
 
 static int list_hierarchies(const struct sr_cgroup *cg, char ***names, size_t *n, sr_error_t *err);
 
-int sr_cg_v1_hierarchies(const struct sr_cgroup *cg, char ***names, size_t *n, sr_error_t *err)
+int sr_cgroup_v1_hierarchies(const struct sr_cgroup *cg, char ***names, size_t *n, sr_error_t *err)
 {
   struct sr_cg_v1_list *l = cg->v1;
   if (l == NULL)
@@ -124,8 +124,8 @@ static bool has_controller(const char *hier, const char *controller)
   return false;
 }
 
-int sr_cg_v1_controller(const struct sr_cgroup *cg, const char *controller, struct sr_cg_dir *d,
-                        sr_error_t *err)
+int sr_cgroup_v1_controller(const struct sr_cgroup *cg, const char *controller, struct sr_cg_dir *d,
+                            sr_error_t *err)
 {
   char probe[PATH_MAX];
   const char *hier = NULL;
@@ -135,7 +135,7 @@ int sr_cg_v1_controller(const struct sr_cgroup *cg, const char *controller, stru
     hier = controller;
   } else {
     size_t n;
-    if (sr_cg_v1_hierarchies(cg, &names, &n, err) < 0)
+    if (sr_cgroup_v1_hierarchies(cg, &names, &n, err) < 0)
       return -1;
     for (size_t i = 0; i < n && hier == NULL; i++)
       if (has_controller(names[i], controller))
@@ -143,7 +143,7 @@ int sr_cg_v1_controller(const struct sr_cgroup *cg, const char *controller, stru
   }
   if (hier == NULL)
     return 0;
-  if (sr_cg_dir_open(d, cg->root, hier, cg->path, err) < 0)
+  if (sr_cgroup_dir_open(d, cg->root, hier, cg->path, err) < 0)
     return -1;
   return 1;
 }
@@ -161,19 +161,19 @@ static int cpuset_inherit(const char *parent, const char *child, sr_error_t *err
 {
   static const char *const files[] = {"cpuset.cpus", "cpuset.mems"};
   _cleanup_cg_dir_ struct sr_cg_dir p = {.fd = -1}, c = {.fd = -1};
-  if (sr_cg_dir_open(&p, parent, NULL, "/", err) < 0 ||
-      sr_cg_dir_open(&c, child, NULL, "/", err) < 0)
+  if (sr_cgroup_dir_open(&p, parent, NULL, "/", err) < 0 ||
+      sr_cgroup_dir_open(&c, child, NULL, "/", err) < 0)
     return -1;
   for (size_t i = 0; i < 2; i++) {
     char cur[4096], from[4096];
-    if (sr_cg_read(&c, files[i], cur, sizeof(cur), err) < 0)
+    if (sr_cgroup_read(&c, files[i], cur, sizeof(cur), err) < 0)
       return -1;
     if (!blank(cur))
       continue;
-    if (sr_cg_read(&p, files[i], from, sizeof(from), err) < 0)
+    if (sr_cgroup_read(&p, files[i], from, sizeof(from), err) < 0)
       return -1;
     from[strcspn(from, "\n")] = '\0';
-    if (sr_cg_write(&c, files[i], from, err) < 0)
+    if (sr_cgroup_write(&c, files[i], from, err) < 0)
       return -1;
   }
   return 0;
@@ -188,21 +188,21 @@ static void remove_leaves(const struct sr_cgroup *cg, char **names, size_t n)
       rmdir(p);
 }
 
-void sr_cg_v1_remove_leaves(const struct sr_cgroup *cg)
+void sr_cgroup_v1_remove_leaves(const struct sr_cgroup *cg)
 {
   _cleanup_strv_ char **names = NULL;
   size_t n = 0;
   sr_error_t e = NULL;
-  if (sr_cg_v1_hierarchies(cg, &names, &n, &e) == 0)
+  if (sr_cgroup_v1_hierarchies(cg, &names, &n, &e) == 0)
     remove_leaves(cg, names, n);
   sr_error_free(&e);
 }
 
-int sr_cg_v1_create(struct sr_cgroup *cg, bool exclusive, bool *created, sr_error_t *err)
+int sr_cgroup_v1_create(struct sr_cgroup *cg, bool exclusive, bool *created, sr_error_t *err)
 {
   _cleanup_strv_ char **names = NULL;
   size_t n;
-  if (sr_cg_v1_hierarchies(cg, &names, &n, err) < 0)
+  if (sr_cgroup_v1_hierarchies(cg, &names, &n, err) < 0)
     return -1;
   if (n == 0)
     return sr_error_make(err, 0, "cgroup: no cgroup v1 hierarchy is mounted under %s", cg->root);
@@ -244,7 +244,7 @@ int sr_cg_v1_create(struct sr_cgroup *cg, bool exclusive, bool *created, sr_erro
 static int ctl(const struct sr_cgroup *cg, const char *controller, const char *field,
                struct sr_cg_dir *d, sr_error_t *err)
 {
-  int r = sr_cg_v1_controller(cg, controller, d, err);
+  int r = sr_cgroup_v1_controller(cg, controller, d, err);
   if (r < 0)
     return sr_error_wrap(err, "%s", field);
   if (r == 0)
@@ -266,7 +266,7 @@ __attribute__((format(printf, 5, 6))) static int put(const struct sr_cg_dir *d, 
     value = NULL;
     return sr_error_make(err, ENOMEM, "%s", field);
   }
-  if (sr_cg_write(d, file, value, err) < 0)
+  if (sr_cgroup_write(d, file, value, err) < 0)
     return sr_error_wrap(err, "%s", field);
   return 0;
 }
@@ -309,14 +309,15 @@ static int v1_memory(struct sr_cgroup *cg, const struct sr_resources *r, sr_erro
     return -1;
   const char *lf = "linux.resources.memory.limit", *sf = "linux.resources.memory.swap";
   /* An unlimited memory with no word on swap means unlimited swap too (runc). */
-  if (limit_set && m->limit.v == -1 && !swap_set && sr_cg_has(&d, "memory.memsw.limit_in_bytes")) {
+  if (limit_set && m->limit.v == -1 && !swap_set &&
+      sr_cgroup_has(&d, "memory.memsw.limit_in_bytes")) {
     swap_set = true;
     swap = -1;
   }
   if (limit_set && swap_set) {
     /* The kernel wants memory <= memory+swap at every step: raise memsw first when growing. */
     uint64_t cur;
-    if (sr_cg_read_u64(&d, "memory.limit_in_bytes", &cur, err) < 0)
+    if (sr_cgroup_read_u64(&d, "memory.limit_in_bytes", &cur, err) < 0)
       return sr_error_wrap(err, "%s", lf);
     bool swap_first = swap == -1 || cur < (uint64_t)swap;
     if (swap_first && put(&d, "memory.memsw.limit_in_bytes", sf, err, "%" PRId64, swap) < 0)
@@ -335,7 +336,7 @@ static int v1_memory(struct sr_cgroup *cg, const struct sr_resources *r, sr_erro
                       "%" PRId64, m->reservation.v) < 0)
     return -1;
   /* Kernel memory limits are gone from recent kernels: best effort, as runc 1.1. */
-  if (m->kernel.set && sr_cg_has(&d, "memory.kmem.limit_in_bytes") &&
+  if (m->kernel.set && sr_cgroup_has(&d, "memory.kmem.limit_in_bytes") &&
       put(&d, "memory.kmem.limit_in_bytes", "linux.resources.memory.kernel", err, "%" PRId64,
           m->kernel.v) < 0) {
     if ((*err)->status != EOPNOTSUPP)
@@ -392,7 +393,8 @@ static int v1_cpu(struct sr_cgroup *cg, const struct sr_resources *r, sr_error_t
     if (c->burst.set &&
         put(&d, "cpu.cfs_burst_us", "linux.resources.cpu.burst", err, "%" PRIu64, c->burst.v) < 0)
       return -1;
-    if ((c->realtime_runtime.set || c->realtime_period.set) && !sr_cg_has(&d, "cpu.rt_runtime_us"))
+    if ((c->realtime_runtime.set || c->realtime_period.set) &&
+        !sr_cgroup_has(&d, "cpu.rt_runtime_us"))
       return sr_error_make(err, 0,
                            "linux.resources.cpu.realtimeRuntime: the kernel has no "
                            "realtime group scheduling (no cpu.rt_runtime_us in %s)",
@@ -441,7 +443,7 @@ static int put_lines(const struct sr_cg_dir *d, const char *file, const char *fi
 {
   if (n == 0)
     return 0;
-  if (sr_cg_write_lines(d, file, lines, n, err) < 0)
+  if (sr_cgroup_write_lines(d, file, lines, n, err) < 0)
     return sr_error_wrap(err, "%s", field);
   return 0;
 }
@@ -469,7 +471,7 @@ static int v1_blkio(struct sr_cgroup *cg, const struct sr_resources *r, sr_error
   if (ctl(cg, "blkio", "linux.resources.blockIO", &d, err) < 0)
     return -1;
   /* Without CFQ, the weights live in the BFQ files (runc). */
-  bool bfq = !sr_cg_has(&d, "blkio.weight") && sr_cg_has(&d, "blkio.bfq.weight");
+  bool bfq = !sr_cgroup_has(&d, "blkio.weight") && sr_cgroup_has(&d, "blkio.bfq.weight");
   if (weight && put(&d, bfq ? "blkio.bfq.weight" : "blkio.weight",
                            "linux.resources.blockIO.weight", err, "%" PRIu64, b->weight.v) < 0)
     return -1;
@@ -506,7 +508,7 @@ static int v1_blkio(struct sr_cgroup *cg, const struct sr_resources *r, sr_error
     }
     if (rc == 0)
       rc = put_lines(&d, tfiles[t], tfields[t], lines, n, err);
-    sr_cg_free_lines(lines, n);
+    sr_cgroup_free_lines(lines, n);
     if (rc < 0)
       return -1;
   }
@@ -519,7 +521,7 @@ static int v1_hugetlb(struct sr_cgroup *cg, const struct sr_resources *r, sr_err
     return 0;
   const char *field = "linux.resources.hugepageLimits";
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  int found = sr_cg_v1_controller(cg, "hugetlb", &d, err);
+  int found = sr_cgroup_v1_controller(cg, "hugetlb", &d, err);
   if (found < 0)
     return sr_error_wrap(err, "%s", field);
   if (found == 0) {
@@ -527,9 +529,9 @@ static int v1_hugetlb(struct sr_cgroup *cg, const struct sr_resources *r, sr_err
     if (!cg->hybrid)
       return sr_error_make(err, 0, "%s: the hugetlb cgroup controller is not mounted under %s",
                            field, cg->root);
-    if (sr_cg_unified_open(cg, &d, err) < 0)
+    if (sr_cgroup_unified_open(cg, &d, err) < 0)
       return sr_error_wrap(err, "%s", field);
-    return sr_cg_v2_hugetlb(&d, r, err);
+    return sr_cgroup_v2_hugetlb(&d, r, err);
   }
   for (size_t i = 0; i < r->n_hugepage_limits; i++) {
     const struct sr_hugepage_limit *h = &r->hugepage_limits[i];
@@ -539,7 +541,7 @@ static int v1_hugetlb(struct sr_cgroup *cg, const struct sr_resources *r, sr_err
       return sr_error_wrap(err, "[%zu] (pageSize %s)", i, h->page_size);
     /* Reservation accounting, where the kernel has it, is what the spec prefers. */
     snprintf(file, sizeof(file), "hugetlb.%s.rsvd.limit_in_bytes", h->page_size);
-    if (sr_cg_has(&d, file) && put(&d, file, field, err, "%" PRIu64, h->limit) < 0)
+    if (sr_cgroup_has(&d, file) && put(&d, file, field, err, "%" PRIu64, h->limit) < 0)
       return -1;
   }
   return 0;
@@ -573,7 +575,7 @@ static int v1_network(struct sr_cgroup *cg, const struct sr_resources *r, sr_err
     }
   if (rc == 0)
     rc = put_lines(&d, "net_prio.ifpriomap", field, lines, n, err);
-  sr_cg_free_lines(lines, n);
+  sr_cgroup_free_lines(lines, n);
   return rc;
 }
 
@@ -598,7 +600,8 @@ static int v1_rdma(struct sr_cgroup *cg, const struct sr_resources *r, sr_error_
   return 0;
 }
 
-int sr_cg_v1_apply(struct sr_cgroup *cg, const struct sr_resources *r, bool update, sr_error_t *err)
+int sr_cgroup_v1_apply(struct sr_cgroup *cg, const struct sr_resources *r, bool update,
+                       sr_error_t *err)
 {
   if (r && r->n_unified > 0)
     return sr_error_make(err, 0, "linux.resources.unified: requires cgroup v2");
@@ -620,82 +623,82 @@ int sr_cg_v1_apply(struct sr_cgroup *cg, const struct sr_resources *r, bool upda
 
 static int read_state(const struct sr_cg_dir *d, char *buf, size_t size, sr_error_t *err)
 {
-  if (sr_cg_read(d, "freezer.state", buf, size, err) < 0)
+  if (sr_cgroup_read(d, "freezer.state", buf, size, err) < 0)
     return -1;
   buf[strcspn(buf, "\n")] = '\0';
   return 0;
 }
 
-int sr_cg_v1_freeze(struct sr_cgroup *cg, bool frozen, sr_error_t *err)
+int sr_cgroup_v1_freeze(struct sr_cgroup *cg, bool frozen, sr_error_t *err)
 {
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  int found = sr_cg_v1_controller(cg, "freezer", &d, err);
+  int found = sr_cgroup_v1_controller(cg, "freezer", &d, err);
   if (found < 0)
     return -1;
   if (found == 0) {
     if (!cg->hybrid)
       return sr_error_make(err, 0, "cgroup: the freezer controller is not mounted under %s",
                            cg->root);
-    if (sr_cg_unified_open(cg, &d, err) < 0)
+    if (sr_cgroup_unified_open(cg, &d, err) < 0)
       return -1;
-    return sr_cg_v2_freeze(&d, frozen, err);
+    return sr_cgroup_v2_freeze(&d, frozen, err);
   }
   const char *want = frozen ? "FROZEN" : "THAWED";
-  int64_t deadline = sr_cg_now_ms() + SR_CG_TIMEOUT_MS;
+  int64_t deadline = sr_cgroup_now_ms() + SR_CG_TIMEOUT_MS;
   for (unsigned i = 0;; i++) {
     /* Asked again now and then: a freeze can stall on a task in an uninterruptible wait, and a
      * thaw-and-refreeze gets it going (runc does the same). */
-    if (frozen && i > 0 && i % 100 == 0 && sr_cg_write(&d, "freezer.state", "THAWED", err) < 0)
+    if (frozen && i > 0 && i % 100 == 0 && sr_cgroup_write(&d, "freezer.state", "THAWED", err) < 0)
       return -1;
-    if (i % 25 == 0 && sr_cg_write(&d, "freezer.state", want, err) < 0)
+    if (i % 25 == 0 && sr_cgroup_write(&d, "freezer.state", want, err) < 0)
       return -1;
     char state[32];
     if (read_state(&d, state, sizeof(state), err) < 0)
       return -1;
     if (strcmp(state, want) == 0)
       return 0;
-    if (sr_cg_now_ms() > deadline) {
+    if (sr_cgroup_now_ms() > deadline) {
       if (frozen) {
         sr_error_t e = NULL;
-        sr_cg_write(&d, "freezer.state", "THAWED", &e); /* do not leave it half frozen */
+        sr_cgroup_write(&d, "freezer.state", "THAWED", &e); /* do not leave it half frozen */
         sr_error_free(&e);
       }
       return sr_error_make(err, ETIMEDOUT, "cgroup: freezer.state in %s is still %s, not %s",
                            d.path, state, want);
     }
-    sr_cg_pause();
+    sr_cgroup_pause();
   }
 }
 
-int sr_cg_v1_is_frozen(struct sr_cgroup *cg, bool *frozen, sr_error_t *err)
+int sr_cgroup_v1_is_frozen(struct sr_cgroup *cg, bool *frozen, sr_error_t *err)
 {
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
   *frozen = false;
-  int found = sr_cg_v1_controller(cg, "freezer", &d, err);
+  int found = sr_cgroup_v1_controller(cg, "freezer", &d, err);
   if (found < 0)
     return -1;
   if (found == 0) {
     if (!cg->hybrid)
       return 0;
-    if (sr_cg_unified_open(cg, &d, err) < 0)
+    if (sr_cgroup_unified_open(cg, &d, err) < 0)
       return -1;
-    return sr_cg_v2_is_frozen(&d, frozen, err);
+    return sr_cgroup_v2_is_frozen(&d, frozen, err);
   }
-  int64_t deadline = sr_cg_now_ms() + SR_CG_TIMEOUT_MS;
+  int64_t deadline = sr_cgroup_now_ms() + SR_CG_TIMEOUT_MS;
   char state[32];
   for (;;) {
     if (read_state(&d, state, sizeof(state), err) < 0)
       return -1;
-    if (strcmp(state, "FREEZING") != 0 || sr_cg_now_ms() > deadline)
+    if (strcmp(state, "FREEZING") != 0 || sr_cgroup_now_ms() > deadline)
       break;
-    sr_cg_pause();
+    sr_cgroup_pause();
   }
   if (strcmp(state, "FROZEN") != 0)
     return 0;
   /* Frozen through an ancestor only is not this container being paused (runc). */
   char self[16];
   sr_error_t e = NULL;
-  if (sr_cg_read(&d, "freezer.self_freezing", self, sizeof(self), &e) < 0) {
+  if (sr_cgroup_read(&d, "freezer.self_freezing", self, sizeof(self), &e) < 0) {
     sr_error_free(&e);
     *frozen = true;
     return 0;
@@ -709,15 +712,15 @@ int sr_cg_v1_is_frozen(struct sr_cgroup *cg, bool *frozen, sr_error_t *err)
 static int v1_cpu_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err)
 {
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  int found = sr_cg_v1_controller(cg, "cpuacct", &d, err);
+  int found = sr_cgroup_v1_controller(cg, "cpuacct", &d, err);
   if (found < 0)
     return -1;
   if (found) {
     char buf[32768]; /* one number per CPU */
-    if (sr_cg_read_u64_opt(&d, "cpuacct.usage", &st->cpu_usage_total, err) < 0)
+    if (sr_cgroup_read_u64_opt(&d, "cpuacct.usage", &st->cpu_usage_total, err) < 0)
       return -1;
-    if (sr_cg_has(&d, "cpuacct.usage_percpu")) {
-      if (sr_cg_read(&d, "cpuacct.usage_percpu", buf, sizeof(buf), err) < 0)
+    if (sr_cgroup_has(&d, "cpuacct.usage_percpu")) {
+      if (sr_cgroup_read(&d, "cpuacct.usage_percpu", buf, sizeof(buf), err) < 0)
         return -1;
       size_t n = 0;
       for (char *p = buf; *p;) {
@@ -734,27 +737,27 @@ static int v1_cpu_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_err
         p = end;
       }
     }
-    if (sr_cg_has(&d, "cpuacct.stat")) {
+    if (sr_cgroup_has(&d, "cpuacct.stat")) {
       /* In USER_HZ ticks; reported in ns like the total. */
       uint64_t user, sys;
       long hz = sysconf(_SC_CLK_TCK);
       if (hz <= 0)
         hz = 100;
-      if (sr_cg_read_keyed(&d, "cpuacct.stat", "user", &user, err) < 0 ||
-          sr_cg_read_keyed(&d, "cpuacct.stat", "system", &sys, err) < 0)
+      if (sr_cgroup_read_keyed(&d, "cpuacct.stat", "user", &user, err) < 0 ||
+          sr_cgroup_read_keyed(&d, "cpuacct.stat", "system", &sys, err) < 0)
         return -1;
       st->cpu_usage_user = user * (1000000000ull / (uint64_t)hz);
       st->cpu_usage_kernel = sys * (1000000000ull / (uint64_t)hz);
     }
   }
-  sr_cg_dir_close(&d);
-  found = sr_cg_v1_controller(cg, "cpu", &d, err);
+  sr_cgroup_dir_close(&d);
+  found = sr_cgroup_v1_controller(cg, "cpu", &d, err);
   if (found < 0)
     return -1;
-  if (found && sr_cg_has(&d, "cpu.stat") &&
-      (sr_cg_read_keyed(&d, "cpu.stat", "nr_periods", &st->cpu_throttling_periods, err) < 0 ||
-       sr_cg_read_keyed(&d, "cpu.stat", "nr_throttled", &st->cpu_throttled_periods, err) < 0 ||
-       sr_cg_read_keyed(&d, "cpu.stat", "throttled_time", &st->cpu_throttled_time, err) < 0))
+  if (found && sr_cgroup_has(&d, "cpu.stat") &&
+      (sr_cgroup_read_keyed(&d, "cpu.stat", "nr_periods", &st->cpu_throttling_periods, err) < 0 ||
+       sr_cgroup_read_keyed(&d, "cpu.stat", "nr_throttled", &st->cpu_throttled_periods, err) < 0 ||
+       sr_cgroup_read_keyed(&d, "cpu.stat", "throttled_time", &st->cpu_throttled_time, err) < 0))
     return -1;
   return 0;
 }
@@ -762,23 +765,23 @@ static int v1_cpu_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_err
 static int v1_memory_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err)
 {
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  int found = sr_cg_v1_controller(cg, "memory", &d, err);
+  int found = sr_cgroup_v1_controller(cg, "memory", &d, err);
   if (found <= 0)
     return found;
-  if (sr_cg_read_u64_opt(&d, "memory.usage_in_bytes", &st->memory_usage, err) < 0 ||
-      sr_cg_read_u64_opt(&d, "memory.max_usage_in_bytes", &st->memory_max_usage, err) < 0 ||
-      sr_cg_read_u64_opt(&d, "memory.limit_in_bytes", &st->memory_limit, err) < 0 ||
-      sr_cg_read_u64_opt(&d, "memory.failcnt", &st->memory_failcnt, err) < 0 ||
-      sr_cg_read_u64_opt(&d, "memory.memsw.usage_in_bytes", &st->swap_usage, err) < 0 ||
-      sr_cg_read_u64_opt(&d, "memory.memsw.limit_in_bytes", &st->swap_limit, err) < 0)
+  if (sr_cgroup_read_u64_opt(&d, "memory.usage_in_bytes", &st->memory_usage, err) < 0 ||
+      sr_cgroup_read_u64_opt(&d, "memory.max_usage_in_bytes", &st->memory_max_usage, err) < 0 ||
+      sr_cgroup_read_u64_opt(&d, "memory.limit_in_bytes", &st->memory_limit, err) < 0 ||
+      sr_cgroup_read_u64_opt(&d, "memory.failcnt", &st->memory_failcnt, err) < 0 ||
+      sr_cgroup_read_u64_opt(&d, "memory.memsw.usage_in_bytes", &st->swap_usage, err) < 0 ||
+      sr_cgroup_read_u64_opt(&d, "memory.memsw.limit_in_bytes", &st->swap_limit, err) < 0)
     return -1;
-  if (sr_cg_has(&d, "memory.stat")) {
-    if (sr_cg_stats_memory_stat(&d, st, err) < 0)
+  if (sr_cgroup_has(&d, "memory.stat")) {
+    if (sr_cgroup_stats_memory_stat(&d, st, err) < 0)
       return -1;
-    st->memory_cache = sr_cg_stats_lookup(st, "cache");
+    st->memory_cache = sr_cgroup_stats_lookup(st, "cache");
   }
-  if (sr_cg_has(&d, "memory.oom_control") &&
-      sr_cg_read_keyed(&d, "memory.oom_control", "oom_kill", &st->oom_kill_count, err) < 0)
+  if (sr_cgroup_has(&d, "memory.oom_control") &&
+      sr_cgroup_read_keyed(&d, "memory.oom_control", "oom_kill", &st->oom_kill_count, err) < 0)
     return -1;
   return 0;
 }
@@ -786,17 +789,17 @@ static int v1_memory_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_
 static int v1_blkio_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err)
 {
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  int found = sr_cg_v1_controller(cg, "blkio", &d, err);
+  int found = sr_cgroup_v1_controller(cg, "blkio", &d, err);
   if (found <= 0)
     return found;
   /* CFQ's file, else the throttling layer's (always there), as runc. */
   static const char *const files[] = {"blkio.io_service_bytes_recursive",
                                       "blkio.throttle.io_service_bytes_recursive"};
   for (size_t f = 0; f < 2 && st->n_blkio_bytes == 0; f++) {
-    if (!sr_cg_has(&d, files[f]))
+    if (!sr_cgroup_has(&d, files[f]))
       continue;
     char buf[16384];
-    if (sr_cg_read(&d, files[f], buf, sizeof(buf), err) < 0)
+    if (sr_cgroup_read(&d, files[f], buf, sizeof(buf), err) < 0)
       return -1;
     char *save = NULL;
     for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -805,7 +808,7 @@ static int v1_blkio_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_e
       /* "8:0 Read 4096"; the "Total N" line has no device. */
       if (sscanf(line, "%llu:%llu %15s %llu", &maj, &min, op, &v) != 4)
         continue;
-      if (sr_cg_stats_add_blkio(st, maj, min, op, v) < 0)
+      if (sr_cgroup_stats_add_blkio(st, maj, min, op, v) < 0)
         return sr_error_make(err, ENOMEM, "cgroup: %s", files[f]);
     }
   }
@@ -815,52 +818,52 @@ static int v1_blkio_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_e
 static int v1_hugetlb_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err)
 {
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  int found = sr_cg_v1_controller(cg, "hugetlb", &d, err);
+  int found = sr_cgroup_v1_controller(cg, "hugetlb", &d, err);
   if (found < 0)
     return -1;
   if (found == 0) {
     if (!cg->hybrid)
       return 0;
-    if (sr_cg_unified_open(cg, &d, err) < 0) {
+    if (sr_cgroup_unified_open(cg, &d, err) < 0) {
       if ((*err)->status != ENOENT)
         return -1;
       sr_error_free(err);
       return 0;
     }
-    return sr_cg_v2_hugetlb_stats(&d, st, err);
+    return sr_cgroup_v2_hugetlb_stats(&d, st, err);
   }
   _cleanup_strv_ char **sizes = NULL;
   size_t n;
-  if (sr_cg_hugetlb_sizes(&d, ".usage_in_bytes", &sizes, &n, err) < 0)
+  if (sr_cgroup_v2_hugetlb_sizes(&d, ".usage_in_bytes", &sizes, &n, err) < 0)
     return -1;
   for (size_t i = 0; i < n; i++) {
     char f1[64], f2[64], f3[64];
-    struct sr_hugetlb_stat *h = sr_cg_stats_add_hugetlb(st, sizes[i]);
+    struct sr_hugetlb_stat *h = sr_cgroup_v2_stats_add_hugetlb(st, sizes[i]);
     if (h == NULL)
       return sr_error_make(err, ENOMEM, "cgroup: hugetlb");
     snprintf(f1, sizeof(f1), "hugetlb.%s.usage_in_bytes", sizes[i]);
     snprintf(f2, sizeof(f2), "hugetlb.%s.max_usage_in_bytes", sizes[i]);
     snprintf(f3, sizeof(f3), "hugetlb.%s.failcnt", sizes[i]);
-    if (sr_cg_read_u64_opt(&d, f1, &h->usage, err) < 0 ||
-        sr_cg_read_u64_opt(&d, f2, &h->max_usage, err) < 0 ||
-        sr_cg_read_u64_opt(&d, f3, &h->failcnt, err) < 0)
+    if (sr_cgroup_read_u64_opt(&d, f1, &h->usage, err) < 0 ||
+        sr_cgroup_read_u64_opt(&d, f2, &h->max_usage, err) < 0 ||
+        sr_cgroup_read_u64_opt(&d, f3, &h->failcnt, err) < 0)
       return -1;
   }
   return 0;
 }
 
-int sr_cg_v1_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err)
+int sr_cgroup_v1_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err)
 {
   if (v1_cpu_stats(cg, st, err) < 0 || v1_memory_stats(cg, st, err) < 0 ||
       v1_blkio_stats(cg, st, err) < 0 || v1_hugetlb_stats(cg, st, err) < 0)
     return -1;
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  int found = sr_cg_v1_controller(cg, "pids", &d, err);
+  int found = sr_cgroup_v1_controller(cg, "pids", &d, err);
   if (found < 0)
     return -1;
   if (found) {
-    if (sr_cg_read_u64_opt(&d, "pids.current", &st->pids_current, err) < 0 ||
-        sr_cg_read_u64_opt(&d, "pids.max", &st->pids_limit, err) < 0)
+    if (sr_cgroup_read_u64_opt(&d, "pids.current", &st->pids_current, err) < 0 ||
+        sr_cgroup_read_u64_opt(&d, "pids.max", &st->pids_limit, err) < 0)
       return -1;
     if (st->pids_limit == UINT64_MAX)
       st->pids_limit = 0;

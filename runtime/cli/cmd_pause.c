@@ -11,7 +11,7 @@
 static int freeze(const struct sr_global *g, const char *cmd, bool frozen, int argc, char **argv)
 {
   const char *id;
-  int r = sr_cli_parse_id_only(cmd, argc, argv, &id);
+  int r = sr_cli_common_parse_id_only(cmd, argc, argv, &id);
   if (r)
     return r == 2 ? 0 : 1;
   if (sr_cli_setup(g, 0, false) < 0)
@@ -22,11 +22,13 @@ static int freeze(const struct sr_global *g, const char *cmd, bool frozen, int a
     return sr_cli_fail(&err);
   enum sr_status st = sr_container_status(ct);
   if (frozen && st != SR_STATUS_RUNNING) {
-    sr_error_make(&err, 0, "container \"%s\" not running (it is %s)", id, sr_status_name(st));
+    sr_error_make(&err, 0, "container \"%s\" not running (it is %s)", id,
+                  sr_container_status_name(st));
     return sr_cli_fail(&err);
   }
   if (!frozen && st != SR_STATUS_PAUSED) {
-    sr_error_make(&err, 0, "container \"%s\" not paused (it is %s)", id, sr_status_name(st));
+    sr_error_make(&err, 0, "container \"%s\" not paused (it is %s)", id,
+                  sr_container_status_name(st));
     return sr_cli_fail(&err);
   }
   _cleanup_cgroup_ struct sr_cgroup *cg = NULL;
@@ -54,7 +56,7 @@ int sr_cmd_pause(const struct sr_global *g, int argc, char **argv)
   return freeze(g, "pause", true, argc, argv);
 }
 
-int sr_cmd_resume(const struct sr_global *g, int argc, char **argv)
+int sr_cmd_pause_resume(const struct sr_global *g, int argc, char **argv)
 {
   return freeze(g, "resume", false, argc, argv);
 }

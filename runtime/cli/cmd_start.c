@@ -12,7 +12,7 @@
 int sr_cmd_start(const struct sr_global *g, int argc, char **argv)
 {
   const char *id;
-  int r = sr_cli_parse_id_only("start", argc, argv, &id);
+  int r = sr_cli_common_parse_id_only("start", argc, argv, &id);
   if (r)
     return r == 2 ? 0 : 1;
   if (sr_cli_setup(g, 0, false) < 0)
@@ -29,9 +29,9 @@ int sr_cmd_start(const struct sr_global *g, int argc, char **argv)
   struct sr_policy_ctx pc = {0};
   struct sr_hook_gate gate = {.rejudge = true};
   if (config->hooks.n[SR_HOOK_POSTSTART])
-    sr_stored_hook_gate(&g->run, ct, &pc, &gate);
+    sr_stored_hook_gate(&g->run, ct, &pc, NULL, &gate);
   r = sr_container_start(ct, config, &gate, &err);
-  sr_policy_ctx_release(&pc);
+  sr_policy_run_ctx_release(&pc);
   if (r < 0)
     return sr_cli_fail(&err);
   return 0;

@@ -11,7 +11,7 @@
 int sr_cmd_state(const struct sr_global *g, int argc, char **argv)
 {
   const char *id;
-  int r = sr_cli_parse_id_only("state", argc, argv, &id);
+  int r = sr_cli_common_parse_id_only("state", argc, argv, &id);
   if (r)
     return r == 2 ? 0 : 1;
   if (sr_cli_setup(g, 0, false) < 0)

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-int sr_fd_send(int sock, int fd, const char *data, size_t len)
+int sr_fd_pass_send(int sock, int fd, const char *data, size_t len)
 {
   struct iovec iov = {(void *)data, len};
   union {
@@ -27,7 +27,7 @@ int sr_fd_send(int sock, int fd, const char *data, size_t len)
   return n == (ssize_t)len ? 0 : -1;
 }
 
-int sr_fd_recv(int sock, int flags, char *data, size_t size, size_t *got)
+int sr_fd_pass_recv(int sock, int flags, char *data, size_t size, size_t *got)
 {
   struct iovec iov = {data, size};
   union {

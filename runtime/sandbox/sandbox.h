@@ -122,26 +122,26 @@ struct sr_sandbox_ws {
 /* The runtime's mounts (the root filesystem and /out it prepares) are made in a mount
  * namespace of its own, a slave of the host's: the host never sees them, and they vanish with
  * the runtime however it ends. */
-int sr_sandbox_private_mounts(sr_error_t *err);
+int sr_sandbox_slot_private_mounts(sr_error_t *err);
 
 /* Removes what sandboxes whose runtime is gone left in this state root: their containers
  * (as delete --force does) and workspaces.  Best effort: failures are warnings. */
-void sr_sandbox_reap_stale(const struct sr_invocation *g, int rootfd, const char *real_root);
+void sr_sandbox_slot_reap_stale(const struct sr_invocation *g, int rootfd, const char *real_root);
 /* The same for `seerun gc`: the state root of g (none: nothing to do). */
-int sr_sandbox_gc(const struct sr_invocation *g, sr_error_t *err);
+int sr_sandbox_slot_gc(const struct sr_invocation *g, sr_error_t *err);
 
 /* Reserves the container id (name, or the first free sandbox-<n>) and makes the workspace:
  * the bundle directory with the mount points rootfs/ and out/. */
-int sr_sandbox_reserve(const struct sr_invocation *g, struct sr_sandbox_ws *ws, const char *name,
-                       sr_error_t *err);
+int sr_sandbox_slot_reserve(const struct sr_invocation *g, struct sr_sandbox_ws *ws,
+                            const char *name, sr_error_t *err);
 /* Once the container exists (its state directory holds the id now): the mounts of the
  * workspace are detached and the workspace removed.  Idempotent. */
-void sr_sandbox_ws_remove(struct sr_sandbox_ws *ws);
-void sr_sandbox_ws_release(struct sr_sandbox_ws *ws);
+void sr_sandbox_slot_remove(struct sr_sandbox_ws *ws);
+void sr_sandbox_slot_release(struct sr_sandbox_ws *ws);
 
 /* Whether a container's bundle is a sandbox workspace of this state root whose runtime is
  * gone. */
-bool sr_sandbox_bundle_orphaned(const char *real_root, const char *bundle);
+bool sr_sandbox_slot_bundle_orphaned(const char *real_root, const char *bundle);
 
 /* ---- sandbox_rootfs.c ---- */
 
@@ -159,7 +159,7 @@ struct sr_sandbox_sysdirs {
  * binds and the working directory. */
 int sr_sandbox_rootfs_build(const struct sr_sandbox_opts *o, const char *target,
                             struct sr_sandbox_sysdirs *sys, sr_error_t *err);
-void sr_sandbox_sysdirs_free(struct sr_sandbox_sysdirs *sys);
+void sr_sandbox_rootfs_sysdirs_free(struct sr_sandbox_sysdirs *sys);
 
 /* ---- sandbox_config.c ---- */
 
@@ -247,10 +247,10 @@ struct sr_sandbox_wait {
 };
 
 /* Blocks the signals the runtime handles (before the container exists, so none is lost). */
-int sr_sandbox_block_signals(sr_error_t *err);
+int sr_sandbox_supervise_block_signals(sr_error_t *err);
 /* A SIGINT, SIGTERM or SIGHUP of the caller's that is pending (blocked since
- * sr_sandbox_block_signals), taken; 0: none. */
-int sr_sandbox_stop_signal(void);
+ * sr_sandbox_supervise_block_signals), taken; 0: none. */
+int sr_sandbox_supervise_stop_signal(void);
 
 /* Waits for the init (pidfd), relaying the standard streams (st) until every writer is gone.
  * A first SIGINT, SIGTERM or SIGHUP sends the command SIGTERM, and kill_after_ms later (or at
@@ -269,17 +269,18 @@ struct sr_sandbox_usage {
   uint64_t peak_memory;
   uint64_t oom_kills;
 };
-int sr_sandbox_cgroup_usage(const char *cgroup_path, struct sr_sandbox_usage *u, sr_error_t *err);
+int sr_sandbox_supervise_cgroup_usage(const char *cgroup_path, struct sr_sandbox_usage *u,
+                                      sr_error_t *err);
 
-int64_t sr_sandbox_now_ns(void);
+int64_t sr_sandbox_supervise_now_ns(void);
 
 /* ---- sandbox_collect.c ---- */
 
 /* The /out tmpfs: made by the runtime (so the container cannot remount it), its root owned
  * by the sandbox user's host id, attached at target for the container's bind.  *fd is the
  * runtime's descriptor of it, valid after the container is gone. */
-int sr_sandbox_out_create(uint64_t size, uid_t owner, gid_t group, const char *target, int *fd,
-                          sr_error_t *err);
+int sr_sandbox_collect_out_create(uint64_t size, uid_t owner, gid_t group, const char *target,
+                                  int *fd, sr_error_t *err);
 
 enum sr_collect_kind { SR_COLLECT_FILE, SR_COLLECT_DIR, SR_COLLECT_OTHER };
 
@@ -310,11 +311,11 @@ struct sr_collect_result {
  * failure to write into dst. */
 int sr_sandbox_collect(int src, int dst, uint64_t max_bytes, uint64_t max_files, bool overwrite,
                        struct sr_collect_result *res, sr_error_t *err);
-void sr_collect_result_free(struct sr_collect_result *res);
+void sr_sandbox_collect_result_free(struct sr_collect_result *res);
 
 /* A printable, valid UTF-8 rendering of a name (malloc'd): control bytes, backslashes and
  * bytes that are not part of a UTF-8 sequence become \xNN. */
-char *sr_sandbox_printable(const char *s);
+char *sr_sandbox_collect_printable(const char *s);
 
 /* ---- sandbox_apply.c: the workspace as it was, and the changes copied back ---- */
 
@@ -349,12 +350,12 @@ struct sr_ws_snapshot {
 /* Every entry below dir (the workspace, the lower layer's clone), protected subtrees left
  * out (the .git found below the top listed in git); at most SR_WS_SNAPSHOT_MAX entries and
  * SR_WS_NESTED_GIT_MAX of those .git (past either: an error naming the bound). */
-int sr_ws_snapshot_take(int dir, char *const *protect, size_t n_protect, struct sr_ws_snapshot *s,
-                        sr_error_t *err);
-void sr_ws_snapshot_release(struct sr_ws_snapshot *s);
+int sr_sandbox_apply_snapshot_take(int dir, char *const *protect, size_t n_protect,
+                                   struct sr_ws_snapshot *s, sr_error_t *err);
+void sr_sandbox_apply_snapshot_release(struct sr_ws_snapshot *s);
 
 /* Whether path is a protected path or below one. */
-bool sr_ws_protected(const char *path, char *const *protect, size_t n_protect);
+bool sr_sandbox_apply_protected(const char *path, char *const *protect, size_t n_protect);
 
 /* What became of one change: applied, or why not. */
 struct sr_ws_outcome {
@@ -386,11 +387,11 @@ struct sr_ws_apply_record;
  * (sandbox_apply_record.c), and their prefix; stop: the caller's SIGINT, SIGTERM or SIGHUP
  * arrived during the apply (set by it: the file being written is rolled back, the rest is
  * not applied). */
-int sr_ws_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_snapshot *snap,
-                char *const *protect, size_t n_protect, uint64_t max_bytes,
-                const char *refuse_all, struct sr_ws_apply_record *rec, int *stop,
-                struct sr_ws_apply *res, sr_error_t *err);
-void sr_ws_apply_release(struct sr_ws_apply *res);
+int sr_sandbox_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_snapshot *snap,
+                     char *const *protect, size_t n_protect, uint64_t max_bytes,
+                     const char *refuse_all, struct sr_ws_apply_record *rec, int *stop,
+                     struct sr_ws_apply *res, sr_error_t *err);
+void sr_sandbox_apply_release(struct sr_ws_apply *res);
 
 /* ---- sandbox_apply_record.c: where a killed --apply may have left its temporaries ---- */
 
@@ -398,27 +399,27 @@ void sr_ws_apply_release(struct sr_ws_apply *res);
 struct sr_ws_apply_record {
   int rootfd;
   const char *owner;
-  const char *host_path;       /* HOST, as opened */
-  struct stat host_st;         /* HOST's identity (st_dev, st_ino) */
-  char prefix[64];             /* of every temporary: ".seerun-apply.<run-id>." */
-  bool written;                /* on disk (removed by sr_ws_apply_record_remove) */
+  const char *host_path; /* HOST, as opened */
+  struct stat host_st;   /* HOST's identity (st_dev, st_ino) */
+  char prefix[64];       /* of every temporary: ".seerun-apply.<run-id>." */
+  bool written;          /* on disk (removed by sr_sandbox_apply_record_remove) */
 };
 
 /* The prefix of every temporary file of this run's --apply: ".seerun-apply.<run-id>.". */
-void sr_ws_tmp_prefix(const char *run_id, char *buf, size_t size);
+void sr_sandbox_apply_record_tmp_prefix(const char *run_id, char *buf, size_t size);
 /* Records (atomically, fsynced, before anything is written into HOST) HOST's identity and
  * the path it was opened by, the temporaries' prefix and the directories (relative to HOST,
  * "" for itself) the apply writes files in. */
-int sr_ws_apply_record_write(struct sr_ws_apply_record *rec, char *const *dirs, size_t n_dirs,
-                             sr_error_t *err);
-void sr_ws_apply_record_remove(struct sr_ws_apply_record *rec);
+int sr_sandbox_apply_record_write(struct sr_ws_apply_record *rec, char *const *dirs, size_t n_dirs,
+                                  sr_error_t *err);
+void sr_sandbox_apply_record_remove(struct sr_ws_apply_record *rec);
 /* Whether name (an entry of the state root) is an apply record; *token: its runtime's;
  * *complete: renamed into place (else one whose writing never finished). */
-bool sr_ws_apply_record_name(const char *name, const char **token, bool *complete);
+bool sr_sandbox_apply_record_name(const char *name, const char **token, bool *complete);
 /* For a record whose runtime is dead: removes the temporaries it names from HOST if HOST is
  * still the recorded directory (each removal, or why nothing was done, said on stderr), then
  * the record. */
-void sr_ws_apply_record_reap(int rootfd, const char *name);
+void sr_sandbox_apply_record_reap(int rootfd, const char *name);
 
 /* ---- sandbox_workspace.c: --workspace, the copy-on-write workspace ---- */
 
@@ -443,22 +444,22 @@ struct sr_sandbox_cow {
   size_t protect_mounted; /* protected paths that are read-only inside */
 };
 
-void sr_sandbox_cow_init(struct sr_sandbox_cow *w);
+void sr_sandbox_workspace_init(struct sr_sandbox_cow *w);
 /* Opens the workspace directory (no symlink anywhere in the path: refused), clones it and
  * takes the snapshot: before anything of the sandbox runs. */
-int sr_sandbox_cow_open(const struct sr_sandbox_opts *o, const struct sr_sandbox_caller *c,
-                        struct sr_sandbox_cow *w, sr_error_t *err);
+int sr_sandbox_workspace_open(const struct sr_sandbox_opts *o, const struct sr_sandbox_caller *c,
+                              struct sr_sandbox_cow *w, sr_error_t *err);
 /* Once the policy has decided the user namespace (uid, gid: the sandbox user's host ids):
  * the idmapped lower, the bounded upper, the overlay attached at target, the protected paths
  * bound read-only over it.  judged: the descriptor the policy judged for the bind. */
-int sr_sandbox_cow_mount(const struct sr_sandbox_opts *o, struct sr_sandbox_cow *w, uid_t uid,
-                         gid_t gid, const char *target, int judged, sr_error_t *err);
+int sr_sandbox_workspace_mount(const struct sr_sandbox_opts *o, struct sr_sandbox_cow *w, uid_t uid,
+                               gid_t gid, const char *target, int judged, sr_error_t *err);
 /* Once every process of the sandbox is gone: the diff, and --apply (unless unfinished says
  * why the command did not finish: then every change is refused with that reason). */
-int sr_sandbox_cow_finish(const struct sr_sandbox_opts *o, struct sr_sandbox_cow *w,
-                          const char *unfinished, struct sr_ws_apply_record *rec, int *stop,
-                          sr_error_t *err);
-void sr_sandbox_cow_release(struct sr_sandbox_cow *w);
+int sr_sandbox_workspace_finish(const struct sr_sandbox_opts *o, struct sr_sandbox_cow *w,
+                                const char *unfinished, struct sr_ws_apply_record *rec, int *stop,
+                                sr_error_t *err);
+void sr_sandbox_workspace_release(struct sr_sandbox_cow *w);
 
 /* ---- sandbox_audit.c ---- */
 
@@ -471,15 +472,15 @@ struct sr_sandbox_caller {
   char *cwd;         /* NULL: unknown */
 };
 
-void sr_sandbox_caller_init(struct sr_sandbox_caller *c);
-void sr_sandbox_caller_release(struct sr_sandbox_caller *c);
+void sr_sandbox_audit_caller_init(struct sr_sandbox_caller *c);
+void sr_sandbox_audit_caller_release(struct sr_sandbox_caller *c);
 /* A unique id for the run: 128 random bits, in hex (33 bytes with the NUL). */
-int sr_sandbox_run_id(char out[33], sr_error_t *err);
+int sr_sandbox_audit_run_id(char out[33], sr_error_t *err);
 /* An absolute, lexically clean path for what the user gave (relative to the caller's cwd);
  * malloc'd, NULL when out of memory or cwd is unknown. */
-char *sr_sandbox_abs_path(const struct sr_sandbox_caller *c, const char *path);
+char *sr_sandbox_audit_abs_path(const struct sr_sandbox_caller *c, const char *path);
 
-void sr_sandbox_put_caller(sr_json_gen_t g, const struct sr_sandbox_caller *c);
+void sr_sandbox_audit_put_caller(sr_json_gen_t g, const struct sr_sandbox_caller *c);
 /* The audit event "sandbox-start": the request (command, caller, the paths, absolute; what
  * was asked of the limits), before anything is made. */
 int sr_sandbox_audit_start(const struct sr_audit *a, const struct sr_sandbox_opts *o,
@@ -556,15 +557,15 @@ struct sr_sandbox {
   /* The index of the first --ro bind among the generated config's mounts (they come last, in
    * order), so that a refusal of mounts[N] names the --ro the user wrote; -1: not known. */
   long ro_first_mount;
-  struct sr_sandbox_result res; /* valid after sr_sandbox_run, until sr_sandbox_release */
+  struct sr_sandbox_result res; /* valid after sr_sandbox_run, until sr_sandbox_run_release */
 };
 
 /* profile: the sandbox's --profile (NULL: the global one, or the bindings'). */
-void sr_sandbox_init(struct sr_sandbox *s, const struct sr_invocation *g, const char *profile,
-                     struct sr_sandbox_opts *o);
+void sr_sandbox_run_init(struct sr_sandbox *s, const struct sr_invocation *g, const char *profile,
+                         struct sr_sandbox_opts *o);
 /* Everything, from the policy to the collected /out; s->res says what came of it (also on a
  * failure, which leaves nothing of the sandbox behind), and is audited either way. */
 int sr_sandbox_run(struct sr_sandbox *s, sr_error_t *err);
-void sr_sandbox_release(struct sr_sandbox *s);
+void sr_sandbox_run_release(struct sr_sandbox *s);
 
 #endif

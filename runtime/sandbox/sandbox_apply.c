@@ -23,7 +23,7 @@
 
 #include "cleanup.h"
 #include "paths.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -52,7 +52,7 @@ static uint64_t hash_path(const char *p)
   return h;
 }
 
-void sr_ws_snapshot_release(struct sr_ws_snapshot *s)
+void sr_sandbox_apply_snapshot_release(struct sr_ws_snapshot *s)
 {
   for (size_t i = 0; i < s->n_git; i++)
     free(s->git[i]);
@@ -145,7 +145,7 @@ static bool below_protect(const char *path, char *const *protect, size_t n_prote
   return false;
 }
 
-bool sr_ws_protected(const char *path, char *const *protect, size_t n_protect)
+bool sr_sandbox_apply_protected(const char *path, char *const *protect, size_t n_protect)
 {
   /* Every .git, not only HOST's own: a workspace may hold more than one repository (or the
    * code may make one below it), and a hook or core.fsmonitor there runs on the host. */
@@ -214,7 +214,7 @@ static int snap_dir(struct snap_walk *w, int dir, size_t plen, int depth, sr_err
         fstatat(dir, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
         (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
       r = nested_git(w->s, w->path, err);
-    else if (!sr_ws_protected(w->path, w->protect, w->n_protect) &&
+    else if (!sr_sandbox_apply_protected(w->path, w->protect, w->n_protect) &&
              fstatat(dir, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
       if (w->s->n >= SR_WS_SNAPSHOT_MAX)
         r = sr_error_make(err, E2BIG,
@@ -224,9 +224,8 @@ static int snap_dir(struct snap_walk *w, int dir, size_t plen, int depth, sr_err
       else if (put(w->s, w->path, &st) == NULL)
         r = sr_error_make(err, ENOMEM, "--workspace: the snapshot");
       else if (S_ISDIR(st.st_mode) && depth < MAX_DEPTH) {
-        _cleanup_close_ int sub = sr_openat2(dir, de->d_name,
-                                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
-                                             RESOLVE);
+        _cleanup_close_ int sub = sr_paths_openat2(
+            dir, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE);
         if (sub >= 0)
           r = snap_dir(w, sub, clen, depth + 1, err);
       }
@@ -238,8 +237,8 @@ static int snap_dir(struct snap_walk *w, int dir, size_t plen, int depth, sr_err
   return 0;
 }
 
-int sr_ws_snapshot_take(int dir, char *const *protect, size_t n_protect, struct sr_ws_snapshot *s,
-                        sr_error_t *err)
+int sr_sandbox_apply_snapshot_take(int dir, char *const *protect, size_t n_protect,
+                                   struct sr_ws_snapshot *s, sr_error_t *err)
 {
   memset(s, 0, sizeof(*s));
   struct stat st;
@@ -310,7 +309,7 @@ static int keep(struct ap *a, const char *path, mode_t mode, const char *reason,
   char *p = strdup(path);
   if (p == NULL)
     return sr_error_make(err, ENOMEM, "--apply");
-  r->kept[r->n_kept++] = (struct sr_collect_entry){p, sr_odiff_type_name(mode), 0, reason};
+  r->kept[r->n_kept++] = (struct sr_collect_entry){p, sr_overlay_diff_type_name(mode), 0, reason};
   return 0;
 }
 
@@ -331,7 +330,8 @@ static int open_parent(struct ap *a, const char *path, const char **name, const 
     snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
     *name = slash + 1;
   }
-  int fd = sr_openat2(a->host, dir[0] ? dir : ".", O_PATH | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE);
+  int fd =
+      sr_paths_openat2(a->host, dir[0] ? dir : ".", O_PATH | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE);
   if (fd < 0) {
     *why = errno == ELOOP   ? "a symbolic link on its way on the host: not applied"
            : errno == EXDEV ? "another filesystem mounted on its way on the host: not applied"
@@ -355,8 +355,8 @@ static int make_tmp(struct ap *a, int dir, char *buf, size_t size)
 {
   for (int attempt = 0; attempt < 16; attempt++) {
     snprintf(buf, size, "%s%u", a->prefix, a->tmp_seq++);
-    int fd = sr_openat2(dir, buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600,
-                        RESOLVE);
+    int fd = sr_paths_openat2(dir, buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600,
+                              RESOLVE);
     if (fd >= 0 || errno != EEXIST)
       return fd;
   }
@@ -374,8 +374,8 @@ static bool changed_errno(int e)
 /* The upper's file at path, opened and checked to be what the diff listed. */
 static int open_upper_file(struct ap *a, const struct sr_odiff_entry *e, struct stat *st)
 {
-  int fd = sr_openat2(a->upper, e->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0,
-                      RESOLVE);
+  int fd = sr_paths_openat2(a->upper, e->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0,
+                            RESOLVE);
   if (fd < 0)
     return -1;
   if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) || st->st_nlink != 1 ||
@@ -424,7 +424,7 @@ static int apply_file(struct ap *a, const struct sr_odiff_entry *e, struct sr_ws
   int saved = 0;
   for (uint64_t left = e->size; left > 0 && saved == 0;) {
     /* The caller's signal: this file rolled back (its temporary removed), nothing after it. */
-    if (*a->stop || (*a->stop = sr_sandbox_stop_signal()) != 0) {
+    if (*a->stop || (*a->stop = sr_sandbox_supervise_stop_signal()) != 0) {
       unlinkat(dir, tmp, 0);
       out->reason = STOPPED;
       return 0;
@@ -436,7 +436,7 @@ static int apply_file(struct ap *a, const struct sr_odiff_entry *e, struct sr_ws
       saved = n < 0 ? errno : EIO;
       break;
     }
-    if (sr_write_all(fd, a->buf, (size_t)n) < 0)
+    if (sr_fileio_write_all(fd, a->buf, (size_t)n) < 0)
       saved = errno;
     left -= (uint64_t)n;
   }
@@ -483,7 +483,7 @@ static int apply_dir(struct ap *a, const struct sr_odiff_entry *e, struct sr_ws_
   struct stat st, dst;
   if (e->kind == SR_ODIFF_MODIFIED) {
     _cleanup_close_ int fd =
-        sr_openat2(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE);
+        sr_paths_openat2(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE);
     if (fd < 0 || fstat(fd, &st) < 0 || !unchanged(&st, se) || st.st_mode != se->mode) {
       out->reason = CHANGED;
       return 0;
@@ -508,7 +508,7 @@ static int apply_dir(struct ap *a, const struct sr_odiff_entry *e, struct sr_ws_
     return sr_error_sys(err, "--apply: mkdir `%s`", e->path);
   }
   _cleanup_close_ int fd =
-      sr_openat2(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE);
+      sr_paths_openat2(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE);
   /* The one just made (root's, empty), not one put in its place since. */
   if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != geteuid() || st.st_nlink != 2) {
     out->reason = CHANGED;
@@ -533,7 +533,7 @@ static int delete_tree(struct ap *a, int dir, const char *name, char *path, size
   struct stat st;
   struct sr_ws_snap_entry *se = find(a->snap, path);
   const char *reason = NULL;
-  if (sr_ws_protected(path, a->protect, a->n_protect))
+  if (sr_sandbox_apply_protected(path, a->protect, a->n_protect))
     reason = "a protected path: not deleted";
   else if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !unchanged(&st, se))
     reason = top ? CHANGED : "changed on the host during the run: not deleted";
@@ -548,7 +548,7 @@ static int delete_tree(struct ap *a, int dir, const char *name, char *path, size
   }
   if (S_ISDIR(st.st_mode)) {
     _cleanup_close_ int sub =
-        sr_openat2(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE);
+        sr_paths_openat2(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE);
     struct stat got;
     if (sub < 0 || fstat(sub, &got) < 0 || got.st_dev != st.st_dev || got.st_ino != st.st_ino) {
       *why = CHANGED;
@@ -615,7 +615,7 @@ static int apply_delete(struct ap *a, const struct sr_odiff_entry *e, struct sr_
 static int apply_one(struct ap *a, const struct sr_odiff_entry *e, struct sr_ws_outcome *out,
                      sr_error_t *err)
 {
-  if (sr_ws_protected(e->path, a->protect, a->n_protect)) {
+  if (sr_sandbox_apply_protected(e->path, a->protect, a->n_protect)) {
     out->reason = "a protected path: not applied";
     return 0;
   }
@@ -650,7 +650,7 @@ static int temp_dirs(const struct sr_odiff *diff, char *const *protect, size_t n
   for (size_t i = 0; i < diff->n; i++) {
     const struct sr_odiff_entry *e = &diff->v[i];
     if (e->kind == SR_ODIFF_DELETED || !S_ISREG(e->mode) ||
-        sr_ws_protected(e->path, protect, n_protect))
+        sr_sandbox_apply_protected(e->path, protect, n_protect))
       continue;
     const char *slash = strrchr(e->path, '/');
     char *d = strndup(e->path, slash ? (size_t)(slash - e->path) : 0);
@@ -674,13 +674,13 @@ static int temp_dirs(const struct sr_odiff *diff, char *const *protect, size_t n
 static void record_removep(struct sr_ws_apply_record **rec)
 {
   if (*rec)
-    sr_ws_apply_record_remove(*rec);
+    sr_sandbox_apply_record_remove(*rec);
 }
 
-int sr_ws_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_snapshot *snap,
-                char *const *protect, size_t n_protect, uint64_t max_bytes,
-                const char *refuse_all, struct sr_ws_apply_record *rec, int *stop,
-                struct sr_ws_apply *res, sr_error_t *err)
+int sr_sandbox_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_snapshot *snap,
+                     char *const *protect, size_t n_protect, uint64_t max_bytes,
+                     const char *refuse_all, struct sr_ws_apply_record *rec, int *stop,
+                     struct sr_ws_apply *res, sr_error_t *err)
 {
   memset(res, 0, sizeof(*res));
   res->done = true;
@@ -708,7 +708,7 @@ int sr_ws_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_s
     if (temp_dirs(diff, protect, n_protect, &dirs, &n_dirs, err) < 0)
       return -1;
     if (n_dirs > 0) {
-      if (sr_ws_apply_record_write(rec, dirs, n_dirs, err) < 0)
+      if (sr_sandbox_apply_record_write(rec, dirs, n_dirs, err) < 0)
         return -1;
       written = rec;
     }
@@ -720,7 +720,7 @@ int sr_ws_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_s
       out->reason = refuse_all;
     else if (diff->truncated)
       out->reason = "the list of changes is incomplete: nothing applied";
-    else if (*stop || (*stop = sr_sandbox_stop_signal()) != 0)
+    else if (*stop || (*stop = sr_sandbox_supervise_stop_signal()) != 0)
       out->reason = STOPPED;
     else if (apply_one(&a, &diff->v[i], out, err) < 0)
       return -1;
@@ -736,7 +736,7 @@ int sr_ws_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_s
   return 0;
 }
 
-void sr_ws_apply_release(struct sr_ws_apply *res)
+void sr_sandbox_apply_release(struct sr_ws_apply *res)
 {
   for (size_t i = 0; i < res->n_kept; i++)
     free(res->kept[i].path);

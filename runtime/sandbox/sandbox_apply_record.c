@@ -27,7 +27,7 @@
 #include "cleanup.h"
 #include "log.h"
 #include "paths.h"
-#include "util.h"
+#include "dir.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -47,7 +47,7 @@
 #define TMP_PREFIX ".seerun-apply."
 #define RESOLVE (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
 
-bool sr_ws_apply_record_name(const char *name, const char **token, bool *complete)
+bool sr_sandbox_apply_record_name(const char *name, const char **token, bool *complete)
 {
   size_t r = strlen(REC_PREFIX), n = strlen(NEW_PREFIX);
   if (strncmp(name, REC_PREFIX, r) == 0) {
@@ -63,7 +63,7 @@ bool sr_ws_apply_record_name(const char *name, const char **token, bool *complet
   return false;
 }
 
-void sr_ws_tmp_prefix(const char *run_id, char *buf, size_t size)
+void sr_sandbox_apply_record_tmp_prefix(const char *run_id, char *buf, size_t size)
 {
   snprintf(buf, size, TMP_PREFIX "%s.", run_id);
 }
@@ -85,8 +85,8 @@ static int put_field(FILE *f, const char *s)
   return fwrite(s, 1, strlen(s) + 1, f) == strlen(s) + 1 ? 0 : -1;
 }
 
-int sr_ws_apply_record_write(struct sr_ws_apply_record *rec, char *const *dirs, size_t n_dirs,
-                             sr_error_t *err)
+int sr_sandbox_apply_record_write(struct sr_ws_apply_record *rec, char *const *dirs, size_t n_dirs,
+                                  sr_error_t *err)
 {
   const struct stat *host_st = &rec->host_st;
   char tmp[128], name[128], num[32];
@@ -118,14 +118,16 @@ int sr_ws_apply_record_write(struct sr_ws_apply_record *rec, char *const *dirs, 
     int saved = errno;
     unlinkat(rec->rootfd, tmp, 0);
     unlinkat(rec->rootfd, name, 0);
-    return sr_error_make(err, saved, "--apply: write the record of its temporary files `%s` in "
-                                     "the state root", name);
+    return sr_error_make(err, saved,
+                         "--apply: write the record of its temporary files `%s` in "
+                         "the state root",
+                         name);
   }
   rec->written = true;
   return 0;
 }
 
-void sr_ws_apply_record_remove(struct sr_ws_apply_record *rec)
+void sr_sandbox_apply_record_remove(struct sr_ws_apply_record *rec)
 {
   if (!rec->written)
     return;
@@ -153,31 +155,31 @@ static bool next_field(FILE *f, char *buf, size_t size)
 /* The regular files <prefix><digits> in dir, unlinked. */
 static void reap_dir(int dir, const char *host, const char *rel, const char *prefix)
 {
-  _cleanup_dir_ DIR *d = sr_opendir_fd(dir);
+  _cleanup_dir_ DIR *d = sr_dir_open_fd(dir);
   if (d == NULL)
     return;
   size_t pl = strlen(prefix);
   struct dirent *de;
   while ((de = readdir(d)) != NULL) {
     const char *n = de->d_name;
-    if (strncmp(n, prefix, pl) != 0 || n[pl] == '\0' || strspn(n + pl, "0123456789") !=
-                                                              strlen(n + pl))
+    if (strncmp(n, prefix, pl) != 0 || n[pl] == '\0' ||
+        strspn(n + pl, "0123456789") != strlen(n + pl))
       continue;
     struct stat st;
     if (fstatat(dir, n, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
       continue;
     if (unlinkat(dir, n, 0) == 0)
       sr_warn("sandbox: removed `%s/%s%s%s`, the temporary file of an --apply whose seerun was "
-              "killed", host, strcmp(rel, ".") == 0 ? "" : rel, strcmp(rel, ".") == 0 ? "" : "/",
-              n);
+              "killed",
+              host, strcmp(rel, ".") == 0 ? "" : rel, strcmp(rel, ".") == 0 ? "" : "/", n);
   }
 }
 
-void sr_ws_apply_record_reap(int rootfd, const char *name)
+void sr_sandbox_apply_record_reap(int rootfd, const char *name)
 {
   const char *token;
   bool complete;
-  if (!sr_ws_apply_record_name(name, &token, &complete))
+  if (!sr_sandbox_apply_record_name(name, &token, &complete))
     return;
   /* Written whole and renamed into place before any temporary: an unfinished one has none. */
   if (!complete) {
@@ -202,26 +204,28 @@ void sr_ws_apply_record_reap(int rootfd, const char *name)
       !next_field(f, host, PATH_MAX) || !next_field(f, prefix, sizeof(prefix)) ||
       !valid_prefix(prefix) || host[0] != '/') {
     sr_warn("sandbox: `%s` in the state root is no --apply record this seerun reads: removed, "
-            "nothing done in any workspace", name);
+            "nothing done in any workspace",
+            name);
     unlinkat(rootfd, name, 0);
     return;
   }
   /* HOST by the recorded path, no symlink on it, and the recorded directory itself. */
-  _cleanup_close_ int h = sr_openat2(AT_FDCWD, host, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0,
-                                     RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+  _cleanup_close_ int h = sr_paths_openat2(AT_FDCWD, host, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0,
+                                           RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
   struct stat st;
-  if (h < 0 || fstat(h, &st) < 0 ||
-      strtoull(dev, NULL, 10) != (unsigned long long)st.st_dev ||
+  if (h < 0 || fstat(h, &st) < 0 || strtoull(dev, NULL, 10) != (unsigned long long)st.st_dev ||
       strtoull(ino, NULL, 10) != (unsigned long long)st.st_ino) {
     sr_warn("sandbox: an --apply whose seerun was killed may have left `%s*` files in `%s`, "
             "but that path %s: left alone (remove them there yourself if it is the same "
-            "workspace)", prefix, host,
+            "workspace)",
+            prefix, host,
             h < 0 ? "cannot be opened without a symbolic link" : "is another directory now");
     unlinkat(rootfd, name, 0);
     return;
   }
   while (next_field(f, rel, PATH_MAX)) {
-    _cleanup_close_ int dir = sr_openat2(h, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE);
+    _cleanup_close_ int dir =
+        sr_paths_openat2(h, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE);
     if (dir >= 0)
       reap_dir(dir, host, rel, prefix);
   }

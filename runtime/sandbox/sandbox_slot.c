@@ -28,7 +28,8 @@
 #include "log.h"
 #include "statedir.h"
 #include "stored.h"
-#include "util.h"
+#include "dir.h"
+#include "proc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -50,7 +51,7 @@
  * run. */
 #define MAX_SLOTS 4096
 
-int sr_sandbox_private_mounts(sr_error_t *err)
+int sr_sandbox_slot_private_mounts(sr_error_t *err)
 {
   if (unshare(CLONE_NEWNS) < 0)
     return sr_error_sys(err, "sandbox: unshare the mount namespace");
@@ -84,7 +85,7 @@ static bool owner_dead(const char *token)
   return parse_owner(token, &pid, &start) && !sr_proc_is(pid, start);
 }
 
-bool sr_sandbox_bundle_orphaned(const char *real_root, const char *bundle)
+bool sr_sandbox_slot_bundle_orphaned(const char *real_root, const char *bundle)
 {
   size_t rl = strlen(real_root);
   if (strncmp(bundle, real_root, rl) != 0 || bundle[rl] != '/' ||
@@ -102,7 +103,7 @@ bool sr_sandbox_bundle_orphaned(const char *real_root, const char *bundle)
  * another, live workspace: a live workspace is never empty. */
 static void remove_contents(int dirfd, int depth)
 {
-  _cleanup_dir_ DIR *d = sr_opendir_fd(dirfd);
+  _cleanup_dir_ DIR *d = sr_dir_open_fd(dirfd);
   if (d == NULL)
     return;
   struct dirent *de;
@@ -140,7 +141,7 @@ static bool reap_reservation(const struct sr_invocation *g, int rootfd, const ch
   _cleanup_close_ int fd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     return errno == ENOENT;
-  _cleanup_dir_ DIR *d = sr_opendir_fd(fd);
+  _cleanup_dir_ DIR *d = sr_dir_open_fd(fd);
   if (d == NULL)
     return false;
   struct dirent *de;
@@ -177,7 +178,7 @@ static void reap_container(const struct sr_invocation *g, const char *id, const 
     return;
   }
   /* Checked again under the lock: it may have been deleted and the id reused meanwhile. */
-  if (c->rec->bundle == NULL || !sr_sandbox_bundle_orphaned(real_root, c->rec->bundle))
+  if (c->rec->bundle == NULL || !sr_sandbox_slot_bundle_orphaned(real_root, c->rec->bundle))
     return;
   const char *fields[] = {"force", "true", "reason", "its sandbox runtime is gone", NULL};
   if (sr_stored_audit(g, c, "delete", fields, &err) < 0 ||
@@ -204,17 +205,17 @@ static bool is_orphaned_container(int rootfd, const char *id, const char *real_r
 {
   sr_error_t err = NULL;
   _cleanup_container_ struct sr_container *c = NULL;
-  if (sr_container_load(rootfd, id, false, &c, &err) < 0) {
+  if (sr_statedir_load(rootfd, id, false, &c, &err) < 0) {
     sr_error_free(&err);
     remove_if_abandoned(rootfd, id);
     return false;
   }
-  return c->rec->bundle && sr_sandbox_bundle_orphaned(real_root, c->rec->bundle);
+  return c->rec->bundle && sr_sandbox_slot_bundle_orphaned(real_root, c->rec->bundle);
 }
 
-void sr_sandbox_reap_stale(const struct sr_invocation *g, int rootfd, const char *real_root)
+void sr_sandbox_slot_reap_stale(const struct sr_invocation *g, int rootfd, const char *real_root)
 {
-  _cleanup_dir_ DIR *d = sr_opendir_fd(rootfd);
+  _cleanup_dir_ DIR *d = sr_dir_open_fd(rootfd);
   if (d == NULL)
     return;
   _cleanup_strv_ char **orphans = NULL;
@@ -228,10 +229,10 @@ void sr_sandbox_reap_stale(const struct sr_invocation *g, int rootfd, const char
         remove_tree(rootfd, name);
     } else if (strncmp(name, RES_PREFIX, strlen(RES_PREFIX)) == 0) {
       reap_reservation(g, rootfd, name);
-    } else if (sr_ws_apply_record_name(name, &token, &complete)) {
+    } else if (sr_sandbox_apply_record_name(name, &token, &complete)) {
       /* What a killed --apply left in its workspace (sandbox_apply_record.c). */
       if (owner_dead(token))
-        sr_ws_apply_record_reap(rootfd, name);
+        sr_sandbox_apply_record_reap(rootfd, name);
     } else if (name[0] != '.' && (de->d_type == DT_DIR || de->d_type == DT_UNKNOWN) &&
                is_orphaned_container(rootfd, name, real_root)) {
       char **nv = realloc(orphans, (n + 2) * sizeof(char *));
@@ -248,7 +249,7 @@ void sr_sandbox_reap_stale(const struct sr_invocation *g, int rootfd, const char
     reap_container(g, orphans[i], real_root);
 }
 
-int sr_sandbox_gc(const struct sr_invocation *g, sr_error_t *err)
+int sr_sandbox_slot_gc(const struct sr_invocation *g, sr_error_t *err)
 {
   struct stat st;
   if (stat(g->root, &st) < 0 && errno == ENOENT)
@@ -259,7 +260,7 @@ int sr_sandbox_gc(const struct sr_invocation *g, sr_error_t *err)
   char real[PATH_MAX];
   if (realpath(g->root, real) == NULL)
     return sr_error_sys(err, "state directory `%s`", g->root);
-  sr_sandbox_reap_stale(g, rootfd, real);
+  sr_sandbox_slot_reap_stale(g, rootfd, real);
   return 0;
 }
 
@@ -313,8 +314,8 @@ static int try_id(const struct sr_invocation *g, struct sr_sandbox_ws *ws, const
   return 1;
 }
 
-int sr_sandbox_reserve(const struct sr_invocation *g, struct sr_sandbox_ws *ws, const char *name,
-                       sr_error_t *err)
+int sr_sandbox_slot_reserve(const struct sr_invocation *g, struct sr_sandbox_ws *ws,
+                            const char *name, sr_error_t *err)
 {
   char owner[64];
   uint64_t start;
@@ -351,7 +352,7 @@ int sr_sandbox_reserve(const struct sr_invocation *g, struct sr_sandbox_ws *ws, 
   return 0;
 }
 
-void sr_sandbox_ws_remove(struct sr_sandbox_ws *ws)
+void sr_sandbox_slot_remove(struct sr_sandbox_ws *ws)
 {
   if (ws->rootfd < 0 || (ws->reservation == NULL && ws->tmp_name == NULL))
     return;
@@ -386,9 +387,9 @@ void sr_sandbox_ws_remove(struct sr_sandbox_ws *ws)
   }
 }
 
-void sr_sandbox_ws_release(struct sr_sandbox_ws *ws)
+void sr_sandbox_slot_release(struct sr_sandbox_ws *ws)
 {
-  sr_sandbox_ws_remove(ws);
+  sr_sandbox_slot_remove(ws);
   if (ws->rootfd >= 0)
     close(ws->rootfd);
   ws->rootfd = -1;
