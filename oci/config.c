@@ -3,6 +3,7 @@
 #include "cleanup.h"
 #include "config_parse.h"
 #include "mount_options.h"
+#include "path.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -148,43 +149,18 @@ static int parse_hooks(struct sr_arena *a, yajl_val root, struct sr_hooks *out, 
   return 0;
 }
 
-/* dest made absolute and cleaned: no "", "." or ".." components, ".." never above "/". */
+/* dest made absolute and cleaned (oci/common/path.h), in the arena. */
 static char *clean_destination(struct sr_arena *a, const char *dest)
 {
-  size_t len = strlen(dest);
-  char *out = sr_arena_alloc(a, len + 2);
-  if (out == NULL)
-    return NULL;
-  size_t o = 0;
-  for (const char *p = dest; *p;) {
-    while (*p == '/')
-      p++;
-    size_t n = strcspn(p, "/");
-    if (n == 0 || (n == 1 && p[0] == '.')) {
-      /* nothing */
-    } else if (n == 2 && p[0] == '.' && p[1] == '.') {
-      while (o > 0 && out[o - 1] != '/')
-        o--;
-      if (o > 0)
-        o--;
-    } else {
-      out[o++] = '/';
-      memcpy(out + o, p, n);
-      o += n;
-    }
-    p += n;
-  }
-  if (o == 0)
-    out[o++] = '/';
-  out[o] = '\0';
+  char *out = sr_arena_alloc(a, strlen(dest) + 2);
+  if (out != NULL)
+    sr_path_clean(dest, out);
   return out;
 }
 
 static int parse_mount(struct sr_arena *a, yajl_val v, const char *path, struct sr_mount *m,
                        sr_error_t *err)
 {
-  if (sr_json_want_object(v, path, err) < 0)
-    return -1;
   if (sr_json_get_string(a, v, path, "destination", true, &m->destination, err) < 0 ||
       sr_json_get_string(a, v, path, "type", false, &m->type, err) < 0 ||
       sr_json_get_string(a, v, path, "source", false, &m->source, err) < 0 ||
