@@ -294,9 +294,9 @@ int sr_json_get_array(yajl_val obj, const char *path, const char *key, bool requ
   return get_typed(obj, path, key, required, yajl_t_array, "an array", out, err);
 }
 
-int sr_json_walk_objects(struct sr_arena *a, yajl_val obj, const char *path, const char *key,
-                         size_t size, void **items, size_t *n, sr_json_item_fn item, void *ctx,
-                         sr_error_t *err)
+static int walk(struct sr_arena *a, yajl_val obj, const char *path, const char *key, size_t size,
+                bool objects, void **items, size_t *n, sr_json_item_fn item, void *ctx,
+                sr_error_t *err)
 {
   yajl_val arr;
   *items = NULL;
@@ -315,12 +315,27 @@ int sr_json_walk_objects(struct sr_arena *a, yajl_val obj, const char *path, con
     char *ip = sr_json_index_path(a, kp, i);
     if (ip == NULL)
       return sr_error_make(err, ENOMEM, "%s", path);
-    if (sr_json_want_object(v, ip, err) < 0 || item(a, v, ip, storage, i, ctx, err) < 0)
+    if ((objects && sr_json_want_object(v, ip, err) < 0) ||
+        item(a, v, ip, storage, i, ctx, err) < 0)
       return -1;
   }
   *items = storage;
   *n = len;
   return 0;
+}
+
+int sr_json_walk_objects(struct sr_arena *a, yajl_val obj, const char *path, const char *key,
+                         size_t size, void **items, size_t *n, sr_json_item_fn item, void *ctx,
+                         sr_error_t *err)
+{
+  return walk(a, obj, path, key, size, true, items, n, item, ctx, err);
+}
+
+int sr_json_walk_array(struct sr_arena *a, yajl_val obj, const char *path, const char *key,
+                       size_t size, void **items, size_t *n, sr_json_item_fn item, void *ctx,
+                       sr_error_t *err)
+{
+  return walk(a, obj, path, key, size, false, items, n, item, ctx, err);
 }
 
 int sr_json_as_string(struct sr_arena *a, yajl_val v, const char *path, char **out,

@@ -59,6 +59,10 @@ typedef int (*sr_json_item_fn)(struct sr_arena *a, yajl_val v, const char *path,
 int sr_json_walk_objects(struct sr_arena *a, yajl_val obj, const char *path, const char *key,
                          size_t size, void **items, size_t *n, sr_json_item_fn item, void *ctx,
                          sr_error_t *err);
+/* The same for an array whose elements item() checks itself (a name or an object, say). */
+int sr_json_walk_array(struct sr_arena *a, yajl_val obj, const char *path, const char *key,
+                       size_t size, void **items, size_t *n, sr_json_item_fn item, void *ctx,
+                       sr_error_t *err);
 
 /* Conversions of one value (used for array elements). */
 int sr_json_as_string(struct sr_arena *a, yajl_val v, const char *path, char **out,
