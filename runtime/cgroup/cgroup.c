@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <linux/magic.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,23 @@ int sr_cg_write(const struct sr_cg_dir *d, const char *file, const char *value, 
 {
   char *line = (char *)value;
   return sr_cg_write_lines(d, file, &line, 1, err);
+}
+
+int sr_cg_putf(const struct sr_cg_dir *d, const char *file, const char *field,
+               sr_cg_explain_fn explain, sr_error_t *err, const char *fmt, ...)
+{
+  _cleanup_free_ char *value = NULL;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vasprintf(&value, fmt, ap);
+  va_end(ap);
+  if (n < 0) {
+    value = NULL;
+    return sr_error_make(err, ENOMEM, "%s", field);
+  }
+  if (sr_cg_write(d, file, value, err) < 0)
+    return explain ? explain(d, file, field, err) : sr_error_wrap(err, "%s", field);
+  return 0;
 }
 
 int sr_cg_write_lines(const struct sr_cg_dir *d, const char *file, char *const *lines, size_t n,

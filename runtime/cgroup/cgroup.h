@@ -183,6 +183,15 @@ void sr_cg_dir_close(struct sr_cg_dir *d);
 
 /* "cgroup: write `file` = value in dir: reason"; never creates the file. */
 int sr_cg_write(const struct sr_cg_dir *d, const char *file, const char *value, sr_error_t *err);
+/* How a failed write of a config field's value reads: the write's error in *err, made into
+ * one that names the field. */
+typedef int (*sr_cg_explain_fn)(const struct sr_cg_dir *d, const char *file, const char *field,
+                                sr_error_t *err);
+/* The value fmt makes written to file: an error naming field when it cannot be made (ENOMEM)
+ * or written (explained by explain, or "field: <the write's error>" when it is NULL). */
+__attribute__((format(printf, 6, 7))) int sr_cg_putf(const struct sr_cg_dir *d, const char *file,
+                                                     const char *field, sr_cg_explain_fn explain,
+                                                     sr_error_t *err, const char *fmt, ...);
 /* One open, one write(2) per line (files such as io.max parse one entry per write). */
 int sr_cg_write_lines(const struct sr_cg_dir *d, const char *file, char *const *lines, size_t n,
                       sr_error_t *err);

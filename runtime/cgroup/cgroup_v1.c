@@ -253,23 +253,8 @@ static int ctl(const struct sr_cgroup *cg, const char *controller, const char *f
   return 0;
 }
 
-__attribute__((format(printf, 5, 6))) static int put(const struct sr_cg_dir *d, const char *file,
-                                                     const char *field, sr_error_t *err,
-                                                     const char *fmt, ...)
-{
-  _cleanup_free_ char *value = NULL;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vasprintf(&value, fmt, ap);
-  va_end(ap);
-  if (n < 0) {
-    value = NULL;
-    return sr_error_make(err, ENOMEM, "%s", field);
-  }
-  if (sr_cg_write(d, file, value, err) < 0)
-    return sr_error_wrap(err, "%s", field);
-  return 0;
-}
+/* A value for a config field written to a controller's file (cgroup.h). */
+#define PUT(d, file, field, err, ...) sr_cg_putf((d), (file), (field), NULL, (err), __VA_ARGS__)
 
 static int v1_devices(struct sr_cgroup *cg, const struct sr_resources *r, sr_error_t *err)
 {
@@ -278,7 +263,7 @@ static int v1_devices(struct sr_cgroup *cg, const struct sr_resources *r, sr_err
   if (ctl(cg, "devices", field, &d, err) < 0)
     return -1;
   /* Default deny, then the rules in order: the kernel keeps the exceptions in sequence. */
-  if (put(&d, "devices.deny", field, err, "a") < 0)
+  if (PUT(&d, "devices.deny", field, err, "a") < 0)
     return -1;
   for (size_t i = 0; r && i < r->n_devices; i++) {
     const struct sr_device_rule *x = &r->devices[i];
@@ -287,7 +272,7 @@ static int v1_devices(struct sr_cgroup *cg, const struct sr_resources *r, sr_err
       snprintf(maj, sizeof(maj), "%" PRId64, x->major);
     if (x->minor >= 0)
       snprintf(min, sizeof(min), "%" PRId64, x->minor);
-    if (put(&d, x->allow ? "devices.allow" : "devices.deny", field, err, "%c %s:%s %s", x->type,
+    if (PUT(&d, x->allow ? "devices.allow" : "devices.deny", field, err, "%c %s:%s %s", x->type,
             maj, min, x->access) < 0)
       return sr_error_wrap(err, "devices[%zu]", i);
   }
@@ -319,41 +304,41 @@ static int v1_memory(struct sr_cgroup *cg, const struct sr_resources *r, sr_erro
     if (sr_cg_read_u64(&d, "memory.limit_in_bytes", &cur, err) < 0)
       return sr_error_wrap(err, "%s", lf);
     bool swap_first = swap == -1 || cur < (uint64_t)swap;
-    if (swap_first && put(&d, "memory.memsw.limit_in_bytes", sf, err, "%" PRId64, swap) < 0)
+    if (swap_first && PUT(&d, "memory.memsw.limit_in_bytes", sf, err, "%" PRId64, swap) < 0)
       return -1;
-    if (put(&d, "memory.limit_in_bytes", lf, err, "%" PRId64, m->limit.v) < 0)
+    if (PUT(&d, "memory.limit_in_bytes", lf, err, "%" PRId64, m->limit.v) < 0)
       return -1;
-    if (!swap_first && put(&d, "memory.memsw.limit_in_bytes", sf, err, "%" PRId64, swap) < 0)
+    if (!swap_first && PUT(&d, "memory.memsw.limit_in_bytes", sf, err, "%" PRId64, swap) < 0)
       return -1;
   } else {
-    if (limit_set && put(&d, "memory.limit_in_bytes", lf, err, "%" PRId64, m->limit.v) < 0)
+    if (limit_set && PUT(&d, "memory.limit_in_bytes", lf, err, "%" PRId64, m->limit.v) < 0)
       return -1;
-    if (swap_set && put(&d, "memory.memsw.limit_in_bytes", sf, err, "%" PRId64, swap) < 0)
+    if (swap_set && PUT(&d, "memory.memsw.limit_in_bytes", sf, err, "%" PRId64, swap) < 0)
       return -1;
   }
-  if (resv_set && put(&d, "memory.soft_limit_in_bytes", "linux.resources.memory.reservation", err,
+  if (resv_set && PUT(&d, "memory.soft_limit_in_bytes", "linux.resources.memory.reservation", err,
                       "%" PRId64, m->reservation.v) < 0)
     return -1;
   /* Kernel memory limits are gone from recent kernels: best effort, as runc 1.1. */
   if (m->kernel.set && sr_cg_has(&d, "memory.kmem.limit_in_bytes") &&
-      put(&d, "memory.kmem.limit_in_bytes", "linux.resources.memory.kernel", err, "%" PRId64,
+      PUT(&d, "memory.kmem.limit_in_bytes", "linux.resources.memory.kernel", err, "%" PRId64,
           m->kernel.v) < 0) {
     if ((*err)->status != EOPNOTSUPP)
       return -1;
     sr_error_free(err);
   }
   if (m->kernel_tcp.set &&
-      put(&d, "memory.kmem.tcp.limit_in_bytes", "linux.resources.memory.kernelTCP", err, "%" PRId64,
+      PUT(&d, "memory.kmem.tcp.limit_in_bytes", "linux.resources.memory.kernelTCP", err, "%" PRId64,
           m->kernel_tcp.v) < 0)
     return -1;
-  if (m->swappiness.set && put(&d, "memory.swappiness", "linux.resources.memory.swappiness", err,
+  if (m->swappiness.set && PUT(&d, "memory.swappiness", "linux.resources.memory.swappiness", err,
                                "%" PRIu64, m->swappiness.v) < 0)
     return -1;
   if (m->has_disable_oom_killer &&
-      put(&d, "memory.oom_control", "linux.resources.memory.disableOOMKiller", err, "%d",
+      PUT(&d, "memory.oom_control", "linux.resources.memory.disableOOMKiller", err, "%d",
           m->disable_oom_killer ? 1 : 0) < 0)
     return -1;
-  if (m->has_use_hierarchy && put(&d, "memory.use_hierarchy", "linux.resources.memory.useHierarchy",
+  if (m->has_use_hierarchy && PUT(&d, "memory.use_hierarchy", "linux.resources.memory.useHierarchy",
                                   err, "%d", m->use_hierarchy ? 1 : 0) < 0)
     return -1;
   return 0;
@@ -371,10 +356,10 @@ static int v1_cpu(struct sr_cgroup *cg, const struct sr_resources *r, sr_error_t
     if (ctl(cg, "cpu", "linux.resources.cpu", &d, err) < 0)
       return -1;
     if (shares &&
-        put(&d, "cpu.shares", "linux.resources.cpu.shares", err, "%" PRIu64, c->shares.v) < 0)
+        PUT(&d, "cpu.shares", "linux.resources.cpu.shares", err, "%" PRIu64, c->shares.v) < 0)
       return -1;
     bool period_again = false;
-    if (period && put(&d, "cpu.cfs_period_us", "linux.resources.cpu.period", err, "%" PRIu64,
+    if (period && PUT(&d, "cpu.cfs_period_us", "linux.resources.cpu.period", err, "%" PRIu64,
                       c->period.v) < 0) {
       /* A shorter period can make old_quota/new_period exceed the parent's ratio: retry
        * after the quota (runc). */
@@ -384,28 +369,28 @@ static int v1_cpu(struct sr_cgroup *cg, const struct sr_resources *r, sr_error_t
       period_again = true;
     }
     if (quota &&
-        put(&d, "cpu.cfs_quota_us", "linux.resources.cpu.quota", err, "%" PRId64, c->quota.v) < 0)
+        PUT(&d, "cpu.cfs_quota_us", "linux.resources.cpu.quota", err, "%" PRId64, c->quota.v) < 0)
       return -1;
-    if (period_again && put(&d, "cpu.cfs_period_us", "linux.resources.cpu.period", err, "%" PRIu64,
+    if (period_again && PUT(&d, "cpu.cfs_period_us", "linux.resources.cpu.period", err, "%" PRIu64,
                             c->period.v) < 0)
       return -1;
     if (c->burst.set &&
-        put(&d, "cpu.cfs_burst_us", "linux.resources.cpu.burst", err, "%" PRIu64, c->burst.v) < 0)
+        PUT(&d, "cpu.cfs_burst_us", "linux.resources.cpu.burst", err, "%" PRIu64, c->burst.v) < 0)
       return -1;
     if ((c->realtime_runtime.set || c->realtime_period.set) && !sr_cg_has(&d, "cpu.rt_runtime_us"))
       return sr_error_make(err, 0,
                            "linux.resources.cpu.realtimeRuntime: the kernel has no "
                            "realtime group scheduling (no cpu.rt_runtime_us in %s)",
                            d.path);
-    if (c->realtime_period.set && put(&d, "cpu.rt_period_us", "linux.resources.cpu.realtimePeriod",
+    if (c->realtime_period.set && PUT(&d, "cpu.rt_period_us", "linux.resources.cpu.realtimePeriod",
                                       err, "%" PRIu64, c->realtime_period.v) < 0)
       return -1;
     if (c->realtime_runtime.set &&
-        put(&d, "cpu.rt_runtime_us", "linux.resources.cpu.realtimeRuntime", err, "%" PRId64,
+        PUT(&d, "cpu.rt_runtime_us", "linux.resources.cpu.realtimeRuntime", err, "%" PRId64,
             c->realtime_runtime.v) < 0)
       return -1;
     if (c->idle.set &&
-        put(&d, "cpu.idle", "linux.resources.cpu.idle", err, "%" PRId64, c->idle.v) < 0)
+        PUT(&d, "cpu.idle", "linux.resources.cpu.idle", err, "%" PRId64, c->idle.v) < 0)
       return -1;
   }
   if ((c->cpus && *c->cpus) || (c->mems && *c->mems)) {
@@ -413,10 +398,10 @@ static int v1_cpu(struct sr_cgroup *cg, const struct sr_resources *r, sr_error_t
     if (ctl(cg, "cpuset", "linux.resources.cpu.cpus", &d, err) < 0)
       return -1;
     if (c->cpus && *c->cpus &&
-        put(&d, "cpuset.cpus", "linux.resources.cpu.cpus", err, "%s", c->cpus) < 0)
+        PUT(&d, "cpuset.cpus", "linux.resources.cpu.cpus", err, "%s", c->cpus) < 0)
       return -1;
     if (c->mems && *c->mems &&
-        put(&d, "cpuset.mems", "linux.resources.cpu.mems", err, "%s", c->mems) < 0)
+        PUT(&d, "cpuset.mems", "linux.resources.cpu.mems", err, "%s", c->mems) < 0)
       return -1;
   }
   return 0;
@@ -431,8 +416,8 @@ static int v1_pids(struct sr_cgroup *cg, const struct sr_resources *r, sr_error_
   if (ctl(cg, "pids", field, &d, err) < 0)
     return -1;
   if (r->pids_limit.v < 0)
-    return put(&d, "pids.max", field, err, "max");
-  return put(&d, "pids.max", field, err, "%" PRId64, r->pids_limit.v);
+    return PUT(&d, "pids.max", field, err, "max");
+  return PUT(&d, "pids.max", field, err, "%" PRId64, r->pids_limit.v);
 }
 
 /* Entries of one per-device file: one write each, as the kernel parses them. */
@@ -470,21 +455,21 @@ static int v1_blkio(struct sr_cgroup *cg, const struct sr_resources *r, sr_error
     return -1;
   /* Without CFQ, the weights live in the BFQ files (runc). */
   bool bfq = !sr_cg_has(&d, "blkio.weight") && sr_cg_has(&d, "blkio.bfq.weight");
-  if (weight && put(&d, bfq ? "blkio.bfq.weight" : "blkio.weight",
+  if (weight && PUT(&d, bfq ? "blkio.bfq.weight" : "blkio.weight",
                            "linux.resources.blockIO.weight", err, "%" PRIu64, b->weight.v) < 0)
     return -1;
-  if (leaf_weight && put(&d, "blkio.leaf_weight", "linux.resources.blockIO.leafWeight", err,
+  if (leaf_weight && PUT(&d, "blkio.leaf_weight", "linux.resources.blockIO.leafWeight", err,
                                 "%" PRIu64, b->leaf_weight.v) < 0)
     return -1;
   for (size_t i = 0; i < b->n_weight_devices; i++) {
     const struct sr_weight_device *w = &b->weight_devices[i];
     if (w->weight.set &&
-        put(&d, bfq ? "blkio.bfq.weight_device" : "blkio.weight_device",
+        PUT(&d, bfq ? "blkio.bfq.weight_device" : "blkio.weight_device",
             "linux.resources.blockIO.weightDevice", err, "%" PRId64 ":%" PRId64 " %" PRIu64,
             w->major, w->minor, w->weight.v) < 0)
       return -1;
     if (w->leaf_weight.set &&
-        put(&d, "blkio.leaf_weight_device", "linux.resources.blockIO.weightDevice", err,
+        PUT(&d, "blkio.leaf_weight_device", "linux.resources.blockIO.weightDevice", err,
             "%" PRId64 ":%" PRId64 " %" PRIu64, w->major, w->minor, w->leaf_weight.v) < 0)
       return -1;
   }
@@ -535,11 +520,11 @@ static int v1_hugetlb(struct sr_cgroup *cg, const struct sr_resources *r, sr_err
     const struct sr_hugepage_limit *h = &r->hugepage_limits[i];
     char file[64];
     snprintf(file, sizeof(file), "hugetlb.%s.limit_in_bytes", h->page_size);
-    if (put(&d, file, field, err, "%" PRIu64, h->limit) < 0)
+    if (PUT(&d, file, field, err, "%" PRIu64, h->limit) < 0)
       return sr_error_wrap(err, "[%zu] (pageSize %s)", i, h->page_size);
     /* Reservation accounting, where the kernel has it, is what the spec prefers. */
     snprintf(file, sizeof(file), "hugetlb.%s.rsvd.limit_in_bytes", h->page_size);
-    if (sr_cg_has(&d, file) && put(&d, file, field, err, "%" PRIu64, h->limit) < 0)
+    if (sr_cg_has(&d, file) && PUT(&d, file, field, err, "%" PRIu64, h->limit) < 0)
       return -1;
   }
   return 0;
@@ -550,7 +535,7 @@ static int v1_network(struct sr_cgroup *cg, const struct sr_resources *r, sr_err
   if (r->network.has_class_id) {
     _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
     if (ctl(cg, "net_cls", "linux.resources.network.classID", &d, err) < 0 ||
-        put(&d, "net_cls.classid", "linux.resources.network.classID", err, "%" PRIu32,
+        PUT(&d, "net_cls.classid", "linux.resources.network.classID", err, "%" PRIu32,
             r->network.class_id) < 0)
       return -1;
   }
@@ -592,7 +577,7 @@ static int v1_rdma(struct sr_cgroup *cg, const struct sr_resources *r, sr_error_
       snprintf(h, sizeof(h), " hca_handle=%" PRIu64, l->hca_handles.v);
     if (l->hca_objects.set)
       snprintf(o, sizeof(o), " hca_object=%" PRIu64, l->hca_objects.v);
-    if ((*h || *o) && put(&d, "rdma.max", field, err, "%s%s%s", l->device, h, o) < 0)
+    if ((*h || *o) && PUT(&d, "rdma.max", field, err, "%s%s%s", l->device, h, o) < 0)
       return -1;
   }
   return 0;
