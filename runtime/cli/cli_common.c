@@ -44,6 +44,20 @@ int sr_cli_parse_id_only(const char *cmd, int argc, char **argv, const char **id
   return 0;
 }
 
+int sr_cli_open_id_only(const struct sr_global *g, const char *cmd, int argc, char **argv,
+                        bool lock, const char **id, struct sr_container **ct)
+{
+  int r = sr_cli_parse_id_only(cmd, argc, argv, id);
+  if (r)
+    return r;
+  if (sr_cli_setup(g, 0, false) < 0)
+    return 1;
+  sr_error_t err = NULL;
+  if (sr_stored_open(&g->run, *id, lock, ct, &err) < 0)
+    return sr_cli_fail(&err);
+  return 0;
+}
+
 #define CREATE_USAGE "[command options] <container-id>"
 
 int sr_parse_create_options(const char *cmd, int argc, char **argv, const struct option *opts,
