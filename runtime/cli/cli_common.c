@@ -17,9 +17,7 @@ int sr_cli_parse_flag(const char *cmd, const char *usage, int argc, char **argv,
     longopts[1] = (struct option){flag, no_argument, NULL, flag[0]};
     shortopts[1] = flag[0];
   }
-  sr_opts_normalize(argc, argv, longopts, false);
-  optind = 0; /* a full restart of getopt: see opts.h */
-  opterr = 0;
+  sr_opts_begin(argc, argv, longopts, false);
   int c;
   while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
     if (c == 'h') {
@@ -64,9 +62,7 @@ int sr_parse_create_options(const char *cmd, int argc, char **argv, const struct
                             const char *shortopts, struct sr_create_opts *o, const char **bundle,
                             int (*extra)(int c, void *data), void *data)
 {
-  sr_opts_normalize(argc, argv, opts, false);
-  optind = 0; /* a full restart of getopt: see opts.h */
-  opterr = 0;
+  sr_opts_begin(argc, argv, opts, false);
   int c;
   while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
     switch (c) {

@@ -106,9 +106,7 @@ int sr_cmd_policy(const struct sr_global *g, int argc, char **argv)
   if (argc < 2)
     return sr_cli_usage_error("policy", USAGE, "show or check is required");
   const char *sub = argv[1];
-  sr_opts_normalize(argc - 1, argv + 1, longopts, false);
-  optind = 0; /* a full restart of getopt: see opts.h */
-  opterr = 0;
+  sr_opts_begin(argc - 1, argv + 1, longopts, false);
   int c;
   while ((c = getopt_long(argc - 1, argv + 1, "b:h", longopts, NULL)) != -1) {
     switch (c) {
