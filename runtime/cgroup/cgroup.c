@@ -72,6 +72,30 @@ int sr_cg_write(const struct sr_cg_dir *d, const char *file, const char *value, 
   return sr_cg_write_lines(d, file, &line, 1, err);
 }
 
+int sr_cg_names_add(char ***v, size_t *count, const char *name, size_t len)
+{
+  char **nv = realloc(*v, (*count + 2) * sizeof(char *));
+  if (nv == NULL)
+    return -1;
+  *v = nv;
+  nv[*count] = strndup(name, len);
+  nv[*count + 1] = NULL;
+  if (nv[*count] == NULL)
+    return -1;
+  (*count)++;
+  return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void sr_cg_names_sort(char **v, size_t count)
+{
+  qsort(v, count, sizeof(char *), cmp_str);
+}
+
 int sr_cg_putf(const struct sr_cg_dir *d, const char *file, const char *field,
                sr_cg_explain_fn explain, sr_error_t *err, const char *fmt, ...)
 {

@@ -238,6 +238,11 @@ uint64_t sr_cg_stats_lookup(const struct sr_cgroup_stats *st, const char *key);
 int sr_cg_stats_add_blkio(struct sr_cgroup_stats *st, uint64_t major, uint64_t minor,
                           const char *op, uint64_t value);
 struct sr_hugetlb_stat *sr_cg_stats_add_hugetlb(struct sr_cgroup_stats *st, const char *size);
+/* A growing NULL-terminated list of names (the v1 hierarchies, the hugetlb sizes): the first
+ * len bytes of name added at the end, *count counting it; -1 when out of memory. */
+int sr_cg_names_add(char ***v, size_t *count, const char *name, size_t len);
+/* The list in strcmp order. */
+void sr_cg_names_sort(char **v, size_t count);
 int sr_cg_hugetlb_sizes(const struct sr_cg_dir *d, const char *suffix, char ***sizes, size_t *n,
                         sr_error_t *err);
 

@@ -20,11 +20,6 @@
 
 /* ---- Hierarchies ---- */
 
-static int cmp_str(const void *a, const void *b)
-{
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 void sr_cg_v1_list_free(struct sr_cg_v1_list *l)
 {
   if (l == NULL)
@@ -96,17 +91,10 @@ static int list_hierarchies(const struct sr_cgroup *cg, char ***names, size_t *n
       seen[count].dev = st.st_dev;
       seen[count].ino = st.st_ino;
     }
-    char **nv = realloc(v, (count + 2) * sizeof(char *));
-    if (nv == NULL)
+    if (sr_cg_names_add(&v, &count, de->d_name, strlen(de->d_name)) < 0)
       return sr_error_make(err, ENOMEM, "cgroup hierarchies");
-    v = nv;
-    v[count] = strdup(de->d_name);
-    v[count + 1] = NULL;
-    if (v[count] == NULL)
-      return sr_error_make(err, ENOMEM, "cgroup hierarchies");
-    count++;
   }
-  qsort(v, count, sizeof(char *), cmp_str);
+  sr_cg_names_sort(v, count);
   *names = steal_ptr(v);
   *n = count;
   return 0;

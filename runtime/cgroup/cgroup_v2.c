@@ -507,11 +507,6 @@ static int opt_keyed(const struct sr_cg_dir *d, const char *file, const char *ke
   return sr_cg_read_keyed(d, file, key, v, err);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 struct sr_hugetlb_stat *sr_cg_stats_add_hugetlb(struct sr_cgroup_stats *st, const char *size)
 {
   struct sr_hugetlb_stat *nv = realloc(st->hugetlb, (st->n_hugetlb + 1) * sizeof(*st->hugetlb));
@@ -549,17 +544,10 @@ int sr_cg_hugetlb_sizes(const struct sr_cg_dir *d, const char *suffix, char ***s
     size_t szl = nl - 8 - sl;
     if (memchr(name + 8, '.', szl) != NULL || szl >= 16)
       continue;
-    char **nv = realloc(v, (count + 2) * sizeof(char *));
-    if (nv == NULL)
+    if (sr_cg_names_add(&v, &count, name + 8, szl) < 0)
       return sr_error_make(err, ENOMEM, "cgroup: hugetlb");
-    v = nv;
-    v[count] = strndup(name + 8, szl);
-    v[count + 1] = NULL;
-    if (v[count] == NULL)
-      return sr_error_make(err, ENOMEM, "cgroup: hugetlb");
-    count++;
   }
-  qsort(v, count, sizeof(char *), cmp_str);
+  sr_cg_names_sort(v, count);
   *sizes = steal_ptr(v);
   *n = count;
   return 0;
