@@ -72,7 +72,7 @@ int sr_cg_write(const struct sr_cg_dir *d, const char *file, const char *value, 
   return sr_cg_write_lines(d, file, &line, 1, err);
 }
 
-int sr_cg_names_add(char ***v, size_t *count, const char *name, size_t len)
+int sr_cgroup_names_add(char ***v, size_t *count, const char *name, size_t len)
 {
   char **nv = realloc(*v, (*count + 2) * sizeof(char *));
   if (nv == NULL)
@@ -91,13 +91,13 @@ static int cmp_str(const void *a, const void *b)
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void sr_cg_names_sort(char **v, size_t count)
+void sr_cgroup_names_sort(char **v, size_t count)
 {
   qsort(v, count, sizeof(char *), cmp_str);
 }
 
-int sr_cg_putf(const struct sr_cg_dir *d, const char *file, const char *field,
-               sr_cg_explain_fn explain, sr_error_t *err, const char *fmt, ...)
+int sr_cgroup_putf(const struct sr_cg_dir *d, const char *file, const char *field,
+               sr_cgroup_explain_fn explain, sr_error_t *err, const char *fmt, ...)
 {
   _cleanup_free_ char *value = NULL;
   va_list ap;

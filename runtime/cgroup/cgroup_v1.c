@@ -91,10 +91,10 @@ static int list_hierarchies(const struct sr_cgroup *cg, char ***names, size_t *n
       seen[count].dev = st.st_dev;
       seen[count].ino = st.st_ino;
     }
-    if (sr_cg_names_add(&v, &count, de->d_name, strlen(de->d_name)) < 0)
+    if (sr_cgroup_names_add(&v, &count, de->d_name, strlen(de->d_name)) < 0)
       return sr_error_make(err, ENOMEM, "cgroup hierarchies");
   }
-  sr_cg_names_sort(v, count);
+  sr_cgroup_names_sort(v, count);
   *names = steal_ptr(v);
   *n = count;
   return 0;
@@ -242,7 +242,7 @@ static int ctl(const struct sr_cgroup *cg, const char *controller, const char *f
 }
 
 /* A value for a config field written to a controller's file (cgroup.h). */
-#define PUT(d, file, field, err, ...) sr_cg_putf((d), (file), (field), NULL, (err), __VA_ARGS__)
+#define PUT(d, file, field, err, ...) sr_cgroup_putf((d), (file), (field), NULL, (err), __VA_ARGS__)
 
 static int v1_devices(struct sr_cgroup *cg, const struct sr_resources *r, sr_error_t *err)
 {

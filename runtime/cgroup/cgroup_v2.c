@@ -111,7 +111,7 @@ static int explain(const struct sr_cg_dir *d, const char *file, const char *fiel
 }
 
 /* A value for a config field written to a controller's file (cgroup.h). */
-#define PUT(d, file, field, err, ...) sr_cg_putf((d), (file), (field), explain, (err), __VA_ARGS__)
+#define PUT(d, file, field, err, ...) sr_cgroup_putf((d), (file), (field), explain, (err), __VA_ARGS__)
 
 static int put_lines(const struct sr_cg_dir *d, const char *file, const char *field, char **lines,
                      size_t n, sr_error_t *err)
@@ -544,10 +544,10 @@ int sr_cg_hugetlb_sizes(const struct sr_cg_dir *d, const char *suffix, char ***s
     size_t szl = nl - 8 - sl;
     if (memchr(name + 8, '.', szl) != NULL || szl >= 16)
       continue;
-    if (sr_cg_names_add(&v, &count, name + 8, szl) < 0)
+    if (sr_cgroup_names_add(&v, &count, name + 8, szl) < 0)
       return sr_error_make(err, ENOMEM, "cgroup: hugetlb");
   }
-  sr_cg_names_sort(v, count);
+  sr_cgroup_names_sort(v, count);
   *sizes = steal_ptr(v);
   *n = count;
   return 0;

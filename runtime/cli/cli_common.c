@@ -42,7 +42,7 @@ int sr_cli_parse_id_only(const char *cmd, int argc, char **argv, const char **id
   return 0;
 }
 
-int sr_cli_open_id_only(const struct sr_global *g, const char *cmd, int argc, char **argv,
+int sr_cli_common_open_id_only(const struct sr_global *g, const char *cmd, int argc, char **argv,
                         bool lock, const char **id, struct sr_container **ct)
 {
   int r = sr_cli_parse_id_only(cmd, argc, argv, id);

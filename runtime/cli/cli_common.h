@@ -20,7 +20,7 @@ int sr_cli_parse_flag(const char *cmd, const char *usage, int argc, char **argv,
 int sr_cli_parse_id_only(const char *cmd, int argc, char **argv, const char **id);
 /* Their common start: the id parsed as above, the process set up, the stored container opened
  * (locked when lock is set) into *ct: 0, or 1 when it failed (reported), or 2 after --help. */
-int sr_cli_open_id_only(const struct sr_global *g, const char *cmd, int argc, char **argv,
+int sr_cli_common_open_id_only(const struct sr_global *g, const char *cmd, int argc, char **argv,
                         bool lock, const char **id, struct sr_container **ct);
 
 /* The long options sr_parse_create_options handles, at the head of create's and run's tables

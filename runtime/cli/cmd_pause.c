@@ -12,7 +12,7 @@ static int freeze(const struct sr_global *g, const char *cmd, bool frozen, int a
 {
   const char *id;
   _cleanup_stored_ struct sr_container *ct = NULL;
-  int r = sr_cli_open_id_only(g, cmd, argc, argv, true, &id, &ct);
+  int r = sr_cli_common_open_id_only(g, cmd, argc, argv, true, &id, &ct);
   if (r)
     return r == 2 ? 0 : 1;
   sr_error_t err = NULL;

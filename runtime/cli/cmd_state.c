@@ -12,7 +12,7 @@ int sr_cmd_state(const struct sr_global *g, int argc, char **argv)
 {
   const char *id;
   _cleanup_stored_ struct sr_container *ct = NULL;
-  int r = sr_cli_open_id_only(g, "state", argc, argv, false, &id, &ct);
+  int r = sr_cli_common_open_id_only(g, "state", argc, argv, false, &id, &ct);
   if (r)
     return r == 2 ? 0 : 1;
   sr_error_t err = NULL;

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-ssize_t sr_fd_send_some(int sock, int fd, const char *data, size_t len)
+ssize_t sr_fd_pass_send_some(int sock, int fd, const char *data, size_t len)
 {
   struct iovec iov = {(void *)data, len};
   union {
@@ -32,7 +32,7 @@ ssize_t sr_fd_send_some(int sock, int fd, const char *data, size_t len)
 
 int sr_fd_send(int sock, int fd, const char *data, size_t len)
 {
-  return sr_fd_send_some(sock, fd, data, len) == (ssize_t)len ? 0 : -1;
+  return sr_fd_pass_send_some(sock, fd, data, len) == (ssize_t)len ? 0 : -1;
 }
 
 int sr_fd_recv(int sock, int flags, char *data, size_t size, size_t *got)

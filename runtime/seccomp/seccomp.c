@@ -404,7 +404,7 @@ int sr_seccomp_send_notify_fd(int listener_sock, int notify_fd, const char *proc
   while (off < len) {
     /* The spec wants the fd with the first sendmsg only; until one succeeded, it has not
      * been sent.  No SIGPIPE: an agent that went away is an error to report. */
-    ssize_t n = sr_fd_send_some(listener_sock, off == 0 ? notify_fd : -1,
+    ssize_t n = sr_fd_pass_send_some(listener_sock, off == 0 ? notify_fd : -1,
                                 process_state_json + off, len - off);
     if (n < 0) {
       if ((errno == EAGAIN || errno == EWOULDBLOCK) && wait_writable(listener_sock) == 0)
