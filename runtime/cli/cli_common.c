@@ -42,6 +42,16 @@ int sr_cli_parse_id_only(const char *cmd, int argc, char **argv, const char **id
   return 0;
 }
 
+int sr_cli_common_print_json(sr_json_gen_t g, sr_error_t *err)
+{
+  const unsigned char *buf;
+  size_t len;
+  if (sr_json_gen_buf(g, &buf, &len, err) < 0)
+    return -1;
+  printf("%.*s\n", (int)len, buf);
+  return 0;
+}
+
 int sr_cli_common_open_id_only(const struct sr_global *g, const char *cmd, int argc, char **argv,
                         bool lock, const char **id, struct sr_container **ct)
 {

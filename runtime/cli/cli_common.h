@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "container.h"
 #include "error.h"
+#include "json.h"
 #include "prepare.h"
 #include "statedir.h"
 #include "stored.h"
@@ -20,6 +21,9 @@ int sr_cli_parse_flag(const char *cmd, const char *usage, int argc, char **argv,
 int sr_cli_parse_id_only(const char *cmd, int argc, char **argv, const char **id);
 /* Their common start: the id parsed as above, the process set up, the stored container opened
  * (locked when lock is set) into *ct: 0, or 1 when it failed (reported), or 2 after --help. */
+/* The document g holds printed on stdout as one line (-1 with err when it is not whole). */
+int sr_cli_common_print_json(sr_json_gen_t g, sr_error_t *err);
+
 int sr_cli_common_open_id_only(const struct sr_global *g, const char *cmd, int argc, char **argv,
                         bool lock, const char **id, struct sr_container **ct);
 

@@ -125,11 +125,8 @@ static int emit(const char *type, const char *id, const struct sr_cgroup_stats *
     gen_stats(g, st);
   }
   sr_json_map_close(g);
-  const unsigned char *buf;
-  size_t len;
-  if (sr_json_gen_buf(g, &buf, &len, err) < 0)
+  if (sr_cli_common_print_json(g, err) < 0)
     return -1;
-  printf("%.*s\n", (int)len, buf);
   fflush(stdout);
   return 0;
 }

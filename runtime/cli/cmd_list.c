@@ -103,12 +103,7 @@ static int print_json(struct row *rows, size_t n, sr_error_t *err)
     sr_json_map_close(g);
   }
   sr_json_array_close(g);
-  const unsigned char *buf;
-  size_t len;
-  if (sr_json_gen_buf(g, &buf, &len, err) < 0)
-    return -1;
-  printf("%.*s\n", (int)len, buf);
-  return 0;
+  return sr_cli_common_print_json(g, err);
 }
 
 int sr_cmd_list(const struct sr_global *g, int argc, char **argv)
