@@ -679,97 +679,84 @@ int sr_cg_v1_is_frozen(struct sr_cgroup *cg, bool *frozen, sr_error_t *err)
 
 /* ---- Statistics ---- */
 
-static int v1_cpu_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err)
+static int cpuacct_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr_error_t *err)
 {
-  _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  int found = sr_cg_v1_controller(cg, "cpuacct", &d, err);
-  if (found < 0)
+  char buf[32768]; /* one number per CPU */
+  if (sr_cg_read_u64_opt(d, "cpuacct.usage", &st->cpu_usage_total, err) < 0)
     return -1;
-  if (found) {
-    char buf[32768]; /* one number per CPU */
-    if (sr_cg_read_u64_opt(&d, "cpuacct.usage", &st->cpu_usage_total, err) < 0)
+  if (sr_cg_has(d, "cpuacct.usage_percpu")) {
+    if (sr_cg_read(d, "cpuacct.usage_percpu", buf, sizeof(buf), err) < 0)
       return -1;
-    if (sr_cg_has(&d, "cpuacct.usage_percpu")) {
-      if (sr_cg_read(&d, "cpuacct.usage_percpu", buf, sizeof(buf), err) < 0)
-        return -1;
-      size_t n = 0;
-      for (char *p = buf; *p;) {
-        char *end;
-        unsigned long long v = strtoull(p, &end, 10);
-        if (end == p)
-          break;
-        uint64_t *nv = realloc(st->cpu_percpu, (n + 1) * sizeof(uint64_t));
-        if (nv == NULL)
-          return sr_error_make(err, ENOMEM, "cgroup: cpuacct.usage_percpu");
-        st->cpu_percpu = nv;
-        nv[n++] = v;
-        st->n_percpu = n;
-        p = end;
-      }
-    }
-    if (sr_cg_has(&d, "cpuacct.stat")) {
-      /* In USER_HZ ticks; reported in ns like the total. */
-      uint64_t user, sys;
-      long hz = sysconf(_SC_CLK_TCK);
-      if (hz <= 0)
-        hz = 100;
-      if (sr_cg_read_keyed(&d, "cpuacct.stat", "user", &user, err) < 0 ||
-          sr_cg_read_keyed(&d, "cpuacct.stat", "system", &sys, err) < 0)
-        return -1;
-      st->cpu_usage_user = user * (1000000000ull / (uint64_t)hz);
-      st->cpu_usage_kernel = sys * (1000000000ull / (uint64_t)hz);
+    size_t n = 0;
+    for (char *p = buf; *p;) {
+      char *end;
+      unsigned long long v = strtoull(p, &end, 10);
+      if (end == p)
+        break;
+      uint64_t *nv = realloc(st->cpu_percpu, (n + 1) * sizeof(uint64_t));
+      if (nv == NULL)
+        return sr_error_make(err, ENOMEM, "cgroup: cpuacct.usage_percpu");
+      st->cpu_percpu = nv;
+      nv[n++] = v;
+      st->n_percpu = n;
+      p = end;
     }
   }
-  sr_cg_dir_close(&d);
-  found = sr_cg_v1_controller(cg, "cpu", &d, err);
-  if (found < 0)
-    return -1;
-  if (found && sr_cg_has(&d, "cpu.stat") &&
-      (sr_cg_read_keyed(&d, "cpu.stat", "nr_periods", &st->cpu_throttling_periods, err) < 0 ||
-       sr_cg_read_keyed(&d, "cpu.stat", "nr_throttled", &st->cpu_throttled_periods, err) < 0 ||
-       sr_cg_read_keyed(&d, "cpu.stat", "throttled_time", &st->cpu_throttled_time, err) < 0))
+  if (sr_cg_has(d, "cpuacct.stat")) {
+    /* In USER_HZ ticks; reported in ns like the total. */
+    uint64_t user, sys;
+    long hz = sysconf(_SC_CLK_TCK);
+    if (hz <= 0)
+      hz = 100;
+    if (sr_cg_read_keyed(d, "cpuacct.stat", "user", &user, err) < 0 ||
+        sr_cg_read_keyed(d, "cpuacct.stat", "system", &sys, err) < 0)
+      return -1;
+    st->cpu_usage_user = user * (1000000000ull / (uint64_t)hz);
+    st->cpu_usage_kernel = sys * (1000000000ull / (uint64_t)hz);
+  }
+  return 0;
+}
+
+static int cpu_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr_error_t *err)
+{
+  if (sr_cg_has(d, "cpu.stat") &&
+      (sr_cg_read_keyed(d, "cpu.stat", "nr_periods", &st->cpu_throttling_periods, err) < 0 ||
+       sr_cg_read_keyed(d, "cpu.stat", "nr_throttled", &st->cpu_throttled_periods, err) < 0 ||
+       sr_cg_read_keyed(d, "cpu.stat", "throttled_time", &st->cpu_throttled_time, err) < 0))
     return -1;
   return 0;
 }
 
-static int v1_memory_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err)
+static int memory_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr_error_t *err)
 {
-  _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  int found = sr_cg_v1_controller(cg, "memory", &d, err);
-  if (found <= 0)
-    return found;
-  if (sr_cg_read_u64_opt(&d, "memory.usage_in_bytes", &st->memory_usage, err) < 0 ||
-      sr_cg_read_u64_opt(&d, "memory.max_usage_in_bytes", &st->memory_max_usage, err) < 0 ||
-      sr_cg_read_u64_opt(&d, "memory.limit_in_bytes", &st->memory_limit, err) < 0 ||
-      sr_cg_read_u64_opt(&d, "memory.failcnt", &st->memory_failcnt, err) < 0 ||
-      sr_cg_read_u64_opt(&d, "memory.memsw.usage_in_bytes", &st->swap_usage, err) < 0 ||
-      sr_cg_read_u64_opt(&d, "memory.memsw.limit_in_bytes", &st->swap_limit, err) < 0)
+  if (sr_cg_read_u64_opt(d, "memory.usage_in_bytes", &st->memory_usage, err) < 0 ||
+      sr_cg_read_u64_opt(d, "memory.max_usage_in_bytes", &st->memory_max_usage, err) < 0 ||
+      sr_cg_read_u64_opt(d, "memory.limit_in_bytes", &st->memory_limit, err) < 0 ||
+      sr_cg_read_u64_opt(d, "memory.failcnt", &st->memory_failcnt, err) < 0 ||
+      sr_cg_read_u64_opt(d, "memory.memsw.usage_in_bytes", &st->swap_usage, err) < 0 ||
+      sr_cg_read_u64_opt(d, "memory.memsw.limit_in_bytes", &st->swap_limit, err) < 0)
     return -1;
-  if (sr_cg_has(&d, "memory.stat")) {
-    if (sr_cg_stats_memory_stat(&d, st, err) < 0)
+  if (sr_cg_has(d, "memory.stat")) {
+    if (sr_cg_stats_memory_stat(d, st, err) < 0)
       return -1;
     st->memory_cache = sr_cg_stats_lookup(st, "cache");
   }
-  if (sr_cg_has(&d, "memory.oom_control") &&
-      sr_cg_read_keyed(&d, "memory.oom_control", "oom_kill", &st->oom_kill_count, err) < 0)
+  if (sr_cg_has(d, "memory.oom_control") &&
+      sr_cg_read_keyed(d, "memory.oom_control", "oom_kill", &st->oom_kill_count, err) < 0)
     return -1;
   return 0;
 }
 
-static int v1_blkio_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err)
+static int blkio_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr_error_t *err)
 {
-  _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  int found = sr_cg_v1_controller(cg, "blkio", &d, err);
-  if (found <= 0)
-    return found;
   /* CFQ's file, else the throttling layer's (always there), as runc. */
   static const char *const files[] = {"blkio.io_service_bytes_recursive",
                                       "blkio.throttle.io_service_bytes_recursive"};
   for (size_t f = 0; f < 2 && st->n_blkio_bytes == 0; f++) {
-    if (!sr_cg_has(&d, files[f]))
+    if (!sr_cg_has(d, files[f]))
       continue;
     char buf[16384];
-    if (sr_cg_read(&d, files[f], buf, sizeof(buf), err) < 0)
+    if (sr_cg_read(d, files[f], buf, sizeof(buf), err) < 0)
       return -1;
     char *save = NULL;
     for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -783,6 +770,52 @@ static int v1_blkio_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_e
     }
   }
   return 0;
+}
+
+static int hugetlb_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr_error_t *err)
+{
+  _cleanup_strv_ char **sizes = NULL;
+  size_t n;
+  if (sr_cg_hugetlb_sizes(d, ".usage_in_bytes", &sizes, &n, err) < 0)
+    return -1;
+  for (size_t i = 0; i < n; i++) {
+    char f1[64], f2[64], f3[64];
+    struct sr_hugetlb_stat *h = sr_cg_stats_add_hugetlb(st, sizes[i]);
+    if (h == NULL)
+      return sr_error_make(err, ENOMEM, "cgroup: hugetlb");
+    snprintf(f1, sizeof(f1), "hugetlb.%s.usage_in_bytes", sizes[i]);
+    snprintf(f2, sizeof(f2), "hugetlb.%s.max_usage_in_bytes", sizes[i]);
+    snprintf(f3, sizeof(f3), "hugetlb.%s.failcnt", sizes[i]);
+    if (sr_cg_read_u64_opt(d, f1, &h->usage, err) < 0 ||
+        sr_cg_read_u64_opt(d, f2, &h->max_usage, err) < 0 ||
+        sr_cg_read_u64_opt(d, f3, &h->failcnt, err) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+static int pids_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr_error_t *err)
+{
+  if (sr_cg_read_u64_opt(d, "pids.current", &st->pids_current, err) < 0 ||
+      sr_cg_read_u64_opt(d, "pids.max", &st->pids_limit, err) < 0)
+    return -1;
+  if (st->pids_limit == UINT64_MAX)
+    st->pids_limit = 0;
+  return 0;
+}
+
+/* One controller's statistics, read from its v1 directory by read; none where it is not
+ * mounted. */
+static int v1_controller_stats(struct sr_cgroup *cg, const char *controller,
+                               int (*read)(const struct sr_cg_dir *d, struct sr_cgroup_stats *st,
+                                           sr_error_t *err),
+                               struct sr_cgroup_stats *st, sr_error_t *err)
+{
+  _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
+  int found = sr_cg_v1_controller(cg, controller, &d, err);
+  if (found <= 0)
+    return found;
+  return read(&d, st, err);
 }
 
 static int v1_hugetlb_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err)
@@ -802,41 +835,17 @@ static int v1_hugetlb_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr
     }
     return sr_cg_v2_hugetlb_stats(&d, st, err);
   }
-  _cleanup_strv_ char **sizes = NULL;
-  size_t n;
-  if (sr_cg_hugetlb_sizes(&d, ".usage_in_bytes", &sizes, &n, err) < 0)
-    return -1;
-  for (size_t i = 0; i < n; i++) {
-    char f1[64], f2[64], f3[64];
-    struct sr_hugetlb_stat *h = sr_cg_stats_add_hugetlb(st, sizes[i]);
-    if (h == NULL)
-      return sr_error_make(err, ENOMEM, "cgroup: hugetlb");
-    snprintf(f1, sizeof(f1), "hugetlb.%s.usage_in_bytes", sizes[i]);
-    snprintf(f2, sizeof(f2), "hugetlb.%s.max_usage_in_bytes", sizes[i]);
-    snprintf(f3, sizeof(f3), "hugetlb.%s.failcnt", sizes[i]);
-    if (sr_cg_read_u64_opt(&d, f1, &h->usage, err) < 0 ||
-        sr_cg_read_u64_opt(&d, f2, &h->max_usage, err) < 0 ||
-        sr_cg_read_u64_opt(&d, f3, &h->failcnt, err) < 0)
-      return -1;
-  }
-  return 0;
+  return hugetlb_stats(&d, st, err);
 }
 
 int sr_cg_v1_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err)
 {
-  if (v1_cpu_stats(cg, st, err) < 0 || v1_memory_stats(cg, st, err) < 0 ||
-      v1_blkio_stats(cg, st, err) < 0 || v1_hugetlb_stats(cg, st, err) < 0)
+  if (v1_controller_stats(cg, "cpuacct", cpuacct_stats, st, err) < 0 ||
+      v1_controller_stats(cg, "cpu", cpu_stats, st, err) < 0 ||
+      v1_controller_stats(cg, "memory", memory_stats, st, err) < 0 ||
+      v1_controller_stats(cg, "blkio", blkio_stats, st, err) < 0 ||
+      v1_hugetlb_stats(cg, st, err) < 0 ||
+      v1_controller_stats(cg, "pids", pids_stats, st, err) < 0)
     return -1;
-  _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  int found = sr_cg_v1_controller(cg, "pids", &d, err);
-  if (found < 0)
-    return -1;
-  if (found) {
-    if (sr_cg_read_u64_opt(&d, "pids.current", &st->pids_current, err) < 0 ||
-        sr_cg_read_u64_opt(&d, "pids.max", &st->pids_limit, err) < 0)
-      return -1;
-    if (st->pids_limit == UINT64_MAX)
-      st->pids_limit = 0;
-  }
   return 0;
 }
