@@ -297,7 +297,7 @@ static int validate(struct sr_config *c, sr_error_t *err)
   if ((l->time_monotonic.set || l->time_boottime.set) &&
       !(l->namespaces[SR_NS_TIME].present && l->namespaces[SR_NS_TIME].path == NULL))
     return sr_error_config_at(err, "linux", "timeOffsets", "needs a new time namespace");
-  /* Without a mount namespace the container has the runtime's root and mounts (runtime.md):
+  /* Without a mount namespace the container has the runtime's mounts (runtime.md):
    * nothing can be masked or made read-only there (runc refuses these too).  Whether such a
    * config may run at all is the policy's to say. */
   if (!l->namespaces[SR_NS_MOUNT].present && (l->n_masked_paths || l->n_readonly_paths))

@@ -5,6 +5,7 @@
 #include "cli_common.h"
 
 #include "checkpoint.h"
+#include "criu_run.h"
 #include "cleanup.h"
 #include "lifecycle.h"
 #include "help.h"
@@ -192,56 +193,7 @@ int sr_cmd_checkpoint(const struct sr_global *g, int argc, char **argv)
   if (sr_cli_setup(g, 0, false) < 0)
     return 1;
   sr_error_t err = NULL;
-  _cleanup_stored_ struct sr_container *ct = NULL;
-  struct sr_config *config = NULL;
-  if (sr_stored_open(&g->run, p.id, true, &ct, &err) < 0 ||
-      sr_container_load_config(ct, &config, &err) < 0)
-    return sr_cli_fail(&err);
-  const char *image = p.c.image_path ? p.c.image_path : "checkpoint";
-  const char *fields[] = {"imagePath", image, "leaveRunning", p.c.leave_running ? "true" : "false",
-                          NULL};
-  r = sr_stored_audit(&g->run, ct, "checkpoint", fields, &err);
-  if (r == 0)
-    r = sr_container_checkpoint(ct, config, &p.c, &err);
-  sr_config_free(config);
-  if (r < 0) {
-    const char *f[] = {"imagePath", image, "error", err ? err->msg : "", NULL};
-    sr_error_t e2 = NULL;
-    sr_stored_audit(&g->run, ct, "checkpoint-failed", f, &e2);
-    sr_error_free(&e2);
-    return sr_cli_fail(&err);
-  }
-  if (!p.c.leave_running)
-    sr_stored_release_userns(&g->run, p.id);
-  return 0;
-}
-
-/* A Landlock domain cannot be carried across a restore: the restored processes run without
- * one, which the profile allows (restoreWithoutLandlock, default) or refuses; audited. */
-static int landlock_decision(struct sr_policy_ctx *pc, const struct sr_create_ctx *ctx,
-                             sr_error_t *err)
-{
-  if (ctx->landlock.abi <= 0)
-    return 0;
-  bool allowed = pc->profile->restore_without_landlock;
-  const char *fields[] = {"field",
-                          "landlock",
-                          "applied",
-                          allowed ? "lost: CRIU cannot restore a Landlock domain; the restored "
-                                    "processes are not confined by Landlock"
-                                  : "refused",
-                          "knob",
-                          "restoreWithoutLandlock",
-                          NULL};
-  if (sr_audit_event(&pc->audit, allowed ? "restore-landlock-lost" : "refuse", fields, err) < 0)
-    return -1;
-  if (!allowed)
-    return sr_error_make(err, EPERM,
-                         "restore: the profile `%s` confines containers with "
-                         "Landlock (landlock), which CRIU cannot restore, and does "
-                         "not allow a restore without it (restoreWithoutLandlock)",
-                         pc->profile->name);
-  return 0;
+  return sr_criu_run_checkpoint(&g->run, p.id, &p.c, &err) < 0 ? sr_cli_fail(&err) : 0;
 }
 
 int sr_cmd_restore(const struct sr_global *g, int argc, char **argv)
@@ -251,50 +203,11 @@ int sr_cmd_restore(const struct sr_global *g, int argc, char **argv)
   if (r)
     return r == 2 ? 0 : 1;
   p.c.binary = g->criu;
-  p.create.audit_event = "restore";
   if (sr_cli_setup(g, 0, false) < 0)
     return 1;
   sr_error_t err = NULL;
-  _cleanup_free_ char *bundle = NULL;
-  struct sr_create_ctx ctx = SR_PREPARE_CTX(&g->run, &p.create);
-  struct sr_policy_ctx pc = {0};
   int status = 0;
-  const char *b;
-  /* An id in use: the image is of a container that still exists (--leave-running). */
-  if (sr_validate_id(p.id, &err) < 0 || sr_criu_binary(&p.c, &b, &err) < 0) {
-    r = -1;
-  } else if (sr_stored_exists(&g->run, p.id)) {
-    _cleanup_stored_ struct sr_container *ct = NULL;
-    const char *st = "unknown";
-    if (sr_stored_open(&g->run, p.id, false, &ct, &err) == 0)
-      st = sr_status_name(sr_container_status(ct));
-    sr_error_free(&err);
-    sr_error_make(&err, EEXIST,
-                  "restore: container `%s` exists (%s): restore the checkpoint "
-                  "under an id that is free, or delete that container first",
-                  p.id, st);
-    sr_policy_ctx_release(&pc);
+  if (sr_criu_run_restore(&g->run, &p.create, p.bundle, &p.c, &status, &err) < 0)
     return sr_cli_fail(&err);
-  } else if (sr_prepare_load_bundle_audited(&g->run, p.id, p.bundle, &bundle, &ctx, &err) < 0 ||
-             (p.create.bundle = bundle, sr_prepare_create(&g->run, &ctx, &pc, NULL, &err)) < 0 ||
-             landlock_decision(&pc, &ctx, &err) < 0) {
-    r = -1;
-  } else {
-    const char *image = p.c.image_path ? p.c.image_path : "checkpoint";
-    r = sr_container_restore(&ctx, &p.c, &status, &err);
-    const char *fields[] = {"imagePath", image,
-                            "result",    r < 0 ? "refused" : "restored",
-                            "error",     r < 0 && err ? err->msg : "",
-                            NULL};
-    sr_error_t e2 = NULL;
-    if (sr_audit_event(&pc.audit, r < 0 ? "restore-failed" : "restored", fields, &e2) < 0)
-      sr_error_free(&e2);
-  }
-  sr_create_ctx_release(&ctx);
-  sr_policy_ctx_release(&pc);
-  if (r < 0) {
-    sr_prepare_failed(&g->run, p.id);
-    return sr_cli_fail(&err);
-  }
   return p.c.detach ? 0 : sr_exit_status(status, 255);
 }

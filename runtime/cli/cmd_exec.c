@@ -7,6 +7,7 @@
 
 #include "cleanup.h"
 #include "exec.h"
+#include "exec_judge.h"
 #include "lifecycle.h"
 #include "names.h"
 #include "opts.h"
@@ -226,52 +227,6 @@ static int build_process(const struct exec_args *ea, char **args, int nargs,
   return 0;
 }
 
-/* The exec is judged against what was decided at create: no capability beyond the container's
- * bounding set, always no_new_privileges, the create's LSM labels; and it is audited. */
-static int exec_policy(const struct sr_global *g, const struct sr_container *ct,
-                       struct sr_config *config, struct sr_process *p, struct sr_exec_opts *o,
-                       sr_error_t *err)
-{
-  _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
-  if (sr_stored_policy_load(&g->run, ct, &pc, err) < 0)
-    return -1;
-  /* The seccomp floor is the profile's: a rewritten state.json ("builtinSeccomp": false)
-   * must not take the filter off an exec'd process. */
-  o->builtin_seccomp = sr_policy_builtin_seccomp(pc.profile);
-  o->require_own_userns = pc.profile->enforce;
-  if (pc.profile && config->process) {
-    struct sr_process created = *config->process;
-    struct sr_capabilities caps;
-    if (ct->rec->has_decided_caps) {
-      for (int i = 0; i < SR_CAP_SET_COUNT; i++)
-        caps.sets[i] = ct->rec->decided_caps[i];
-      created.capabilities = &caps;
-    }
-    struct sr_decisions d = {0};
-    sr_error_t refusal = NULL;
-    int r = sr_policy_apply_exec(pc.profile, &config->arena, &created, p, &d, &refusal);
-    /* Decided again from the profile and the kernel, not read back from the state. */
-    if (r == 0)
-      r = sr_policy_apply_landlock(pc.profile, &config->arena, sr_landlock_abi(),
-                                   sr_container_in_our_netns(ct), &d, &refusal);
-    o->landlock.abi = d.landlock_abi;
-    o->landlock.scope_abstract_unix = d.landlock_scope_abstract_unix;
-    if (sr_audit_decisions(&pc.audit, &d, err) < 0) {
-      sr_error_free(&refusal);
-      return -1;
-    }
-    if (r < 0) {
-      *err = refusal;
-      return -1;
-    }
-  }
-  /* Its clients go through the container's egress proxy, like the init's. */
-  if (ct->rec->egress_proxy && sr_policy_set_proxy_env(&config->arena, p, err) < 0)
-    return -1;
-  const char *fields[] = {"command", p->args[0], NULL};
-  return sr_audit_event(&pc.audit, "exec", fields, err);
-}
-
 static int exec_failed(sr_error_t *err)
 {
   sr_cli_fail(err);
@@ -293,7 +248,7 @@ static int exec_run(const struct sr_global *g, const struct exec_args *ea, struc
       sr_container_load_config(ct, &config, &err) < 0 ||
       build_process(ea, args, nargs, config, &p, &err) < 0)
     return exec_failed(&err);
-  if (exec_policy(g, ct, config, p, o, &err) < 0)
+  if (sr_exec_judge(&g->run, ct, config, p, o, &err) < 0)
     return exec_failed(&err);
   if (sr_config_needs_sealed_exe(config) && !sr_exe_is_sealed()) {
     /* Re-executed from the sealed binary, we come back here and take the lock again. */

@@ -56,6 +56,10 @@ static const struct option longopts[] = {
     {"kill-after", required_argument, NULL, 'K'},
     {"out-overwrite", no_argument, NULL, 'W'},
     {"tty", no_argument, NULL, 'y'},
+    {"workspace", required_argument, NULL, 'X'},
+    {"workspace-size", required_argument, NULL, 'Z'},
+    {"protect", required_argument, NULL, 'G'},
+    {"apply", no_argument, NULL, 'a'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -117,6 +121,21 @@ static void help(void)
          "   --tty                  a pty (from the sandbox's own devpts) as the command's\n"
          "                          stdin, stdout and stderr instead of pipes; seerun relays it\n"
          "                          (and the caller's terminal is raw meanwhile)\n"
+         "   --workspace value      HOST:DEST: HOST read-write at DEST as a copy-on-write\n"
+         "                          overlay (HOST itself is never written while the command\n"
+         "                          runs; the result lists what changed: added, modified,\n"
+         "                          deleted, with sizes); HOST's owner appears as the sandbox\n"
+         "                          user; no symlink may be on HOST's path\n"
+         "   --workspace-size value  bound on what the command may change there (default: 1g;\n"
+         "                          past it, writes fail with ENOSPC inside)\n"
+         "   --protect value        PATH (relative to HOST): read-only inside and never\n"
+         "                          applied; repeatable (.git always is)\n"
+         "   --apply                copy the changes back into HOST once every process has\n"
+         "                          exited: regular files, directories and deletions; symlinks\n"
+         "                          and entries that changed on the host during the run are\n"
+         "                          listed, not applied; nothing outside HOST is touched;\n"
+         "                          nothing is applied of a command killed at --timeout, by\n"
+         "                          a signal to seerun or out of memory\n"
          "   --name value           the container id (default: the first free sandbox-N)\n"
          "   --json=FILE            the result document in FILE (never on stdout, the command's)\n"
          "   --json-fd value        the result document on descriptor N (3 or above)\n");
@@ -147,6 +166,9 @@ struct cli {
   bool json_fd_owned;
   /* What the user wrote for each --ro, in order (the config's mounts name them by index). */
   const char **ro_args;
+  char *ws_host;         /* --workspace's HOST */
+  const char *ws_arg;    /* --workspace as the user wrote it */
+  bool protect_given;
   struct sr_arena arena; /* --allow-host entries */
 };
 
@@ -158,6 +180,11 @@ static void cli_free(struct cli *c)
   }
   free(c->o.ro);
   free(c->ro_args);
+  for (size_t i = 0; i < c->o.n_ws_protect; i++)
+    free(c->o.ws_protect[i]);
+  free(c->o.ws_protect);
+  free(c->o.ws_dest);
+  free(c->ws_host);
   free(c->o.env);
   if (c->json_fd_owned && c->json_fd >= 0)
     close(c->json_fd);
@@ -229,6 +256,64 @@ static int parse_ro(struct cli *c, const char *arg)
   if (nv[c->o.n_ro].source == NULL || nv[c->o.n_ro].dest == NULL)
     return usage_error("out of memory");
   c->o.n_ro++;
+  return 0;
+}
+
+/* --workspace HOST[:DEST]: DEST checked as a --ro's (HOST is opened at the run, once). */
+static int parse_workspace(struct cli *c, const char *arg)
+{
+  if (c->o.ws_host)
+    return usage_error("--workspace: give one");
+  const char *colon = strrchr(arg, ':');
+  size_t hlen = colon ? (size_t)(colon - arg) : strlen(arg);
+  if (hlen == 0)
+    return usage_error("--workspace `%s`: no host path", arg);
+  char dest[PATH_MAX];
+  snprintf(dest, sizeof(dest), "%s", colon ? colon + 1 : "/workspace");
+  if (dest[0] != '/')
+    return usage_error("--workspace: the destination `%s` must be an absolute path", dest);
+  sr_path_clean(dest, dest);
+  if (strcmp(dest, "/") == 0)
+    return usage_error("--workspace: the destination cannot be `/`");
+  for (size_t i = 0; i < sizeof(reserved_dests) / sizeof(reserved_dests[0]); i++)
+    if (overlaps(dest, reserved_dests[i])) {
+      fprintf(stderr,
+              "seerun sandbox: --workspace: the destination `%s` overlaps the sandbox's own "
+              "`%s` (give another one: --workspace HOST:DEST)\n",
+              dest, reserved_dests[i]);
+      return SR_SANDBOX_EXIT_RUNTIME;
+    }
+  c->ws_host = strndup(arg, hlen);
+  c->o.ws_dest = strdup(dest);
+  if (c->ws_host == NULL || c->o.ws_dest == NULL)
+    return usage_error("out of memory");
+  c->o.ws_host = c->ws_host;
+  c->ws_arg = arg;
+  return 0;
+}
+
+static int add_protect(struct cli *c, const char *arg)
+{
+  char path[PATH_MAX];
+  if (arg[0] == '/' || strlen(arg) + 2 > sizeof(path))
+    return usage_error("--protect `%s`: a path relative to the workspace", arg);
+  snprintf(path, sizeof(path), "/%s", arg);
+  sr_path_clean(path, path);
+  /* Cleaned as an absolute path, ".." cannot climb above the workspace; still refused, since
+   * "a/../b" is rarely what was meant. */
+  if (strcmp(path, "/") == 0 || strstr(arg, "..") != NULL)
+    return usage_error("--protect `%s`: a path below the workspace, without `..`", arg);
+  for (size_t i = 0; i < c->o.n_ws_protect; i++)
+    if (strcmp(c->o.ws_protect[i], path + 1) == 0)
+      return 0;
+  char **nv = realloc(c->o.ws_protect, (c->o.n_ws_protect + 1) * sizeof(*nv));
+  if (nv == NULL)
+    return usage_error("out of memory");
+  c->o.ws_protect = nv;
+  nv[c->o.n_ws_protect] = strdup(path + 1);
+  if (nv[c->o.n_ws_protect] == NULL)
+    return usage_error("out of memory");
+  c->o.n_ws_protect++;
   return 0;
 }
 
@@ -430,6 +515,20 @@ static int parse_option(struct cli *c, int opt, const char *arg)
   case 'y':
     o->tty = true;
     return 0;
+  case 'X':
+    return parse_workspace(c, arg);
+  case 'Z':
+    if ((r = parse_size("--workspace-size", arg, &o->ws_size)) != 0)
+      return r;
+    if (o->ws_size < (1ull << 20))
+      return usage_error("--workspace-size %s: below the minimum, 1m", arg);
+    return 0;
+  case 'G':
+    c->protect_given = true;
+    return add_protect(c, arg);
+  case 'a':
+    o->ws_apply = true;
+    return 0;
   }
   return -1;
 }
@@ -446,7 +545,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
     }
     if (opt == '?' || opt == ':') {
       const char *bad = argv[optind - 1];
-      bool missing = optopt && strchr("nPrRweoBFmpctTJOK", optopt);
+      bool missing = optopt && strchr("nPrRweoBFmpctTJOKXZG", optopt);
       return usage_error(missing ? "option `%s` needs a value" : "unknown option `%s`", bad);
     }
     int r = parse_option(c, opt, optarg);
@@ -467,6 +566,19 @@ static int parse_args(struct cli *c, int argc, char **argv)
     c->o.kill_after_ms = DEFAULT_KILL_AFTER_MS;
   if (c->json_path && c->json_fd >= 0)
     return usage_error("--json=FILE and --json-fd: give one");
+  if (c->o.ws_host == NULL && (c->o.ws_apply || c->protect_given || c->o.ws_size))
+    return usage_error("--apply, --protect and --workspace-size need --workspace");
+  if (c->o.ws_host) {
+    int r = add_protect(c, ".git");
+    if (r != 0)
+      return r;
+    if (c->o.ws_size == 0)
+      c->o.ws_size = SR_SANDBOX_WS_SIZE_DEFAULT;
+    for (size_t i = 0; i < c->o.n_ro; i++)
+      if (overlaps(c->o.ws_dest, c->o.ro[i].dest))
+        return usage_error("--workspace: the destination `%s` overlaps --ro `%s`",
+                           c->o.ws_dest, c->o.ro[i].dest);
+  }
   if (c->o.workdir == NULL) {
     c->o.workdir = strdup("/tmp");
     if (c->o.workdir == NULL)
@@ -541,16 +653,20 @@ static char *user_words(const struct cli *c, long ro_first_mount, const struct s
     return NULL;
   char *end;
   long n = strtol(field + 7, &end, 10);
-  if (end == field + 7 || *end != ']' || n < ro_first_mount ||
-      n - ro_first_mount >= (long)c->o.n_ro)
+  if (end == field + 7 || *end != ']')
     return NULL;
-  const char *arg = c->ro_args[n - ro_first_mount];
+  /* The workspace's bind comes right before them. */
+  bool ws = c->ws_arg && n == ro_first_mount - 1;
+  if (!ws && (n < ro_first_mount || n - ro_first_mount >= (long)c->o.n_ro))
+    return NULL;
+  const char *opt = ws ? "--workspace" : "--ro";
+  const char *arg = ws ? c->ws_arg : c->ro_args[n - ro_first_mount];
   /* "mounts[8].source: ..." -> "--ro /root (mounts[8].source): ..." */
   const char *at = strstr(text, field);
   char *out = NULL;
-  int r = at ? asprintf(&out, "%.*s--ro %s (%s)%s", (int)(at - text), text, arg, field,
+  int r = at ? asprintf(&out, "%.*s%s %s (%s)%s", (int)(at - text), text, opt, arg, field,
                         at + strlen(field))
-             : asprintf(&out, "--ro %s (%s): %s", arg, field, text);
+             : asprintf(&out, "%s %s (%s): %s", opt, arg, field, text);
   return r < 0 ? NULL : out;
 }
 

@@ -99,7 +99,7 @@ void sr_create_ctx_release(struct sr_create_ctx *ctx);
 __attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool after_intermediate);
 __attribute__((noreturn)) void sr_intermediate_main(struct sr_create_ctx *ctx);
 
-/* The OCI state document of a container being created, for hooks (status: "creating"). */
+/* The OCI state document of a container being created, for hooks and the seccomp agent. */
 int sr_create_state_json(const struct sr_create_ctx *ctx, const char *status, pid_t pid,
                          char **out, sr_error_t *err);
 

@@ -417,7 +417,9 @@ static int run_runtime_hooks(struct sr_create_ctx *ctx, sr_error_t *err)
   if (h->n[SR_HOOK_PRESTART] == 0 && h->n[SR_HOOK_CREATE_RUNTIME] == 0)
     return 0;
   _cleanup_free_ char *state = NULL;
-  if (sr_create_state_json(ctx, "creating", ctx->init_pid, &state, err) < 0)
+  /* runtime.md: "created" is after step 2 (the environment made); these hooks are steps 3
+   * and 4 (crun says "created" too; runc says "creating"). */
+  if (sr_create_state_json(ctx, "created", ctx->init_pid, &state, err) < 0)
     return -1;
   struct sr_hook_gate gate = hook_gate(ctx);
   if (sr_hooks_run(h, SR_HOOK_PRESTART, &gate, state, err) < 0 ||
@@ -666,11 +668,11 @@ int sr_create_prepare(struct sr_create_ctx *ctx, sr_error_t *err)
                          "root.path `%s`", ctx->rootfs);
   bool userns = c->linux_.namespaces[SR_NS_USER].present;
   /* Without a mount namespace (permissive only) the config's mounts and devices are not made:
-   * they would land on the host's (runc ignores them too). */
+   * they would land on the host's and outlive the container. */
   bool own_mounts = c->linux_.namespaces[SR_NS_MOUNT].present;
   if (!own_mounts && (c->n_mounts || c->linux_.n_devices))
-    sr_warn("linux.namespaces: no mount namespace: the container has the runtime's root and "
-            "mounts; mounts and linux.devices are not made");
+    sr_warn("linux.namespaces: no mount namespace: the container has the runtime's mounts "
+            "(its root is root.path, by chroot); mounts and linux.devices are not made");
   if (sr_ns_plan_make(&c->linux_, &(struct sr_ns_opened){ctx->host.ns_fd, ctx->host.ns_error},
                       &ctx->ns, err) < 0 || sr_ns_check_names(c, &ctx->ns, err) < 0 ||
       (own_mounts &&

@@ -7,6 +7,7 @@
 #include "cleanup.h"
 #include "landlock.h"
 #include "lifecycle.h"
+#include "mount.h"
 #include "passwd.h"
 #include "process_attrs.h"
 #include "process_exec.h"
@@ -49,6 +50,7 @@ struct exec_ctx {
   int ns_flags;
   int sync[2];
   int proc_fd; /* the host's procfs, opened before entering the container */
+  int root_fd; /* the init's root, for a container without a mount namespace (else -1) */
   int console_fd;
   int notify_fd;
   int activity_fd; /* connected to the supervisor's activity.sock, or -1 */
@@ -96,8 +98,17 @@ __attribute__((noreturn)) static void exec_child(struct exec_ctx *x)
     sr_error_sys(&err, "setsid");
     child_fail(fd, &err);
   }
+  /* Before a chroot below: root.path need not have a /proc. */
+  if (sr_runtime_exe_identity(&t.runtime_exe, &err) < 0)
+    child_fail(fd, &err);
   if (p->terminal && sr_terminal_setup(x->console_fd, p, false, &err) < 0)
     child_fail(fd, &err);
+  /* No mount namespace to join: the init's root (root.path) is the process's too. */
+  if (x->root_fd >= 0) {
+    if (sr_rootfs_chroot(x->root_fd, &err) < 0)
+      child_fail(fd, &err);
+    close(x->root_fd);
+  }
   /* oom_score_adj: written by the parent (sr_container_exec), which can; linux.personality
    * is the init's only. */
   if (sr_process_apply_attrs(p, NULL, x->proc_fd, &err) < 0)
@@ -147,8 +158,6 @@ __attribute__((noreturn)) static void exec_child(struct exec_ctx *x)
   t.builtin_seccomp = x->o->builtin_seccomp;
   t.notify_state = notify_state;
   t.exec_path = exec_path;
-  if (sr_runtime_exe_identity(&t.runtime_exe, &err) < 0)
-    child_fail(fd, &err);
   /* From here on the process outlives `seerun exec --detach`. */
   if (prctl(PR_SET_PDEATHSIG, 0) < 0) {
     sr_error_sys(&err, "prctl PR_SET_PDEATHSIG");
@@ -274,6 +283,18 @@ static int prepare(struct exec_ctx *x, sr_error_t *err)
   struct statfs sfs;
   if (x->proc_fd < 0 || fstatfs(x->proc_fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
     return sr_error_make(err, 0, "/proc is not a procfs");
+  /* The runtime's mount namespace (permissive only): setns would not give the process the
+   * container's root, which the init got by chroot.  Its root as the init has it, checked to
+   * be the init's after the open (the pid is pinned while the init lives). */
+  if (!(x->ns_flags & CLONE_NEWNS)) {
+    char root[64];
+    snprintf(root, sizeof(root), "%d/root", (int)r->pid);
+    x->root_fd = openat(x->proc_fd, root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (x->root_fd < 0 || !sr_proc_is(r->pid, r->pid_start))
+      return sr_error_make(err, x->root_fd < 0 ? errno : ESRCH,
+                           "container \"%s\": the root of its init (pid %d)", x->c->id,
+                           (int)r->pid);
+  }
   if (r->cgroup_version) {
     if (sr_cgroup_new(SR_CGROUP_ROOT, r->cgroup_path, &x->cg, err) < 0 ||
         sr_cgroup_open_dir(x->cg, &x->cgroup_fd, err) < 0)
@@ -330,8 +351,8 @@ static void abort_exec(struct exec_ctx *x)
 
 static void release(struct exec_ctx *x)
 {
-  int *fds[] = {&x->init_pidfd, &x->sync[0], &x->sync[1], &x->proc_fd,
-                &x->notify_fd,  &x->cgroup_fd, &x->activity_fd};
+  int *fds[] = {&x->init_pidfd, &x->sync[0],   &x->sync[1],     &x->proc_fd,
+                &x->root_fd,    &x->notify_fd, &x->cgroup_fd,   &x->activity_fd};
   for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
     if (*fds[i] >= 0) {
       close(*fds[i]);
@@ -349,7 +370,7 @@ int sr_container_exec(struct sr_container *c, const struct sr_config *config,
                       struct sr_exec_result *res, sr_error_t *err)
 {
   struct exec_ctx x = {.c = c, .config = config, .p = p, .o = o, .init_pidfd = -1,
-                       .sync = {-1, -1}, .proc_fd = -1, .console_fd = o->console_fd,
+                       .sync = {-1, -1}, .proc_fd = -1, .root_fd = -1, .console_fd = o->console_fd,
                        .notify_fd = -1, .cgroup_fd = -1, .activity_fd = -1};
   int ret = -1;
   if (prepare(&x, err) < 0)

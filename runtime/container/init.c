@@ -293,8 +293,8 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
   if (open_proc_handle(proc_fd, err) < 0 || sr_runtime_exe_identity(runtime_exe, err) < 0)
     return -1;
   /* Without a mount namespace (permissive only: the policy refuses it otherwise) the
-   * container has the runtime's root and mounts, as runtime.md says and runc does: nothing
-   * is mounted, pivoted or made there. */
+   * container has the runtime's mounts, as runtime.md says: nothing is mounted, pivoted or made
+   * there; its root is still root.path (chroot, below), as runc does. */
   bool own_mounts = c->linux_.namespaces[SR_NS_MOUNT].present;
   if (own_mounts && sr_rootfs_attach(ctx->rootfs, ctx->rootfs_tree_fd, &root_fd, err) < 0)
     return -1;
@@ -316,7 +316,8 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
   /* runtime.md: a hook in the container's namespaces gets the pid the container sees. */
   if (ctx->container_hooks.n) {
     _cleanup_free_ char *state = NULL;
-    if (sr_create_state_json(ctx, "creating", getpid(), &state, err) < 0 ||
+    /* Step 5 of runtime.md's lifecycle: "created", as for prestart and createRuntime. */
+    if (sr_create_state_json(ctx, "created", getpid(), &state, err) < 0 ||
         sr_hooks_run_batch(&ctx->container_hooks, state, err) < 0)
       return -1;
   }
@@ -326,11 +327,17 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
    * before the identity change; resolved in the root: no symlink leads out). */
   const struct sr_process *p = c->process;
   _cleanup_close_ int cwd_fd = -1;
-  if (own_mounts && p->cwd && p->cwd[0] == '/' &&
-      sr_mkpath_in_root(root_fd, p->cwd, SR_MKPATH_DIR, &cwd_fd, err) < 0)
+  int new_root = own_mounts ? root_fd : ctx->host.root_fd;
+  if (p->cwd && p->cwd[0] == '/' &&
+      sr_mkpath_in_root(new_root, p->cwd, SR_MKPATH_DIR, &cwd_fd, err) < 0)
     return sr_error_wrap(err, "process.cwd");
   if (own_mounts &&
       (sr_rootfs_pivot(root_fd, ctx->o->no_pivot, err) < 0 || sr_rootfs_finish(c, err) < 0))
+    return -1;
+  /* No mount namespace: the pty comes from the host's devpts (the root has no /dev/pts of its
+   * own), then root.path becomes the root, as runc's chroot. */
+  if (!own_mounts && ((p->terminal && sr_terminal_setup(ctx->console_fd, p, false, err) < 0) ||
+                      sr_rootfs_chroot(ctx->host.root_fd, err) < 0))
     return -1;
   SR_KILL_POINT("init.after-pivot");
   /* Built now that "/" is the container's and every mount is made; applied after start. */
@@ -339,7 +346,7 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
   if (apply_sysctls(ctx, *proc_fd, err) < 0)
     return -1;
 
-  if (p->terminal && sr_terminal_setup(ctx->console_fd, p, own_mounts, err) < 0)
+  if (own_mounts && p->terminal && sr_terminal_setup(ctx->console_fd, p, true, err) < 0)
     return -1;
   if (own_mounts && sr_rootfs_dev_readonly(c, err) < 0)
     return -1;

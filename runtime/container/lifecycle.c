@@ -173,15 +173,13 @@ int sr_container_load_config(const struct sr_container *c, struct sr_config **ou
   return 0;
 }
 
-int sr_container_state_json(const struct sr_container *c, bool pretty, char **out,
-                            sr_error_t *err)
+static int state_json_as(const struct sr_container *c, const char *status, pid_t pid,
+                         bool pretty, char **out, sr_error_t *err)
 {
   const struct sr_state_record *r = c->rec;
-  pid_t pid;
-  enum sr_status status = sr_container_observe(c, &pid);
   struct sr_oci_state s = {
       .id = r->id,
-      .status = sr_status_name(status),
+      .status = status,
       .pid = pid,
       .bundle = r->bundle,
       .rootfs = r->rootfs,
@@ -193,6 +191,14 @@ int sr_container_state_json(const struct sr_container *c, bool pretty, char **ou
   };
   size_t len;
   return sr_oci_state_json(&s, pretty, out, &len, err);
+}
+
+int sr_container_state_json(const struct sr_container *c, bool pretty, char **out,
+                            sr_error_t *err)
+{
+  pid_t pid;
+  enum sr_status status = sr_container_observe(c, &pid);
+  return state_json_as(c, sr_status_name(status), pid, pretty, out, err);
 }
 
 /* A pidfd of the init, taken only if the pid is still the container's: signals then reach
@@ -239,8 +245,11 @@ static int run_poststart(struct sr_container *c, const struct sr_config *config,
 {
   if (config == NULL || config->hooks.n[SR_HOOK_POSTSTART] == 0)
     return 0;
+  /* The state at step 9: the program was executed ("running", runtime.md: after step 8),
+   * with its pid, even when it has exited already (`true`): what the hooks get does not
+   * depend on a race with the process (crun does the same; `state` tells the present). */
   _cleanup_free_ char *state = NULL;
-  if (sr_container_state_json(c, false, &state, err) < 0)
+  if (state_json_as(c, "running", c->rec->pid, false, &state, err) < 0)
     return -1;
   if (!poststart_failure_is_fatal(config)) {
     sr_error_t e = NULL;

@@ -562,6 +562,20 @@ int sr_rootfs_pivot(int root_fd, bool no_pivot, sr_error_t *err)
   return 0;
 }
 
+/* Without a mount namespace the container's root is still root.path: runc chroots there
+ * (the mounts stay the runtime's, runtime.md).  Through the descriptor the policy judged, never
+ * the name. */
+int sr_rootfs_chroot(int root_fd, sr_error_t *err)
+{
+  if (fchdir(root_fd) < 0)
+    return sr_error_sys(err, "root.path: chdir to the root filesystem");
+  if (chroot(".") < 0)
+    return sr_error_sys(err, "root.path: chroot (no mount namespace)");
+  if (chdir("/") < 0)
+    return sr_error_sys(err, "chdir /");
+  return 0;
+}
+
 /* A path of linux.maskedPaths or linux.readonlyPaths, resolved inside the root; one that does
  * not exist has nothing to mask or protect (*out stays -1). */
 static int open_listed_path(int root_fd, const char *field, const char *path, int *out,

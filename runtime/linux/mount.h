@@ -53,6 +53,8 @@ int sr_mount_one(const struct sr_mount *m, int tree_fd, bool is_dir, int root_fd
                  const char *mount_label, sr_error_t *err);
 /* Makes root_fd the root: pivot_root, or MS_MOVE + chroot with --no-pivot. */
 int sr_rootfs_pivot(int root_fd, bool no_pivot, sr_error_t *err);
+/* The process's root becomes root_fd (chroot), for a container without a mount namespace. */
+int sr_rootfs_chroot(int root_fd, sr_error_t *err);
 /* After pivot: maskedPaths, readonlyPaths, a read-only root, rootfsPropagation. */
 int sr_rootfs_finish(const struct sr_config *c, sr_error_t *err);
 

@@ -69,13 +69,15 @@ int sr_pa_apply_namespaces(struct sr_pa_ctx *x, const struct sr_policy_facts *fa
 
   /* mount: the host's (no entry, or its path) would let the container change the host's
    * mounts and see its whole file hierarchy: no enforcing profile allows it (the permissive
-   * one runs it as runtime.md says, with the runtime's root, and records the refusal). */
+   * one runs it as runtime.md says, with the runtime's mounts and root.path as its root by
+   * chroot, which does not confine root, and records the refusal). */
   struct sr_namespace *mnt = &nss[SR_NS_MOUNT];
   const struct sr_policy_ns_fact *mf = ns_fact(facts, SR_NS_MOUNT);
   if (!mnt->present)
     TRY(sr_pa_refuse(x, "linux.namespaces.mount", "\"host\"",
                      "linux.namespaces.mount: no mount namespace (the container would have the "
-                     "host's root and mounts), which no enforcing profile allows"));
+                     "host's mounts, and only a chroot into root.path), which no enforcing "
+                     "profile allows"));
   else if (mnt->path) {
     if (mf->is_host)
       TRY(sr_pa_refuse(

@@ -10,6 +10,9 @@
  * - sandbox_watchdog.c: the sandbox dies with its seerun.
  * - sandbox_supervise.c: the wait, with the wall-clock limit and the caller's signals.
  * - sandbox_collect.c: /out, a tmpfs the runtime holds by descriptor, copied out safely.
+ * - sandbox_workspace.c: --workspace, a host directory as a copy-on-write overlay (its mounts, and
+ *   the changes read after the run: runtime/linux/overlay_diff.c).
+ * - sandbox_apply.c: the workspace's snapshot at the start, and --apply.
  * - sandbox_audit.c: the run's unique id, its caller, and the audit event of the request.
  * - sandbox_result.c: the result document (--json=FILE, --json-fd) and its audit event.
  * - sandbox_run.c: the steps, in order, and the undoing of them on a failure.
@@ -25,10 +28,12 @@
 #include <stdint.h>
 #include <poll.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <termios.h>
 
 #include "audit.h"
+#include "overlay_diff.h"
 #include "container.h"
 #include "error.h"
 #include "invocation.h"
@@ -91,6 +96,13 @@ struct sr_sandbox_opts {
   size_t n_allow_hosts;
   bool own_tmp;          /* the profile mounts no /tmp: the sandbox mounts its own */
   uint64_t own_tmp_size;
+  /* --workspace HOST:DEST (sandbox_workspace.c): NULL: none */
+  const char *ws_host;  /* as given */
+  char *ws_dest;        /* absolute, lexically clean */
+  uint64_t ws_size;     /* --workspace-size: the scratch upper layer's bound */
+  char **ws_protect;    /* --protect (and .git): relative to the workspace, clean */
+  size_t n_ws_protect;
+  bool ws_apply;        /* --apply */
 };
 
 #define SR_SANDBOX_CPU_PERIOD_US 100000
@@ -155,6 +167,7 @@ struct sr_sandbox_config_in {
   const char *id;
   const char *rootfs;     /* absolute */
   const char *out_source; /* the bind source of /out (--out), NULL: a plain tmpfs */
+  const char *ws_source;  /* --workspace's HOST (absolute), NULL: none */
   const char *cgroup_path;
   const struct sr_sandbox_sysdirs *sys; /* NULL with --rootfs */
 };
@@ -295,6 +308,114 @@ int sr_sandbox_collect(int src, int dst, uint64_t max_bytes, uint64_t max_files,
                        struct sr_collect_result *res, sr_error_t *err);
 void sr_collect_result_free(struct sr_collect_result *res);
 
+/* A printable, valid UTF-8 rendering of a name (malloc'd): control bytes, backslashes and
+ * bytes that are not part of a UTF-8 sequence become \xNN. */
+char *sr_sandbox_printable(const char *s);
+
+/* ---- sandbox_apply.c: the workspace as it was, and the changes copied back ---- */
+
+/* What the workspace's entries were when the run started (by path): what --apply compares
+ * each entry with before it changes it ("changed on the host during the run"). */
+struct sr_ws_snap_entry {
+  uint64_t hash;
+  size_t off; /* the path in names */
+  dev_t dev;
+  ino_t ino;
+  mode_t mode;
+  off_t size;
+  struct timespec mtime, ctime;
+  bool used;
+  bool created; /* a directory --apply made (dev, ino: the new one's) */
+  bool removed; /* an entry --apply deleted */
+};
+
+struct sr_ws_snapshot {
+  struct sr_ws_snap_entry *v; /* open addressing, cap a power of two */
+  size_t n, cap;
+  char *names;
+  size_t names_len, names_cap;
+};
+
+#define SR_WS_SNAPSHOT_MAX 1000000
+
+/* Every entry below dir (the workspace, the lower layer's clone), protected subtrees left
+ * out; at most SR_WS_SNAPSHOT_MAX entries (past it: an error naming the bound). */
+int sr_ws_snapshot_take(int dir, char *const *protect, size_t n_protect, struct sr_ws_snapshot *s,
+                        sr_error_t *err);
+void sr_ws_snapshot_release(struct sr_ws_snapshot *s);
+
+/* Whether path is a protected path or below one. */
+bool sr_ws_protected(const char *path, char *const *protect, size_t n_protect);
+
+/* What became of one change: applied, or why not. */
+struct sr_ws_outcome {
+  bool applied;
+  const char *reason; /* not applied */
+};
+
+struct sr_ws_apply {
+  bool done;                   /* --apply was carried out */
+  struct sr_ws_outcome *v;     /* per entry of the diff */
+  /* Entries below a deleted directory that were kept (changed on the host, protected ...). */
+  struct sr_collect_entry *kept;
+  size_t n_kept, cap_kept, kept_not_listed;
+  uint64_t applied, refused;
+  bool complete; /* every change applied */
+};
+
+/* Applies the diff (taken from the upper layer upper) to the workspace directory host (held
+ * since the start; snapshot: as it was then): regular files (content and mode bits, at most
+ * 0775: no set-id, sticky or world-write bit), directories and deletions; symlinks and other
+ * types added or modified are refused, as is anything protected, anything that changed on the
+ * host during the run, and everything when the diff is incomplete; at most max_bytes are
+ * written in all (a sparse file's size is no bound on what it would take on the host).  Every lookup in host is
+ * openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+ * nothing is written through an existing name (new files are made beside it and renamed over
+ * it).  An error is a failure to write into host. */
+int sr_ws_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_snapshot *snap,
+                char *const *protect, size_t n_protect, uint64_t max_bytes,
+                const char *refuse_all, struct sr_ws_apply *res, sr_error_t *err);
+void sr_ws_apply_release(struct sr_ws_apply *res);
+
+/* ---- sandbox_workspace.c: --workspace, the copy-on-write workspace ---- */
+
+struct sr_sandbox_caller;
+
+#define SR_SANDBOX_WS_SIZE_DEFAULT (1ull << 30)
+/* The overlay's mount point in the bundle (sandbox_slot.c makes it). */
+#define SR_SANDBOX_WS_MOUNT "ws"
+
+struct sr_sandbox_cow {
+  int host;      /* the workspace directory, held from the start (never looked up again) */
+  struct stat host_st;
+  char *host_abs; /* its absolute path (the config's bind source, which the policy judges) */
+  int lower;     /* its detached clone: idmapped (its owner as the sandbox user), read-only */
+  int upper_mnt; /* the scratch tmpfs (seerun's) */
+  int upper;     /* its upper/ directory */
+  int overlay;   /* the overlay mount */
+  struct sr_ws_snapshot snap;
+  struct sr_odiff diff;
+  bool diffed;
+  struct sr_ws_apply apply;
+  size_t protect_mounted; /* protected paths that are read-only inside */
+};
+
+void sr_sandbox_cow_init(struct sr_sandbox_cow *w);
+/* Opens the workspace directory (no symlink anywhere in the path: refused), clones it and
+ * takes the snapshot: before anything of the sandbox runs. */
+int sr_sandbox_cow_open(const struct sr_sandbox_opts *o, const struct sr_sandbox_caller *c,
+                        struct sr_sandbox_cow *w, sr_error_t *err);
+/* Once the policy has decided the user namespace (uid, gid: the sandbox user's host ids):
+ * the idmapped lower, the bounded upper, the overlay attached at target, the protected paths
+ * bound read-only over it.  judged: the descriptor the policy judged for the bind. */
+int sr_sandbox_cow_mount(const struct sr_sandbox_opts *o, struct sr_sandbox_cow *w, uid_t uid,
+                         gid_t gid, const char *target, int judged, sr_error_t *err);
+/* Once every process of the sandbox is gone: the diff, and --apply (unless unfinished says
+ * why the command did not finish: then every change is refused with that reason). */
+int sr_sandbox_cow_finish(const struct sr_sandbox_opts *o, struct sr_sandbox_cow *w,
+                          const char *unfinished, sr_error_t *err);
+void sr_sandbox_cow_release(struct sr_sandbox_cow *w);
+
 /* ---- sandbox_audit.c ---- */
 
 /* Who ran the sandbox, from where: on record in the result and the audit log. */
@@ -344,6 +465,8 @@ struct sr_sandbox_result {
   uint64_t cpu_quota_us;
   const char *out_dir;
   const struct sr_collect_result *out; /* NULL without --out (or when not collected) */
+  const struct sr_sandbox_opts *o;     /* --workspace's options */
+  const struct sr_sandbox_cow *ws;     /* NULL without --workspace */
   const char *decisions_json;          /* the policy's decisions, a JSON array text */
   const char *egress_json;             /* the egress proxy's record (a JSON object text);
                                           NULL: no proxy */
@@ -380,6 +503,7 @@ struct sr_sandbox {
   bool range_taken; /* the policy took a user namespace range for the id */
   bool created;     /* the container exists (until deleted) */
   struct sr_collect_result collected;
+  struct sr_sandbox_cow cow; /* --workspace */
   struct sr_sandbox_stdio stdio;
   struct sr_sandbox_watchdog watchdog;
   char run_id[33];

@@ -158,6 +158,25 @@ static void put_start(sr_json_gen_t g, const void *arg)
   sr_json_array_close(g);
   put_opt_string(g, "out", e->out_abs);
   sr_json_put_kv_bool(g, "outOverwrite", o->out_overwrite);
+  /* --workspace as asked: the directory (absolute, as the caller named it), where, its bound,
+   * what stays read-only, whether the changes are to be applied. */
+  sr_json_put_key(g, "workspace");
+  if (o->ws_host) {
+    char *abs = sr_sandbox_abs_path(e->c, o->ws_host);
+    sr_json_map_open(g);
+    sr_json_put_kv_string(g, "directory", abs ? abs : o->ws_host);
+    free(abs);
+    sr_json_put_kv_string(g, "destination", o->ws_dest);
+    sr_json_put_kv_u64(g, "sizeBytes", o->ws_size);
+    sr_json_put_key(g, "protected");
+    sr_json_array_open(g);
+    for (size_t i = 0; i < o->n_ws_protect; i++)
+      sr_json_put_string(g, o->ws_protect[i]);
+    sr_json_array_close(g);
+    sr_json_put_kv_bool(g, "apply", o->ws_apply);
+    sr_json_map_close(g);
+  } else
+    sr_json_put_null(g);
   put_opt_string(g, "workdir", o->workdir);
   /* The names only: values may be secrets the command needs. */
   sr_json_put_key(g, "envKeys");

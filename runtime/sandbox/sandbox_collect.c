@@ -88,9 +88,7 @@ struct walk {
   bool stop;
 };
 
-/* A printable, valid UTF-8 rendering of a name: control bytes, backslashes and bytes that are
- * not part of a UTF-8 sequence become \xNN. */
-static char *printable(const char *s)
+char *sr_sandbox_printable(const char *s)
 {
   size_t n = strlen(s);
   char *out = malloc(n * 4 + 1);
@@ -134,7 +132,7 @@ static int add_entry(struct sr_collect_entry **v, size_t *n, size_t *cap, const 
     *v = nv;
     *cap = nc;
   }
-  char *p = printable(path);
+  char *p = sr_sandbox_printable(path);
   if (p == NULL)
     return -1;
   (*v)[(*n)++] = (struct sr_collect_entry){p, type, size, reason};

@@ -178,6 +178,12 @@ static void put_mounts(sr_json_gen_t g, const struct sr_sandbox_config_in *in)
     const char *out[] = {"nosuid", "nodev", "mode=755", size, uid, gid};
     put_mount(g, SR_SANDBOX_OUT, "tmpfs", "tmpfs", out, N(out));
   }
+  if (in->ws_source) {
+    /* Judged as a bind of HOST; what the container gets is seerun's overlay of it (with the
+     * read-only protected paths below: rbind). */
+    static const char *const ws[] = {"rbind", "rw", "nosuid", "nodev"};
+    put_mount(g, o->ws_dest, "bind", in->ws_source, ws, N(ws));
+  }
   static const char *const ro[] = {"rbind", "ro", "rro", "nosuid", "nodev"};
   for (size_t i = 0; i < o->n_ro; i++)
     put_mount(g, o->ro[i].dest, "bind", o->ro[i].source, ro, N(ro));

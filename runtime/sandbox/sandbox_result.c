@@ -127,6 +127,115 @@ static void put_output(sr_json_gen_t g, const struct sr_sandbox_result *r, bool 
   sr_json_map_close(g);
 }
 
+#define WS_LISTED 10000
+
+static void put_printable(sr_json_gen_t g, const char *key, const char *raw)
+{
+  _cleanup_free_ char *p = sr_sandbox_printable(raw);
+  sr_json_put_kv_string(g, key, p ? p : "?");
+}
+
+/* --workspace: what the code changed in the copy (added, modified, deleted, with sizes), and
+ * with --apply what of it reached the host directory.  In the audit log, the counts and the
+ * apply's refusals only. */
+static void put_workspace(sr_json_gen_t g, const struct sr_sandbox_result *r, bool audit)
+{
+  sr_json_put_key(g, "workspace");
+  const struct sr_sandbox_cow *w = r->ws;
+  if (w == NULL) {
+    sr_json_put_null(g);
+    return;
+  }
+  const struct sr_sandbox_opts *o = r->o;
+  sr_json_map_open(g);
+  sr_json_put_kv_string(g, "directory", w->host_abs ? w->host_abs : o->ws_host);
+  sr_json_put_kv_string(g, "destination", o->ws_dest);
+  sr_json_put_kv_u64(g, "sizeBytes", o->ws_size);
+  sr_json_put_key(g, "protected");
+  sr_json_array_open(g);
+  for (size_t i = 0; i < o->n_ws_protect; i++)
+    sr_json_put_string(g, o->ws_protect[i]);
+  sr_json_array_close(g);
+  sr_json_put_kv_bool(g, "examined", w->diffed);
+  sr_json_put_kv_bool(g, "complete", w->diffed && !w->diff.truncated);
+  if (w->diffed && w->diff.truncated)
+    sr_json_put_kv_string(g, "incompleteReason", w->diff.reason);
+  else
+    put_null(g, "incompleteReason");
+  uint64_t n[3] = {0, 0, 0};
+  for (size_t i = 0; i < w->diff.n; i++)
+    n[w->diff.v[i].kind]++;
+  sr_json_put_kv_u64(g, "added", n[SR_ODIFF_ADDED]);
+  sr_json_put_kv_u64(g, "modified", n[SR_ODIFF_MODIFIED]);
+  sr_json_put_kv_u64(g, "deleted", n[SR_ODIFF_DELETED]);
+  const struct sr_ws_apply *a = w->apply.done ? &w->apply : NULL;
+  size_t listed = audit ? 0 : w->diff.n < WS_LISTED ? w->diff.n : WS_LISTED;
+  if (!audit) {
+    sr_json_put_key(g, "changes");
+    sr_json_array_open(g);
+    for (size_t i = 0; i < listed; i++) {
+      const struct sr_odiff_entry *e = &w->diff.v[i];
+      sr_json_map_open(g);
+      put_printable(g, "path", e->path);
+      sr_json_put_kv_string(g, "change", sr_odiff_kind_name(e->kind));
+      sr_json_put_kv_string(g, "type", sr_odiff_type_name(e->mode));
+      sr_json_put_kv_u64(g, "size", e->size);
+      if (a) {
+        sr_json_put_kv_bool(g, "applied", a->v[i].applied);
+        if (a->v[i].applied)
+          put_null(g, "reason");
+        else
+          sr_json_put_kv_string(g, "reason", a->v[i].reason ? a->v[i].reason : "not applied");
+      }
+      sr_json_map_close(g);
+    }
+    sr_json_array_close(g);
+    sr_json_put_kv_u64(g, "changesNotListed", w->diff.n - listed);
+  }
+  sr_json_put_kv_bool(g, "applyRequested", o->ws_apply);
+  sr_json_put_key(g, "apply");
+  if (a == NULL) {
+    sr_json_put_null(g);
+    sr_json_map_close(g);
+    return;
+  }
+  sr_json_map_open(g);
+  sr_json_put_kv_u64(g, "applied", a->applied);
+  sr_json_put_kv_u64(g, "refused", a->refused);
+  sr_json_put_kv_bool(g, "complete", a->complete);
+  if (audit) {
+    /* The refusals, capped, so that the log says what was kept from the host. */
+    sr_json_put_key(g, "refusedEntries");
+    sr_json_array_open(g);
+    size_t shown = 0;
+    for (size_t i = 0; i < w->diff.n && shown < AUDIT_REFUSED_LISTED; i++) {
+      if (a->v[i].applied)
+        continue;
+      sr_json_map_open(g);
+      put_printable(g, "path", w->diff.v[i].path);
+      sr_json_put_kv_string(g, "change", sr_odiff_kind_name(w->diff.v[i].kind));
+      sr_json_put_kv_string(g, "reason", a->v[i].reason ? a->v[i].reason : "not applied");
+      sr_json_map_close(g);
+      shown++;
+    }
+    sr_json_array_close(g);
+  }
+  sr_json_put_key(g, "kept");
+  sr_json_array_open(g);
+  size_t kept = audit && a->n_kept > AUDIT_REFUSED_LISTED ? AUDIT_REFUSED_LISTED : a->n_kept;
+  for (size_t i = 0; i < kept; i++) {
+    sr_json_map_open(g);
+    put_printable(g, "path", a->kept[i].path);
+    sr_json_put_kv_string(g, "type", a->kept[i].type);
+    sr_json_put_kv_string(g, "reason", a->kept[i].reason);
+    sr_json_map_close(g);
+  }
+  sr_json_array_close(g);
+  sr_json_put_kv_u64(g, "keptNotListed", a->kept_not_listed + (a->n_kept - kept));
+  sr_json_map_close(g);
+  sr_json_map_close(g);
+}
+
 /* The fields of the result; audit: as the audit line holds them (id, profile and runId are the
  * line's own, the decisions lines of their own). */
 static void put_result(sr_json_gen_t g, const struct sr_sandbox_result *r, bool audit)
@@ -206,6 +315,7 @@ static void put_result(sr_json_gen_t g, const struct sr_sandbox_result *r, bool 
   put_stream(g, "stdout", r->stdio ? &r->stdio->out : NULL);
   put_stream(g, "stderr", r->stdio ? &r->stdio->err : NULL);
   put_output(g, r, audit);
+  put_workspace(g, r, audit);
   if (r->caller)
     sr_sandbox_put_caller(g, r->caller);
   if (!audit) {

@@ -213,7 +213,7 @@ static bool below_a_mount(const struct sr_sandbox_opts *o, const struct sr_sandb
   for (size_t i = 0; i < o->n_ro; i++)
     if (under(path, o->ro[i].dest))
       return true;
-  return false;
+  return o->ws_dest && under(path, o->ws_dest);
 }
 
 int sr_sandbox_rootfs_build(const struct sr_sandbox_opts *o, const char *target,
@@ -223,7 +223,7 @@ int sr_sandbox_rootfs_build(const struct sr_sandbox_opts *o, const char *target,
   if (fsfd < 0)
     return sr_error_sys(err, "sandbox root filesystem: fsopen tmpfs");
   char inodes[32];
-  snprintf(inodes, sizeof(inodes), "%zu", 256 + 8 * o->n_ro);
+  snprintf(inodes, sizeof(inodes), "%zu", 256 + 8 * o->n_ro + (o->ws_dest ? 8 : 0));
   if (sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "size", "1m", 0) < 0 ||
       sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "nr_inodes", inodes, 0) < 0 ||
       sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "mode", "0755", 0) < 0 ||
@@ -252,6 +252,8 @@ int sr_sandbox_rootfs_build(const struct sr_sandbox_opts *o, const char *target,
   for (size_t i = 0; i < o->n_ro; i++)
     if (mkdir_p_at(root, o->ro[i].dest + 1, !o->ro[i].is_dir, err) < 0)
       return sr_error_wrap(err, "--ro `%s`", o->ro[i].dest);
+  if (o->ws_dest && mkdir_p_at(root, o->ws_dest + 1, false, err) < 0)
+    return sr_error_wrap(err, "--workspace `%s`", o->ws_dest);
   /* The working directory exists unless it lies in what is mounted over the root (there, it
    * is the mount's: the chdir then says so). */
   if (o->workdir && strcmp(o->workdir, "/") != 0 && !below_a_mount(o, sys, o->workdir) &&

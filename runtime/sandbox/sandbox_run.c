@@ -3,14 +3,17 @@
  *
  * 1. The policy is loaded; a sandbox runs only under an enforcing profile.
  * 2. The runtime moves into a mount namespace of its own (sandbox_slot.c), removes what
- *    killed sandboxes left in the state root, and reserves the id with a workspace.
- * 3. The root filesystem (sandbox_rootfs.c) and config.json (sandbox_config.c) are generated;
+ *    killed sandboxes left in the state root, and reserves the id with its slot (bundle).
+ * 3. --workspace's directory is opened and its snapshot taken (sandbox_workspace.c); the root
+ *    filesystem (sandbox_rootfs.c) and config.json (sandbox_config.c) are generated;
  *    the config is parsed and the policy applied to it, its decisions audited, exactly as for
  *    `run` (sr_prepare_create, whose decisions the result also needs).
- * 4. /out is made (sandbox_collect.c); the container is created, started (the workspace goes
- *    while the command runs) and waited for, with --timeout (sandbox_supervise.c).
+ * 4. The workspace's overlay and /out are made (sandbox_collect.c); the container is created,
+ *    started (the slot goes while the command runs) and waited for, with --timeout
+ *    (sandbox_supervise.c).
  * 5. The cgroup's figures are read, the container deleted (every process is gone when that
- *    returns) and its user namespace range released; then /out is copied to --out.
+ *    returns) and its user namespace range released; then the workspace's changes are read
+ *    (and with --apply copied back, sandbox_apply.c) and /out is copied to --out.
  * On a failure anywhere, what was made is removed again (undo). */
 #include "build.h"
 
@@ -253,6 +256,7 @@ static int make_config(struct sr_sandbox *s, const char *out_source, sr_error_t 
                                     .id = s->ws.id,
                                     .rootfs = s->rootfs,
                                     .out_source = o->out_dir ? out_source : NULL,
+                                    .ws_source = o->ws_host ? s->cow.host_abs : NULL,
                                     .cgroup_path = s->cgroup_path,
                                     .sys = o->rootfs_dir ? NULL : &s->sys};
   if (sr_sandbox_config_text(&in, &s->ctx.config_text, &s->ctx.config_len, err) < 0 ||
@@ -275,23 +279,50 @@ static int make_config(struct sr_sandbox *s, const char *out_source, sr_error_t 
   return 0;
 }
 
-/* The /out bind is the tmpfs seerun just mounted over the directory the policy judged (its
- * owner comes from the user namespace the policy decided): the container gets that mount,
- * seerun's own, through its descriptor. */
-static int use_out_mount(struct sr_sandbox *s, const char *out_source, sr_error_t *err)
+/* The index (in config.json, and of the policy's host objects) of the bind of source at
+ * dest; -1: none. */
+static long mount_index(const struct sr_sandbox *s, const char *source, const char *dest)
 {
   const struct sr_config *c = s->ctx.config;
   for (size_t i = 0; i < c->n_mounts; i++) {
     size_t idx;
     char end;
-    if (c->mounts[i].source == NULL || strcmp(c->mounts[i].source, out_source) != 0 ||
+    if (c->mounts[i].source == NULL || strcmp(c->mounts[i].source, source) != 0 ||
+        strcmp(c->mounts[i].destination, dest) != 0 ||
         sscanf(c->mounts[i].field, "mounts[%zu%c", &idx, &end) != 2 || end != ']')
       continue;
-    if (sr_host_objects_replace_mount(&s->ctx.host, idx, s->out_fd) < 0)
-      return sr_error_sys(err, "sandbox /out");
-    return 0;
+    return (long)idx;
   }
-  return sr_error_make(err, 0, "sandbox /out: no bind of `%s` in the config", out_source);
+  return -1;
+}
+
+/* The /out bind is the tmpfs seerun just mounted over the directory the policy judged (its
+ * owner comes from the user namespace the policy decided): the container gets that mount,
+ * seerun's own, through its descriptor. */
+static int use_out_mount(struct sr_sandbox *s, const char *out_source, sr_error_t *err)
+{
+  long idx = mount_index(s, out_source, SR_SANDBOX_OUT);
+  if (idx < 0)
+    return sr_error_make(err, 0, "sandbox /out: no bind of `%s` in the config", out_source);
+  if (sr_host_objects_replace_mount(&s->ctx.host, (size_t)idx, s->out_fd) < 0)
+    return sr_error_sys(err, "sandbox /out");
+  return 0;
+}
+
+/* --workspace: the policy judged the bind of HOST; the container gets seerun's overlay of the
+ * very directory it judged. */
+static int use_workspace(struct sr_sandbox *s, uid_t uid, gid_t gid, sr_error_t *err)
+{
+  long idx = mount_index(s, s->cow.host_abs, s->o->ws_dest);
+  if (idx < 0 || (size_t)idx >= s->ctx.host.n_mounts)
+    return sr_error_make(err, 0, "--workspace: no bind of `%s` in the config", s->cow.host_abs);
+  char target[PATH_MAX];
+  snprintf(target, sizeof(target), "%s/" SR_SANDBOX_WS_MOUNT, s->ws.bundle);
+  if (sr_sandbox_cow_mount(s->o, &s->cow, uid, gid, target, s->ctx.host.mount_fd[idx], err) < 0)
+    return -1;
+  if (sr_host_objects_replace_mount(&s->ctx.host, (size_t)idx, s->cow.overlay) < 0)
+    return sr_error_sys(err, "--workspace");
+  return 0;
 }
 
 /* Step 4, up to the container's existence: HOSTDIR (checked before anything runs), /out,
@@ -303,12 +334,17 @@ static int create(struct sr_sandbox *s, sr_error_t *err)
   snprintf(out_source, sizeof(out_source), "%s/out", s->ws.bundle);
   if (o->out_dir && open_out_dir(o->out_dir, o->out_overwrite, &s->dst_fd, err) < 0)
     return -1;
+  /* The workspace as it is before anything of the sandbox runs. */
+  if (o->ws_host && sr_sandbox_cow_open(o, &s->caller, &s->cow, err) < 0)
+    return -1;
   if (make_config(s, out_source, err) < 0)
     return -1;
+  uid_t uid;
+  gid_t gid;
+  sandbox_host_ids(s->ctx.config, &uid, &gid);
+  if (o->ws_host && use_workspace(s, uid, gid, err) < 0)
+    return -1;
   if (o->out_dir) {
-    uid_t uid;
-    gid_t gid;
-    sandbox_host_ids(s->ctx.config, &uid, &gid);
     uint64_t size =
         o->out_max_bytes > SR_SANDBOX_OUT_MIN_SIZE ? o->out_max_bytes : SR_SANDBOX_OUT_MIN_SIZE;
     if (sr_sandbox_out_create(size, uid, gid, out_source, &s->out_fd, err) < 0 ||
@@ -442,6 +478,15 @@ static int run(struct sr_sandbox *s, sr_error_t *err)
                          s->ws.id);
   sr_stored_release_userns(&s->g, s->ws.id);
   s->range_taken = false;
+  /* Nothing can change the workspace's upper layer any more: the changes, and --apply; a
+   * command killed midway may have left its files half written: listed, never applied. */
+  const char *unfinished =
+      s->res.timed_out         ? "the command was killed at --timeout: nothing applied"
+      : s->res.caller_signal   ? "the command was stopped by seerun's signal: nothing applied"
+      : s->res.usage.oom_kills ? "the command was killed out of memory: nothing applied"
+                               : NULL;
+  if (o->ws_host && sr_sandbox_cow_finish(o, &s->cow, unfinished, err) < 0)
+    return -1;
   if (o->out_dir) {
     /* Every process of the sandbox is dead (its cgroup is gone): the tree is final. */
     _cleanup_close_ int src = openat(s->out_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -508,6 +553,9 @@ void sr_sandbox_init(struct sr_sandbox *s, const struct sr_invocation *g, const 
   s->o = o;
   s->out_fd = s->dst_fd = -1;
   s->ws.rootfd = -1;
+  sr_sandbox_cow_init(&s->cow);
+  s->res.o = o;
+  s->res.ws = o->ws_host ? &s->cow : NULL;
   s->watchdog.fd = -1;
   s->ro_first_mount = -1;
   sr_sandbox_stdio_init(&s->stdio, o->output_max_bytes);
@@ -562,6 +610,7 @@ void sr_sandbox_release(struct sr_sandbox *s)
   sr_sandbox_watchdog_stop(&s->watchdog);
   sr_sandbox_stdio_release(&s->stdio);
   sr_collect_result_free(&s->collected);
+  sr_sandbox_cow_release(&s->cow);
   if (s->out_fd >= 0)
     close(s->out_fd);
   if (s->dst_fd >= 0)

@@ -265,7 +265,8 @@ static int make_workspace(struct sr_sandbox_ws *ws, const char *owner, sr_error_
   if (tmp < 0 || mkdirat(tmp, owner, 0700) < 0)
     return sr_error_sys(err, "sandbox: create the workspace `%s`", ws->tmp_name);
   _cleanup_close_ int b = openat(tmp, owner, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (b < 0 || mkdirat(b, "rootfs", 0700) < 0 || mkdirat(b, "out", 0700) < 0)
+  if (b < 0 || mkdirat(b, "rootfs", 0700) < 0 || mkdirat(b, "out", 0700) < 0 ||
+      mkdirat(b, SR_SANDBOX_WS_MOUNT, 0700) < 0)
     return sr_error_sys(err, "sandbox: create the workspace `%s`", ws->tmp_name);
   return 0;
 }
@@ -347,8 +348,8 @@ void sr_sandbox_ws_remove(struct sr_sandbox_ws *ws)
   if (ws->rootfd < 0 || (ws->reservation == NULL && ws->tmp_name == NULL))
     return;
   if (ws->bundle) {
-    const char *mps[] = {"rootfs", "out"};
-    for (size_t i = 0; i < 2; i++) {
+    const char *mps[] = {"rootfs", "out", SR_SANDBOX_WS_MOUNT};
+    for (size_t i = 0; i < sizeof(mps) / sizeof(mps[0]); i++) {
       char p[PATH_MAX];
       snprintf(p, sizeof(p), "%s/%s", ws->bundle, mps[i]);
       /* Only in our own mount namespace: the container has its own copies. */

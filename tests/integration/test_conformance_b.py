@@ -295,32 +295,86 @@ def no_mount_ns(bundle):
     bundle.linux.pop("readonlyPaths", None)
 
 
-def test_without_a_mount_namespace_the_container_has_the_hosts_root(seerun, bundle, tmp_path):
-    # runtime.md: a namespace not listed is the runtime's; runc then does no mounts and no
-    # pivot_root.  (permissive only: below, every enforcing profile refuses it.)
+def only_in_root(rootfs, name="only-in-root"):
+    """An executable at /<name> of the container's root that the host's / does not have (as the
+    validation suite's /runtimetest, copied into the bundle)."""
+    assert not os.path.exists(f"/{name}")
+    script = rootfs / name
+    script.write_text("#!/bin/sh\necho in root.path; pwd\n")
+    script.chmod(0o755)
+    return f"/{name}"
+
+
+def test_without_a_mount_namespace_the_root_is_root_path_and_the_mounts_the_hosts(
+        seerun, bundle, own_rootfs, tmp_path):
+    # runtime.md: a namespace not listed is the runtime's -- the mounts; the root is still
+    # root.path: runc chroots there, and the validation suite runs /runtimetest from the bundle.
+    # (permissive only: below, every enforcing profile refuses it.)
     no_mount_ns(bundle)
-    marker = tmp_path / "host-marker"
-    marker.write_text("on the host\n")
-    bundle.process["cwd"] = str(tmp_path)
-    bundle.args("/bin/cat", str(marker))
-    r = seerun.cmd("run", "--bundle", bundle.write(), seerun.id())
+    host_marker = tmp_path / "host-marker"
+    host_marker.write_text("on the host\n")
+    bundle.process["cwd"] = "/made-cwd"
+    r = run(seerun, bundle, f"{only_in_root(own_rootfs)}; cat {host_marker} || echo no host file")
+    assert r.stdout == "in root.path\n/made-cwd\nno host file\n", r.stdout
+    assert (own_rootfs / "made-cwd").is_dir()
+    # Seen from the host while it lives: the host's mount namespace, root.path as its root.
+    bundle.args("sleep", "30")
+    cid = seerun.id()
+    seerun.cmd("create", "--bundle", bundle.write(), cid, check=True)
+    pid = seerun.state(cid)["pid"]
+    assert os.readlink(f"/proc/{pid}/ns/mnt") == os.readlink("/proc/self/ns/mnt")
+    assert os.readlink(f"/proc/{pid}/root") == str(own_rootfs)
+    assert os.readlink(f"/proc/{pid}/cwd") == str(own_rootfs / "made-cwd")
+    seerun.cmd("delete", "--force", cid, check=True)
+
+
+def test_without_any_namespace_the_container_has_every_namespace_of_the_runtime(
+        seerun, bundle, own_rootfs):
+    # runtime-tools' linux_ns_itype: every namespace removed (and the hostname), create with
+    # the suite's process (a program only the bundle has), each /proc/<pid>/ns/* is ours.
+    bundle.linux["namespaces"] = []
+    bundle.config.pop("hostname", None)
+    no_mount_ns(bundle)
+    bundle.args(only_in_root(own_rootfs))
+    cid = seerun.id()
+    r = seerun.cmd("create", "--bundle", bundle.write(), cid)
     assert r.returncode == 0, r.stderr
-    assert r.stdout == "on the host\n"
+    pid = seerun.state(cid)["pid"]
+    for ns in ("cgroup", "ipc", "mnt", "net", "pid", "user", "uts"):
+        assert os.readlink(f"/proc/{pid}/ns/{ns}") == os.readlink(f"/proc/self/ns/{ns}"), ns
+    seerun.cmd("delete", "--force", cid, check=True)
+    assert seerun.list_ids() == []
+
+
+def test_exec_without_a_mount_namespace_runs_in_root_path_too(seerun, bundle, own_rootfs):
+    no_mount_ns(bundle)
+    prog = only_in_root(own_rootfs)
+    bundle.args("sleep", "30")
+    cid = seerun.id()
+    seerun.cmd("run", "--detach", "--bundle", bundle.write(), cid, check=True)
+    r = seerun.cmd("exec", "--cwd", "/bin", cid, prog)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "in root.path\n/bin\n"
+    seerun.cmd("delete", "--force", cid, check=True)
 
 
 def test_without_a_mount_namespace_a_terminal_is_a_pty_of_the_hosts_devpts(seerun, bundle,
                                                                            console):
     no_mount_ns(bundle)
-    terminal_bundle(bundle, "/bin/sh", "-c", "tty; stat -L -c %u:%g /proc/self/fd/0")
+    terminal_bundle(bundle, "sleep", "30")
     bundle.process["user"] = {"uid": 1000, "gid": 1000}
     cid, name, master = create_with_console(seerun, bundle, console)
     assert name.startswith("/dev/pts/")
     seerun.cmd("start", cid, check=True)
-    out = read_until_eof(master).decode().split()
-    assert out[0] == name and out[1].startswith("1000:"), out
+    # Seen from the host (the container's root has neither /proc nor /dev/pts mounted).
+    pid = seerun.state(cid)["pid"]
+    assert os.readlink(f"/proc/{pid}/fd/0") == name
+    assert os.stat(name).st_uid == 1000
+    assert os.readlink(f"/proc/{pid}/root") == bundle.config["root"]["path"]
     # Nothing was bound on the host's /dev/console.
     with open("/proc/self/mountinfo") as f:
         assert " /dev/console " not in f.read()
+    seerun.cmd("delete", "--force", cid, check=True)
 
 
 def test_without_a_mount_namespace_masked_paths_are_refused(seerun, bundle):

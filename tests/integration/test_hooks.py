@@ -94,8 +94,10 @@ def test_every_hook_runs_at_its_moment_with_the_state_on_stdin(seerun, bundle, l
     seerun.cmd("delete", cid, check=True)
     assert read(logdir, "order").split() == KINDS
 
-    expected_status = {"prestart": "creating", "createRuntime": "creating",
-                       "createContainer": "creating", "startContainer": "created",
+    # runtime.md: "creating" is step 2 of the lifecycle, "created" after it: the create-time
+    # hooks are steps 3 to 5 (crun; runc says "creating").
+    expected_status = {"prestart": "created", "createRuntime": "created",
+                       "createContainer": "created", "startContainer": "created",
                        "poststart": "running", "poststop": "stopped"}
     for kind in KINDS:
         st = json.loads(read(logdir, f"{kind}.json"))
@@ -107,6 +109,53 @@ def test_every_hook_runs_at_its_moment_with_the_state_on_stdin(seerun, bundle, l
         # (The pid a hook in the container's namespaces gets is checked below.)
         if kind in ("prestart", "createRuntime", "poststart"):
             assert st["pid"] == pid, kind
+
+
+def test_the_state_on_a_hooks_stdin_as_the_validation_suite_reads_it(seerun, bundle, tmp_path):
+    # runtime-tools' hooks_stdin: each hook `sh -c "cat > FILE"` (timeout 1), process `true`,
+    # an annotation; create, state's pid, start, wait for stopped, delete; then each file's
+    # id, bundle, pid (not poststop's), annotations, and status: prestart "created", poststart
+    # "running", poststop not empty.
+    out = tmp_path / "stdin"
+    out.mkdir()
+    bundle.config["annotations"] = {"org.opencontainers.runtime-tools": "hook stdin test"}
+    bundle.config["hooks"] = {kind: [hook(f"cat > {out}/{kind}", timeout=1)]
+                              for kind in ("prestart", "poststart", "poststop")}
+    bundle.args("true")
+    cid = seerun.id()
+    seerun.cmd("create", "--bundle", bundle.write(), cid, check=True)
+    pid = seerun.state(cid)["pid"]
+    seerun.cmd("start", cid, check=True)
+    wait_for(lambda: seerun.state(cid)["status"] == "stopped", what="stopped")
+    seerun.cmd("delete", cid, check=True)
+    for kind, status in (("prestart", "created"), ("poststart", "running"),
+                         ("poststop", "stopped")):
+        st = json.loads((out / kind).read_text())
+        assert st["id"] == cid and st["bundle"] == str(bundle.path), kind
+        assert st["annotations"] == {"org.opencontainers.runtime-tools": "hook stdin test"}
+        assert st["status"] == status, kind
+        if kind != "poststop":
+            assert st["pid"] == pid, kind
+
+
+def test_a_poststart_hook_gets_running_and_the_pid_even_when_the_process_is_quick(
+        seerun, bundle, tmp_path):
+    # runtime-tools' hooks_stdin runs `true`: the hook ran after `true` had exited and got
+    # "stopped" and no pid about every other time.  Step 9 follows the program's execution:
+    # "running", and the pid the container had at create.
+    out = tmp_path / "poststart.json"
+    bundle.config["hooks"] = {"poststart": [hook(f"cat > {out}")]}
+    bundle.args("true")
+    path = bundle.write()
+    for i in range(10):
+        cid = seerun.id(f"q{i}")
+        seerun.cmd("create", "--bundle", path, cid, check=True)
+        pid = seerun.state(cid)["pid"]
+        seerun.cmd("start", cid, check=True)
+        st = json.loads(out.read_text())
+        assert (st["status"], st.get("pid")) == ("running", pid), (i, st)
+        wait_for(lambda: seerun.state(cid)["status"] == "stopped", what="stopped")
+        seerun.cmd("delete", cid, check=True)
 
 
 def test_hooks_run_in_the_runtimes_or_the_containers_namespaces(seerun, bundle, logdir):
