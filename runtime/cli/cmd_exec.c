@@ -257,6 +257,11 @@ static int exec_run(const struct sr_global *g, const struct exec_args *ea, struc
     sr_sealed_reexec(g->run.argv, &err);
     return exec_failed(&err);
   }
+  /* Resolved once and held from here on (after the sealed re-exec, whose new image would
+   * connect again): see sr_create_console_connect. */
+  if (p->terminal && o->console_socket && o->console_fd < 0 &&
+      sr_connect_unix_once(o->console_socket, "--console-socket", &o->console_fd, NULL, &err) < 0)
+    return exec_failed(&err);
   if (p->terminal && o->console_socket == NULL &&
       sr_terminal_console_pair(o->detach, &console_parent, &o->console_fd, &err) < 0)
     return exec_failed(&err);

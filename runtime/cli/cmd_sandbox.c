@@ -162,6 +162,7 @@ struct cli {
   struct sr_sandbox_opts o;
   const char *profile;
   const char *json_path;
+  char *json_abs; /* json_path made absolute (owned) */
   int json_fd; /* --json-fd, or the opened --json=FILE; -1: no result document */
   bool json_fd_owned;
   /* What the user wrote for each --ro, in order (the config's mounts name them by index). */
@@ -188,6 +189,7 @@ static void cli_free(struct cli *c)
   free(c->o.env);
   if (c->json_fd_owned && c->json_fd >= 0)
     close(c->json_fd);
+  free(c->json_abs);
   free((char *)c->o.rootfs_dir);
   free((char *)c->o.workdir);
   sr_arena_release(&c->arena);
@@ -592,6 +594,17 @@ static int open_json(struct cli *c)
 {
   if (c->json_path == NULL)
     return 0;
+  /* Absolute: write_json looks at the name once more, wherever seerun's cwd is by then. */
+  if (c->json_path[0] != '/') {
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof(cwd)) == NULL ||
+        asprintf(&c->json_abs, "%s/%s", cwd, c->json_path) < 0) {
+      c->json_abs = NULL;
+      fprintf(stderr, "seerun sandbox: --json=%s: %s\n", c->json_path, strerror(errno));
+      return SR_SANDBOX_EXIT_RUNTIME;
+    }
+    c->json_path = c->json_abs;
+  }
   c->json_fd = open(c->json_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (c->json_fd < 0) {
     fprintf(stderr, "seerun sandbox: --json=%s: %s\n", c->json_path, strerror(errno));
@@ -614,6 +627,25 @@ static int write_json(const struct cli *c, const struct sr_sandbox_result *r)
     else
       fprintf(stderr, "seerun sandbox: --json-fd %d: %s\n", c->json_fd, strerror(errno));
     return 1;
+  }
+  /* FILE inside --out (with --out-overwrite) or inside the workspace (with --apply) may have
+   * been replaced, by name, with a file of the code's while it ran: the document goes to the
+   * name the caller reads too, never leaving the code's there. */
+  struct stat held, named;
+  if (c->json_path && fstat(c->json_fd, &held) == 0 &&
+      (lstat(c->json_path, &named) < 0 || named.st_dev != held.st_dev ||
+       named.st_ino != held.st_ino)) {
+    fprintf(stderr, "seerun sandbox: --json=%s: replaced while the command ran (by /out or "
+                    "--apply): written again\n", c->json_path);
+    int fd = open(c->json_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    bool ok = fd >= 0 && sr_write_all(fd, doc, len) == 0 && sr_write_all(fd, "\n", 1) == 0;
+    int saved = errno;
+    if (fd >= 0)
+      close(fd);
+    if (!ok) {
+      fprintf(stderr, "seerun sandbox: --json=%s: %s\n", c->json_path, strerror(saved));
+      return 1;
+    }
   }
   return 0;
 }

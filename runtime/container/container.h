@@ -56,6 +56,7 @@ struct sr_create_ctx {
   int sync[2];       /* [0]: the parent's end, [1]: the children's */
   int fifo_fd;       /* O_PATH of exec.fifo */
   int console_fd;    /* connected --console-socket, or -1 */
+  char *console_name; /* where --console-socket resolved to (its one lookup), for the audit */
   int notify_fd;     /* connected seccomp listenerPath socket, or -1 */
   pid_t host_pid;    /* the init's pid on the host (known to the init from SYNC_INIT_INFO) */
   /* What the policy decided (recorded in the state for exec and update). */
@@ -94,6 +95,9 @@ struct sr_create_ctx {
  * (locked).  On failure nothing is left: no state, cgroup, mount or process. */
 int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err);
 void sr_create_ctx_release(struct sr_create_ctx *ctx);
+/* --console-socket, resolved once and connected before anything else create does (the
+ * command calls it first; sr_create_prepare otherwise). */
+int sr_create_console_connect(struct sr_create_ctx *ctx, sr_error_t *err);
 
 /* Children (runtime/container/init.c).  They never return: they exec or _exit. */
 __attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool after_intermediate);

@@ -643,6 +643,17 @@ static void explain_setup_death(struct sr_create_ctx *ctx, sr_error_t *err)
                        hint[0] ? hint : NULL);
 }
 
+int sr_create_console_connect(struct sr_create_ctx *ctx, sr_error_t *err)
+{
+  /* Resolved once, first of all, and held: the name is not looked up again after the policy,
+   * the binds and the cgroup (a path component swapped meanwhile would get the pty master and
+   * a connection from host root). */
+  if (ctx->o->console_socket == NULL || ctx->console_fd >= 0)
+    return 0;
+  return sr_connect_unix_once(ctx->o->console_socket, "--console-socket", &ctx->console_fd,
+                              &ctx->console_name, err);
+}
+
 int sr_create_prepare(struct sr_create_ctx *ctx, sr_error_t *err)
 {
   const struct sr_config *c = ctx->config;
@@ -678,7 +689,9 @@ int sr_create_prepare(struct sr_create_ctx *ctx, sr_error_t *err)
       (own_mounts &&
        (sr_binds_prepare(c,
                          &(struct sr_bind_sources){ctx->host.mount_fd, ctx->host.mount_errno,
-                                                   ctx->host.n_mounts},
+                                                   ctx->host.n_mounts, ctx->host.path_fd,
+                                                   ctx->host.path_errno, ctx->host.n_paths,
+                                                   ctx->o->bundle},
                          &ctx->binds, err) < 0 ||
         sr_devices_prepare(c, userns, &ctx->devs, err) < 0)))
     return -1;
@@ -688,13 +701,20 @@ int sr_create_prepare(struct sr_create_ctx *ctx, sr_error_t *err)
       sr_cgroup_new(SR_CGROUP_ROOT, cgpath, &ctx->cgroup, err) < 0)
     return -1;
   if (ctx->o->console_socket && ctx->console_fd < 0 &&
-      sr_connect_unix(ctx->o->console_socket, "--console-socket", &ctx->console_fd, err) < 0)
+      sr_create_console_connect(ctx, err) < 0)
     return -1;
+  if (ctx->o->console_socket) {
+    const char *fields[] = {"path", ctx->o->console_socket, "resolved",
+                            ctx->console_name ? ctx->console_name : "", NULL};
+    if (sr_audit_event(ctx->audit, "console-socket", fields, err) < 0)
+      return -1;
+  }
   /* A plain directory is idmapped once the user namespace exists; overlayfs (the engines'
    * image layers) cannot be, so it is rebuilt from idmapped layers here. */
   struct statfs sfs;
-  if (own_mounts && ctx->ns.new_userns && fstatfs(ctx->host.root_fd, &sfs) == 0 &&
-      sfs.f_type == OVERLAYFS_SUPER_MAGIC && prepare_overlay_rootfs(ctx, err) < 0)
+  if (own_mounts && ctx->ns.new_userns && !ctx->rootfs_no_idmap &&
+      fstatfs(ctx->host.root_fd, &sfs) == 0 && sfs.f_type == OVERLAYFS_SUPER_MAGIC &&
+      prepare_overlay_rootfs(ctx, err) < 0)
     return -1;
   /* Otherwise a detached clone of the very tree the policy judged; the init attaches it. */
   if (own_mounts && ctx->rootfs_tree_fd < 0) {
@@ -843,6 +863,8 @@ void sr_create_ctx_release(struct sr_create_ctx *ctx)
       close(*fds[i]);
       *fds[i] = -1;
     }
+  free(ctx->console_name);
+  ctx->console_name = NULL;
   sr_ns_plan_close(&ctx->ns);
   sr_bind_plan_close(&ctx->binds);
   sr_host_objects_close(&ctx->host);

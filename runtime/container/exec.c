@@ -262,12 +262,14 @@ static int prepare(struct exec_ctx *x, sr_error_t *err)
     if (x->o->console_socket == NULL)
       return sr_error_make(err, 0, "cannot allocate a terminal without --console-socket "
                                    "(--tty)");
-    if (sr_connect_unix(x->o->console_socket, "--console-socket", &x->console_fd, err) < 0)
+    if (sr_connect_unix_once(x->o->console_socket, "--console-socket", &x->console_fd, NULL,
+                             err) < 0)
       return -1;
   }
   const struct sr_seccomp *sc = x->config->linux_.seccomp;
   if (sc && sc->uses_notify &&
-      sr_connect_unix(sc->listener_path, "linux.seccomp.listenerPath", &x->notify_fd, err) < 0)
+      sr_connect_unix_once(sc->listener_path, "linux.seccomp.listenerPath", &x->notify_fd, NULL,
+                           err) < 0)
     return -1;
   /* The supervisor that keeps the activity record gets this process's listener too; where it
    * has gone, the plain filter (the record is incomplete: its supervisor is not there). */

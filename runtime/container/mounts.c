@@ -11,14 +11,15 @@
 #include <unistd.h>
 
 static int apply_one(const struct sr_config *c, const struct sr_mount *m, int tree, bool is_dir,
-                     int root_fd, const struct sr_cgroup *cg, sr_error_t *err)
+                     const struct sr_mount_layers *layers, int root_fd,
+                     const struct sr_cgroup *cg, sr_error_t *err)
 {
   bool bind = m->opts.bind || m->opts.rbind;
   /* A remount (of a cgroup destination too) is the Linux layer's, like every other type. */
   if (!bind && !(m->opts.flags & MS_REMOUNT) &&
       (strcmp(m->type, "cgroup") == 0 || strcmp(m->type, "cgroup2") == 0))
     return sr_mount_cgroup(m, cg, c->linux_.namespaces[SR_NS_CGROUP].present, root_fd, err);
-  return sr_mount_one(m, tree, is_dir, root_fd, c->linux_.namespaces[SR_NS_USER].present,
+  return sr_mount_one(m, tree, is_dir, layers, root_fd, c->linux_.namespaces[SR_NS_USER].present,
                       c->linux_.mount_label, err);
 }
 
@@ -28,7 +29,10 @@ int sr_mounts_apply(const struct sr_config *c, struct sr_bind_plan *plan, int ro
   for (size_t i = 0; i < c->n_mounts; i++) {
     int tree = i < plan->n ? plan->tree_fd[i] : -1;
     bool is_dir = i < plan->n ? plan->is_dir[i] : true;
-    if (apply_one(c, &c->mounts[i], tree, is_dir, root_fd, cg, err) < 0)
+    struct sr_mount_layers layers = {i < plan->n && plan->path_fd ? plan->path_fd[i] : NULL,
+                                     i < plan->n && plan->n_paths ? plan->n_paths[i] : 0,
+                                     plan->bundle ? plan->bundle : "."};
+    if (apply_one(c, &c->mounts[i], tree, is_dir, &layers, root_fd, cg, err) < 0)
       return sr_error_wrap(err, "%s", c->mounts[i].field);
     if (tree >= 0) {
       close(tree);

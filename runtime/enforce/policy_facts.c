@@ -6,9 +6,11 @@
 #include "hook_files.h"
 #include "invocation.h"
 #include "landlock.h"
+#include "mount_paths.h"
 #include "mount_where.h"
 #include "namespaces.h"
 #include "paths.h"
+#include "root_overlay.h"
 #include "util.h"
 
 #include <errno.h>
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -390,6 +393,17 @@ void sr_host_objects_close(struct sr_host_objects *o)
       close(o->mount_fd[i]);
   free(o->mount_fd);
   free(o->mount_errno);
+  for (size_t i = 0; o->path_fd && i < o->n_mounts; i++) {
+    for (size_t k = 0; o->path_fd[i] && k < o->n_paths[i]; k++)
+      if (o->path_fd[i][k] >= 0)
+        close(o->path_fd[i][k]);
+    free(o->path_fd[i]);
+    if (o->path_errno)
+      free(o->path_errno[i]);
+  }
+  free(o->path_fd);
+  free(o->path_errno);
+  free(o->n_paths);
   if (o->root_fd >= 0)
     close(o->root_fd);
   if (o->listener_fd >= 0)
@@ -473,6 +487,58 @@ static int idmappable_set(const struct sr_facts_input *in, struct protected_set 
   return 0;
 }
 
+/* The host paths a filesystem mount's options name (overlay's layers), each opened once and
+ * judged like a bind source: a lower layer is a read-only view of a host directory and an
+ * upper one a writable view, whatever the mount's type is called.  Not recursive: an overlay
+ * layer shows no mounts below it.  A path that does not parse, or cannot be opened, is left
+ * to the policy (which refuses it) and the mount. */
+static int option_path_facts(const struct protected_set *set, struct sr_arena *a, int bundlefd,
+                             size_t i, const struct sr_mount *m, struct sr_policy_mount_fact *f,
+                             struct sr_host_objects *objs)
+{
+  struct sr_mount_data d;
+  sr_error_t e = NULL;
+  if (sr_mount_data_split(a, m, "options", &d, &e) < 0) {
+    sr_error_free(&e);
+    return 0;
+  }
+  if (d.n_paths == 0)
+    return 0;
+  f->paths = sr_arena_array(a, d.n_paths, sizeof(*f->paths));
+  objs->path_fd[i] = malloc(d.n_paths * sizeof(int));
+  objs->path_errno[i] = calloc(d.n_paths, sizeof(int));
+  if (f->paths == NULL || objs->path_fd[i] == NULL || objs->path_errno[i] == NULL)
+    return -1;
+  f->n_paths = d.n_paths;
+  objs->n_paths[i] = d.n_paths;
+  for (size_t k = 0; k < d.n_paths; k++) {
+    const struct sr_mount_path *p = &d.paths[k];
+    struct sr_policy_mount_fact *pf = &f->paths[k];
+    objs->path_fd[i][k] = -1;
+    if (p->kind == SR_MOUNT_PATH_UNJUDGED)
+      continue; /* refused by the policy: the kernel would open it by name */
+    /* Relative: the bundle's, as runc (which runs in it) has the kernel read it; it must
+     * stay below the bundle. */
+    bool relative = p->path[0] != '/';
+    int fd = open_host_object(bundlefd, p->path, relative, O_DIRECTORY);
+    if (fd < 0 && relative && (errno == EXDEV || errno == ELOOP)) {
+      pf->source_is_symlink_out = true;
+      objs->path_errno[i][k] = errno;
+      _cleanup_close_ int out = open_host_object(bundlefd, p->path, false, O_DIRECTORY);
+      if (out >= 0)
+        judge_object(set, a, out, p->path, false, bundlefd, pf);
+      continue;
+    }
+    if (fd < 0) {
+      objs->path_errno[i][k] = errno;
+      continue;
+    }
+    objs->path_fd[i][k] = fd;
+    judge_object(set, a, fd, p->path, false, bundlefd, pf);
+  }
+  return 0;
+}
+
 static int mount_facts(const struct sr_config *c, const struct sr_facts_input *in,
                        struct sr_policy_facts *f, struct sr_host_objects *objs, sr_error_t *err)
 {
@@ -487,6 +553,11 @@ static int mount_facts(const struct sr_config *c, const struct sr_facts_input *i
   objs->mount_errno = calloc(c->n_mounts + 1, sizeof(int));
   if (f->mounts == NULL || objs->mount_fd == NULL || objs->mount_errno == NULL)
     return sr_error_make(err, ENOMEM, "policy facts");
+  objs->path_fd = calloc(c->n_mounts + 1, sizeof(int *));
+  objs->path_errno = calloc(c->n_mounts + 1, sizeof(int *));
+  objs->n_paths = calloc(c->n_mounts + 1, sizeof(size_t));
+  if (objs->path_fd == NULL || objs->path_errno == NULL || objs->n_paths == NULL)
+    return sr_error_make(err, ENOMEM, "policy facts");
   for (size_t i = 0; i < c->n_mounts; i++)
     objs->mount_fd[i] = -1;
   _cleanup_close_ int bundlefd = open(in->bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -494,6 +565,9 @@ static int mount_facts(const struct sr_config *c, const struct sr_facts_input *i
     return sr_error_sys(err, "bundle `%s`", in->bundle);
   for (size_t i = 0; i < c->n_mounts; i++) {
     const struct sr_mount *m = &c->mounts[i];
+    if (!(m->opts.bind || m->opts.rbind) && !(m->opts.flags & MS_REMOUNT) &&
+        option_path_facts(&set, a, bundlefd, i, m, &f->mounts[i], objs) < 0)
+      return sr_error_make(err, ENOMEM, "policy facts");
     if (!(m->opts.bind || m->opts.rbind) || m->source == NULL)
       continue;
     bool relative = m->source[0] != '/';
@@ -531,6 +605,9 @@ static int mount_facts(const struct sr_config *c, const struct sr_facts_input *i
     judge_object(&set, a, objs->root_fd, in->rootfs, true, bundlefd, &f->root);
     struct statfs sfs;
     f->root_is_overlay = fstatfs(objs->root_fd, &sfs) == 0 && sfs.f_type == OVERLAYFS_SUPER_MAGIC;
+    if (f->root_is_overlay)
+      f->root_overlay_engine =
+          sr_root_overlay_owner(a, objs->root_fd, bundlefd, &f->root_overlay_not);
     /* Where an idmapped root may lie: the bundle's own tree, or below rootfs.idmapPaths. */
     struct stat bst;
     if (fstat(bundlefd, &bst) == 0 && at_or_below_inode(objs->root_fd, bst.st_dev, bst.st_ino))

@@ -27,6 +27,11 @@ struct sr_host_objects {
   int *mount_fd;    /* per config.json mounts[i]: O_PATH of the bind source, or -1 */
   int *mount_errno; /* why a bind source could not be opened */
   size_t n_mounts;
+  /* per config.json mounts[i] of a filesystem type: a descriptor (O_PATH) of each host path
+   * its options name (mount_paths.h), or -1 (why in path_errno); NULL: none */
+  int **path_fd;
+  int **path_errno;
+  size_t *n_paths;
   int root_fd;      /* O_PATH of root.path, or -1 */
   int root_errno;
   int *ns_fd;       /* SR_NS_COUNT: the namespace file of each path in linux.namespaces, -1 */

@@ -5,6 +5,7 @@
 #include "lsm.h"
 
 #include "cleanup.h"
+#include "mount_paths.h"
 #include "mountapi.h"
 #include "namespaces.h"
 #include "paths.h"
@@ -83,14 +84,21 @@ static int apply_recursive_attrs(int fd, const struct sr_mount_opts *o, const ch
 
 void sr_bind_plan_close(struct sr_bind_plan *plan)
 {
-  for (size_t i = 0; i < plan->n; i++)
+  for (size_t i = 0; i < plan->n; i++) {
     if (plan->tree_fd[i] >= 0)
       close(plan->tree_fd[i]);
+    for (size_t k = 0; plan->path_fd && plan->path_fd[i] && k < plan->n_paths[i]; k++)
+      if (plan->path_fd[i][k] >= 0)
+        close(plan->path_fd[i][k]);
+    if (plan->path_fd)
+      free(plan->path_fd[i]);
+  }
   free(plan->tree_fd);
   free(plan->is_dir);
-  plan->tree_fd = NULL;
-  plan->is_dir = NULL;
-  plan->n = 0;
+  free(plan->path_fd);
+  free(plan->n_paths);
+  free(plan->bundle);
+  *plan = (struct sr_bind_plan){0};
 }
 
 /* A mount on /dev is made writable and made read-only at the end (sr_rootfs_finish): its own
@@ -152,20 +160,65 @@ static int prepare_bind(const struct sr_mount *m, const struct sr_bind_sources *
   return 0;
 }
 
+/* An overlay's layers: the descriptors the policy judged, kept for the init (which cannot
+ * mount them as they are: they are mounts of the host's namespace, see open_layer). */
+static int prepare_overlay_paths(const struct sr_mount *m, const struct sr_bind_sources *srcs,
+                                 int **out, size_t *n_out, sr_error_t *err)
+{
+  long idx = config_index(m);
+  struct sr_mount_data d;
+  _cleanup_(sr_arena_release) struct sr_arena a = {0};
+  if (sr_mount_data_split(&a, m, m->field, &d, err) < 0)
+    return -1;
+  size_t n = d.n_paths;
+  if (n == 0)
+    return 0;
+  /* A mount the policy did not judge (restore's, a config without facts) is not made. */
+  if (idx < 0 || (size_t)idx >= srcs->n || srcs->path_fd == NULL || srcs->n_paths[idx] != n)
+    return sr_error_make(err, 0, "%s.options: the policy judged no such overlay (runtime error)",
+                         m->field);
+  *out = malloc(n * sizeof(int));
+  if (*out == NULL)
+    return sr_error_make(err, ENOMEM, "prepare mounts");
+  for (size_t k = 0; k < n; k++)
+    (*out)[k] = -1;
+  *n_out = n;
+  for (size_t k = 0; k < n; k++) {
+    if (srcs->path_fd[idx][k] < 0)
+      return sr_error_make(err, srcs->path_errno[idx][k] ? srcs->path_errno[idx][k] : ENOENT,
+                           "%s.options: %s: `%s`", m->field, d.paths[k].option, d.paths[k].path);
+    if (((*out)[k] = fcntl(srcs->path_fd[idx][k], F_DUPFD_CLOEXEC, 3)) < 0)
+      return sr_error_sys(err, "%s.options: %s", m->field, d.paths[k].option);
+  }
+  return 0;
+}
+
 int sr_binds_prepare(const struct sr_config *c, const struct sr_bind_sources *srcs,
                      struct sr_bind_plan *plan, sr_error_t *err)
 {
   plan->n = c->n_mounts;
   plan->tree_fd = malloc((c->n_mounts + 1) * sizeof(int));
   plan->is_dir = calloc(c->n_mounts + 1, sizeof(bool));
-  if (plan->tree_fd == NULL || plan->is_dir == NULL) {
-    plan->n = 0;
+  plan->path_fd = calloc(c->n_mounts + 1, sizeof(int *));
+  plan->n_paths = calloc(c->n_mounts + 1, sizeof(size_t));
+  plan->bundle = strdup(srcs->bundle ? srcs->bundle : ".");
+  if (plan->tree_fd == NULL || plan->is_dir == NULL || plan->path_fd == NULL ||
+      plan->n_paths == NULL || plan->bundle == NULL) {
+    for (size_t i = 0; plan->tree_fd && i < c->n_mounts; i++)
+      plan->tree_fd[i] = -1;
+    sr_bind_plan_close(plan);
     return sr_error_make(err, ENOMEM, "prepare mounts");
   }
   for (size_t i = 0; i < c->n_mounts; i++)
     plan->tree_fd[i] = -1;
   for (size_t i = 0; i < c->n_mounts; i++) {
     const struct sr_mount *m = &c->mounts[i];
+    if (!(m->opts.bind || m->opts.rbind) && sr_mount_is_overlay(m) &&
+        !(m->opts.flags & MS_REMOUNT) &&
+        prepare_overlay_paths(m, srcs, &plan->path_fd[i], &plan->n_paths[i], err) < 0) {
+      sr_bind_plan_close(plan);
+      return -1;
+    }
     if (!(m->opts.bind || m->opts.rbind))
       continue;
     if (prepare_bind(m, srcs, &plan->tree_fd[i], &plan->is_dir[i], err) < 0) {
@@ -309,6 +362,70 @@ static int set_data_options(int fsfd, const struct sr_mount *m, sr_error_t *err)
   return 0;
 }
 
+/* The layer the policy judged, as a mount of this (the init's) namespace: overlayfs clones
+ * each layer's mount (clone_private_mount), which it may only do for a mount of the caller's
+ * namespace, and the judged descriptor is one of the host's.  So the path is opened again
+ * here, without magic links, and must be the very directory judged (device and inode): a name
+ * swapped between the check and the mount (a symlink to /root) is refused, never mounted. */
+static int open_layer(const struct sr_mount *m, const struct sr_mount_path *p, int judged,
+                      const char *bundle, int *out, sr_error_t *err)
+{
+  _cleanup_free_ char *abs = NULL;
+  if (p->path[0] != '/' && asprintf(&abs, "%s/%s", bundle, p->path) < 0)
+    return sr_error_make(err, ENOMEM, "%s.options", m->field);
+  const char *path = abs ? abs : p->path;
+  _cleanup_close_ int fd =
+      sr_openat2(AT_FDCWD, path, O_PATH | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE_NO_MAGICLINKS);
+  if (fd < 0)
+    return sr_error_sys(err, "%s.options: %s: open `%s`", m->field, p->option, path);
+  struct stat a, b;
+  if (fstat(fd, &a) < 0 || fstat(judged, &b) < 0)
+    return sr_error_sys(err, "%s.options: %s: stat", m->field, p->option);
+  if (a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+    return sr_error_make(err, EXDEV,
+                         "%s.options: %s: `%s` is no longer the directory the policy judged (it "
+                         "was replaced while the container was created): not mounted",
+                         m->field, p->option, path);
+  *out = steal_fd(fd);
+  return 0;
+}
+
+/* An overlay's options: each layer by descriptor (FSCONFIG_SET_FD, Linux 6.13+), never by the
+ * name, the others as given.  Nothing here parses a path the policy did not judge. */
+static int set_overlay_options(int fsfd, const struct sr_mount *m, const int *judged,
+                               size_t n_judged, const char *bundle, sr_error_t *err)
+{
+  _cleanup_(sr_arena_release) struct sr_arena a = {0};
+  struct sr_mount_data d;
+  if (sr_mount_data_split(&a, m, m->field, &d, err) < 0)
+    return -1;
+  if (d.n_paths != n_judged || (n_judged && judged == NULL))
+    return sr_error_make(err, 0, "%s.options: the policy judged %zu overlay layers, not %zu "
+                                 "(runtime error)", m->field, n_judged, d.n_paths);
+  for (size_t k = 0; k < d.n_paths; k++) {
+    _cleanup_close_ int fd = -1;
+    if (open_layer(m, &d.paths[k], judged[k], bundle, &fd, err) < 0)
+      return -1;
+    if (sr_fsconfig(fsfd, FSCONFIG_SET_FD, d.paths[k].key, NULL, fd) < 0)
+      return fs_fail(fsfd, err, d.paths[k].option, m);
+  }
+  for (size_t k = 0; k < d.n_plain; k++) {
+    char *eq = strchr(d.plain[k], '=');
+    if (eq)
+      *eq = '\0';
+    int rc = eq ? sr_fsconfig(fsfd, FSCONFIG_SET_STRING, d.plain[k], eq + 1, 0)
+                : sr_fsconfig(fsfd, FSCONFIG_SET_FLAG, d.plain[k], NULL, 0);
+    if (eq)
+      *eq = '=';
+    if (rc < 0) {
+      char what[256];
+      snprintf(what, sizeof(what), "option \"%s\"", d.plain[k]);
+      return fs_fail(fsfd, err, what, m);
+    }
+  }
+  return 0;
+}
+
 /* A new filesystem instance from the mount's type, source and data options. */
 static bool has_data_option(const struct sr_mount *m, const char *key)
 {
@@ -323,7 +440,7 @@ static bool has_data_option(const struct sr_mount *m, const char *key)
 }
 
 static int make_fs_mount(const struct sr_mount *m, const char *type, const char *mount_label,
-                         int covered, int *out, sr_error_t *err)
+                         int covered, const struct sr_mount_layers *layers, int *out, sr_error_t *err)
 {
   _cleanup_close_ int fsfd = sr_fsopen(type, FSOPEN_CLOEXEC);
   if (fsfd < 0 && errno == ENODEV)
@@ -343,7 +460,10 @@ static int make_fs_mount(const struct sr_mount *m, const char *type, const char 
     if (sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "mode", mode, 0) < 0)
       return fs_fail(fsfd, err, "mode of the covered directory", m);
   }
-  if (set_data_options(fsfd, m, err) < 0)
+  if (sr_mount_is_overlay(m) ? set_overlay_options(fsfd, m, layers ? layers->fd : NULL,
+                                                   layers ? layers->n : 0,
+                                                   layers ? layers->bundle : ".", err) < 0
+                             : set_data_options(fsfd, m, err) < 0)
     return -1;
   const char *context = sr_selinux_fs_context(mount_label, type);
   if (context && sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "context", context, 0) < 0)
@@ -480,7 +600,8 @@ static int open_pseudo_fs_destination(const struct sr_mount *m, int root_fd, int
   return sr_error_make(err, ENOENT, "%s.destination: `%s`", m->field, m->destination);
 }
 
-int sr_mount_one(const struct sr_mount *m, int tree_fd, bool is_dir, int root_fd, bool userns,
+int sr_mount_one(const struct sr_mount *m, int tree_fd, bool is_dir,
+                 const struct sr_mount_layers *layers, int root_fd, bool userns,
                  const char *mount_label, sr_error_t *err)
 {
   bool bind = m->opts.bind || m->opts.rbind;
@@ -494,7 +615,7 @@ int sr_mount_one(const struct sr_mount *m, int tree_fd, bool is_dir, int root_fd
   bool existed = target >= 0;
   _cleanup_close_ int mfd = -1;
   if (!bind) {
-    if (make_fs_mount(m, m->type, mount_label, existed ? target : -1, &mfd, err) < 0) {
+    if (make_fs_mount(m, m->type, mount_label, existed ? target : -1, layers, &mfd, err) < 0) {
       if (!userns || strcmp(m->type, "sysfs") != 0 || (*err)->status != EPERM)
         return -1;
       sr_error_free(err);

@@ -18,6 +18,11 @@
 struct sr_bind_plan {
   int *tree_fd; /* per config mount: the prepared bind tree, -1 for other types */
   bool *is_dir;
+  /* per config mount of type overlay: the judged descriptor of each host path its options
+   * name (mount_paths.h's order), which the init checks it mounts; NULL: none */
+  int **path_fd;
+  size_t *n_paths;
+  char *bundle; /* what a relative path in the options is relative to */
   size_t n;
 };
 
@@ -27,6 +32,11 @@ struct sr_bind_sources {
   const int *fd;      /* -1: could not be opened */
   const int *err_no;  /* why */
   size_t n;
+  /* per config.json mount: the judged host paths of a filesystem mount's options */
+  int *const *path_fd;
+  int *const *path_errno;
+  const size_t *n_paths;
+  const char *bundle;
 };
 
 /* Parent, before clone. */
@@ -47,9 +57,15 @@ int sr_rootfs_attach(const char *rootfs_path, int prepared_tree, int *root_fd, s
 int sr_rootfs_prepare_tree(int root_fd, const char *rootfs_path, int *tree_fd, sr_error_t *err);
 int sr_rootfs_idmap(int tree_fd, pid_t userns_pid, sr_error_t *err);
 /* One of the config's mounts other than a cgroup one (runtime/container/mounts.c drives them,
- * in order): tree_fd is the prepared bind source (-1: none), userns whether the container has
- * its own user namespace. */
-int sr_mount_one(const struct sr_mount *m, int tree_fd, bool is_dir, int root_fd, bool userns,
+ * in order): tree_fd is the prepared bind source (-1: none), layers an overlay's judged
+ * layers (the plan's path_fd), userns whether the container has its own user namespace. */
+struct sr_mount_layers {
+  const int *fd; /* the judged layers of an overlay, mount_paths.h's order */
+  size_t n;
+  const char *bundle;
+};
+int sr_mount_one(const struct sr_mount *m, int tree_fd, bool is_dir,
+                 const struct sr_mount_layers *layers, int root_fd, bool userns,
                  const char *mount_label, sr_error_t *err);
 /* Makes root_fd the root: pivot_root, or MS_MOVE + chroot with --no-pivot. */
 int sr_rootfs_pivot(int root_fd, bool no_pivot, sr_error_t *err);

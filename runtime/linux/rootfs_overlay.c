@@ -64,9 +64,15 @@ static int read_layers(const char *rootfs_path, int root_fd, struct sr_overlay_l
     return sr_error_make(err, 0, "mount %llu of `%s` is not in /proc/self/mountinfo",
                          (unsigned long long)stx.stx_mnt_id, rootfs_path);
   /* Engines whose options would pass a page give their layers relative to their storage
-   * directory (.../overlay/<id>/merged -> .../overlay), where they mounted from. */
-  char copy[PATH_MAX];
-  snprintf(copy, sizeof(copy), "%s", rootfs_path);
+   * directory (.../overlay/<id>/merged -> .../overlay), where they mounted from: where the
+   * kernel says the judged overlay is mounted, not what root.path's text says. */
+  char copy[PATH_MAX], link[64];
+  snprintf(link, sizeof(link), "/proc/self/fd/%d", root_fd);
+  ssize_t n = readlink(link, copy, sizeof(copy) - 1);
+  if (n <= 0 || (size_t)n >= sizeof(copy) - 1 || copy[0] != '/')
+    return sr_error_make(err, 0, "where the overlay of `%s` is mounted cannot be told",
+                         rootfs_path);
+  copy[n] = '\0';
   char *base = dirname(dirname(copy));
   return sr_overlay_layers_parse(opts, base, l, err);
 }

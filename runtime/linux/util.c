@@ -3,6 +3,7 @@
 #include "util.h"
 
 #include "cleanup.h"
+#include "paths.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -258,11 +259,13 @@ bool sr_parse_uint(const char *s, unsigned long long max, unsigned long long *ou
   return true;
 }
 
-int sr_connect_unix(const char *path, const char *what, int *out, sr_error_t *err)
+/* Connects to the socket at path (what it is shown as: name). */
+static int connect_unix(const char *path, const char *name, const char *what, int *out,
+                        sr_error_t *err)
 {
   struct sockaddr_un addr = {.sun_family = AF_UNIX};
   if (strlen(path) >= sizeof(addr.sun_path))
-    return sr_error_make(err, ENAMETOOLONG, "%s `%s`", what, path);
+    return sr_error_make(err, ENAMETOOLONG, "%s `%s`", what, name);
   strcpy(addr.sun_path, path);
   _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
@@ -277,11 +280,41 @@ int sr_connect_unix(const char *path, const char *what, int *out, sr_error_t *er
     if (errno == EAGAIN || errno == EWOULDBLOCK)
       return sr_error_make(err, errno,
                            "%s: connect `%s`: no answer within %d s (its listen queue is full)",
-                           what, path, SR_CONNECT_TIMEOUT_S);
-    return sr_error_sys(err, "%s: connect `%s`", what, path);
+                           what, name, SR_CONNECT_TIMEOUT_S);
+    return sr_error_sys(err, "%s: connect `%s`", what, name);
   }
   *out = steal_fd(fd);
   return 0;
+}
+
+int sr_connect_unix(const char *path, const char *what, int *out, sr_error_t *err)
+{
+  return connect_unix(path, path, what, out, err);
+}
+
+int sr_connect_unix_once(const char *path, const char *what, int *out, char **resolved,
+                         sr_error_t *err)
+{
+  /* One lookup, magic links refused: the socket is the inode this descriptor holds. */
+  _cleanup_close_ int pfd =
+      sr_openat2(AT_FDCWD, path, O_PATH | O_CLOEXEC, 0, RESOLVE_NO_MAGICLINKS);
+  if (pfd < 0)
+    return sr_error_sys(err, "%s `%s`", what, path);
+  struct stat st;
+  if (fstat(pfd, &st) < 0)
+    return sr_error_sys(err, "%s `%s`", what, path);
+  if (!S_ISSOCK(st.st_mode))
+    return sr_error_make(err, ENOTSOCK, "%s `%s`: not a unix socket", what, path);
+  /* connect() by /proc/self/fd/N resolves that magic link of our own descriptor to the very
+   * inode opened above, never the name again (and fits sun_path whatever the name's length). */
+  char via[64];
+  snprintf(via, sizeof(via), "/proc/self/fd/%d", pfd);
+  if (resolved) {
+    char name[PATH_MAX];
+    ssize_t n = readlink(via, name, sizeof(name) - 1);
+    *resolved = strndup(n > 0 ? name : path, n > 0 ? (size_t)n : strlen(path));
+  }
+  return connect_unix(via, path, what, out, err);
 }
 
 DIR *sr_opendir_fd(int dirfd)

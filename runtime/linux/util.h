@@ -32,6 +32,10 @@ int sr_write_all(int fd, const void *data, size_t len);
 /* sr_connect_unix waits at most this long for a listener (and a send to it). */
 #define SR_CONNECT_TIMEOUT_S 5
 int sr_connect_unix(const char *path, const char *what, int *out, sr_error_t *err);
+/* The same for a path resolved once (O_PATH, no magic links), which must be a unix socket,
+ * connected through that descriptor; *resolved (may be NULL): its name on the host. */
+int sr_connect_unix_once(const char *path, const char *what, int *out, char **resolved,
+                         sr_error_t *err);
 int sr_mkdir_p(const char *path, mode_t mode, sr_error_t *err);
 
 /* Process start time (field 22 of /proc/PID/stat) and state letter; -1 with ESRCH when the

@@ -71,6 +71,10 @@ struct sr_policy_mount_fact {
   bool is_socket, is_fifo;    /* a unix socket or FIFO: a line to a host process */
   const char *socket_dir;     /* a daemon socket directory it is, contains or is below */
   const char *in_socket_dir;  /* not a directory: the daemon socket directory it is below */
+  /* A filesystem mount (overlay): each host path its options name (mount_paths.h's order),
+   * judged like a bind source from the descriptor the runtime checks it mounts. */
+  struct sr_policy_mount_fact *paths;
+  size_t n_paths;
 };
 
 struct sr_policy_ns_fact {
@@ -111,6 +115,11 @@ struct sr_policy_facts {
    * (NULL: neither); an overlay root is the engine's, rebuilt from its layers. */
   const char *root_idmappable;
   bool root_is_overlay;
+  /* An overlay root: why it is this bundle's engine overlay (mounted in the bundle, the layer
+   * the engine's records give this container), NULL: it is not, and root_overlay_not says
+   * why (root_overlay.h). */
+  const char *root_overlay_engine;
+  const char *root_overlay_not;
   bool have_listener;                               /* linux.seccomp.listenerPath was opened */
   struct sr_policy_mount_fact listener;             /* it, judged like a bound socket */
   bool have_network_grant_check;                    /* reserved */

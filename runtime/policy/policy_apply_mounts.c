@@ -5,11 +5,13 @@
 #include "policy_apply_internal.h"
 
 #include "mount_options.h"
+#include "mount_paths.h"
 #include "path.h"
 
 #include <inttypes.h>
 #include <linux/mount.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 
@@ -139,11 +141,28 @@ int sr_pa_check_root(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
     return 0;
   TRY(judge_host_object(x, "root.path", "root.path", sr_pa_text_str(x->a, c->root_path),
                         c->root_path, &facts->root));
-  if (facts->root_is_overlay)
-    return 0; /* the engine's image: rebuilt from its idmapped layers */
+  char *asked = sr_pa_text_str(x->a, c->root_path);
+  if (facts->root_is_overlay && facts->root_overlay_engine)
+    /* The engine's image: rebuilt from its idmapped layers. */
+    return sr_pa_allow(x, "root.path", asked,
+                       P("the engine's overlay for this bundle (%s): rebuilt from its layers "
+                         "idmapped to the container's user namespace",
+                         facts->root_overlay_engine));
+  if (facts->root_is_overlay) {
+    /* Another container's root filesystem, or any overlay of the host, idmapped would be read
+     * as its owners, and written (mount points are made in the engine's overlay). */
+    int r = sr_pa_change(x, "root.path", asked, "\"not idmapped\"",
+                         P("%s: mounted as it is, its files the host's, unmapped (nobody) "
+                           "inside, and no mount point is made in it",
+                           facts->root_overlay_not ? facts->root_overlay_not
+                                                   : "not this bundle's engine overlay"));
+    TRY(r);
+    if (r)
+      x->out->rootfs_idmap = false;
+    return 0;
+  }
   /* Mapping ids is granting them: idmapped, a host directory named as root.path would be the
    * container root's as on-disk root (its 0600 files read, files made as root there). */
-  char *asked = sr_pa_text_str(x->a, c->root_path);
   if (facts->root_idmappable)
     return sr_pa_allow(x, "root.path", asked,
                        P("idmapped to the container's user namespace (in %s)",
@@ -391,6 +410,97 @@ static int force_nosuid_nodev(struct sr_pa_ctx *x, size_t i, struct sr_mount *m,
   return 0;
 }
 
+/* The host paths a filesystem mount names (overlay's lowerdir, lowerdir+, datadir+, upperdir,
+ * workdir; any other type's source or "*dir=" option) are host directories the container gets
+ * as surely as a bind's source: judged as one, on the descriptor the runtime mounts (an
+ * "overlay" of lowerdir=/root, or upperdir in another container's state, is no way round the
+ * checks on binds).  What seerun does not open itself, the kernel would look up by name as
+ * the container's root: refused. */
+static int check_option_paths(struct sr_pa_ctx *x, const struct sr_policy_facts *facts, size_t i,
+                              struct sr_mount *m)
+{
+  const char *name = x->name;
+  char *ofield = P("mounts[%zu].options", i);
+  if (ofield == NULL)
+    return sr_pa_oom(x);
+  if (sr_mount_source_is_path(m))
+    return sr_pa_refuse(x, P("mounts[%zu].source", i), sr_pa_text_str(x->a, m->source),
+                        "mounts[%zu].source: \"%s\": a \"%s\" filesystem's source is a host "
+                        "path the kernel opens by name, which seerun does not judge (profile "
+                        "\"%s\": bind the directory, or an overlay of it, instead)",
+                        i, m->source, m->type, name);
+  struct sr_mount_data d;
+  sr_error_t e = NULL;
+  if (sr_mount_data_split(x->a, m, ofield, &d, &e) < 0) {
+    char *why = sr_error_text(e);
+    sr_error_free(&e);
+    int r = sr_pa_refuse(x, ofield, sr_pa_text_strv(x->a, m->options, m->n_options), "%s",
+                         why ? why : ofield);
+    free(why);
+    return r;
+  }
+  const struct sr_policy_mount_fact *mf = facts && facts->mounts ? &facts->mounts[i] : NULL;
+  for (size_t k = 0; k < d.n_paths; k++) {
+    const struct sr_mount_path *p = &d.paths[k];
+    char *asked = sr_pa_text_str(x->a, p->option);
+    char *what = P("mounts[%zu].options: %s", i, p->option);
+    char *cl = p->path[0] == '/' ? clean_path(x->a, p->path) : NULL;
+    if (what == NULL || (p->path[0] == '/' && cl == NULL))
+      return sr_pa_oom(x);
+    if (p->kind == SR_MOUNT_PATH_UNJUDGED)
+      TRY(sr_pa_refuse(x, ofield, asked,
+                       "%s: a host path in the options of a \"%s\" mount, which the kernel "
+                       "would open by name: seerun judges and opens only overlay's lowerdir, "
+                       "lowerdir+, datadir+, upperdir and workdir (profile \"%s\")",
+                       what, m->type, name));
+    else if (cl && through_proc(cl))
+      TRY(sr_pa_refuse(x, ofield, asked,
+                       "%s: \"%s\" is under /proc (or /dev/fd): a /proc/self/fd or "
+                       "/proc/<pid>/root path can reach the host's filesystem (CVE-2024-21626 "
+                       "class)",
+                       what, p->path));
+    else if (cl == NULL && has_dotdot(p->path))
+      TRY(sr_pa_refuse(x, ofield, asked,
+                       "%s: \"%s\": a path relative to the bundle must not contain \"..\"",
+                       what, p->path));
+    else if (mf == NULL || k >= mf->n_paths)
+      TRY(sr_pa_refuse(x, ofield, asked,
+                       "%s: no host facts were computed for this path (runtime error)", what));
+    else if (mf->paths[k].resolved == NULL && !mf->paths[k].source_is_symlink_out)
+      TRY(sr_pa_refuse(x, ofield, asked,
+                       "%s: \"%s\" cannot be opened as a directory: it is judged, and "
+                       "mounted, only as the directory it names",
+                       what, p->path));
+    else
+      TRY(judge_host_object(x, what, ofield, asked, p->path, &mf->paths[k]));
+  }
+  if (d.n_paths == 0 || !sr_mount_is_overlay(m))
+    return 0;
+  /* Its layers are host directories, as a bind's source is. */
+  return force_nosuid_nodev(x, i, m, "an overlay of host directories gets nosuid,nodev like a "
+                                     "bind: a setuid binary or a device node from the host "
+                                     "must not work inside");
+}
+
+/* A remount's options go to the filesystem already at its destination (fspick): one naming a
+ * host path (a layer, "*dir=") would be a lookup by name that nothing judged. */
+static int check_remount_paths(struct sr_pa_ctx *x, size_t i, const struct sr_mount *m)
+{
+  char *ofield = P("mounts[%zu].options", i);
+  if (ofield == NULL)
+    return sr_pa_oom(x);
+  struct sr_mount_data d;
+  sr_error_t e = NULL;
+  int r = sr_mount_data_split(x->a, m, ofield, &d, &e);
+  sr_error_free(&e);
+  if (r == 0 && d.n_paths == 0)
+    return 0;
+  return sr_pa_refuse(x, ofield, sr_pa_text_strv(x->a, m->options, m->n_options),
+                      "%s: a remount naming a host path (%s): it would be looked up by name, "
+                      "never judged (profile \"%s\")",
+                      ofield, r == 0 ? d.paths[0].option : "options that do not parse", x->name);
+}
+
 int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
                        struct sr_config *c)
 {
@@ -412,11 +522,14 @@ int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
          * the dropped suid/dev/rsuid/rdev can clear neither flag from any mount. */
         TRY(force_nosuid_nodev(x, i, m, "a remount gets nosuid,nodev like a bind: it must not "
                                         "take them off a bind of the host at its destination"));
+        TRY(check_remount_paths(x, i, m));
         continue;
       }
       TRY(check_pseudo_fs_place(x, i, m));
-      if (sr_pa_in_list(x->p->mount_types, x->p->n_mount_types, m->type))
+      if (sr_pa_in_list(x->p->mount_types, x->p->n_mount_types, m->type)) {
+        TRY(check_option_paths(x, facts, i, m));
         continue;
+      }
       TRY(sr_pa_refuse(x, P("mounts[%zu].type", i), sr_pa_text_str(x->a, m->type),
                        "mounts[%zu].type: filesystem type \"%s\" is not allowed by profile \"%s\" "
                        "(profiles.%s.mounts.allowedTypes)",

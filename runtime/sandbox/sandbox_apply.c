@@ -134,6 +134,11 @@ static struct sr_ws_snap_entry *put(struct sr_ws_snapshot *s, const char *path,
 
 bool sr_ws_protected(const char *path, char *const *protect, size_t n_protect)
 {
+  /* Every .git, not only HOST's own: a workspace may hold more than one repository (or the
+   * code may make one below it), and a hook or core.fsmonitor there runs on the host. */
+  for (const char *c = path; c; c = strchr(c, '/') ? strchr(c, '/') + 1 : NULL)
+    if (strncmp(c, ".git", 4) == 0 && (c[4] == '/' || c[4] == '\0'))
+      return true;
   for (size_t i = 0; i < n_protect; i++) {
     size_t l = strlen(protect[i]);
     if (strncmp(path, protect[i], l) == 0 && (path[l] == '/' || path[l] == '\0'))

@@ -103,9 +103,16 @@ char *sr_sandbox_printable(const char *s)
                  : (c & 0xf0) == 0xe0 ? 3
                  : (c & 0xf8) == 0xf0 ? 4
                                       : 0;
-    bool ok = len > 0 && i + len <= n && !(len == 2 && c < 0xc2);
+    bool ok = len > 0 && i + len <= n && !(len == 2 && c < 0xc2) && !(len == 4 && c > 0xf4);
     for (size_t k = 1; ok && k < len; k++)
       ok = (p[i + k] & 0xc0) == 0x80;
+    /* UTF-8 as RFC 3629 has it: no overlong form, no UTF-16 surrogate, nothing past
+     * U+10FFFF (each would make the document that holds the name something else than UTF-8). */
+    if (ok && len >= 3) {
+      unsigned c1 = p[i + 1];
+      ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 > 0x9f) &&
+           !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 > 0x8f);
+    }
     if (ok && len == 1 && (c < 0x20 || c == 0x7f || c == '\\'))
       ok = false;
     if (!ok) {

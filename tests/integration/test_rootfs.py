@@ -852,12 +852,15 @@ def test_a_bad_tmpfs_option_is_a_clear_error(seerun, bundle, rootfs):
 
 
 @pytest.fixture
-def overlay_root(busybox_rootfs, tmp_path):
+def overlay_root(busybox_rootfs, tmp_path, bundle):
     """An engine-style overlay root: the busybox tree as its lower layer, an upper layer with
-    a file of host root's and one of host uid 1000's, mounted at merged (unmounted after)."""
+    a file of host root's and one of host uid 1000's, mounted at merged, which is the bundle's
+    rootfs, as containerd's shim mounts it (unmounted after)."""
     d = tmp_path / "ovl"
-    for sub in ("upper/etc", "work", "merged"):
+    for sub in ("upper/etc", "work"):
         (d / sub).mkdir(parents=True)
+    (bundle.path / "rootfs").mkdir()
+    os.symlink(bundle.path / "rootfs", d / "merged")
     (d / "upper" / "etc" / "from-upper").write_text("upper\n")
     (d / "upper" / "etc" / "users-file").write_text("")
     os.chown(d / "upper" / "etc" / "users-file", 1000, 1000)
@@ -872,7 +875,7 @@ def overlay_root(busybox_rootfs, tmp_path):
 
 def test_an_overlay_root_is_rebuilt_from_idmapped_layers_so_the_images_owners_show(
         hardened, bundle, overlay_root):
-    bundle.config["root"]["path"] = str(overlay_root / "merged")
+    bundle.config["root"]["path"] = "rootfs"
     # A mount point the image lacks: made through the engine's overlay before the read-only
     # rebuild (it lands in the upper layer, as the engine's own mount points do).
     add_mount(bundle, "/data", "tmpfs", "tmpfs", [])
@@ -890,6 +893,6 @@ def test_an_overlay_root_is_rebuilt_from_idmapped_layers_so_the_images_owners_sh
     assert "overlay rebuilt read-only" in events[0]["applied"]
     # The engine's overlay is as it was: mounted, its upper layer holding only mount points
     # (/data; the profile's tmpfs /run and /var/tmp if the shared busybox tree lacks them).
-    assert os.path.ismount(overlay_root / "merged")
+    assert os.path.ismount(os.path.realpath(overlay_root / "merged"))
     assert {"data", "etc"} <= set(os.listdir(overlay_root / "upper")) <= {"data", "etc", "run",
                                                                          "var"}

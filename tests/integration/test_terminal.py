@@ -313,3 +313,50 @@ def test_a_terminal_works_under_the_default_profile(hardened, busybox_rootfs, tm
         assert "/dev/pts/0\r\n" in out and "30 90\r\n" in out
     finally:
         t.close()
+
+
+def test_the_console_socket_is_resolved_once_before_create_does_anything_else(
+        hardened, bundle, console, tmp_path):
+    # The engine names its socket through a symlink (conmon's short names); while create is
+    # busy (here: waiting for the user namespace registry's lock, which the test holds), the
+    # link is swapped to another listener. The pty master goes to the socket the name led to
+    # when create began, never to what it leads to by the time the terminal is made.
+    d = os.path.dirname(console.path)
+    other = ConsoleSocket(os.path.join(d, "other.sock"))
+    link = os.path.join(d, "link.sock")
+    os.symlink(console.path, link)
+    registry = hardened.registry
+    os.makedirs(os.path.dirname(registry), mode=0o700, exist_ok=True)
+    lock = os.open(os.path.join(os.path.dirname(registry), "." + os.path.basename(registry) +
+                                ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    terminal_bundle(bundle, "true")
+    cid = hardened.id()
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        p = subprocess.Popen([SEERUN, *hardened.global_args, "create", "--bundle", bundle.write(),
+                              "--console-socket", link, cid],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+
+        def waiting():
+            with open("/proc/locks") as f:
+                return any("->" in line and "FLOCK" in line for line in f)
+        wait_for(waiting, what="create waiting for the registry lock")
+        os.unlink(link)
+        os.symlink(other.path, link)
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        _, err = p.communicate(timeout=60)
+        assert p.returncode == 0, err
+        console.join()
+        assert len(console.messages) == 1 and len(console.messages[0][1]) == 1, console.messages
+        assert other.messages == []
+        events = [e for e in hardened.audit() if e.get("id") == cid and
+                  e.get("event") == "console-socket"]
+        assert events and events[0]["path"] == link, events
+        assert events[0]["resolved"] == console.path, events
+    finally:
+        os.close(lock)
+        other.close()
+        os.unlink(other.path)
+        if os.path.lexists(link):
+            os.unlink(link)
