@@ -10,7 +10,12 @@ false}), interleaved run by run:
   process per container, its sockets, and the hand-over of the seccomp listener);
 - a job that is denied nothing (a shell that writes, reads and lists 500 files);
 - a job that is denied DENIALS times (keyctl in a loop): each denial is a round trip to the
-  supervisor with the record on, an errno from the filter with it off.
+  supervisor with the record on, an errno from the filter with it off;
+- realistic jobs through `seerun sandbox` (the host's /usr): a Python script that imports a few
+  standard modules and writes 200 files to /tmp and 20 to /out, and compiling and running a
+  small C program (cc's temporary files in /tmp).  With the record on, the supervisor takes a
+  baseline of every writable place at create and walks them when the job ends (the files
+  changed), besides the rest of the record.
 
 Medians; CPU time is that of every process involved (children's rusage, the harness is a
 subreaper that reaps the containers' inits).
@@ -49,11 +54,14 @@ def main():
     probe_dir = tempfile.mkdtemp(prefix="sr-bench-activity-probe-")
     try:
         os.chmod(probe_dir, 0o755)
+        os.chmod(work, 0o755)  # the containers' users (their own ranges) walk into rootfs
         subprocess.run(["cc", "-static", "-O2", "-o", os.path.join(probe_dir, "probe"), PROBE],
                        check=True)
         rootfs = os.path.join(work, "rootfs")
         subprocess.run([os.path.join(TOP, "contrib", "make-busybox-rootfs.sh"), rootfs],
                        check=True, capture_output=True)
+        for d in ("var/tmp", "run", "probe"):  # mount points the container cannot make
+            os.makedirs(os.path.join(rootfs, d), exist_ok=True)
         with open(os.path.join(TOP, "contrib", "policy", "default.json")) as f:
             policy = json.load(f)
         policy["auditLog"] = os.path.join(work, "audit", "audit.jsonl")
@@ -72,6 +80,23 @@ def main():
         cfg["process"]["terminal"] = False
         cfg["mounts"].append({"destination": "/probe", "type": "none", "source": probe_dir,
                               "options": ["bind", "ro"]})
+        csrc = os.path.join(probe_dir, "hello.c")
+        with open(csrc, "w") as f:
+            f.write("#include <stdio.h>\n#include <string.h>\nint main(void){char b[64];"
+                    "for(int i=0;i<1000;i++)snprintf(b,sizeof b,\"%d\",i);"
+                    "printf(\"%s %zu\\n\",b,strlen(b));return 0;}\n")
+        py = ("import json, re, collections, hashlib, pathlib, os\n"
+              "c = collections.Counter(re.findall(r'\\w+', open('/etc/passwd').read()))\n"
+              "for i in range(200):\n"
+              "    pathlib.Path(f'/tmp/f{i}.json').write_text(json.dumps({'i': i, 'h': "
+              "hashlib.sha256(str(i).encode()).hexdigest()}))\n"
+              "for i in range(20):\n"
+              "    pathlib.Path(f'/out/r{i}.txt').write_text(str(sorted(c.items())))\n")
+        sandbox_jobs = {
+            "sandbox: python, 220 files written": ["python3", "-c", py],
+            "sandbox: cc hello.c && ./hello": ["sh", "-c", "cc -O2 -o /tmp/hello /src/hello.c && "
+                                               "/tmp/hello > /out/hello.txt"],
+        }
         jobs = {
             "run /bin/true": ["true"],
             "500 files, nothing denied": ["sh", "-c", "for i in $(seq 500); do echo $i > /tmp/f$i;"
@@ -81,7 +106,19 @@ def main():
         root = os.path.join(work, "state")
         results = {}
         n = 0
-        for job, args in jobs.items():
+        for job, args in list(jobs.items()) + list(sandbox_jobs.items()):
+            if job in sandbox_jobs:
+                for i in range(a.runs):
+                    for profile in (("default", "off") if i % 2 == 0 else ("off", "default")):
+                        n += 1
+                        cpu0, t0 = children_cpu(), time.monotonic()
+                        subprocess.run([a.seerun, "--root", root, "--policy", ppath, "--profile",
+                                        profile, "sandbox", "--name", f"bench-{n}", "--ro",
+                                        f"{probe_dir}:/src", "--", *args],
+                                       check=True, stdout=subprocess.DEVNULL)
+                        wall, cpu = time.monotonic() - t0, children_cpu() - cpu0
+                        results.setdefault((job, profile), []).append((wall, cpu))
+                continue
             cfg["process"]["args"] = args
             with open(os.path.join(bundle, "config.json"), "w") as f:
                 json.dump(cfg, f)
@@ -97,7 +134,7 @@ def main():
                     results.setdefault((job, profile), []).append((wall, cpu))
         print("| job | record on: wall / CPU (ms) | record off: wall / CPU (ms) | wall cost |")
         print("|---|---|---|---|")
-        for job in jobs:
+        for job in list(jobs) + list(sandbox_jobs):
             on = results[(job, "default")]
             off = results[(job, "off")]
             med = lambda v, k: statistics.median(x[k] for x in v) * 1000

@@ -48,6 +48,11 @@ struct run {
   int64_t procs_left;   /* after the init had gone; -1: not known */
   int64_t procs_at_kill; /* when seerun was asked to stop it (the init among them); -1: none */
   char *proc_example;
+  /* files changed (activity_files.h): -1 when not recorded */
+  int64_t files_added, files_modified, files_deleted;
+  bool files_lower_bound;
+  uint64_t files_elsewhere; /* in places that are neither outputs nor scratch */
+  char *elsewhere_places, *elsewhere_example;
 };
 
 struct runs {
@@ -154,7 +159,72 @@ static struct run *run_for(struct runs *rs, const char *id, const char *event)
   r->procs_left = -1;
   r->procs_at_kill = -1;
   r->programs = -1;
+  r->files_added = r->files_modified = r->files_deleted = -1;
   return r->id ? r : NULL;
+}
+
+static bool under_place(const char *path, const char *place)
+{
+  size_t l = strlen(place);
+  if (strcmp(place, "/") == 0)
+    return true;
+  return strncmp(path, place, l) == 0 && (path[l] == '/' || path[l] == '\0');
+}
+
+/* The record's "files": what changed, and where that is not an output or scratch space. */
+static void add_files(struct run *r, yajl_val files)
+{
+  yajl_val walked = files ? sr_json_field(files, "walked") : NULL;
+  if (walked == NULL || !YAJL_IS_TRUE(walked))
+    return;
+  int64_t n;
+  r->files_elsewhere = 0;
+  free(r->elsewhere_example);
+  r->elsewhere_example = NULL;
+  r->files_added = num_of(files, "added", &n) ? n : 0;
+  r->files_modified = num_of(files, "modified", &n) ? n : 0;
+  r->files_deleted = num_of(files, "deleted", &n) ? n : 0;
+  yajl_val lb = sr_json_field(files, "lowerBound");
+  r->files_lower_bound = lb && YAJL_IS_TRUE(lb);
+  yajl_val places = sr_json_field(files, "places");
+  yajl_val changes = sr_json_field(files, "changes");
+  char buf[512] = "";
+  size_t off = 0;
+  size_t np = places && YAJL_IS_ARRAY(places) ? places->u.array.len : 0;
+  for (size_t i = 0; i < np; i++) {
+    yajl_val p = places->u.array.values[i];
+    const char *role = str_of(p, "role"), *path = str_of(p, "path");
+    if (role == NULL || path == NULL || strcmp(role, "other") != 0)
+      continue;
+    uint64_t c = 0;
+    static const char *const kinds[] = {"added", "modified", "deleted"};
+    for (int k = 0; k < 3; k++)
+      c += num_of(p, kinds[k], &n) ? (uint64_t)n : 0;
+    if (c == 0)
+      continue;
+    r->files_elsewhere += c;
+    if (off < sizeof(buf))
+      off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s (%llu)", off ? ", " : "",
+                              path, (unsigned long long)c);
+  }
+  /* An example: the first listed change whose place (the most specific one) is elsewhere. */
+  for (size_t k = 0; r->files_elsewhere && changes && YAJL_IS_ARRAY(changes) &&
+                     k < changes->u.array.len && r->elsewhere_example == NULL;
+       k++) {
+    const char *cp = str_of(changes->u.array.values[k], "path"), *role = NULL;
+    size_t best = 0;
+    for (size_t i = 0; cp && i < np; i++) {
+      const char *path = str_of(places->u.array.values[i], "path");
+      if (path && under_place(cp, path) && strlen(path) + 1 > best) {
+        best = strlen(path) + 1;
+        role = str_of(places->u.array.values[i], "role");
+      }
+    }
+    if (role && strcmp(role, "other") == 0)
+      r->elsewhere_example = strdup(cp);
+  }
+  free(r->elsewhere_places);
+  r->elsewhere_places = r->files_elsewhere ? strdup(buf) : NULL;
 }
 
 static void add_activity(struct run *r, yajl_val line)
@@ -205,6 +275,7 @@ static void add_activity(struct run *r, yajl_val line)
     r->has_pids = true;
     r->pids = (uint64_t)n;
   }
+  add_files(r, sr_json_field(rec, "files"));
   static const char *const sets[] = {"processesAtStop", "processesAtKill"};
   for (int k = 0; k < 2; k++) {
     yajl_val procs = sr_json_field(rec, sets[k]);
@@ -360,6 +431,15 @@ static size_t flags_of(const struct run *r, struct flag *f, size_t max)
     snprintf(f[n++].reason, sizeof(f->reason), "%llu OOM kill(s), %llu pids-limit hit(s)",
              (unsigned long long)r->oom, (unsigned long long)r->pids);
   }
+  if (r->files_elsewhere && n < max) {
+    f[n].flag = "writes-outside-outputs";
+    snprintf(f[n++].reason, sizeof(f->reason),
+             "%llu change(s) in writable places that are neither outputs nor scratch space: %s%s%s",
+             (unsigned long long)r->files_elsewhere,
+             r->elsewhere_places ? r->elsewhere_places : "?",
+             r->elsewhere_example ? "; e.g. " : "",
+             r->elsewhere_example ? r->elsewhere_example : "");
+  }
   if (r->has_activity && !r->complete && n < max) {
     f[n].flag = "incomplete-record";
     snprintf(f[n++].reason, sizeof(f->reason), "%s",
@@ -392,6 +472,12 @@ static void print_text(const struct run *r, const struct flag *f, size_t nf)
     printf("%s\n", r->n_sys ? ")" : "");
     if (r->programs >= 0)
       printf("  programs executed: %lld\n", (long long)r->programs);
+    if (r->files_added >= 0)
+      printf("  files changed: %s%lld added, %lld modified, %lld deleted (%llu outside the "
+             "outputs and scratch space)\n",
+             r->files_lower_bound ? "at least " : "", (long long)r->files_added,
+             (long long)r->files_modified, (long long)r->files_deleted,
+             (unsigned long long)r->files_elsewhere);
     printf("  limits hit: %llu OOM kill(s), %llu pids-limit hit(s)\n",
            (unsigned long long)r->oom, (unsigned long long)r->pids);
   } else {
@@ -433,6 +519,18 @@ static void put_run(sr_json_gen_t g, const struct run *r, const struct flag *f, 
   sr_json_put_kv_u64(g, "pidsLimitHits", r->pids);
   sr_json_put_kv_i64(g, "processesLeft", r->procs_left);
   sr_json_put_kv_i64(g, "processesAtKill", r->procs_at_kill);
+  sr_json_put_key(g, "filesChanged");
+  if (r->files_added < 0) {
+    sr_json_put_null(g);
+  } else {
+    sr_json_map_open(g);
+    sr_json_put_kv_i64(g, "added", r->files_added);
+    sr_json_put_kv_i64(g, "modified", r->files_modified);
+    sr_json_put_kv_i64(g, "deleted", r->files_deleted);
+    sr_json_put_kv_bool(g, "lowerBound", r->files_lower_bound);
+    sr_json_put_kv_u64(g, "outsideOutputs", r->files_elsewhere);
+    sr_json_map_close(g);
+  }
   sr_json_put_kv_u64(g, "egressRequests", r->egress_requests);
   sr_json_put_kv_u64(g, "egressRefused", r->egress_refused);
   sr_json_put_key(g, "flags");
@@ -457,6 +555,8 @@ static void runs_free(struct runs *rs)
     free(r->created);
     free(r->incomplete_reason);
     free(r->proc_example);
+    free(r->elsewhere_places);
+    free(r->elsewhere_example);
     for (size_t k = 0; k < r->n_hosts; k++)
       free(r->refused_hosts[k]);
     for (size_t k = 0; k < r->n_sys; k++) {

@@ -125,9 +125,10 @@ static const struct help helps[] = {
      "   --all  release every range whose container was deleted, grace period or not\n"},
     {"review", "[command options] [container-id...]",
      "The review command reads the audit log and prints, per run, a short summary (profile,\n"
-     "duration, exit status, denied system calls, limits hit, hosts contacted) and flags what\n"
-     "deserves a look: privileged-syscall, denied-egress, processes-left, crash, limit-hit,\n"
-     "incomplete-record (docs/audit.md). A run that did none of it is flagged nothing.",
+     "duration, exit status, denied system calls, files changed, limits hit, hosts contacted)\n"
+     "and flags what deserves a look: privileged-syscall, denied-egress, processes-left, crash,\n"
+     "limit-hit, writes-outside-outputs, incomplete-record (docs/audit.md). A run that did\n"
+     "none of it is flagged nothing.",
      "   --since value  only runs with events at or after TIME: RFC 3339, or relative (-1h,\n"
      "                  -30m, -2d, -45s)\n"
      "   --json         the same as one JSON document\n"},

@@ -77,6 +77,17 @@ struct sr_create_ctx {
   const char *activity_unseen;  /* why the built-in filter's denials are not seen; NULL: seen */
   int activity_sock[2];         /* [0]: the supervisor's end, [1]: the init's hand-over end */
   int activity_listen;          /* activity.sock in the state directory (exec's hand-overs) */
+  /* The container paths the caller expects the code to write (the sandbox's /out): their
+   * changes are outputs, not writes elsewhere (activity_files.h).  NULL-terminated, or NULL. */
+  const char *const *activity_outputs;
+  /* Places the caller knows better than the mount table (the sandbox's workspace: its
+   * overlay's upper and lower directories), added as they are (activity_files.h,
+   * sr_act_places_add; the descriptors stay the caller's). */
+  struct sr_act_place_in {
+    const char *label, *kind, *role;
+    int fd, lower_fd;
+  } activity_places[2];
+  size_t n_activity_places;
   struct sr_landlock_plan landlock; /* abi 0: none */
   /* What the hooks are judged against where they run (the profile of the create). */
   const struct sr_policy_profile *hook_profile;

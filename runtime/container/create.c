@@ -293,8 +293,39 @@ static int start_supervisor(struct sr_create_ctx *ctx, sr_error_t *err)
       sc.pidns = (uint64_t)st.st_ino;
     sr_error_free(&e);
   }
+  /* Files changed: the writable places, opened now, before any of the container's code has
+   * run (activity_files.h).  Without them the record says so. */
+  struct sr_act_places places = {.mntns_fd = -1};
+  if (ctx->activity) {
+    sr_error_t e = NULL;
+    if (sr_act_places_open(ctx->init_pid, ctx->init_pidfd, ctx->activity_outputs, &places,
+                           &e) == 0)
+      sc.places = &places;
+    else
+      sc.files_unseen = "the container's mount table could not be read at create";
+    for (size_t i = 0; sc.places && i < ctx->n_activity_places; i++) {
+      const struct sr_act_place_in *x = &ctx->activity_places[i];
+      int fd = fcntl(x->fd, F_DUPFD_CLOEXEC, 3);
+      int lower = x->lower_fd >= 0 ? fcntl(x->lower_fd, F_DUPFD_CLOEXEC, 3) : -1;
+      bool dup_failed = fd < 0 || (x->lower_fd >= 0 && lower < 0);
+      if (dup_failed) {
+        if (fd >= 0)
+          close(fd);
+        if (lower >= 0)
+          close(lower);
+      }
+      /* sr_act_places_add takes both descriptors over, also when it fails. */
+      if (dup_failed || sr_act_places_add(&places, x->label, x->kind, x->role, fd, lower, &e) < 0) {
+        sr_act_places_close(&places);
+        sc.places = NULL;
+        sc.files_unseen = "a place the caller named could not be opened";
+      }
+    }
+    sr_error_free(&e);
+  }
   struct sr_state_record *rec = ctx->container->rec;
   int r = sr_supervisor_start(&sc, &rec->supervisor_pid, &rec->supervisor_start, err);
+  sr_act_places_close(&places);
   if (sc.cg_memory_fd >= 0)
     close(sc.cg_memory_fd);
   if (sc.cg_pids_fd >= 0)

@@ -126,6 +126,9 @@ static int enforce_policy(struct sr_sandbox *s, sr_error_t *err)
   sr_error_free(&derr);
   if (r < 0)
     return -1;
+  /* What the sandbox hands back: its changes are the run's outputs in the activity record. */
+  static const char *const outputs[] = {SR_SANDBOX_OUT, NULL};
+  s->ctx.activity_outputs = outputs;
   return allow_hosts(s, err);
 }
 
@@ -322,6 +325,14 @@ static int use_workspace(struct sr_sandbox *s, uid_t uid, gid_t gid, sr_error_t 
     return -1;
   if (sr_host_objects_replace_mount(&s->ctx.host, (size_t)idx, s->cow.overlay) < 0)
     return sr_error_sys(err, "--workspace");
+  /* The activity record's files: the workspace's changes are its upper layer against the
+   * lower one (an output), not a walk of the merged mount against a baseline. */
+  s->ctx.activity_places[0] = (struct sr_act_place_in){.label = s->o->ws_dest,
+                                                        .kind = "upper",
+                                                        .role = "output",
+                                                        .fd = s->cow.upper,
+                                                        .lower_fd = s->cow.lower};
+  s->ctx.n_activity_places = 1;
   return 0;
 }
 

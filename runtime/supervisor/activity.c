@@ -467,6 +467,17 @@ static void to_json(const struct sr_activity *a, sr_json_gen_t g, bool brief)
     sr_json_array_close(g);
     sr_json_map_close(g);
   }
+  sr_json_put_key(g, "files");
+  if (a->files) {
+    sr_act_files_to_json(a->files, g, brief);
+  } else if (a->files_unseen) {
+    sr_json_map_open(g);
+    sr_json_put_kv_bool(g, "walked", false);
+    sr_json_put_kv_string(g, "unseen", a->files_unseen);
+    sr_json_map_close(g);
+  } else {
+    sr_json_put_null(g);
+  }
   put_procs(g, "processesAtStop", &a->at_stop, brief);
   put_procs(g, "processesAtKill", &a->at_kill, brief);
   sr_json_map_close(g);

@@ -10,6 +10,8 @@
  *  - Resource events: OOM kills and pids-limit hits, from the cgroup (v2 memory.events and
  *    pids.events; v1 memory.oom_control and pids.events).
  *  - Processes still in the cgroup when the init has gone.
+ *  - Files changed in the container's writable places (activity_files.h), walked when it
+ *    stops.
  *
  * Bounded: counts are exact, details are capped (SR_ACT_* below; the rendered record stays
  * under SR_ACT_MAX_BYTES).  Every SR_ACT_FLUSH_MS while something changed, the record is
@@ -26,6 +28,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "activity_files.h"
 #include "audit.h"
 #include "error.h"
 #include "json.h"
@@ -113,6 +116,9 @@ struct sr_activity {
    * removed one), so that an exec is attributed even when its process has already ended. */
   pid_t known[SR_ACT_KNOWN];
   size_t known_used; /* live and removed slots */
+  /* files changed (NULL: not recorded; files_unseen says why, if it is known) */
+  struct sr_act_files *files;
+  const char *files_unseen;
   bool dirty;
 };
 

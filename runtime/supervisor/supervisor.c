@@ -29,16 +29,19 @@
  * activity.json, and stops the proxy: every capability but CAP_KILL goes, from the bounding set
  * too, and no_new_privs is set.  With the activity record, CAP_SYS_PTRACE stays as well: it is
  * what reading /proc/<pid>/exe of a container process takes (another user namespace, more
- * capabilities than ours); nothing else of the container's is read. */
-static int drop_privileges(bool ptrace_read)
+ * capabilities than ours); nothing else of the container's is read.  With its files recorded,
+ * CAP_DAC_READ_SEARCH too: the code sets its directories' modes, and a chmod 0 must not hide a
+ * directory from the walk (which reads names and stats, never a file's contents). */
+static int drop_privileges(bool ptrace_read, bool dir_read)
 {
   for (int c = 0; c <= CAP_LAST_CAP; c++)
     if (c != CAP_KILL && !(ptrace_read && c == CAP_SYS_PTRACE) &&
-        prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+        !(dir_read && c == CAP_DAC_READ_SEARCH) && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 &&
+        errno != EINVAL)
       return -1;
   cap_t caps = cap_init();
-  cap_value_t keep[] = {CAP_KILL, CAP_SYS_PTRACE};
-  int n = ptrace_read ? 2 : 1;
+  cap_value_t keep[] = {CAP_KILL, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH};
+  int n = ptrace_read ? (dir_read ? 3 : 2) : 1;
   int r = caps == NULL || cap_set_flag(caps, CAP_PERMITTED, n, keep, CAP_SET) < 0 ||
                   cap_set_flag(caps, CAP_EFFECTIVE, n, keep, CAP_SET) < 0 || cap_set_proc(caps) < 0
               ? -1
@@ -94,7 +97,8 @@ static void add_fd(int *set, size_t n, int fd, uint64_t *refused)
 #define NSOCK (sizeof(((struct watched *)0)->sock) / sizeof(int))
 
 static __attribute__((noreturn)) void supervise(const struct sr_supervisor_config *cfg,
-                                                int listen_fd, int init_pidfd)
+                                                int listen_fd, int init_pidfd,
+                                                struct sr_act_files *files)
 {
   static struct sr_egress_record rec; /* large: not on the stack */
   static struct sr_activity act;
@@ -121,7 +125,7 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
       _exit(125);
     close(listen_fd); /* the proxy holds it now */
   }
-  if (drop_privileges(cfg->activity) < 0) {
+  if (drop_privileges(cfg->activity, files != NULL) < 0) {
     if (proxy > 0)
       kill(proxy, SIGKILL);
     _exit(125);
@@ -139,6 +143,8 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
     act.seccomp_visible = cfg->seccomp_unseen == NULL;
     act.seccomp_unseen = cfg->seccomp_unseen;
     act.execs_watched = cfg->exec_fd >= 0;
+    act.files = files;
+    act.files_unseen = cfg->files_unseen;
     sr_activity_exec_seed(&act, cfg->init_pid);
     w.sock[0] = cfg->activity_sock;
     if (sr_activity_notif_sizes(&reqsz, &respsz) < 0 || (req = calloc(1, reqsz)) == NULL ||
@@ -245,6 +251,9 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
      * pid namespace by now: what is listed escaped it, or has no pid namespace of its own). */
     sr_activity_snapshot_procs(&act, &act.at_stop, &cg);
     sr_activity_read_cgroup(&act, &cg);
+    /* What the code left in its writable places, before their mounts are let go. */
+    if (act.files)
+      sr_act_files_walk(act.files);
   }
   if (proxy > 0) {
     kill(proxy, SIGKILL);
@@ -263,7 +272,9 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
  * had, and closes everything from first_free on. */
 static int place_fds(const int *src, const int *target, size_t n, int first_free)
 {
-  int tmp[16];
+  int tmp[64];
+  if (n > sizeof(tmp) / sizeof(tmp[0]))
+    return -1;
   for (size_t i = 0; i < n; i++)
     if ((tmp[i] = src[i] >= 0 ? fcntl(src[i], F_DUPFD_CLOEXEC, 64) : -1) < 0 && src[i] >= 0)
       return -1;
@@ -295,11 +306,32 @@ int sr_supervisor_start(const struct sr_supervisor_config *cfg, pid_t *pid, uint
     prctl(PR_SET_NAME, "seerun-supervise", 0, 0, 0);
     int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
     struct sr_supervisor_config c = *cfg;
-    int src[] = {devnull, devnull, devnull, listen_fd, cfg->init_pidfd, ready[1],
-                 cfg->activity_sock, cfg->activity_listen, cfg->state_dirfd, cfg->cg_memory_fd,
-                 cfg->cg_pids_fd, cfg->exec_fd};
-    int target[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
-    if (devnull < 0 || place_fds(src, target, sizeof(src) / sizeof(src[0]), 12) < 0)
+    /* The places' descriptors after the fixed ones: the mount namespace at 12, then each
+     * place's root and lower layer. */
+    static struct sr_act_places places;
+    int src[13 + 2 * SR_ACT_PLACES] = {devnull, devnull, devnull, listen_fd, cfg->init_pidfd,
+                                       ready[1], cfg->activity_sock, cfg->activity_listen,
+                                       cfg->state_dirfd, cfg->cg_memory_fd, cfg->cg_pids_fd,
+                                       cfg->exec_fd, -1};
+    int target[13 + 2 * SR_ACT_PLACES];
+    size_t nfd = 13;
+    for (size_t i = 0; i < 13; i++)
+      target[i] = (int)i;
+    if (cfg->places) {
+      places = *cfg->places;
+      src[12] = places.mntns_fd;
+      places.mntns_fd = places.mntns_fd >= 0 ? 12 : -1;
+      for (size_t i = 0; i < places.n; i++) {
+        int *fds[2] = {&places.p[i].fd, &places.p[i].lower_fd};
+        for (int k = 0; k < 2; k++)
+          if (*fds[k] >= 0) {
+            src[nfd] = *fds[k];
+            target[nfd] = (int)nfd;
+            *fds[k] = (int)nfd++;
+          }
+      }
+    }
+    if (devnull < 0 || place_fds(src, target, nfd, (int)nfd) < 0)
       _exit(125);
 #define AT(f, n) c.f = cfg->f >= 0 ? n : -1
     AT(activity_sock, 6);
@@ -311,9 +343,18 @@ int sr_supervisor_start(const struct sr_supervisor_config *cfg, pid_t *pid, uint
 #undef AT
     c.init_pidfd = 4;
     signal(SIGPIPE, SIG_IGN);
+    /* The baseline of the writable places, before create returns: none of the container's
+     * code has run yet. */
+    struct sr_act_files *files = NULL;
+    if (cfg->activity && cfg->places) {
+      files = sr_act_files_new(&places);
+      if (files == NULL)
+        _exit(125);
+      sr_act_files_baseline(files);
+    }
     (void)!write(5, "", 1);
     close(5);
-    supervise(&c, 3, 4);
+    supervise(&c, 3, 4, files);
   }
   close(ready[1]);
   char c;

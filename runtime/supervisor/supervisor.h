@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "activity_files.h"
 #include "audit.h"
 #include "error.h"
 #include "policy_egress.h"
@@ -40,6 +41,10 @@ struct sr_supervisor_config {
   uint64_t pidns;     /* the container's pid namespace (inode): whose exec events count */
   pid_t init_pid;     /* the init, on the host: its descendants are the container's */
   const char *seccomp_unseen; /* the built-in filter notifies nobody, and why (NULL: it does) */
+  /* The writable places (activity_files.h), taken over by sr_supervisor_start (closed in the
+   * caller when it returns); NULL: files not recorded, files_unseen says why (or NULL). */
+  struct sr_act_places *places;
+  const char *files_unseen;
 };
 
 /* What the supervisor leaves in the state directory when it ends: the egress record

@@ -173,9 +173,15 @@ def test_exec_gets_the_proxy_and_the_supervisor_is_unprivileged_and_gone_after_d
         sup = json.load(f)["supervisor"]["pid"]
     assert os.path.exists(f"/proc/{sup}")
     # Nothing of the caller's: its stdio is /dev/null, no other descriptor of ours (but the
-    # container's own state directory, where it flushes the activity record).
+    # container's own state directory, where it flushes the activity record, and the
+    # container's writable places, which it walks when the container stops: their paths are
+    # the container's, e.g. its /tmp).
     fds = {os.readlink(f"/proc/{sup}/fd/{n}") for n in os.listdir(f"/proc/{sup}/fd")}
     fds.discard(os.path.realpath(os.path.join(s.root, cid)))
+    with open(os.path.join(s.root, cid, "activity.json")) as f:
+        places = {p["path"] for p in json.load(f)["files"]["places"]}
+    assert "/tmp" in places
+    fds -= places
     assert all(not f.startswith("/tmp") and "pytest" not in f for f in fds), fds
     children = open(f"/proc/{sup}/task/{sup}/children").read().split()
     assert len(children) == 1

@@ -440,6 +440,29 @@ def test_egress_proxy_by_annotation(podman):
                         "(network.egress.allow)"), r.stdout
 
 
+@pytest.mark.skipif(not engines.builtin_policy(), reason="an operator policy is installed")
+def test_files_changed_are_in_the_activity_record(podman):
+    """An engine's container gets the activity record's files too (issue 16 slice d): what it
+    wrote in its tmpfs mounts, walked when it stopped; the files podman binds in (/etc/hosts)
+    are places too."""
+    r = podman("create", f"--cgroup-parent={podman.cgroup_parent}", "--name", "files",
+               BUSYBOX_IMAGE, "sh", "-c", "printf abc > /tmp/x; printf 12 > /dev/shm/y")
+    cid = r.stdout.strip()
+    try:
+        podman("start", "-a", "files", timeout=60)
+    finally:
+        podman("rm", "-f", "-t", "0", "files")
+    ev = [e for e in engines.audit_events(cid) if e["event"] == "activity"]
+    assert len(ev) == 1, ev
+    files = ev[0]["record"]["files"]
+    changes = {c["path"]: c for c in files["changes"]}
+    assert changes["/tmp/x"]["change"] == "added" and changes["/tmp/x"]["size"] == 3, changes
+    assert changes["/dev/shm/y"]["change"] == "added" and changes["/dev/shm/y"]["size"] == 2
+    assert files["added"] == 2 and files["modified"] == 0 and files["deleted"] == 0, files
+    roles = {p["path"]: p["role"] for p in files["places"]}
+    assert roles["/tmp"] == "scratch" and roles["/etc/hosts"] == "other", roles
+
+
 def test_nothing_left_behind(podman):
     """After `podman rm --all`, seerun holds no state, process, cgroup or user namespace range
     of podman's."""
