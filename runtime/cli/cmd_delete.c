@@ -51,7 +51,7 @@ int sr_cmd_delete(const struct sr_global *g, int argc, char **argv)
    * never widens what the policy allows. */
   _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
   struct sr_hook_gate gate;
-  sr_stored_hook_gate(&g->run, ct, &pc, &gate);
+  sr_stored_hook_gate(&g->run, ct, &pc, NULL, &gate);
   if (force && ct->rec->supervisor_activity && ct->rec->supervisor_pid > 0 &&
       sr_container_status(ct) != SR_STATUS_STOPPED)
     sr_activity_request_snapshot(ct->dirfd, "delete");

@@ -50,8 +50,10 @@ static int run_extra(int c, void *data)
   return -1;
 }
 
-/* After the container's exit: remove it, as runc does without --keep. */
-static void remove_container(const struct sr_global *g, const char *id)
+/* After the container's exit: remove it, as runc does without --keep.  created: the policy
+ * loaded for the create (or NULL), whose parse is reused if the policy is unchanged. */
+static void remove_container(const struct sr_global *g, const char *id,
+                             struct sr_policy_ctx *created)
 {
   sr_error_t err = NULL;
   _cleanup_stored_ struct sr_container *c = NULL;
@@ -64,7 +66,7 @@ static void remove_container(const struct sr_global *g, const char *id)
   /* The poststop hooks are read back from the state directory: judged again. */
   _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
   struct sr_hook_gate gate;
-  sr_stored_hook_gate(&g->run, c, &pc, &gate);
+  sr_stored_hook_gate(&g->run, c, &pc, created, &gate);
   int r = sr_container_delete(c, true, &gate, &err);
   if (r < 0) {
     _cleanup_free_ char *t = sr_error_text(err);
@@ -161,7 +163,7 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
     /* Nobody waits for the container now: without --keep it must not outlive this run. */
     r = sr_cli_fail_verb("run", &err);
     if (!f.keep)
-      remove_container(g, o.id);
+      remove_container(g, o.id, NULL);
     return r;
   }
   close(pidfd);
@@ -170,9 +172,8 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
     ;
   sr_audit_event_int(&pc.audit, "exit", "status", sr_exit_status(status, 255), &err);
   sr_error_free(&err);
-  sr_policy_ctx_release(&pc);
   SR_KILL_POINT("run.before-remove");
   if (!f.keep)
-    remove_container(g, o.id);
+    remove_container(g, o.id, &pc); /* pc: released at the end of its scope */
   return sr_exit_status(status, 255);
 }

@@ -26,7 +26,7 @@ int sr_cmd_start(const struct sr_global *g, int argc, char **argv)
   struct sr_policy_ctx pc = {0};
   struct sr_hook_gate gate = {.rejudge = true};
   if (config->hooks.n[SR_HOOK_POSTSTART])
-    sr_stored_hook_gate(&g->run, ct, &pc, &gate);
+    sr_stored_hook_gate(&g->run, ct, &pc, NULL, &gate);
   r = sr_container_start(ct, config, &gate, &err);
   sr_policy_ctx_release(&pc);
   if (r < 0)

@@ -94,6 +94,11 @@ struct sr_create_ctx {
   /* The profile enforces: the container's cgroup must be one seerun makes (an existing one,
    * a host service's, would be joined, limited and at delete killed and removed). */
   bool cgroup_must_be_new;
+  /* Seen before the first record (sr_create_record_begin): the cgroup existed then (only
+   * looked for when it must be new), and whether this create has tried to make it since (an
+   * abort removes only a cgroup it made). */
+  bool cgroup_existed;
+  bool cgroup_attempted;
   /* The createContainer hooks, judged and opened by the parent, run by the init. */
   struct sr_hook_batch container_hooks;
   struct sr_container *container; /* parent only */

@@ -90,8 +90,10 @@ static int device_rules(struct sr_create_ctx *ctx, struct sr_resources *out, sr_
 /* A cgroup that existed before the container: a frozen one would freeze the init before it
  * reports (create would wait forever), so it is refused as runc refuses it; one with
  * processes in it is shared with another container or program, which runc only warns about
- * (their limits, and `kill --all` or delete of either, reach both). */
-static int check_existing_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
+ * (their limits, and `kill --all` or delete of either, reach both).  made: every directory of
+ * it was made by this create (exclusively), so it holds no process to warn about, but it is
+ * frozen if its parent is. */
+static int check_existing_cgroup(struct sr_create_ctx *ctx, bool made, sr_error_t *err)
 {
   bool frozen = false;
   if (sr_cgroup_is_frozen(ctx->cgroup, &frozen, err) < 0)
@@ -101,6 +103,8 @@ static int check_existing_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
                          "linux.cgroupsPath: the cgroup `%s` is frozen: a container "
                          "cannot be created in a frozen cgroup (thaw it first)",
                          ctx->cgroup->path);
+  if (made)
+    return 0;
   _cleanup_free_ pid_t *pids = NULL;
   size_t n = 0;
   if (sr_cgroup_pids(ctx->cgroup, &pids, &n, err) < 0)
@@ -133,22 +137,27 @@ static int refuse_existing_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
   return -1;
 }
 
+/* Before the first record: whether a cgroup that must be new is there already, so that the
+ * first record can call the cgroup ours (one state write fewer than recording that apart). */
+static int precheck_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
+{
+  ctx->cgroup_existed = false;
+  bool exclusive = ctx->cgroup_must_be_new && !ctx->inv->systemd_cgroup;
+  return exclusive ? sr_cgroup_exists(ctx->cgroup, &ctx->cgroup_existed, err) : 0;
+}
+
 int sr_create_setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
 {
   struct sr_state_record *rec = ctx->container->rec;
   bool exclusive = ctx->cgroup_must_be_new && !ctx->inv->systemd_cgroup;
-  /* Before the record calls it ours: a crash later must never make delete --force kill and
-   * remove a cgroup that was there before.  Only host root makes cgroups here, so the mkdir
-   * below failing with EEXIST after this check is a host race, refused alike. */
-  bool exists = false;
-  if (exclusive && sr_cgroup_exists(ctx->cgroup, &exists, err) < 0)
-    return -1;
-  if (exists)
+  /* Refused after publishing, so that a taken id is reported as such first.  The first record
+   * (written after precheck_cgroup found no such cgroup) calls it ours before it exists, so
+   * that a crash right after mkdir still removes it, and never one that was there before: only
+   * host root makes cgroups here, so the mkdir below failing with EEXIST after the check is a
+   * host race, refused alike. */
+  if (ctx->cgroup_existed)
     return refuse_existing_cgroup(ctx, err);
-  /* Recorded as ours before it exists, so that a crash right after mkdir still removes it. */
-  rec->cgroup_created = true;
-  if (sr_container_save(ctx->container, err) < 0)
-    return -1;
+  ctx->cgroup_attempted = true;
   /* With systemd the scope is made around the first child, once it exists (start_scope). */
   if (ctx->inv->systemd_cgroup)
     return 0;
@@ -173,7 +182,7 @@ int sr_create_setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
     if (sr_container_save(ctx->container, err) < 0)
       return -1;
   }
-  if (check_existing_cgroup(ctx, err) < 0)
+  if (check_existing_cgroup(ctx, exclusive, err) < 0)
     return -1;
   struct sr_resources res;
   if (device_rules(ctx, &res, err) < 0 ||
@@ -360,6 +369,7 @@ void sr_create_abort(struct sr_create_ctx *ctx)
     sr_supervisor_stop(ctx->supervisor_pid, ctx->container->rec->supervisor_start);
   bool systemd = ctx->inv->systemd_cgroup;
   if (ctx->cgroup && ctx->container && ctx->container->rec->cgroup_created &&
+      ctx->cgroup_attempted &&
       (sr_cgroup_destroy(ctx->cgroup, !systemd, &e) < 0 ||
        (systemd && (sr_systemd_stop_scope_of(ctx->cgroup->path, &e) < 0 ||
                     sr_cgroup_destroy(ctx->cgroup, true, &e) < 0)))) {
@@ -771,6 +781,8 @@ int sr_create_prepare(struct sr_create_ctx *ctx, sr_error_t *err)
 
 int sr_create_record_begin(struct sr_create_ctx *ctx, int rootfd, sr_error_t *err)
 {
+  if (precheck_cgroup(ctx, err) < 0)
+    return -1;
   _cleanup_record_ struct sr_state_record *rec = sr_state_record_new();
   if (rec == NULL)
     return sr_error_make(err, ENOMEM, "state");
@@ -787,6 +799,7 @@ int sr_create_record_begin(struct sr_create_ctx *ctx, int rootfd, sr_error_t *er
     return sr_error_sys(err, "read own start time");
   rec->cgroup_version = ctx->cgroup->version;
   rec->cgroup_path = sr_arena_strdup(a, ctx->cgroup->path);
+  rec->cgroup_created = !ctx->cgroup_existed; /* see sr_create_setup_cgroup */
   rec->systemd_cgroup = ctx->inv->systemd_cgroup;
   if (ctx->profile) {
     rec->profile = sr_arena_strdup(a, ctx->profile);

@@ -15,7 +15,7 @@ int sr_exec_judge(const struct sr_invocation *inv, const struct sr_container *ct
                   sr_error_t *err)
 {
   _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
-  if (sr_stored_policy_load(inv, ct, &pc, err) < 0)
+  if (sr_stored_policy_load(inv, ct, &pc, NULL, err) < 0)
     return -1;
   /* The seccomp floor is the profile's: a rewritten state.json ("builtinSeccomp": false)
    * must not take the filter off an exec'd process. */

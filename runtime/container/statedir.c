@@ -186,23 +186,29 @@ static int read_index(int rootfd, const char *id, struct sr_state_record **rec, 
   return 0;
 }
 
-/* recovery.json first: whenever state.json holds a step, recovery.json holds it too (a crash
- * between the two writes leaves recovery.json ahead, never behind).  It is the record without
- * what cleaning up does not need (annotations, decided capabilities): small, and serialized
- * and parsed by the same code as state.json.  The index goes before both (with_index: the
- * create's own saves), so that it is never behind what state.json says. */
+/* The index first (with_index: the create's own saves), so that it is never behind what
+ * state.json says; without it recovery.json first, so that a crash between the two writes
+ * leaves recovery.json ahead, never behind.  recovery.json is the record without what
+ * cleaning up does not need (annotations, decided capabilities): small, and serialized and
+ * parsed by the same code as state.json.  Once the index is written it is not rewritten:
+ * delete --force then acts on the index alone, and reads recovery.json only when there is no
+ * usable index, as an unverified record whose process and cgroup are left alone
+ * (sr_container_load_damaged) -- so rewriting it at each step (a new inode and a rename
+ * each) would change what no command acts on. */
 static int write_record(int rootfd, bool with_index, int dirfd, const struct sr_state_record *rec,
-                        size_t max,
-                        sr_error_t *err)
+                        size_t max, bool unpublished, sr_error_t *err)
 {
+  /* In a directory not published yet nothing reads a file half-written: no temporary. */
+  int (*write_file)(int, const char *, const void *, size_t, mode_t, sr_error_t *) =
+      unpublished ? sr_write_file_new : sr_write_file_atomic;
   struct sr_state_record small = *rec; /* shallow: only read, never freed */
   small.annotation_keys = small.annotation_values = NULL;
   small.n_annotations = 0;
   small.has_decided_caps = false;
   _cleanup_free_ char *rbuf = NULL;
   _cleanup_free_ char *buf = NULL;
-  size_t rlen, len;
-  if (sr_state_record_serialize(&small, &rbuf, &rlen, err) < 0 ||
+  size_t rlen = 0, len;
+  if ((!with_index && sr_state_record_serialize(&small, &rbuf, &rlen, err) < 0) ||
       sr_state_record_serialize(rec, &buf, &len, err) < 0)
     return -1;
   /* A record larger than read_record takes would make the container unmanageable: only
@@ -213,11 +219,10 @@ static int write_record(int rootfd, bool with_index, int dirfd, const struct sr_
                            "than %zu (create admits half of the %u bytes %s may hold, for it to "
                            "grow); the annotations take most of it: make them smaller",
                            STATE_FILE, len, max, SR_STATE_MAX_SIZE, STATE_FILE);
-  if (with_index && write_index(rootfd, rec, err) < 0)
+  if (with_index ? write_index(rootfd, rec, err) < 0
+                 : write_file(dirfd, RECOVERY_FILE, rbuf, rlen, 0600, err) < 0)
     return -1;
-  if (sr_write_file_atomic(dirfd, RECOVERY_FILE, rbuf, rlen, 0600, err) < 0)
-    return -1;
-  return sr_write_file_atomic(dirfd, STATE_FILE, buf, len, 0600, err);
+  return write_file(dirfd, STATE_FILE, buf, len, 0600, err);
 }
 
 static bool str_differs(const char *a, const char *b)
@@ -409,8 +414,8 @@ int sr_container_begin(int rootfd, const char *id, struct sr_state_record *rec, 
     unlinkat(rootfd, tmp, AT_REMOVEDIR);
     return sr_error_make(err, saved, "lock state directory");
   }
-  if (write_record(rootfd, false, dirfd, rec, SR_STATE_MAX_CREATE_SIZE, err) < 0 ||
-      (config && sr_write_file_atomic(dirfd, "config.json", config, config_len, 0600, err) < 0)) {
+  if (write_record(rootfd, false, dirfd, rec, SR_STATE_MAX_CREATE_SIZE, true, err) < 0 ||
+      (config && sr_write_file_new(dirfd, "config.json", config, config_len, 0600, err) < 0)) {
     sr_error_wrap(err, "record container \"%s\" in the state directory", id);
     goto fail;
   }
@@ -649,7 +654,8 @@ int sr_container_load_damaged(int rootfd, const char *id, struct sr_container **
 
 int sr_container_save(struct sr_container *c, sr_error_t *err)
 {
-  if (write_record(c->rootfd, c->writes_index, c->dirfd, c->rec, SR_STATE_MAX_SIZE, err) < 0)
+  if (write_record(c->rootfd, c->writes_index, c->dirfd, c->rec, SR_STATE_MAX_SIZE, false,
+                   err) < 0)
     return sr_error_wrap(err, "save state of container \"%s\"", c->id);
   return 0;
 }

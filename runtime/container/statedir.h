@@ -10,9 +10,10 @@
  * Crashes and damage.  The record is written before each step of create that makes something
  * (phase "creating", the cgroup before mkdir, the init's pid and start time as soon as it is
  * known), so a runtime killed at any moment leaves a directory that `delete --force` can act
- * on.  Every write of state.json first writes recovery.json: the same record without the
+ * on.  The first record is written with recovery.json beside it: the same record without the
  * annotations and decided capabilities (id, bundle, phase, creator, init pid and start time,
- * cgroup version/path/created, profile).  When state.json is corrupt, truncated or missing,
+ * cgroup version/path/created, profile); every later step writes the index (below) first
+ * instead, which then holds all of that.  When state.json is corrupt, truncated or missing,
  * `state`, `list` and the other commands report that container's error (naming state.json) and
  * leave the others alone, and `delete --force` takes the record from the index below (else
  * recovery.json, unverified; sr_container_recover in lifecycle.h) to kill the init (checked by

@@ -79,9 +79,9 @@ bool sr_stored_exists(const struct sr_invocation *inv, const char *id)
 }
 
 int sr_stored_policy_load(const struct sr_invocation *inv, const struct sr_container *c,
-                          struct sr_policy_ctx *pc, sr_error_t *err)
+                          struct sr_policy_ctx *pc, struct sr_policy_ctx *prev, sr_error_t *err)
 {
-  if (sr_policy_load(inv, pc, err) < 0)
+  if (sr_policy_load_reusing(inv, pc, prev, err) < 0)
     return -1;
   pc->audit.id = c->id;
   pc->audit.bundle = c->rec->bundle;
@@ -120,12 +120,13 @@ int sr_stored_audit(const struct sr_invocation *inv, const struct sr_container *
 }
 
 void sr_stored_hook_gate(const struct sr_invocation *inv, const struct sr_container *c,
-                         struct sr_policy_ctx *pc, struct sr_hook_gate *gate)
+                         struct sr_policy_ctx *pc, struct sr_policy_ctx *prev,
+                         struct sr_hook_gate *gate)
 {
   sr_error_t err = NULL;
   *gate =
       (struct sr_hook_gate){.rejudge = true, .places = {c->rec->bundle, c->rec->rootfs, inv->root}};
-  if (sr_stored_policy_load(inv, c, pc, &err) < 0) {
+  if (sr_stored_policy_load(inv, c, pc, prev, &err) < 0) {
     _cleanup_free_ char *t = sr_error_text(err);
     sr_warn("container \"%s\": no hook will run: %s", c->id, t ? t : "");
     sr_error_free(&err);

@@ -11,7 +11,7 @@ static int judge(const struct sr_invocation *inv, const struct sr_container *ct,
                  const struct sr_resources *r, struct sr_resources *applied, sr_error_t *err)
 {
   _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
-  if (sr_stored_policy_load(inv, ct, &pc, err) < 0)
+  if (sr_stored_policy_load(inv, ct, &pc, NULL, err) < 0)
     return -1;
   struct sr_decisions d = {0};
   sr_error_t refusal = NULL;

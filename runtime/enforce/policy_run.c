@@ -37,7 +37,8 @@ static int check_owner(int fd, const char *what, const char *path, sr_error_t *e
   return 0;
 }
 
-static int read_policy_file(const char *path, struct sr_policy **out, bool *found,
+/* The policy file's bytes, read through the descriptor whose owner and mode were checked. */
+static int read_policy_file(const char *path, char **buf, size_t *len, bool *found,
                             sr_error_t *err)
 {
   *found = false;
@@ -56,14 +57,25 @@ static int read_policy_file(const char *path, struct sr_policy **out, bool *foun
   if (check_owner(fd, "policy", path, err) < 0 ||
       check_owner(dirfd, "policy directory", dir, err) < 0)
     return -1;
-  _cleanup_free_ char *buf = NULL;
-  size_t len;
   char fdpath[64];
   snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
-  if (sr_read_file_at(AT_FDCWD, fdpath, SR_MAX_CONFIG_SIZE, &buf, &len, err) < 0)
+  if (sr_read_file_at(AT_FDCWD, fdpath, SR_MAX_CONFIG_SIZE, buf, len, err) < 0)
     return sr_error_wrap(err, "policy `%s`", path);
-  const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-  return sr_policy_parse(buf, len, name, out, err);
+  return 0;
+}
+
+/* The policy of pc's bytes: prev's parse when prev was parsed from the very same bytes
+ * (parsing is a function of the bytes alone; prev gives its policy up), else a parse. */
+static int parse_policy(struct sr_policy_ctx *pc, struct sr_policy_ctx *prev, const char *name,
+                        sr_error_t *err)
+{
+  if (prev && prev->policy && prev->bytes && prev->len == pc->len &&
+      memcmp(prev->bytes, pc->bytes, pc->len) == 0) {
+    pc->policy = prev->policy;
+    prev->policy = NULL;
+    return 0;
+  }
+  return sr_policy_parse(pc->bytes, pc->len, name, &pc->policy, err);
 }
 
 int sr_policy_select_bound(const struct sr_policy *policy, const struct sr_invocation *inv,
@@ -76,18 +88,22 @@ int sr_policy_select_bound(const struct sr_policy *policy, const struct sr_invoc
   return sr_policy_select(policy, inv->profile, base, root_dir, out, err);
 }
 
-static int load(const struct sr_invocation *inv, struct sr_policy_ctx *pc, sr_error_t *err)
+static int load(const struct sr_invocation *inv, struct sr_policy_ctx *pc,
+                struct sr_policy_ctx *prev, sr_error_t *err)
 {
   const char *path = inv->policy ? inv->policy : SR_POLICY_DEFAULT_PATH;
   bool found;
-  if (read_policy_file(path, &pc->policy, &found, err) < 0)
+  if (read_policy_file(path, &pc->owned_bytes, &pc->len, &found, err) < 0)
     return -1;
-  if (!found) {
-    if (inv->policy)
-      return sr_error_make(err, ENOENT, "--policy `%s` does not exist", inv->policy);
-    if (sr_policy_parse_default(&pc->policy, err) < 0)
-      return -1;
-  }
+  if (!found && inv->policy)
+    return sr_error_make(err, ENOENT, "--policy `%s` does not exist", inv->policy);
+  pc->bytes = found ? pc->owned_bytes : sr_policy_default_json;
+  if (!found)
+    pc->len = strlen(sr_policy_default_json);
+  const char *name = !found ? "built-in policy" : strrchr(path, '/') ? strrchr(path, '/') + 1
+                                                                      : path;
+  if (parse_policy(pc, prev, name, err) < 0)
+    return -1;
   if (sr_policy_select_bound(pc->policy, inv, &pc->profile, err) < 0)
     return -1;
   pc->audit.path = pc->policy->audit_log;
@@ -103,9 +119,15 @@ static int load(const struct sr_invocation *inv, struct sr_policy_ctx *pc, sr_er
 
 int sr_policy_load(const struct sr_invocation *inv, struct sr_policy_ctx *pc, sr_error_t *err)
 {
+  return sr_policy_load_reusing(inv, pc, NULL, err);
+}
+
+int sr_policy_load_reusing(const struct sr_invocation *inv, struct sr_policy_ctx *pc,
+                           struct sr_policy_ctx *prev, sr_error_t *err)
+{
   memset(pc, 0, sizeof(*pc));
   /* A failed load holds nothing: its callers only release a context that loaded. */
-  if (load(inv, pc, err) < 0) {
+  if (load(inv, pc, prev, err) < 0) {
     sr_policy_ctx_release(pc);
     return -1;
   }
@@ -116,6 +138,7 @@ void sr_policy_ctx_release(struct sr_policy_ctx *pc)
 {
   if (pc->policy)
     sr_policy_free(pc->policy);
+  free(pc->owned_bytes);
   memset(pc, 0, sizeof(*pc));
 }
 

@@ -16,6 +16,11 @@ struct sr_policy_ctx {
   struct sr_policy *policy;
   const struct sr_policy_profile *profile;
   struct sr_audit audit;
+  /* The bytes the policy was parsed from (the file's, read by descriptor, in owned_bytes; or
+   * the built-in text), for a later load in the same invocation to reuse the parse. */
+  const char *bytes;
+  char *owned_bytes;
+  size_t len;
 };
 
 /* The profile this invocation is bound to: --profile, else the engine entry's binding by
@@ -25,6 +30,11 @@ int sr_policy_select_bound(const struct sr_policy *policy, const struct sr_invoc
 
 /* On a failure pc holds nothing (no release needed). */
 int sr_policy_load(const struct sr_invocation *inv, struct sr_policy_ctx *pc, sr_error_t *err);
+/* The same, the policy read again; prev (or NULL), a policy this invocation loaded before,
+ * gives up its parse to pc when the bytes read now are the bytes it was parsed from (run's
+ * delete after its create).  A policy changed meanwhile is parsed anew. */
+int sr_policy_load_reusing(const struct sr_invocation *inv, struct sr_policy_ctx *pc,
+                           struct sr_policy_ctx *prev, sr_error_t *err);
 void sr_policy_ctx_release(struct sr_policy_ctx *pc);
 /* For a context initialised {0} (or loaded): released at the end of its scope. */
 #define _cleanup_policy_ctx_ __attribute__((cleanup(sr_policy_ctx_release)))

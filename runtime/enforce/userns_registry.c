@@ -125,7 +125,22 @@ static int bad_line(sr_error_t *err, size_t line, const char *why)
   return sr_error_make(err, 0, "user namespace registry: line %zu: %s", line, why);
 }
 
-static int load(int fd, struct registry *r, sr_error_t *err)
+/* True when some line of buf could hold key: every line holding it ends with " KEY\n". */
+static bool may_hold(const char *buf, size_t len, const char *key)
+{
+  size_t kl = strlen(key);
+  if (kl == 0)
+    return true;
+  for (const char *p = buf; (p = memmem(p, len - (size_t)(p - buf), key, kl)) != NULL; p++)
+    if (p > buf && p[-1] == ' ' && (size_t)(p - buf) + kl < len && p[kl] == '\n')
+      return true;
+  return false;
+}
+
+/* With only_key, a file in which no line can hold that key is not parsed (r->n stays 0): a
+ * delete of a container that has no range (a fixed mapping, no user namespace) costs one read
+ * of the file, not a parse of its thousands of lines. */
+static int load(int fd, struct registry *r, const char *only_key, sr_error_t *err)
 {
   struct stat st;
   if (fstat(fd, &st) < 0)
@@ -144,6 +159,8 @@ static int load(int fd, struct registry *r, sr_error_t *err)
   size_t hl = strlen(REGISTRY_HEADER);
   if ((size_t)n < hl || memcmp(buf, REGISTRY_HEADER, hl) != 0)
     return bad_line(err, 1, "not a seerun user namespace registry (version 2)");
+  if (only_key && !may_hold(buf + hl, (size_t)n - hl, only_key))
+    return 0;
   size_t lines = 0;
   for (char *c = buf + hl; *c; c++)
     lines += *c == '\n';
@@ -281,12 +298,12 @@ static int lock_registry(const struct sr_userns_pool *pool, struct locked *l, in
 }
 
 static int with_registry(const struct sr_userns_pool *pool, struct registry *r, struct locked *l,
-                         sr_error_t *err)
+                         const char *only_key, sr_error_t *err)
 {
   _cleanup_close_ int fd = -1;
   if (lock_registry(pool, l, &fd, err) < 0)
     return -1;
-  return fd >= 0 ? load(fd, r, err) : 0;
+  return fd >= 0 ? load(fd, r, only_key, err) : 0;
 }
 
 /* Unlocks and frees what with_registry took, whether it succeeded or not. */
@@ -366,7 +383,7 @@ int sr_userns_acquire(const struct sr_userns_pool *pool, const char *key,
   struct locked l;
   int ret = -1;
   *out = (struct sr_userns_range){0};
-  if (with_registry(pool, &r, &l, err) < 0)
+  if (with_registry(pool, &r, &l, NULL, err) < 0)
     goto out;
   time_t now = time(NULL);
   ssize_t mine = -1;
@@ -416,7 +433,8 @@ int sr_userns_release(const struct sr_userns_pool *pool, const char *key, sr_err
   struct registry r = {0};
   struct locked l;
   int ret = -1;
-  if (with_registry(pool, &r, &l, err) < 0)
+  /* Only the key's own line changes: a file without one is left unparsed and unwritten. */
+  if (with_registry(pool, &r, &l, key, err) < 0)
     goto out;
   ret = 0;
   for (size_t i = 0; i < r.n; i++)
@@ -435,7 +453,7 @@ int sr_userns_gc(const struct sr_userns_pool *pool, bool all, size_t *freed, sr_
   struct locked l;
   int ret = -1;
   *freed = 0;
-  if (with_registry(pool, &r, &l, err) < 0)
+  if (with_registry(pool, &r, &l, NULL, err) < 0)
     goto out;
   time_t now = time(NULL);
   for (size_t i = 0; i < r.n; i++)

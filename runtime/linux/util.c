@@ -139,6 +139,21 @@ int sr_write_file_atomic(int dirfd, const char *name, const void *data, size_t l
   return 0;
 }
 
+int sr_write_file_new(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+                      sr_error_t *err)
+{
+  _cleanup_close_ int fd =
+      openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+  if (fd < 0)
+    return sr_error_sys(err, "create `%s`", name);
+  if (sr_write_all(fd, data, len) < 0 || fchmod(fd, mode) < 0) {
+    int saved = errno;
+    unlinkat(dirfd, name, 0);
+    return sr_error_make(err, saved, "write `%s`", name);
+  }
+  return 0;
+}
+
 int sr_mkdir_p(const char *path, mode_t mode, sr_error_t *err)
 {
   char buf[PATH_MAX];

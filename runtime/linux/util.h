@@ -24,6 +24,11 @@ int sr_read_small_file_at(int dirfd, const char *path, char *buf, size_t size, s
 /* Writes name in dirfd atomically: a temporary file in the same directory, then rename. */
 int sr_write_file_atomic(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
                          sr_error_t *err);
+/* Creates name in dirfd (it must not exist) and writes it, without the temporary and the
+ * rename: for a directory nobody reads yet (unpublished), or an empty marker file, whose
+ * existence is the news.  A failed write removes it. */
+int sr_write_file_new(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+                      sr_error_t *err);
 /* Opens, writes all, closes. */
 int sr_write_file_at(int dirfd, const char *path, const void *data, size_t len, int flags,
                      sr_error_t *err);

@@ -487,7 +487,9 @@ static int run(struct sr_sandbox *s, sr_error_t *err)
                          "sandbox: container \"%s\" could not be removed: /out is not "
                          "collected",
                          s->ws.id);
-  sr_stored_release_userns(&s->g, s->ws.id);
+  /* Into the registry of the policy the range was taken under (this run's load): not read
+   * and parsed once more. */
+  sr_stored_release_userns_with(&s->g, s->pc.policy, s->ws.id);
   s->range_taken = false;
   /* Nothing can change the workspace's upper layer any more: the changes, and --apply; a
    * command killed midway may have left its files half written: listed, never applied. */
@@ -533,7 +535,7 @@ static void undo(struct sr_sandbox *s)
   /* A container that could not be removed keeps its range: released, it could be handed to
    * another container while this one still runs on it. */
   if (s->range_taken && !s->created)
-    sr_stored_release_userns(&s->g, s->ws.id);
+    sr_stored_release_userns_with(&s->g, s->pc.policy, s->ws.id);
   s->range_taken = false;
 }
 

@@ -551,6 +551,18 @@ static void put_event(sr_json_gen_t g, const void *data)
     sr_json_put_null(g);
 }
 
+/* activity.done: an empty marker (its existence says the event is in the audit log), made
+ * once; one there already (the other of supervisor and settle got first) is as good. */
+static int mark_done(int state_dirfd, sr_error_t *err)
+{
+  if (sr_write_file_new(state_dirfd, SR_ACT_DONE, "", 0, 0600, err) == 0)
+    return 0;
+  if ((*err)->status != EEXIST)
+    return -1;
+  sr_error_free(err);
+  return 0;
+}
+
 void sr_activity_finish(struct sr_activity *a, const struct sr_audit *audit, int state_dirfd)
 {
   sr_now_rfc3339(a->stopped, sizeof(a->stopped));
@@ -566,7 +578,7 @@ void sr_activity_finish(struct sr_activity *a, const struct sr_audit *audit, int
   if (sr_audit_event_with(audit, "activity", put_event, &f, &err) < 0)
     sr_error_free(&err);
   else if (state_dirfd >= 0)
-    sr_write_file_atomic(state_dirfd, SR_ACT_DONE, "", 0, 0600, &err);
+    mark_done(state_dirfd, &err);
   sr_error_free(&err);
 }
 
@@ -599,7 +611,7 @@ int sr_activity_settle(const struct sr_audit *audit, int state_dirfd, sr_error_t
                            .raw_len = (size_t)n};
   if (sr_audit_event_with(audit, "activity", put_event, &f, err) < 0)
     return -1;
-  return sr_write_file_atomic(state_dirfd, SR_ACT_DONE, "", 0, 0600, err);
+  return mark_done(state_dirfd, err);
 }
 
 /* ---- The hand-over ------------------------------------------------------------------------ */

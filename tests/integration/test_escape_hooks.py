@@ -23,6 +23,7 @@ import uuid
 
 import pytest
 
+import conftest
 from conftest import Bundle, check_no_leaks, make_seerun
 from test_escape import decision, decisions
 
@@ -365,6 +366,40 @@ def test_an_allowed_poststop_hook_still_runs_at_delete(hardened, hbundle, tmp_pa
     hardened.cmd("run", "--bundle", hbundle.write(), cid, check=True)
     assert json.loads(marker.read_text())["id"] == cid
     assert hardened.list_ids() == []
+
+
+def test_a_poststop_hook_the_policy_stopped_allowing_while_run_waited_does_not_run(
+        hardened, hbundle, tmp_path, trusted_dir):
+    """`run` judges its poststop hooks again at its delete: the policy is read again there, and
+    its parse at create is reused only when the bytes are the same (issue 19)."""
+    marker = tmp_path / "hook-ran"
+    script = f"{trusted_dir}/poststop.sh"
+    with open(script, "w") as f:
+        f.write(f"#!/bin/sh\ncat > {marker}\n")
+    os.chmod(script, 0o755)
+    with_profile_hooks(hardened, [script])
+    hbundle.config["hooks"] = {"poststop": [{"path": script}]}
+    hbundle.args("sh", "-c", "echo up; read line")
+    cid = hardened.id()
+    p = subprocess.Popen([conftest.SEERUN,
+                          *hardened.global_args, "run", "--bundle", hbundle.write(), cid],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        assert p.stdout.readline() == "up\n", p.stderr.read()
+        # The operator withdraws the hook while the container runs.
+        with_profile_hooks(hardened, [])
+        out, err = p.communicate("go\n", timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, err
+    assert not marker.exists(), "a hook the policy no longer allows ran at run's delete"
+    assert "poststop[0]" in err, err
+    assert hardened.list_ids() == []
+    refused = decisions(hardened, "hooks.poststop[0].path")
+    assert refused and refused[-1]["kind"] == "refused" and refused[-1].get("id") == cid, refused
 
 
 # ---- the permissive profile: audit only ----
