@@ -486,24 +486,34 @@ static int v1_blkio(struct sr_cgroup *cg, const struct sr_resources *r, sr_error
   return 0;
 }
 
+/* Where a controller is: 1 with its v1 directory in d; on a hybrid host without it in v1,
+ * 2 with the unified directory in d (where it may be instead); 0 on another host without it. */
+static int v1_or_unified(struct sr_cgroup *cg, const char *controller, struct sr_cg_dir *d,
+                         sr_error_t *err)
+{
+  int found = sr_cg_v1_controller(cg, controller, d, err);
+  if (found != 0)
+    return found;
+  if (!cg->hybrid)
+    return 0;
+  return sr_cg_unified_open(cg, d, err) < 0 ? -1 : 2;
+}
+
 static int v1_hugetlb(struct sr_cgroup *cg, const struct sr_resources *r, sr_error_t *err)
 {
   if (r->n_hugepage_limits == 0)
     return 0;
   const char *field = "linux.resources.hugepageLimits";
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  int found = sr_cg_v1_controller(cg, "hugetlb", &d, err);
+  /* Hybrid hosts may have hugetlb only on the unified mount. */
+  int found = v1_or_unified(cg, "hugetlb", &d, err);
   if (found < 0)
     return sr_error_wrap(err, "%s", field);
-  if (found == 0) {
-    /* Hybrid hosts may have hugetlb only on the unified mount. */
-    if (!cg->hybrid)
-      return sr_error_make(err, 0, "%s: the hugetlb cgroup controller is not mounted under %s",
-                           field, cg->root);
-    if (sr_cg_unified_open(cg, &d, err) < 0)
-      return sr_error_wrap(err, "%s", field);
+  if (found == 0)
+    return sr_error_make(err, 0, "%s: the hugetlb cgroup controller is not mounted under %s",
+                         field, cg->root);
+  if (found == 2)
     return sr_cg_v2_hugetlb(&d, r, err);
-  }
   for (size_t i = 0; i < r->n_hugepage_limits; i++) {
     const struct sr_hugepage_limit *h = &r->hugepage_limits[i];
     char file[64];
@@ -602,17 +612,14 @@ static int read_state(const struct sr_cg_dir *d, char *buf, size_t size, sr_erro
 int sr_cg_v1_freeze(struct sr_cgroup *cg, bool frozen, sr_error_t *err)
 {
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  int found = sr_cg_v1_controller(cg, "freezer", &d, err);
+  int found = v1_or_unified(cg, "freezer", &d, err);
   if (found < 0)
     return -1;
-  if (found == 0) {
-    if (!cg->hybrid)
-      return sr_error_make(err, 0, "cgroup: the freezer controller is not mounted under %s",
-                           cg->root);
-    if (sr_cg_unified_open(cg, &d, err) < 0)
-      return -1;
+  if (found == 0)
+    return sr_error_make(err, 0, "cgroup: the freezer controller is not mounted under %s",
+                         cg->root);
+  if (found == 2)
     return sr_cg_v2_freeze(&d, frozen, err);
-  }
   const char *want = frozen ? "FROZEN" : "THAWED";
   int64_t deadline = sr_cg_now_ms() + SR_CG_TIMEOUT_MS;
   for (unsigned i = 0;; i++) {
@@ -644,16 +651,11 @@ int sr_cg_v1_is_frozen(struct sr_cgroup *cg, bool *frozen, sr_error_t *err)
 {
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
   *frozen = false;
-  int found = sr_cg_v1_controller(cg, "freezer", &d, err);
-  if (found < 0)
-    return -1;
-  if (found == 0) {
-    if (!cg->hybrid)
-      return 0;
-    if (sr_cg_unified_open(cg, &d, err) < 0)
-      return -1;
+  int found = v1_or_unified(cg, "freezer", &d, err);
+  if (found <= 0)
+    return found;
+  if (found == 2)
     return sr_cg_v2_is_frozen(&d, frozen, err);
-  }
   int64_t deadline = sr_cg_now_ms() + SR_CG_TIMEOUT_MS;
   char state[32];
   for (;;) {
