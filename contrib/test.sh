@@ -42,6 +42,9 @@ if grep -rn '#include "[^"]*/' runtime oci tools tests/unit --include='*.c' --in
   exit 1
 fi
 
+stage "exports: one prefix per file (sr_<stem>_, the stem naming the file; contrib/export-stems)"
+contrib/check-exports.sh build
+
 stage "unit tests under ASan+UBSan (LeakSanitizer on)"
 mkdir -p build-asan
 (cd build-asan && { [ -f Makefile ] || ../configure -q --enable-sanitizers; } &&

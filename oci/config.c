@@ -29,17 +29,17 @@ static const struct {
     [SR_NS_TIME] = {"time", "time", CLONE_NEWTIME},
 };
 
-const char *sr_ns_name(enum sr_ns_kind k)
+const char *sr_config_ns_name(enum sr_ns_kind k)
 {
   return ns_table[k].name;
 }
 
-const char *sr_ns_proc_name(enum sr_ns_kind k)
+const char *sr_config_ns_proc_name(enum sr_ns_kind k)
 {
   return ns_table[k].proc_name;
 }
 
-int sr_ns_clone_flag(enum sr_ns_kind k)
+int sr_config_ns_clone_flag(enum sr_ns_kind k)
 {
   return ns_table[k].flag;
 }
@@ -53,7 +53,7 @@ static const char *hook_names[SR_HOOK_COUNT] = {
     [SR_HOOK_POSTSTOP] = "poststop",
 };
 
-const char *sr_hook_name(enum sr_hook_kind k)
+const char *sr_config_hook_name(enum sr_hook_kind k)
 {
   return hook_names[k];
 }
@@ -165,8 +165,10 @@ static int parse_mount(struct sr_arena *a, yajl_val v, const char *path, struct 
       sr_json_get_string(a, v, path, "type", false, &m->type, err) < 0 ||
       sr_json_get_string(a, v, path, "source", false, &m->source, err) < 0 ||
       sr_json_get_strv(a, v, path, "options", false, &m->options, &m->n_options, err) < 0 ||
-      sr_parse_id_maps(a, v, path, "uidMappings", &m->uid_mappings, &m->n_uid_mappings, err) < 0 ||
-      sr_parse_id_maps(a, v, path, "gidMappings", &m->gid_mappings, &m->n_gid_mappings, err) < 0)
+      sr_config_linux_parse_id_maps(a, v, path, "uidMappings", &m->uid_mappings, &m->n_uid_mappings,
+                                    err) < 0 ||
+      sr_config_linux_parse_id_maps(a, v, path, "gidMappings", &m->gid_mappings, &m->n_gid_mappings,
+                                    err) < 0)
     return -1;
   if (m->destination[0] == '\0')
     return sr_error_config_at(err, path, "destination", "must not be empty");
@@ -221,7 +223,7 @@ static int parse_mounts(struct sr_arena *a, yajl_val root, struct sr_config *c, 
   return 0;
 }
 
-int sr_sysctl_namespace(const char *key)
+int sr_config_sysctl_namespace(const char *key)
 {
   /* The kernel's namespaced sysctls, as runc lists them. */
   static const char *ipc[] = {"kernel.msgmax", "kernel.msgmnb",         "kernel.msgmni",
@@ -253,7 +255,7 @@ static int check_sysctls(const struct sr_config *c, sr_error_t *err)
   const struct sr_linux *l = &c->linux_;
   for (size_t i = 0; i < l->n_sysctl; i++) {
     const char *key = l->sysctl_keys[i];
-    int k = sr_sysctl_namespace(key);
+    int k = sr_config_sysctl_namespace(key);
     /* Two values for one name, written in an order the config cannot see: refused, as runc
      * and crun refuse it. */
     if (k == SR_NS_UTS) {
@@ -275,7 +277,7 @@ static int check_sysctls(const struct sr_config *c, sr_error_t *err)
       return sr_error_config(err, "linux.sysctl", key,
                              "linux.sysctl: \"%s\" needs %s %s namespace of the container "
                              "(linux.namespaces has none)",
-                             key, k == SR_NS_IPC ? "an" : "a", sr_ns_name(k));
+                             key, k == SR_NS_IPC ? "an" : "a", sr_config_ns_name(k));
   }
   return 0;
 }
@@ -315,7 +317,7 @@ static int validate(struct sr_config *c, sr_error_t *err)
   return 0;
 }
 
-int sr_parse_failed(sr_error_t *err, const char *what)
+int sr_config_parse_failed(sr_error_t *err, const char *what)
 {
   /* Everything a parser refuses is the document's fault, also a check made with plain
    * sr_error_make (then without a field); a failed allocation is not. */
@@ -364,31 +366,31 @@ int sr_config_parse(const char *buf, size_t len, const char *what, struct sr_con
       SR_OOM(err, "process");
       goto fail;
     }
-    if (sr_parse_process(a, v, "process", c->process, err) < 0)
+    if (sr_config_process_parse(a, v, "process", c->process, err) < 0)
       goto fail;
   }
 
   if (sr_json_get_object(root, "", "linux", false, &v, err) < 0 ||
-      sr_parse_linux(a, v, "linux", &c->linux_, err) < 0 || validate(c, err) < 0)
+      sr_config_linux_parse(a, v, "linux", &c->linux_, err) < 0 || validate(c, err) < 0)
     goto fail;
 
   *out = steal_ptr(c);
   return 0;
 fail:
-  return sr_parse_failed(err, what);
+  return sr_config_parse_failed(err, what);
 }
 
-int sr_process_parse(const char *buf, size_t len, const char *what, struct sr_arena *a,
-                     struct sr_process **out, sr_error_t *err)
+int sr_config_parse_process(const char *buf, size_t len, const char *what, struct sr_arena *a,
+                            struct sr_process **out, sr_error_t *err)
 {
   _cleanup_yajl_ yajl_val root = NULL;
   if (sr_json_parse(buf, len, &root, err) < 0 || sr_json_want_object(root, "", err) < 0)
-    return sr_parse_failed(err, what);
+    return sr_config_parse_failed(err, what);
   struct sr_process *p = sr_arena_alloc(a, sizeof(*p));
   if (p == NULL)
     return sr_error_make(err, ENOMEM, "%s", what);
-  if (sr_parse_process(a, root, "", p, err) < 0)
-    return sr_parse_failed(err, what);
+  if (sr_config_process_parse(a, root, "", p, err) < 0)
+    return sr_config_parse_failed(err, what);
   *out = p;
   return 0;
 }

@@ -324,20 +324,21 @@ static inline void sr_config_freep(struct sr_config **c)
 #define _cleanup_config_ __attribute__((cleanup(sr_config_freep)))
 
 /* Parses a process object on its own (exec --process). */
-int sr_process_parse(const char *buf, size_t len, const char *what, struct sr_arena *a,
-                     struct sr_process **out, sr_error_t *err);
+int sr_config_parse_process(const char *buf, size_t len, const char *what, struct sr_arena *a,
+                            struct sr_process **out, sr_error_t *err);
 
 /* Parses a linux.resources object on its own (update --resources). */
-int sr_resources_parse(const char *buf, size_t len, const char *what, struct sr_arena *a,
-                       struct sr_resources **out, sr_error_t *err);
+int sr_config_update_parse_resources(const char *buf, size_t len, const char *what,
+                                     struct sr_arena *a, struct sr_resources **out,
+                                     sr_error_t *err);
 
-const char *sr_ns_name(enum sr_ns_kind k);   /* "pid", "network", ... (config.json names) */
-const char *sr_ns_proc_name(enum sr_ns_kind k); /* "pid", "net", ... (/proc/PID/ns names) */
-int sr_ns_clone_flag(enum sr_ns_kind k);
-const char *sr_hook_name(enum sr_hook_kind k);
+const char *sr_config_ns_name(enum sr_ns_kind k); /* "pid", "network", ... (config.json names) */
+const char *sr_config_ns_proc_name(enum sr_ns_kind k); /* "pid", "net", ... (/proc/PID/ns names) */
+int sr_config_ns_clone_flag(enum sr_ns_kind k);
+const char *sr_config_hook_name(enum sr_hook_kind k);
 /* The namespace (enum sr_ns_kind) a sysctl key ("a.b.c" or "a/b/c") belongs to; -1 when the
  * key is not namespaced. */
-int sr_sysctl_namespace(const char *key);
+int sr_config_sysctl_namespace(const char *key);
 
 /* Annotation lookup; NULL when absent. */
 const char *sr_config_annotation(const struct sr_config *c, const char *key);

@@ -57,7 +57,7 @@ static int parse_namespaces(struct sr_arena *a, yajl_val obj, const char *path,
       return -1;
     int k;
     for (k = 0; k < SR_NS_COUNT; k++)
-      if (strcmp(sr_ns_name(k), type) == 0)
+      if (strcmp(sr_config_ns_name(k), type) == 0)
         break;
     if (k == SR_NS_COUNT)
       return sr_error_config_at(err, ip, "type", "unknown namespace type \"%s\"", type);
@@ -222,16 +222,16 @@ static bool is_selinux_context(const char *label)
   return field >= 2 && run > 0;
 }
 
-int sr_parse_linux(struct sr_arena *a, yajl_val obj, const char *path, struct sr_linux *l,
-                   sr_error_t *err)
+int sr_config_linux_parse(struct sr_arena *a, yajl_val obj, const char *path, struct sr_linux *l,
+                          sr_error_t *err)
 {
   if (obj == NULL)
     return 0;
   if (parse_namespaces(a, obj, path, l, err) < 0 ||
-      sr_parse_id_maps(a, obj, path, "uidMappings", &l->uid_mappings, &l->n_uid_mappings, err) <
-          0 ||
-      sr_parse_id_maps(a, obj, path, "gidMappings", &l->gid_mappings, &l->n_gid_mappings, err) <
-          0 ||
+      sr_config_linux_parse_id_maps(a, obj, path, "uidMappings", &l->uid_mappings,
+                                    &l->n_uid_mappings, err) < 0 ||
+      sr_config_linux_parse_id_maps(a, obj, path, "gidMappings", &l->gid_mappings,
+                                    &l->n_gid_mappings, err) < 0 ||
       parse_time_offsets(a, obj, path, l, err) < 0 || parse_devices(a, obj, path, l, err) < 0 ||
       parse_personality(a, obj, path, l, err) < 0 || refuse_unsupported(obj, path, err) < 0)
     return -1;
@@ -251,11 +251,11 @@ int sr_parse_linux(struct sr_arena *a, yajl_val obj, const char *path, struct sr
                               l->mount_label);
   for (size_t i = 0; i < l->n_masked_paths; i++)
     if (l->masked_paths[i][0] != '/')
-      return sr_error_config_at(err, path, sr_elem_key(k, "maskedPaths", i),
+      return sr_error_config_at(err, path, sr_config_elem_key(k, "maskedPaths", i),
                                 "must be an absolute path");
   for (size_t i = 0; i < l->n_readonly_paths; i++)
     if (l->readonly_paths[i][0] != '/')
-      return sr_error_config_at(err, path, sr_elem_key(k, "readonlyPaths", i),
+      return sr_error_config_at(err, path, sr_config_elem_key(k, "readonlyPaths", i),
                                 "must be an absolute path");
   for (size_t i = 0; i < l->n_sysctl; i++)
     if (l->sysctl_keys[i][0] == '\0' || strstr(l->sysctl_keys[i], "..") ||
@@ -271,7 +271,7 @@ int sr_parse_linux(struct sr_arena *a, yajl_val obj, const char *path, struct sr
   if (sr_json_get_string(a, obj, path, "rootfsPropagation", false, &prop, err) < 0)
     return -1;
   if (prop && prop[0]) {
-    long f = sr_propagation_from_name(prop);
+    long f = sr_mount_options_propagation(prop);
     if (f < 0)
       return sr_error_config_at(err, path, "rootfsPropagation", "unknown propagation \"%s\"", prop);
     l->rootfs_propagation = (unsigned long)f;
@@ -285,7 +285,7 @@ int sr_parse_linux(struct sr_arena *a, yajl_val obj, const char *path, struct sr
     l->resources = sr_arena_alloc(a, sizeof(*l->resources));
     if (rp == NULL || l->resources == NULL)
       return SR_OOM(err, path);
-    if (sr_parse_resources(a, v, rp, l->resources, err) < 0)
+    if (sr_config_resources_parse(a, v, rp, l->resources, err) < 0)
       return -1;
   }
   if (sr_json_get_object(obj, path, "seccomp", false, &v, err) < 0)
@@ -295,7 +295,7 @@ int sr_parse_linux(struct sr_arena *a, yajl_val obj, const char *path, struct sr
     l->seccomp = sr_arena_alloc(a, sizeof(*l->seccomp));
     if (sp == NULL || l->seccomp == NULL)
       return SR_OOM(err, path);
-    if (sr_parse_seccomp(a, v, sp, l->seccomp, err) < 0)
+    if (sr_config_seccomp_parse(a, v, sp, l->seccomp, err) < 0)
       return -1;
   }
   return 0;

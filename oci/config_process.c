@@ -22,9 +22,9 @@ static int parse_capabilities(struct sr_arena *a, yajl_val obj, const char *path
       return -1;
     for (size_t i = 0; i < n; i++) {
       int64_t cap;
-      if (!sr_name_lookup(SR_NAMES(sr_capability_names), names[i], &cap)) {
+      if (!sr_names_lookup(SR_NAMES(sr_names_capability), names[i], &cap)) {
         char k[SR_ELEM_KEY_MAX];
-        return sr_error_config_at(err, path, sr_elem_key(k, cap_set_keys[s], i),
+        return sr_error_config_at(err, path, sr_config_elem_key(k, cap_set_keys[s], i),
                                   "unknown capability \"%s\"", names[i]);
       }
       caps->sets[s] |= UINT64_C(1) << cap;
@@ -115,7 +115,7 @@ static int parse_scheduler(struct sr_arena *a, yajl_val v, const char *path, str
   int64_t n;
   if (sr_json_get_string(a, v, path, "policy", true, &policy, err) < 0)
     return -1;
-  if (!sr_name_lookup(SR_NAMES(sr_sched_policy_names), policy, &n))
+  if (!sr_names_lookup(SR_NAMES(sr_names_sched_policy), policy, &n))
     return sr_error_config_at(err, path, "policy", "unknown scheduling policy \"%s\"", policy);
   s->policy = (int)n;
   if (sr_json_get_i64(v, path, "nice", -20, 19, false, &n, NULL, err) < 0)
@@ -133,9 +133,9 @@ static int parse_scheduler(struct sr_arena *a, yajl_val v, const char *path, str
   if (sr_json_get_strv(a, v, path, "flags", false, &flags, &nf, err) < 0)
     return -1;
   for (size_t i = 0; i < nf; i++) {
-    if (!sr_name_lookup(SR_NAMES(sr_sched_flag_names), flags[i], &n)) {
+    if (!sr_names_lookup(SR_NAMES(sr_names_sched_flag), flags[i], &n)) {
       char k[SR_ELEM_KEY_MAX];
-      return sr_error_config_at(err, path, sr_elem_key(k, "flags", i),
+      return sr_error_config_at(err, path, sr_config_elem_key(k, "flags", i),
                                 "unknown scheduler flag \"%s\"", flags[i]);
     }
     s->flags |= (uint64_t)n;
@@ -150,7 +150,7 @@ static int parse_io_priority(struct sr_arena *a, yajl_val v, const char *path,
   int64_t n;
   if (sr_json_get_string(a, v, path, "class", true, &klass, err) < 0)
     return -1;
-  if (!sr_name_lookup(SR_NAMES(sr_ioprio_class_names), klass, &n))
+  if (!sr_names_lookup(SR_NAMES(sr_names_ioprio_class), klass, &n))
     return sr_error_config_at(err, path, "class", "unknown I/O priority class \"%s\"", klass);
   io->klass = (int)n;
   if (sr_json_get_i64(v, path, "priority", 0, 7, true, &n, NULL, err) < 0)
@@ -159,8 +159,8 @@ static int parse_io_priority(struct sr_arena *a, yajl_val v, const char *path,
   return 0;
 }
 
-int sr_parse_process(struct sr_arena *a, yajl_val obj, const char *path, struct sr_process *p,
-                     sr_error_t *err)
+int sr_config_process_parse(struct sr_arena *a, yajl_val obj, const char *path,
+                            struct sr_process *p, sr_error_t *err)
 {
 #define SUB(key) sr_json_path(a, path, key)
   yajl_val v;
@@ -194,7 +194,7 @@ int sr_parse_process(struct sr_arena *a, yajl_val obj, const char *path, struct 
   for (size_t i = 0; i < p->n_env; i++)
     if (strchr(p->env[i], '=') == NULL || p->env[i][0] == '=') {
       char k[SR_ELEM_KEY_MAX];
-      return sr_error_config_at(err, path, sr_elem_key(k, "env", i),
+      return sr_error_config_at(err, path, sr_config_elem_key(k, "env", i),
                                 "\"%s\" is not of the form NAME=VALUE", p->env[i]);
     }
 

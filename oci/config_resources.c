@@ -246,8 +246,8 @@ static int parse_rdma(struct sr_arena *a, yajl_val obj, const char *path, struct
   return 0;
 }
 
-int sr_parse_resources(struct sr_arena *a, yajl_val obj, const char *path,
-                       struct sr_resources *r, sr_error_t *err)
+int sr_config_resources_parse(struct sr_arena *a, yajl_val obj, const char *path,
+                              struct sr_resources *r, sr_error_t *err)
 {
   yajl_val v;
   char *sub;

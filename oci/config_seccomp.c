@@ -18,7 +18,7 @@ static int parse_action(struct sr_arena *a, yajl_val obj, const char *path, cons
   if (sr_json_get_string(a, obj, path, key, true, &name, err) < 0 ||
       sr_json_get_u64(obj, path, errno_key, 4095, false, &ret, &has_ret, err) < 0)
     return -1;
-  if (!sr_name_lookup(SR_NAMES(sr_seccomp_action_names), name, &act))
+  if (!sr_names_lookup(SR_NAMES(sr_names_seccomp_action), name, &act))
     return sr_error_config_at(err, path, key, "unknown seccomp action \"%s\"", name);
   if ((uint32_t)act == SCMP_ACT_ERRNO(0))
     *out = SCMP_ACT_ERRNO(has_ret ? (uint32_t)ret : EPERM);
@@ -41,8 +41,8 @@ static int parse_rule(struct sr_arena *a, yajl_val v, const char *path, struct s
   char k[SR_ELEM_KEY_MAX];
   for (size_t i = 0; i < r->n_names; i++)
     if (seccomp_syscall_resolve_name(r->names[i]) == __NR_SCMP_ERROR)
-      return sr_error_config_at(err, path, sr_elem_key(k, "names", i), "unknown syscall \"%s\"",
-                                r->names[i]);
+      return sr_error_config_at(err, path, sr_config_elem_key(k, "names", i),
+                                "unknown syscall \"%s\"", r->names[i]);
   /* The runtime's own write of the listener's state (and the agent's logging, often) would
    * wait for an agent that has not got the descriptor yet: a deadlock, refused as runc does. */
   for (size_t i = 0; i < r->n_names && r->action == SCMP_ACT_NOTIFY; i++)
@@ -77,7 +77,7 @@ static int parse_rule(struct sr_arena *a, yajl_val v, const char *path, struct s
         sr_json_get_u64(e, ip, "valueTwo", UINT64_MAX, false, &arg->value_two, NULL, err) < 0 ||
         sr_json_get_string(a, e, ip, "op", true, &op, err) < 0)
       return -1;
-    if (!sr_name_lookup(SR_NAMES(sr_seccomp_op_names), op, &opv))
+    if (!sr_names_lookup(SR_NAMES(sr_names_seccomp_op), op, &opv))
       return sr_error_config_at(err, ip, "op", "unknown seccomp operator \"%s\"", op);
     arg->index = (unsigned)idx;
     arg->op = (int)opv;
@@ -108,8 +108,8 @@ int sr_parse_seccomp(struct sr_arena *a, yajl_val obj, const char *path, struct 
   char k[SR_ELEM_KEY_MAX];
   for (size_t i = 0; i < n; i++) {
     int64_t arch;
-    if (!sr_name_lookup(SR_NAMES(sr_seccomp_arch_names), names[i], &arch))
-      return sr_error_config_at(err, path, sr_elem_key(k, "architectures", i),
+    if (!sr_names_lookup(SR_NAMES(sr_names_seccomp_arch), names[i], &arch))
+      return sr_error_config_at(err, path, sr_config_elem_key(k, "architectures", i),
                                 "unknown architecture \"%s\"", names[i]);
     s->architectures[i] = (uint32_t)arch;
   }
@@ -118,8 +118,8 @@ int sr_parse_seccomp(struct sr_arena *a, yajl_val obj, const char *path, struct 
     return -1;
   for (size_t i = 0; i < n; i++) {
     int64_t flag;
-    if (!sr_name_lookup(SR_NAMES(sr_seccomp_flag_names), names[i], &flag))
-      return sr_error_config_at(err, path, sr_elem_key(k, "flags", i),
+    if (!sr_names_lookup(SR_NAMES(sr_names_seccomp_flag), names[i], &flag))
+      return sr_error_config_at(err, path, sr_config_elem_key(k, "flags", i),
                                 "unknown seccomp flag \"%s\"", names[i]);
     s->flags |= (unsigned)flag;
   }

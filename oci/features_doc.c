@@ -30,7 +30,7 @@ static void put_bool_object(sr_json_gen_t g, const char *key, const char *field,
   sr_json_map_close(g);
 }
 
-int sr_features_json(bool systemd_driver, bool checkpoint, char **out, sr_error_t *err)
+int sr_features_doc_json(bool systemd_driver, bool checkpoint, char **out, sr_error_t *err)
 {
   _cleanup_gen_ sr_json_gen_t g = NULL;
   if (sr_json_gen_new(&g, true, err) < 0)
@@ -41,12 +41,12 @@ int sr_features_json(bool systemd_driver, bool checkpoint, char **out, sr_error_
   sr_json_put_key(g, "hooks");
   sr_json_array_open(g);
   for (int k = 0; k < SR_HOOK_COUNT; k++)
-    sr_json_put_string(g, sr_hook_name(k));
+    sr_json_put_string(g, sr_config_hook_name(k));
   sr_json_array_close(g);
   sr_json_put_key(g, "mountOptions");
   sr_json_array_open(g);
-  for (size_t i = 0; sr_mount_option_name(i); i++)
-    sr_json_put_string(g, sr_mount_option_name(i));
+  for (size_t i = 0; sr_mount_options_name(i); i++)
+    sr_json_put_string(g, sr_mount_options_name(i));
   sr_json_array_close(g);
 
   sr_json_put_key(g, "linux");
@@ -54,9 +54,9 @@ int sr_features_json(bool systemd_driver, bool checkpoint, char **out, sr_error_
   sr_json_put_key(g, "namespaces");
   sr_json_array_open(g);
   for (int k = 0; k < SR_NS_COUNT; k++)
-    sr_json_put_string(g, sr_ns_name(k));
+    sr_json_put_string(g, sr_config_ns_name(k));
   sr_json_array_close(g);
-  put_names(g, "capabilities", SR_NAMES(sr_capability_names));
+  put_names(g, "capabilities", SR_NAMES(sr_names_capability));
 
   sr_json_put_key(g, "cgroup");
   sr_json_map_open(g);
@@ -70,17 +70,17 @@ int sr_features_json(bool systemd_driver, bool checkpoint, char **out, sr_error_
   sr_json_put_key(g, "seccomp");
   sr_json_map_open(g);
   sr_json_put_kv_bool(g, "enabled", true);
-  put_names(g, "actions", SR_NAMES(sr_seccomp_action_names));
-  put_names(g, "operators", SR_NAMES(sr_seccomp_op_names));
-  put_names(g, "archs", SR_NAMES(sr_seccomp_arch_names));
-  put_names(g, "knownFlags", SR_NAMES(sr_seccomp_flag_names));
+  put_names(g, "actions", SR_NAMES(sr_names_seccomp_action));
+  put_names(g, "operators", SR_NAMES(sr_names_seccomp_op));
+  put_names(g, "archs", SR_NAMES(sr_names_seccomp_arch));
+  put_names(g, "knownFlags", SR_NAMES(sr_names_seccomp_flag));
   /* WAIT_KILLABLE_RECV needs libseccomp 2.6. */
   sr_json_put_key(g, "supportedFlags");
   sr_json_array_open(g);
-  for (size_t i = 0; i < sr_seccomp_flag_names_n; i++)
-    if (strcmp(sr_seccomp_flag_names[i].name, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV") != 0 ||
+  for (size_t i = 0; i < sr_names_seccomp_flag_n; i++)
+    if (strcmp(sr_names_seccomp_flag[i].name, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV") != 0 ||
         SCMP_VER_MAJOR > 2 || (SCMP_VER_MAJOR == 2 && SCMP_VER_MINOR >= 6))
-      sr_json_put_string(g, sr_seccomp_flag_names[i].name);
+      sr_json_put_string(g, sr_names_seccomp_flag[i].name);
   sr_json_array_close(g);
   sr_json_map_close(g);
 

@@ -9,6 +9,6 @@
 #include "error.h"
 
 /* checkpoint: built with libcriu and the criu binary usable (`criu check`). */
-int sr_features_json(bool systemd_driver, bool checkpoint, char **out, sr_error_t *err);
+int sr_features_doc_json(bool systemd_driver, bool checkpoint, char **out, sr_error_t *err);
 
 #endif

@@ -100,12 +100,12 @@ static const struct opt *lookup(const char *name)
   return NULL;
 }
 
-const char *sr_mount_option_name(size_t i)
+const char *sr_mount_options_name(size_t i)
 {
   return i < sizeof(options) / sizeof(options[0]) ? options[i].name : NULL;
 }
 
-long sr_propagation_from_name(const char *name)
+long sr_mount_options_propagation(const char *name)
 {
   const struct opt *o = lookup(name);
   if (o == NULL || o->kind != OPT_PROPAGATION)

@@ -9,9 +9,9 @@ int sr_mount_options_parse(struct sr_arena *a, char **options, size_t n, const c
                            struct sr_mount_opts *out, sr_error_t *err);
 
 /* The i-th option name seerun recognises (for `features`); NULL past the end. */
-const char *sr_mount_option_name(size_t i);
+const char *sr_mount_options_name(size_t i);
 
 /* Propagation name (shared, rslave, ...) to MS_* flags; -1 when unknown. */
-long sr_propagation_from_name(const char *name);
+long sr_mount_options_propagation(const char *name);
 
 #endif

@@ -5,12 +5,12 @@
 #include <errno.h>
 #include <string.h>
 
-bool sr_mount_is_overlay(const struct sr_mount *m)
+bool sr_mount_paths_is_overlay(const struct sr_mount *m)
 {
   return m->type && strcmp(m->type, "overlay") == 0;
 }
 
-bool sr_mount_source_is_path(const struct sr_mount *m)
+bool sr_mount_paths_source_is_path(const struct sr_mount *m)
 {
   /* Filesystems whose source is a label the kernel does not look up. */
   static const char *const named[] = {
@@ -154,8 +154,8 @@ static bool names_a_path(const char *opt)
   return (eq && eq[1] == '/') || (eq && dir_key);
 }
 
-int sr_mount_data_split(struct sr_arena *a, const struct sr_mount *m, const char *field,
-                        struct sr_mount_data *out, sr_error_t *err)
+int sr_mount_paths_data_split(struct sr_arena *a, const struct sr_mount *m, const char *field,
+                              struct sr_mount_data *out, sr_error_t *err)
 {
   memset(out, 0, sizeof(*out));
   const char *data = m->opts.data ? m->opts.data : "";
@@ -166,7 +166,7 @@ int sr_mount_data_split(struct sr_arena *a, const struct sr_mount *m, const char
   out->plain = sr_arena_array(a, cap + 1, sizeof(*out->plain));
   if (out->paths == NULL || out->plain == NULL)
     return sr_error_make(err, ENOMEM, "%s", field);
-  bool overlay = sr_mount_is_overlay(m), lowerdir = false, lower_add = false;
+  bool overlay = sr_mount_paths_is_overlay(m), lowerdir = false, lower_add = false;
   for (const char *s = data; *s;) {
     /* overlayfs honours "\," inside an option; every other type's options are split on each
      * comma, as they always were. */

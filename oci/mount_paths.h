@@ -31,7 +31,7 @@ struct sr_mount_data {
   size_t n_plain;
 };
 
-bool sr_mount_is_overlay(const struct sr_mount *m);
+bool sr_mount_paths_is_overlay(const struct sr_mount *m);
 
 /* Splits m->opts.data.  overlay: options are separated by commas not escaped with a
  * backslash, lowerdir's layers by unescaped colons ("::" starts the data-only layers), as
@@ -39,11 +39,11 @@ bool sr_mount_is_overlay(const struct sr_mount *m);
  * naming field.  Other types: split on every comma (as their options are passed), and an
  * option whose key ends in "dir" or "dir+" or whose value is an absolute path is returned as
  * SR_MOUNT_PATH_UNJUDGED. */
-int sr_mount_data_split(struct sr_arena *a, const struct sr_mount *m, const char *field,
-                        struct sr_mount_data *out, sr_error_t *err);
+int sr_mount_paths_data_split(struct sr_arena *a, const struct sr_mount *m, const char *field,
+                              struct sr_mount_data *out, sr_error_t *err);
 
 /* A filesystem type whose source the kernel opens as a path (a block device, a file): every
  * type but those whose source is only a name (tmpfs, proc, overlay, ...). */
-bool sr_mount_source_is_path(const struct sr_mount *m);
+bool sr_mount_paths_source_is_path(const struct sr_mount *m);
 
 #endif

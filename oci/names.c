@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-bool sr_name_lookup(const struct sr_name *table, size_t n, const char *name, int64_t *value)
+bool sr_names_lookup(const struct sr_name *table, size_t n, const char *name, int64_t *value)
 {
   for (size_t i = 0; i < n; i++)
     if (strcmp(table[i].name, name) == 0) {
@@ -19,7 +19,7 @@ bool sr_name_lookup(const struct sr_name *table, size_t n, const char *name, int
   return false;
 }
 
-const char *sr_name_of(const struct sr_name *table, size_t n, int64_t value)
+const char *sr_names_of(const struct sr_name *table, size_t n, int64_t value)
 {
   for (size_t i = 0; i < n; i++)
     if (table[i].value == value)
@@ -29,7 +29,7 @@ const char *sr_name_of(const struct sr_name *table, size_t n, int64_t value)
 
 #define N(x) {#x, x}
 
-const struct sr_name sr_capability_names[] = {
+const struct sr_name sr_names_capability[] = {
     {"CAP_CHOWN", 0},
     {"CAP_DAC_OVERRIDE", 1},
     {"CAP_DAC_READ_SEARCH", 2},
@@ -72,18 +72,18 @@ const struct sr_name sr_capability_names[] = {
     {"CAP_BPF", 39},
     {"CAP_CHECKPOINT_RESTORE", 40},
 };
-const size_t sr_capability_names_n = sizeof(sr_capability_names) / sizeof(sr_capability_names[0]);
+const size_t sr_names_capability_n = sizeof(sr_names_capability) / sizeof(sr_names_capability[0]);
 
-const struct sr_name sr_rlimit_names[] = {
+const struct sr_name sr_names_rlimit[] = {
     N(RLIMIT_AS),     N(RLIMIT_CORE),   N(RLIMIT_CPU),        N(RLIMIT_DATA),
     N(RLIMIT_FSIZE),  N(RLIMIT_LOCKS),  N(RLIMIT_MEMLOCK),    N(RLIMIT_MSGQUEUE),
     N(RLIMIT_NICE),   N(RLIMIT_NOFILE), N(RLIMIT_NPROC),      N(RLIMIT_RSS),
     N(RLIMIT_RTPRIO), N(RLIMIT_RTTIME), N(RLIMIT_SIGPENDING), N(RLIMIT_STACK),
 };
-const size_t sr_rlimit_names_n = sizeof(sr_rlimit_names) / sizeof(sr_rlimit_names[0]);
+const size_t sr_names_rlimit_n = sizeof(sr_names_rlimit) / sizeof(sr_names_rlimit[0]);
 
 /* SCMP_ACT_ERRNO and SCMP_ACT_TRACE carry a value; the parser folds errnoRet in. */
-const struct sr_name sr_seccomp_action_names[] = {
+const struct sr_name sr_names_seccomp_action[] = {
     {"SCMP_ACT_KILL", SCMP_ACT_KILL_THREAD},
     {"SCMP_ACT_KILL_PROCESS", SCMP_ACT_KILL_PROCESS},
     {"SCMP_ACT_KILL_THREAD", SCMP_ACT_KILL_THREAD},
@@ -94,28 +94,28 @@ const struct sr_name sr_seccomp_action_names[] = {
     {"SCMP_ACT_LOG", SCMP_ACT_LOG},
     {"SCMP_ACT_NOTIFY", SCMP_ACT_NOTIFY},
 };
-const size_t sr_seccomp_action_names_n =
-    sizeof(sr_seccomp_action_names) / sizeof(sr_seccomp_action_names[0]);
+const size_t sr_names_seccomp_action_n =
+    sizeof(sr_names_seccomp_action) / sizeof(sr_names_seccomp_action[0]);
 
-const struct sr_name sr_seccomp_op_names[] = {
+const struct sr_name sr_names_seccomp_op[] = {
     N(SCMP_CMP_NE), N(SCMP_CMP_LT), N(SCMP_CMP_LE),        N(SCMP_CMP_EQ),
     N(SCMP_CMP_GE), N(SCMP_CMP_GT), N(SCMP_CMP_MASKED_EQ),
 };
-const size_t sr_seccomp_op_names_n = sizeof(sr_seccomp_op_names) / sizeof(sr_seccomp_op_names[0]);
+const size_t sr_names_seccomp_op_n = sizeof(sr_names_seccomp_op) / sizeof(sr_names_seccomp_op[0]);
 
 #ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
 #endif
-const struct sr_name sr_seccomp_flag_names[] = {
+const struct sr_name sr_names_seccomp_flag[] = {
     N(SECCOMP_FILTER_FLAG_TSYNC),
     N(SECCOMP_FILTER_FLAG_LOG),
     N(SECCOMP_FILTER_FLAG_SPEC_ALLOW),
     N(SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV),
 };
-const size_t sr_seccomp_flag_names_n =
-    sizeof(sr_seccomp_flag_names) / sizeof(sr_seccomp_flag_names[0]);
+const size_t sr_names_seccomp_flag_n =
+    sizeof(sr_names_seccomp_flag) / sizeof(sr_names_seccomp_flag[0]);
 
-const struct sr_name sr_seccomp_arch_names[] = {
+const struct sr_name sr_names_seccomp_arch[] = {
     {"SCMP_ARCH_X86", SCMP_ARCH_X86},
     {"SCMP_ARCH_X86_64", SCMP_ARCH_X86_64},
     {"SCMP_ARCH_X32", SCMP_ARCH_X32},
@@ -136,8 +136,8 @@ const struct sr_name sr_seccomp_arch_names[] = {
     {"SCMP_ARCH_PARISC64", SCMP_ARCH_PARISC64},
     {"SCMP_ARCH_RISCV64", SCMP_ARCH_RISCV64},
 };
-const size_t sr_seccomp_arch_names_n =
-    sizeof(sr_seccomp_arch_names) / sizeof(sr_seccomp_arch_names[0]);
+const size_t sr_names_seccomp_arch_n =
+    sizeof(sr_names_seccomp_arch) / sizeof(sr_names_seccomp_arch[0]);
 
 #ifndef SCHED_DEADLINE
 #define SCHED_DEADLINE 6
@@ -145,27 +145,27 @@ const size_t sr_seccomp_arch_names_n =
 #ifndef SCHED_ISO
 #define SCHED_ISO 4
 #endif
-const struct sr_name sr_sched_policy_names[] = {
+const struct sr_name sr_names_sched_policy[] = {
     N(SCHED_OTHER), N(SCHED_FIFO), N(SCHED_RR),       N(SCHED_BATCH),
     N(SCHED_ISO),   N(SCHED_IDLE), N(SCHED_DEADLINE),
 };
-const size_t sr_sched_policy_names_n =
-    sizeof(sr_sched_policy_names) / sizeof(sr_sched_policy_names[0]);
+const size_t sr_names_sched_policy_n =
+    sizeof(sr_names_sched_policy) / sizeof(sr_names_sched_policy[0]);
 
 /* The SCHED_FLAG_* values of <linux/sched.h>. */
-const struct sr_name sr_sched_flag_names[] = {
+const struct sr_name sr_names_sched_flag[] = {
     {"SCHED_FLAG_RESET_ON_FORK", 0x01},  {"SCHED_FLAG_RECLAIM", 0x02},
     {"SCHED_FLAG_DL_OVERRUN", 0x04},     {"SCHED_FLAG_KEEP_POLICY", 0x08},
     {"SCHED_FLAG_KEEP_PARAMS", 0x10},    {"SCHED_FLAG_UTIL_CLAMP_MIN", 0x20},
     {"SCHED_FLAG_UTIL_CLAMP_MAX", 0x40},
 };
-const size_t sr_sched_flag_names_n = sizeof(sr_sched_flag_names) / sizeof(sr_sched_flag_names[0]);
+const size_t sr_names_sched_flag_n = sizeof(sr_names_sched_flag) / sizeof(sr_names_sched_flag[0]);
 
 /* IOPRIO_CLASS_* of <linux/ioprio.h>. */
-const struct sr_name sr_ioprio_class_names[] = {
+const struct sr_name sr_names_ioprio_class[] = {
     {"IOPRIO_CLASS_RT", 1},
     {"IOPRIO_CLASS_BE", 2},
     {"IOPRIO_CLASS_IDLE", 3},
 };
-const size_t sr_ioprio_class_names_n =
-    sizeof(sr_ioprio_class_names) / sizeof(sr_ioprio_class_names[0]);
+const size_t sr_names_ioprio_class_n =
+    sizeof(sr_names_ioprio_class) / sizeof(sr_names_ioprio_class[0]);

@@ -13,32 +13,32 @@ struct sr_name {
 };
 
 /* Looks name up in a table; returns false when it is not there. */
-bool sr_name_lookup(const struct sr_name *table, size_t n, const char *name, int64_t *value);
-const char *sr_name_of(const struct sr_name *table, size_t n, int64_t value);
+bool sr_names_lookup(const struct sr_name *table, size_t n, const char *name, int64_t *value);
+const char *sr_names_of(const struct sr_name *table, size_t n, int64_t value);
 
 #define SR_NAMES(t) (t), (t##_n)
 
-extern const struct sr_name sr_capability_names[];
-extern const size_t sr_capability_names_n;
+extern const struct sr_name sr_names_capability[];
+extern const size_t sr_names_capability_n;
 #define SR_CAP_LAST_KNOWN 40
 
-extern const struct sr_name sr_rlimit_names[];
-extern const size_t sr_rlimit_names_n;
+extern const struct sr_name sr_names_rlimit[];
+extern const size_t sr_names_rlimit_n;
 
-extern const struct sr_name sr_seccomp_action_names[];
-extern const size_t sr_seccomp_action_names_n;
-extern const struct sr_name sr_seccomp_op_names[];
-extern const size_t sr_seccomp_op_names_n;
-extern const struct sr_name sr_seccomp_flag_names[];
-extern const size_t sr_seccomp_flag_names_n;
-extern const struct sr_name sr_seccomp_arch_names[];
-extern const size_t sr_seccomp_arch_names_n;
+extern const struct sr_name sr_names_seccomp_action[];
+extern const size_t sr_names_seccomp_action_n;
+extern const struct sr_name sr_names_seccomp_op[];
+extern const size_t sr_names_seccomp_op_n;
+extern const struct sr_name sr_names_seccomp_flag[];
+extern const size_t sr_names_seccomp_flag_n;
+extern const struct sr_name sr_names_seccomp_arch[];
+extern const size_t sr_names_seccomp_arch_n;
 
-extern const struct sr_name sr_sched_policy_names[];
-extern const size_t sr_sched_policy_names_n;
-extern const struct sr_name sr_sched_flag_names[];
-extern const size_t sr_sched_flag_names_n;
-extern const struct sr_name sr_ioprio_class_names[];
-extern const size_t sr_ioprio_class_names_n;
+extern const struct sr_name sr_names_sched_policy[];
+extern const size_t sr_names_sched_policy_n;
+extern const struct sr_name sr_names_sched_flag[];
+extern const size_t sr_names_sched_flag_n;
+extern const struct sr_name sr_names_ioprio_class[];
+extern const size_t sr_names_ioprio_class_n;
 
 #endif

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char sr_default_spec[] =
+const char sr_spec_default[] =
     "{\n"
     "\t\"ociVersion\": \"1.3.0\",\n"
     "\t\"process\": {\n"
@@ -163,7 +163,7 @@ static bool replace_once(char **s, const char *from, const char *to)
   return true;
 }
 
-char *sr_rootless_spec(unsigned uid, unsigned gid)
+char *sr_spec_default_rootless(unsigned uid, unsigned gid)
 {
   char maps[256];
   snprintf(maps, sizeof(maps),
@@ -177,7 +177,7 @@ char *sr_rootless_spec(unsigned uid, unsigned gid)
            "\t\t\t{\"containerID\": 0, \"hostID\": %u, \"size\": 1}\n"
            "\t\t],\n",
            uid, gid);
-  char *s = strdup(sr_default_spec);
+  char *s = strdup(sr_spec_default);
   if (s == NULL)
     return NULL;
   /* runc's specconv.ToRootless: no network namespace, a user namespace mapping only the

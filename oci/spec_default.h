@@ -3,10 +3,10 @@
 #ifndef SEERUN_SPEC_DEFAULT_H
 #define SEERUN_SPEC_DEFAULT_H
 
-extern const char sr_default_spec[];
+extern const char sr_spec_default[];
 
 /* `spec --rootless`: runc's rootless template (the default, turned as runc's
  * specconv.ToRootless turns it) for the caller's uid and gid; malloc'd, NULL on failure. */
-char *sr_rootless_spec(unsigned uid, unsigned gid);
+char *sr_spec_default_rootless(unsigned uid, unsigned gid);
 
 #endif

@@ -218,8 +218,8 @@ int sr_state_record_serialize(const struct sr_state_record *r, char **out, size_
   return gen_finish(g, out, len, err);
 }
 
-int sr_oci_state_json(const struct sr_oci_state *s, bool pretty, char **out, size_t *len,
-                      sr_error_t *err)
+int sr_state_json(const struct sr_oci_state *s, bool pretty, char **out, size_t *len,
+                  sr_error_t *err)
 {
   _cleanup_gen_ sr_json_gen_t g = NULL;
   if (sr_json_gen_new(&g, pretty, err) < 0)
@@ -238,12 +238,12 @@ int sr_oci_state_json(const struct sr_oci_state *s, bool pretty, char **out, siz
   return gen_finish(g, out, len, err);
 }
 
-int sr_oci_process_state_json(const struct sr_oci_state *s, pid_t pid, const char *metadata,
-                              char **out, sr_error_t *err)
+int sr_state_process_json(const struct sr_oci_state *s, pid_t pid, const char *metadata, char **out,
+                          sr_error_t *err)
 {
   _cleanup_free_ char *state = NULL;
   size_t len;
-  if (sr_oci_state_json(s, false, &state, &len, err) < 0)
+  if (sr_state_json(s, false, &state, &len, err) < 0)
     return -1;
   _cleanup_gen_ sr_json_gen_t g = NULL;
   if (sr_json_gen_new(&g, false, err) < 0)

@@ -89,14 +89,14 @@ struct sr_oci_state {
   size_t n_annotations;
 };
 
-int sr_oci_state_json(const struct sr_oci_state *s, bool pretty, char **out, size_t *len,
-                      sr_error_t *err);
+int sr_state_json(const struct sr_oci_state *s, bool pretty, char **out, size_t *len,
+                  sr_error_t *err);
 
 /* The container process state a seccomp agent receives at listenerPath (runtime.md,
  * "containerProcessState"): {"ociVersion", "fds": ["seccompFd"], "pid" (the process that
  * loaded the filter, as the runtime sees it), "metadata", "state": the state of s}.  For the
  * init and for every exec alike: an agent looks for "fds" in each message. */
-int sr_oci_process_state_json(const struct sr_oci_state *s, pid_t pid, const char *metadata,
-                              char **out, sr_error_t *err);
+int sr_state_process_json(const struct sr_oci_state *s, pid_t pid, const char *metadata, char **out,
+                          sr_error_t *err);
 
 #endif

@@ -13,12 +13,12 @@
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
 
-static inline void sr_freep(void *p)
+static inline void sr_cleanup_freep(void *p)
 {
   free(*(void **)p);
 }
 
-static inline void sr_closep(int *fd)
+static inline void sr_cleanup_closep(int *fd)
 {
   if (*fd >= 0) {
     int saved = errno;
@@ -27,24 +27,24 @@ static inline void sr_closep(int *fd)
   }
 }
 
-static inline void sr_fclosep(FILE **f)
+static inline void sr_cleanup_fclosep(FILE **f)
 {
   if (*f)
     fclose(*f);
 }
 
-static inline void sr_closedirp(DIR **d)
+static inline void sr_cleanup_closedirp(DIR **d)
 {
   if (*d)
     closedir(*d);
 }
 
-static inline void sr_error_freep(sr_error_t *e)
+static inline void sr_cleanup_error_freep(sr_error_t *e)
 {
   sr_error_free(e);
 }
 
-static inline void sr_strv_freep(char ***v)
+static inline void sr_cleanup_strv_freep(char ***v)
 {
   if (*v) {
     for (char **p = *v; *p; p++)
@@ -53,29 +53,29 @@ static inline void sr_strv_freep(char ***v)
   }
 }
 
-#define _cleanup_free_ _cleanup_(sr_freep)
-#define _cleanup_close_ _cleanup_(sr_closep)
-#define _cleanup_fclose_ _cleanup_(sr_fclosep)
-#define _cleanup_dir_ _cleanup_(sr_closedirp)
-#define _cleanup_error_ _cleanup_(sr_error_freep)
-#define _cleanup_strv_ _cleanup_(sr_strv_freep)
+#define _cleanup_free_ _cleanup_(sr_cleanup_freep)
+#define _cleanup_close_ _cleanup_(sr_cleanup_closep)
+#define _cleanup_fclose_ _cleanup_(sr_cleanup_fclosep)
+#define _cleanup_dir_ _cleanup_(sr_cleanup_closedirp)
+#define _cleanup_error_ _cleanup_(sr_cleanup_error_freep)
+#define _cleanup_strv_ _cleanup_(sr_cleanup_strv_freep)
 
 /* Hands ownership out of a cleanup-managed variable. */
-static inline void *sr_steal_ptr(void *pp)
+static inline void *sr_cleanup_steal_ptr(void *pp)
 {
   void **p = pp;
   void *v = *p;
   *p = NULL;
   return v;
 }
-#define steal_ptr(p) sr_steal_ptr(&(p))
+#define steal_ptr(p) sr_cleanup_steal_ptr(&(p))
 
-static inline int sr_steal_fd(int *fd)
+static inline int sr_cleanup_steal_fd(int *fd)
 {
   int v = *fd;
   *fd = -1;
   return v;
 }
-#define steal_fd(fd) sr_steal_fd(&(fd))
+#define steal_fd(fd) sr_cleanup_steal_fd(&(fd))
 
 #endif

@@ -99,11 +99,11 @@ void sr_json_put_kv_bool(sr_json_gen_t g, const char *key, bool value);
 void sr_json_put_key(sr_json_gen_t g, const char *key);
 void sr_json_put_u64(sr_json_gen_t g, uint64_t value);
 
-static inline void sr_yajl_tree_freep(yajl_val *v)
+static inline void sr_json_yajl_tree_freep(yajl_val *v)
 {
   if (*v)
     yajl_tree_free(*v);
 }
-#define _cleanup_yajl_ __attribute__((cleanup(sr_yajl_tree_freep)))
+#define _cleanup_yajl_ __attribute__((cleanup(sr_json_yajl_tree_freep)))
 
 #endif

@@ -9,7 +9,7 @@
 #include "cleanup.h"
 #include "default_devices.h"
 #include "path.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -28,22 +28,22 @@
 
 /* ---- Small helpers ---- */
 
-int64_t sr_cg_now_ms(void)
+int64_t sr_cgroup_now_ms(void)
 {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-void sr_cg_pause(void)
+void sr_cgroup_pause(void)
 {
   /* Short: a bounded wait polls a state the kernel changes quickly. */
   struct timespec ts = {0, 2 * 1000 * 1000};
   nanosleep(&ts, NULL);
 }
 
-int sr_cg_dir_open(struct sr_cg_dir *d, const char *root, const char *hier, const char *path,
-                   sr_error_t *err)
+int sr_cgroup_dir_open(struct sr_cg_dir *d, const char *root, const char *hier, const char *path,
+                       sr_error_t *err)
 {
   bool has_hier = hier && *hier;
   bool is_root = path == NULL || strcmp(path, "/") == 0;
@@ -56,7 +56,7 @@ int sr_cg_dir_open(struct sr_cg_dir *d, const char *root, const char *hier, cons
   return 0;
 }
 
-void sr_cg_dir_close(struct sr_cg_dir *d)
+void sr_cgroup_dir_close(struct sr_cg_dir *d)
 {
   if (d->fd >= 0) {
     int saved = errno;
@@ -66,10 +66,10 @@ void sr_cg_dir_close(struct sr_cg_dir *d)
   d->fd = -1;
 }
 
-int sr_cg_write(const struct sr_cg_dir *d, const char *file, const char *value, sr_error_t *err)
+int sr_cgroup_write(const struct sr_cg_dir *d, const char *file, const char *value, sr_error_t *err)
 {
   char *line = (char *)value;
-  return sr_cg_write_lines(d, file, &line, 1, err);
+  return sr_cgroup_write_lines(d, file, &line, 1, err);
 }
 
 int sr_cgroup_names_add(char ***v, size_t *count, const char *name, size_t len)
@@ -136,19 +136,20 @@ int sr_cg_write_lines(const struct sr_cg_dir *d, const char *file, char *const *
   return 0;
 }
 
-int sr_cg_read(const struct sr_cg_dir *d, const char *file, char *buf, size_t size, sr_error_t *err)
+int sr_cgroup_read(const struct sr_cg_dir *d, const char *file, char *buf, size_t size,
+                   sr_error_t *err)
 {
-  if (sr_read_small_file_at(d->fd, file, buf, size, NULL, err) < 0)
+  if (sr_fileio_read_small_at(d->fd, file, buf, size, NULL, err) < 0)
     return sr_error_wrap(err, "cgroup: %s", d->path);
   return 0;
 }
 
-bool sr_cg_has(const struct sr_cg_dir *d, const char *file)
+bool sr_cgroup_has(const struct sr_cg_dir *d, const char *file)
 {
   return faccessat(d->fd, file, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-bool sr_cg_parse_u64(const char *s, uint64_t *v)
+bool sr_cgroup_parse_u64(const char *s, uint64_t *v)
 {
   while (*s == ' ' || *s == '\t' || *s == '\n')
     s++;
@@ -167,41 +168,42 @@ bool sr_cg_parse_u64(const char *s, uint64_t *v)
   return true;
 }
 
-int sr_cg_read_u64(const struct sr_cg_dir *d, const char *file, uint64_t *v, sr_error_t *err)
+int sr_cgroup_read_u64(const struct sr_cg_dir *d, const char *file, uint64_t *v, sr_error_t *err)
 {
   char buf[128];
-  if (sr_cg_read(d, file, buf, sizeof(buf), err) < 0)
+  if (sr_cgroup_read(d, file, buf, sizeof(buf), err) < 0)
     return -1;
-  if (!sr_cg_parse_u64(buf, v))
+  if (!sr_cgroup_parse_u64(buf, v))
     return sr_error_make(err, 0, "cgroup: `%s` in %s: not a number: \"%s\"", file, d->path, buf);
   return 0;
 }
 
-int sr_cg_read_u64_opt(const struct sr_cg_dir *d, const char *file, uint64_t *v, sr_error_t *err)
+int sr_cgroup_read_u64_opt(const struct sr_cg_dir *d, const char *file, uint64_t *v,
+                           sr_error_t *err)
 {
-  if (!sr_cg_has(d, file))
+  if (!sr_cgroup_has(d, file))
     return 0;
-  return sr_cg_read_u64(d, file, v, err);
+  return sr_cgroup_read_u64(d, file, v, err);
 }
 
-void sr_cg_free_lines(char **lines, size_t n)
+void sr_cgroup_free_lines(char **lines, size_t n)
 {
   for (size_t i = 0; i < n; i++)
     free(lines[i]);
   free(lines);
 }
 
-int sr_cg_read_keyed(const struct sr_cg_dir *d, const char *file, const char *key, uint64_t *v,
-                     sr_error_t *err)
+int sr_cgroup_read_keyed(const struct sr_cg_dir *d, const char *file, const char *key, uint64_t *v,
+                         sr_error_t *err)
 {
   char buf[8192];
-  if (sr_cg_read(d, file, buf, sizeof(buf), err) < 0)
+  if (sr_cgroup_read(d, file, buf, sizeof(buf), err) < 0)
     return -1;
   size_t kl = strlen(key);
   *v = 0;
   for (char *line = buf; *line;) {
     if (strncmp(line, key, kl) == 0 && line[kl] == ' ') {
-      if (!sr_cg_parse_u64(line + kl + 1, v))
+      if (!sr_cgroup_parse_u64(line + kl + 1, v))
         return sr_error_make(err, 0, "cgroup: `%s` in %s: bad value of `%s`", file, d->path, key);
       return 0;
     }
@@ -370,7 +372,7 @@ int sr_cgroup_resolve_path(const char *cgroups_path, const char *id, bool system
   }
   char text[16384] = "";
   if (cgroups_path && cgroups_path[0] && cgroups_path[0] != '/' &&
-      sr_read_small_file_at(AT_FDCWD, "/proc/self/cgroup", text, sizeof(text), NULL, err) < 0)
+      sr_fileio_read_small_at(AT_FDCWD, "/proc/self/cgroup", text, sizeof(text), NULL, err) < 0)
     return sr_error_wrap(err, "linux.cgroupsPath");
   return sr_cgroup_resolve_path_in(text, cgroups_path, id, out, err);
 }
@@ -418,13 +420,13 @@ void sr_cgroup_free(struct sr_cgroup *cg)
     return;
   free(cg->root);
   free(cg->path);
-  sr_cg_v1_list_free(cg->v1);
+  sr_cgroup_v1_list_free(cg->v1);
   free(cg);
 }
 
 /* ---- Hierarchies ---- */
 
-const char *sr_cg_unified_base(const struct sr_cgroup *cg, char *buf, size_t size)
+const char *sr_cgroup_unified_base(const struct sr_cgroup *cg, char *buf, size_t size)
 {
   if (cg->version == 2)
     return cg->root;
@@ -432,11 +434,11 @@ const char *sr_cg_unified_base(const struct sr_cgroup *cg, char *buf, size_t siz
   return buf;
 }
 
-int sr_cg_unified_open(const struct sr_cgroup *cg, struct sr_cg_dir *d, sr_error_t *err)
+int sr_cgroup_unified_open(const struct sr_cgroup *cg, struct sr_cg_dir *d, sr_error_t *err)
 {
   if (cg->version != 2 && !cg->hybrid)
     return sr_error_make(err, ENOTSUP, "cgroup: no unified hierarchy under %s", cg->root);
-  return sr_cg_dir_open(d, cg->root, cg->version == 2 ? NULL : "unified", cg->path, err);
+  return sr_cgroup_dir_open(d, cg->root, cg->version == 2 ? NULL : "unified", cg->path, err);
 }
 
 /* Every directory the container's cgroup has: one per v1 hierarchy (+ unified when hybrid), or
@@ -445,7 +447,7 @@ static int leaf_paths(const struct sr_cgroup *cg, char ***out, size_t *n, sr_err
 {
   _cleanup_strv_ char **names = NULL;
   size_t nn = 0;
-  if (cg->version == 1 && sr_cg_v1_hierarchies(cg, &names, &nn, err) < 0)
+  if (cg->version == 1 && sr_cgroup_v1_hierarchies(cg, &names, &nn, err) < 0)
     return -1;
   size_t total = cg->version == 2 ? 1 : nn + (cg->hybrid ? 1 : 0);
   _cleanup_strv_ char **v = calloc(total + 1, sizeof(char *));
@@ -469,16 +471,16 @@ static int create(struct sr_cgroup *cg, bool exclusive, bool *created, sr_error_
 {
   *created = false;
   if (cg->version == 2)
-    return sr_cg_v2_create(cg->root, cg->path, exclusive, created, err);
-  if (sr_cg_v1_create(cg, exclusive, created, err) < 0)
+    return sr_cgroup_v2_create(cg->root, cg->path, exclusive, created, err);
+  if (sr_cgroup_v1_create(cg, exclusive, created, err) < 0)
     return -1;
   if (cg->hybrid) {
     char buf[PATH_MAX];
     bool made = false;
-    if (sr_cg_v2_create(sr_cg_unified_base(cg, buf, sizeof(buf)), cg->path, exclusive, &made,
-                        err) < 0) {
+    if (sr_cgroup_v2_create(sr_cgroup_unified_base(cg, buf, sizeof(buf)), cg->path, exclusive,
+                            &made, err) < 0) {
       if (exclusive && (*err)->status == EEXIST)
-        sr_cg_v1_remove_leaves(cg);
+        sr_cgroup_v1_remove_leaves(cg);
       return -1;
     }
     *created = *created || made;
@@ -519,8 +521,8 @@ int sr_cgroup_attach(struct sr_cgroup *cg, pid_t pid, sr_error_t *err)
     return -1;
   for (size_t i = 0; i < n; i++) {
     _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-    if (sr_cg_dir_open(&d, paths[i], NULL, "/", err) < 0 ||
-        sr_cg_write(&d, "cgroup.procs", value, err) < 0)
+    if (sr_cgroup_dir_open(&d, paths[i], NULL, "/", err) < 0 ||
+        sr_cgroup_write(&d, "cgroup.procs", value, err) < 0)
       return -1;
   }
   return 0;
@@ -544,8 +546,8 @@ int sr_cgroup_apply_resources(struct sr_cgroup *cg, const struct sr_resources *r
                               sr_error_t *err)
 {
   if (cg->version == 2)
-    return sr_cg_v2_apply(cg, r, update, err);
-  return sr_cg_v1_apply(cg, r, update, err);
+    return sr_cgroup_v2_apply(cg, r, update, err);
+  return sr_cgroup_v1_apply(cg, r, update, err);
 }
 
 /* ---- Processes ---- */
@@ -686,22 +688,22 @@ int sr_cgroup_pids(struct sr_cgroup *cg, pid_t **pids, size_t *n, sr_error_t *er
 int sr_cgroup_freeze(struct sr_cgroup *cg, bool frozen, sr_error_t *err)
 {
   if (cg->version == 1)
-    return sr_cg_v1_freeze(cg, frozen, err);
+    return sr_cgroup_v1_freeze(cg, frozen, err);
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  if (sr_cg_unified_open(cg, &d, err) < 0)
+  if (sr_cgroup_unified_open(cg, &d, err) < 0)
     return -1;
-  return sr_cg_v2_freeze(&d, frozen, err);
+  return sr_cgroup_v2_freeze(&d, frozen, err);
 }
 
 int sr_cgroup_is_frozen(struct sr_cgroup *cg, bool *frozen, sr_error_t *err)
 {
   *frozen = false;
   if (cg->version == 1)
-    return sr_cg_v1_is_frozen(cg, frozen, err);
+    return sr_cgroup_v1_is_frozen(cg, frozen, err);
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  if (sr_cg_unified_open(cg, &d, err) < 0)
+  if (sr_cgroup_unified_open(cg, &d, err) < 0)
     return -1;
-  return sr_cg_v2_is_frozen(&d, frozen, err);
+  return sr_cgroup_v2_is_frozen(&d, frozen, err);
 }
 
 /* Whether a freezer can be used: the v1 freezer hierarchy, or cgroup.freeze. */
@@ -710,12 +712,12 @@ static bool can_freeze(const struct sr_cgroup *cg)
   sr_error_t e = NULL;
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
   bool ok = false;
-  if (cg->version == 1 && sr_cg_v1_controller(cg, "freezer", &d, &e) == 1)
+  if (cg->version == 1 && sr_cgroup_v1_controller(cg, "freezer", &d, &e) == 1)
     ok = true;
   else if (cg->version == 2 || cg->hybrid) {
     sr_error_free(&e);
-    sr_cg_dir_close(&d);
-    ok = sr_cg_unified_open(cg, &d, &e) == 0 && sr_cg_has(&d, "cgroup.freeze");
+    sr_cgroup_dir_close(&d);
+    ok = sr_cgroup_unified_open(cg, &d, &e) == 0 && sr_cgroup_has(&d, "cgroup.freeze");
   }
   sr_error_free(&e);
   return ok;
@@ -738,15 +740,15 @@ static bool write_cgroup_kill(const struct sr_cgroup *cg)
     return false;
   sr_error_t e = NULL;
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  bool ok = sr_cg_unified_open(cg, &d, &e) == 0 && sr_cg_has(&d, "cgroup.kill") &&
-            sr_cg_write(&d, "cgroup.kill", "1", &e) == 0;
+  bool ok = sr_cgroup_unified_open(cg, &d, &e) == 0 && sr_cgroup_has(&d, "cgroup.kill") &&
+            sr_cgroup_write(&d, "cgroup.kill", "1", &e) == 0;
   sr_error_free(&e);
   return ok;
 }
 
 static int kill_all(struct sr_cgroup *cg, sr_error_t *err)
 {
-  int64_t deadline = sr_cg_now_ms() + SR_CG_TIMEOUT_MS;
+  int64_t deadline = sr_cgroup_now_ms() + SR_CG_TIMEOUT_MS;
   bool freezer = false, kill_file = false, first = true;
   for (;;) {
     _cleanup_free_ pid_t *pids = NULL;
@@ -759,7 +761,7 @@ static int kill_all(struct sr_cgroup *cg, sr_error_t *err)
       first = false;
       kill_file = write_cgroup_kill(cg);
       freezer = can_freeze(cg);
-    } else if (sr_cg_now_ms() > deadline) {
+    } else if (sr_cgroup_now_ms() > deadline) {
       return sr_error_make(err, ETIMEDOUT,
                            "cgroup: %zu process(es) still in %s%s after "
                            "SIGKILL (pid %d)",
@@ -785,7 +787,7 @@ static int kill_all(struct sr_cgroup *cg, sr_error_t *err)
       if (freezer && cg->version == 1 && sr_cgroup_freeze(cg, false, err) < 0)
         return -1;
     }
-    sr_cg_pause();
+    sr_cgroup_pause();
   }
 }
 
@@ -842,9 +844,9 @@ static int remove_tree(const char *path, int depth, int64_t deadline, sr_error_t
     if (rmdir(path) == 0 || errno == ENOENT)
       return 0;
     /* EBUSY for a moment after the last process exits, until the kernel has unlinked it. */
-    if (errno != EBUSY || sr_cg_now_ms() > deadline)
+    if (errno != EBUSY || sr_cgroup_now_ms() > deadline)
       return sr_error_sys(err, "cgroup: remove `%s`", path);
-    sr_cg_pause();
+    sr_cgroup_pause();
   }
 }
 
@@ -858,7 +860,7 @@ int sr_cgroup_destroy(struct sr_cgroup *cg, bool remove_dirs, sr_error_t *err)
   size_t n;
   if (leaf_paths(cg, &paths, &n, err) < 0)
     return -1;
-  int64_t deadline = sr_cg_now_ms() + SR_CG_TIMEOUT_MS;
+  int64_t deadline = sr_cgroup_now_ms() + SR_CG_TIMEOUT_MS;
   for (size_t i = 0; i < n; i++)
     if (remove_tree(paths[i], 0, deadline, err) < 0)
       return -1;
@@ -870,7 +872,7 @@ int sr_cgroup_destroy(struct sr_cgroup *cg, bool remove_dirs, sr_error_t *err)
 int sr_cgroup_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err)
 {
   memset(st, 0, sizeof(*st));
-  int r = cg->version == 1 ? sr_cg_v1_stats(cg, st, err) : sr_cg_v2_stats(cg, st, err);
+  int r = cg->version == 1 ? sr_cgroup_v1_stats(cg, st, err) : sr_cgroup_v2_stats(cg, st, err);
   if (r < 0)
     sr_cgroup_stats_clear(st);
   return r;
@@ -888,10 +890,11 @@ void sr_cgroup_stats_clear(struct sr_cgroup_stats *st)
   memset(st, 0, sizeof(*st));
 }
 
-int sr_cg_stats_memory_stat(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr_error_t *err)
+int sr_cgroup_stats_memory_stat(const struct sr_cg_dir *d, struct sr_cgroup_stats *st,
+                                sr_error_t *err)
 {
   char buf[16384];
-  if (sr_cg_read(d, "memory.stat", buf, sizeof(buf), err) < 0)
+  if (sr_cgroup_read(d, "memory.stat", buf, sizeof(buf), err) < 0)
     return -1;
   size_t lines = 0;
   for (char *p = buf; *p; p++)
@@ -904,7 +907,7 @@ int sr_cg_stats_memory_stat(const struct sr_cg_dir *d, struct sr_cgroup_stats *s
   for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
     char *sp = strchr(line, ' ');
     uint64_t v;
-    if (sp == NULL || st->n_memory_stat > lines || !sr_cg_parse_u64(sp + 1, &v))
+    if (sp == NULL || st->n_memory_stat > lines || !sr_cgroup_parse_u64(sp + 1, &v))
       continue;
     *sp = '\0';
     char *k = strdup(line);
@@ -916,7 +919,7 @@ int sr_cg_stats_memory_stat(const struct sr_cg_dir *d, struct sr_cgroup_stats *s
   return 0;
 }
 
-uint64_t sr_cg_stats_lookup(const struct sr_cgroup_stats *st, const char *key)
+uint64_t sr_cgroup_stats_lookup(const struct sr_cgroup_stats *st, const char *key)
 {
   for (size_t i = 0; i < st->n_memory_stat; i++)
     if (strcmp(st->memory_stat_keys[i], key) == 0)
@@ -924,8 +927,8 @@ uint64_t sr_cg_stats_lookup(const struct sr_cgroup_stats *st, const char *key)
   return 0;
 }
 
-int sr_cg_stats_add_blkio(struct sr_cgroup_stats *st, uint64_t major, uint64_t minor,
-                          const char *op, uint64_t value)
+int sr_cgroup_stats_add_blkio(struct sr_cgroup_stats *st, uint64_t major, uint64_t minor,
+                              const char *op, uint64_t value)
 {
   struct sr_blkio_entry *nv =
       realloc(st->blkio_bytes, (st->n_blkio_bytes + 1) * sizeof(*st->blkio_bytes));

@@ -23,7 +23,8 @@ struct sr_cgroup {
                   controller lives only there, and for the unified process tracking) */
   char *root;  /* "/sys/fs/cgroup", or a scratch tree in tests */
   char *path;  /* "/a/b", below each hierarchy root; never ".." components */
-  struct sr_cg_v1_list *v1; /* the v1 hierarchies, listed once per object (sr_cg_v1_hierarchies) */
+  struct sr_cg_v1_list
+      *v1; /* the v1 hierarchies, listed once per object (sr_cgroup_v1_hierarchies) */
 };
 
 /* Detects the layout under root by statfs: CGROUP2_SUPER_MAGIC at root -> 2; a tmpfs with v1
@@ -176,10 +177,10 @@ struct sr_cg_dir {
   char path[PATH_MAX];
 };
 /* Opens <root>[/<hier>]<path>; hier NULL or "" for the v2 root. */
-int sr_cg_dir_open(struct sr_cg_dir *d, const char *root, const char *hier, const char *path,
-                   sr_error_t *err);
-void sr_cg_dir_close(struct sr_cg_dir *d);
-#define _cleanup_cg_dir_ __attribute__((cleanup(sr_cg_dir_close)))
+int sr_cgroup_dir_open(struct sr_cg_dir *d, const char *root, const char *hier, const char *path,
+                       sr_error_t *err);
+void sr_cgroup_dir_close(struct sr_cg_dir *d);
+#define _cleanup_cg_dir_ __attribute__((cleanup(sr_cgroup_dir_close)))
 
 /* "cgroup: write `file` = value in dir: reason"; never creates the file. */
 int sr_cg_write(const struct sr_cg_dir *d, const char *file, const char *value, sr_error_t *err);
@@ -193,25 +194,26 @@ __attribute__((format(printf, 6, 7))) int sr_cgroup_putf(const struct sr_cg_dir 
                                                      const char *field, sr_cgroup_explain_fn explain,
                                                      sr_error_t *err, const char *fmt, ...);
 /* One open, one write(2) per line (files such as io.max parse one entry per write). */
-int sr_cg_write_lines(const struct sr_cg_dir *d, const char *file, char *const *lines, size_t n,
-                      sr_error_t *err);
-int sr_cg_read(const struct sr_cg_dir *d, const char *file, char *buf, size_t size,
-               sr_error_t *err);
-bool sr_cg_has(const struct sr_cg_dir *d, const char *file);
+int sr_cgroup_write_lines(const struct sr_cg_dir *d, const char *file, char *const *lines, size_t n,
+                          sr_error_t *err);
+int sr_cgroup_read(const struct sr_cg_dir *d, const char *file, char *buf, size_t size,
+                   sr_error_t *err);
+bool sr_cgroup_has(const struct sr_cg_dir *d, const char *file);
 /* A single number ("max" reads as UINT64_MAX). */
-int sr_cg_read_u64(const struct sr_cg_dir *d, const char *file, uint64_t *v, sr_error_t *err);
+int sr_cgroup_read_u64(const struct sr_cg_dir *d, const char *file, uint64_t *v, sr_error_t *err);
 /* The value of `key` in a "key value" per line file; 0 when the key is absent. */
-int sr_cg_read_keyed(const struct sr_cg_dir *d, const char *file, const char *key, uint64_t *v,
-                     sr_error_t *err);
-/* sr_cg_read_u64, but a missing file is a value the layout does not offer: *v is left alone. */
-int sr_cg_read_u64_opt(const struct sr_cg_dir *d, const char *file, uint64_t *v, sr_error_t *err);
+int sr_cgroup_read_keyed(const struct sr_cg_dir *d, const char *file, const char *key, uint64_t *v,
+                         sr_error_t *err);
+/* sr_cgroup_read_u64, but a missing file is a value the layout does not offer: *v is left alone. */
+int sr_cgroup_read_u64_opt(const struct sr_cg_dir *d, const char *file, uint64_t *v,
+                           sr_error_t *err);
 /* A decimal number, or "max" as UINT64_MAX. */
-bool sr_cg_parse_u64(const char *s, uint64_t *v);
-/* Frees n lines built for sr_cg_write_lines, and the array. */
-void sr_cg_free_lines(char **lines, size_t n);
+bool sr_cgroup_parse_u64(const char *s, uint64_t *v);
+/* Frees n lines built for sr_cgroup_write_lines, and the array. */
+void sr_cgroup_free_lines(char **lines, size_t n);
 /* Milliseconds of CLOCK_MONOTONIC, for bounded waits. */
-int64_t sr_cg_now_ms(void);
-void sr_cg_pause(void);
+int64_t sr_cgroup_now_ms(void);
+void sr_cgroup_pause(void);
 
 /* The v1 hierarchy directory names under root (symlinked aliases and "unified" excluded).
  * Listed on the first call and kept in the object (the host's mounts, which the operator sets
@@ -221,15 +223,15 @@ struct sr_cg_v1_list {
   char **names;
   size_t n;
 };
-void sr_cg_v1_list_free(struct sr_cg_v1_list *l);
-int sr_cg_v1_hierarchies(const struct sr_cgroup *cg, char ***names, size_t *n, sr_error_t *err);
+void sr_cgroup_v1_list_free(struct sr_cg_v1_list *l);
+int sr_cgroup_v1_hierarchies(const struct sr_cgroup *cg, char ***names, size_t *n, sr_error_t *err);
 /* Opens the container's directory in the v1 hierarchy of controller: 1 found, 0 the
  * controller is not mounted, -1 error (including a missing container directory). */
-int sr_cg_v1_controller(const struct sr_cgroup *cg, const char *controller, struct sr_cg_dir *d,
-                        sr_error_t *err);
+int sr_cgroup_v1_controller(const struct sr_cgroup *cg, const char *controller, struct sr_cg_dir *d,
+                            sr_error_t *err);
 /* The container's directory in the unified hierarchy (v2, or <root>/unified when hybrid). */
-int sr_cg_unified_open(const struct sr_cgroup *cg, struct sr_cg_dir *d, sr_error_t *err);
-const char *sr_cg_unified_base(const struct sr_cgroup *cg, char *buf, size_t size);
+int sr_cgroup_unified_open(const struct sr_cgroup *cg, struct sr_cg_dir *d, sr_error_t *err);
+const char *sr_cgroup_unified_base(const struct sr_cgroup *cg, char *buf, size_t size);
 
 /* Statistics helpers: memory.stat into st (raw keys), one memory.stat value, appending a blkio
  * or hugetlb entry (NULL/-1: out of memory), the page sizes of hugetlb.<size><suffix> files. */
@@ -248,31 +250,32 @@ int sr_cg_hugetlb_sizes(const struct sr_cg_dir *d, const char *suffix, char ***s
 
 /* exclusive: the leaf must be new in every hierarchy (EEXIST: the leaves this call made are
  * removed again). */
-int sr_cg_v1_create(struct sr_cgroup *cg, bool exclusive, bool *created, sr_error_t *err);
+int sr_cgroup_v1_create(struct sr_cgroup *cg, bool exclusive, bool *created, sr_error_t *err);
 /* rmdir of the leaf in every v1 hierarchy (an exclusive create undone). */
-void sr_cg_v1_remove_leaves(const struct sr_cgroup *cg);
-int sr_cg_v1_apply(struct sr_cgroup *cg, const struct sr_resources *r, bool update,
-                   sr_error_t *err);
-int sr_cg_v1_freeze(struct sr_cgroup *cg, bool frozen, sr_error_t *err);
-int sr_cg_v1_is_frozen(struct sr_cgroup *cg, bool *frozen, sr_error_t *err);
-int sr_cg_v1_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err);
+void sr_cgroup_v1_remove_leaves(const struct sr_cgroup *cg);
+int sr_cgroup_v1_apply(struct sr_cgroup *cg, const struct sr_resources *r, bool update,
+                       sr_error_t *err);
+int sr_cgroup_v1_freeze(struct sr_cgroup *cg, bool frozen, sr_error_t *err);
+int sr_cgroup_v1_is_frozen(struct sr_cgroup *cg, bool *frozen, sr_error_t *err);
+int sr_cgroup_v1_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err);
 
 /* mkdir -p of path below base, enabling controllers in each ancestor. */
-int sr_cg_v2_create(const char *base, const char *path, bool exclusive, bool *created,
-                    sr_error_t *err);
-int sr_cg_v2_apply(struct sr_cgroup *cg, const struct sr_resources *r, bool update,
-                   sr_error_t *err);
+int sr_cgroup_v2_create(const char *base, const char *path, bool exclusive, bool *created,
+                        sr_error_t *err);
+int sr_cgroup_v2_apply(struct sr_cgroup *cg, const struct sr_resources *r, bool update,
+                       sr_error_t *err);
 /* hugetlb.<size>.max (and .rsvd.max when present) in d: v2, and the unified mount of hybrid. */
-int sr_cg_v2_hugetlb(const struct sr_cg_dir *d, const struct sr_resources *r, sr_error_t *err);
-int sr_cg_v2_freeze(const struct sr_cg_dir *d, bool frozen, sr_error_t *err);
-int sr_cg_v2_is_frozen(const struct sr_cg_dir *d, bool *frozen, sr_error_t *err);
-int sr_cg_v2_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err);
+int sr_cgroup_v2_hugetlb(const struct sr_cg_dir *d, const struct sr_resources *r, sr_error_t *err);
+int sr_cgroup_v2_freeze(const struct sr_cg_dir *d, bool frozen, sr_error_t *err);
+int sr_cgroup_v2_is_frozen(const struct sr_cg_dir *d, bool *frozen, sr_error_t *err);
+int sr_cgroup_v2_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err);
 /* hugetlb statistics of a v2 directory (also used for the unified mount of hybrid). */
-int sr_cg_v2_hugetlb_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr_error_t *err);
+int sr_cgroup_v2_hugetlb_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st,
+                               sr_error_t *err);
 
 /* Loads the device rules as a BPF_PROG_TYPE_CGROUP_DEVICE program and attaches it to d
  * (BPF_F_ALLOW_MULTI), replacing the program seerun attached before, if any. */
-int sr_cg_bpf_devices_apply(const struct sr_cg_dir *d, const struct sr_device_rule *rules, size_t n,
-                            sr_error_t *err);
+int sr_cgroup_devices_bpf_apply(const struct sr_cg_dir *d, const struct sr_device_rule *rules,
+                                size_t n, sr_error_t *err);
 
 #endif

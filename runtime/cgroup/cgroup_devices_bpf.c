@@ -239,8 +239,8 @@ static int attach(int cgfd, int progfd, int replace_fd)
   return sys_bpf(BPF_PROG_ATTACH, &a);
 }
 
-int sr_cg_bpf_devices_apply(const struct sr_cg_dir *d, const struct sr_device_rule *rules, size_t n,
-                            sr_error_t *err)
+int sr_cgroup_devices_bpf_apply(const struct sr_cg_dir *d, const struct sr_device_rule *rules,
+                                size_t n, sr_error_t *err)
 {
   struct statfs sfs;
   if (fstatfs(d->fd, &sfs) < 0)

@@ -24,7 +24,7 @@ void sr_cg_v1_list_free(struct sr_cg_v1_list *l)
 {
   if (l == NULL)
     return;
-  sr_strv_freep(&l->names);
+  sr_cleanup_strv_freep(&l->names);
   free(l);
 }
 
@@ -33,7 +33,7 @@ static char **strv_dup(char *const *v, size_t n)
   char **out = calloc(n + 1, sizeof(char *));
   for (size_t i = 0; out && i < n; i++)
     if ((out[i] = strdup(v[i])) == NULL) {
-      sr_strv_freep(&out);
+      sr_cleanup_strv_freep(&out);
       return NULL;
     }
   return out;
@@ -41,7 +41,7 @@ static char **strv_dup(char *const *v, size_t n)
 
 static int list_hierarchies(const struct sr_cgroup *cg, char ***names, size_t *n, sr_error_t *err);
 
-int sr_cg_v1_hierarchies(const struct sr_cgroup *cg, char ***names, size_t *n, sr_error_t *err)
+int sr_cgroup_v1_hierarchies(const struct sr_cgroup *cg, char ***names, size_t *n, sr_error_t *err)
 {
   struct sr_cg_v1_list *l = cg->v1;
   if (l == NULL)
@@ -112,8 +112,8 @@ static bool has_controller(const char *hier, const char *controller)
   return false;
 }
 
-int sr_cg_v1_controller(const struct sr_cgroup *cg, const char *controller, struct sr_cg_dir *d,
-                        sr_error_t *err)
+int sr_cgroup_v1_controller(const struct sr_cgroup *cg, const char *controller, struct sr_cg_dir *d,
+                            sr_error_t *err)
 {
   char probe[PATH_MAX];
   const char *hier = NULL;
@@ -123,7 +123,7 @@ int sr_cg_v1_controller(const struct sr_cgroup *cg, const char *controller, stru
     hier = controller;
   } else {
     size_t n;
-    if (sr_cg_v1_hierarchies(cg, &names, &n, err) < 0)
+    if (sr_cgroup_v1_hierarchies(cg, &names, &n, err) < 0)
       return -1;
     for (size_t i = 0; i < n && hier == NULL; i++)
       if (has_controller(names[i], controller))
@@ -131,7 +131,7 @@ int sr_cg_v1_controller(const struct sr_cgroup *cg, const char *controller, stru
   }
   if (hier == NULL)
     return 0;
-  if (sr_cg_dir_open(d, cg->root, hier, cg->path, err) < 0)
+  if (sr_cgroup_dir_open(d, cg->root, hier, cg->path, err) < 0)
     return -1;
   return 1;
 }
@@ -149,19 +149,19 @@ static int cpuset_inherit(const char *parent, const char *child, sr_error_t *err
 {
   static const char *const files[] = {"cpuset.cpus", "cpuset.mems"};
   _cleanup_cg_dir_ struct sr_cg_dir p = {.fd = -1}, c = {.fd = -1};
-  if (sr_cg_dir_open(&p, parent, NULL, "/", err) < 0 ||
-      sr_cg_dir_open(&c, child, NULL, "/", err) < 0)
+  if (sr_cgroup_dir_open(&p, parent, NULL, "/", err) < 0 ||
+      sr_cgroup_dir_open(&c, child, NULL, "/", err) < 0)
     return -1;
   for (size_t i = 0; i < 2; i++) {
     char cur[4096], from[4096];
-    if (sr_cg_read(&c, files[i], cur, sizeof(cur), err) < 0)
+    if (sr_cgroup_read(&c, files[i], cur, sizeof(cur), err) < 0)
       return -1;
     if (!blank(cur))
       continue;
-    if (sr_cg_read(&p, files[i], from, sizeof(from), err) < 0)
+    if (sr_cgroup_read(&p, files[i], from, sizeof(from), err) < 0)
       return -1;
     from[strcspn(from, "\n")] = '\0';
-    if (sr_cg_write(&c, files[i], from, err) < 0)
+    if (sr_cgroup_write(&c, files[i], from, err) < 0)
       return -1;
   }
   return 0;
@@ -176,21 +176,21 @@ static void remove_leaves(const struct sr_cgroup *cg, char **names, size_t n)
       rmdir(p);
 }
 
-void sr_cg_v1_remove_leaves(const struct sr_cgroup *cg)
+void sr_cgroup_v1_remove_leaves(const struct sr_cgroup *cg)
 {
   _cleanup_strv_ char **names = NULL;
   size_t n = 0;
   sr_error_t e = NULL;
-  if (sr_cg_v1_hierarchies(cg, &names, &n, &e) == 0)
+  if (sr_cgroup_v1_hierarchies(cg, &names, &n, &e) == 0)
     remove_leaves(cg, names, n);
   sr_error_free(&e);
 }
 
-int sr_cg_v1_create(struct sr_cgroup *cg, bool exclusive, bool *created, sr_error_t *err)
+int sr_cgroup_v1_create(struct sr_cgroup *cg, bool exclusive, bool *created, sr_error_t *err)
 {
   _cleanup_strv_ char **names = NULL;
   size_t n;
-  if (sr_cg_v1_hierarchies(cg, &names, &n, err) < 0)
+  if (sr_cgroup_v1_hierarchies(cg, &names, &n, err) < 0)
     return -1;
   if (n == 0)
     return sr_error_make(err, 0, "cgroup: no cgroup v1 hierarchy is mounted under %s", cg->root);
@@ -232,7 +232,7 @@ int sr_cg_v1_create(struct sr_cgroup *cg, bool exclusive, bool *created, sr_erro
 static int ctl(const struct sr_cgroup *cg, const char *controller, const char *field,
                struct sr_cg_dir *d, sr_error_t *err)
 {
-  int r = sr_cg_v1_controller(cg, controller, d, err);
+  int r = sr_cgroup_v1_controller(cg, controller, d, err);
   if (r < 0)
     return sr_error_wrap(err, "%s", field);
   if (r == 0)
@@ -282,14 +282,15 @@ static int v1_memory(struct sr_cgroup *cg, const struct sr_resources *r, sr_erro
     return -1;
   const char *lf = "linux.resources.memory.limit", *sf = "linux.resources.memory.swap";
   /* An unlimited memory with no word on swap means unlimited swap too (runc). */
-  if (limit_set && m->limit.v == -1 && !swap_set && sr_cg_has(&d, "memory.memsw.limit_in_bytes")) {
+  if (limit_set && m->limit.v == -1 && !swap_set &&
+      sr_cgroup_has(&d, "memory.memsw.limit_in_bytes")) {
     swap_set = true;
     swap = -1;
   }
   if (limit_set && swap_set) {
     /* The kernel wants memory <= memory+swap at every step: raise memsw first when growing. */
     uint64_t cur;
-    if (sr_cg_read_u64(&d, "memory.limit_in_bytes", &cur, err) < 0)
+    if (sr_cgroup_read_u64(&d, "memory.limit_in_bytes", &cur, err) < 0)
       return sr_error_wrap(err, "%s", lf);
     bool swap_first = swap == -1 || cur < (uint64_t)swap;
     if (swap_first && PUT(&d, "memory.memsw.limit_in_bytes", sf, err, "%" PRId64, swap) < 0)
@@ -365,7 +366,8 @@ static int v1_cpu(struct sr_cgroup *cg, const struct sr_resources *r, sr_error_t
     if (c->burst.set &&
         PUT(&d, "cpu.cfs_burst_us", "linux.resources.cpu.burst", err, "%" PRIu64, c->burst.v) < 0)
       return -1;
-    if ((c->realtime_runtime.set || c->realtime_period.set) && !sr_cg_has(&d, "cpu.rt_runtime_us"))
+    if ((c->realtime_runtime.set || c->realtime_period.set) &&
+        !sr_cgroup_has(&d, "cpu.rt_runtime_us"))
       return sr_error_make(err, 0,
                            "linux.resources.cpu.realtimeRuntime: the kernel has no "
                            "realtime group scheduling (no cpu.rt_runtime_us in %s)",
@@ -414,7 +416,7 @@ static int put_lines(const struct sr_cg_dir *d, const char *file, const char *fi
 {
   if (n == 0)
     return 0;
-  if (sr_cg_write_lines(d, file, lines, n, err) < 0)
+  if (sr_cgroup_write_lines(d, file, lines, n, err) < 0)
     return sr_error_wrap(err, "%s", field);
   return 0;
 }
@@ -479,7 +481,7 @@ static int v1_blkio(struct sr_cgroup *cg, const struct sr_resources *r, sr_error
     }
     if (rc == 0)
       rc = put_lines(&d, tfiles[t], tfields[t], lines, n, err);
-    sr_cg_free_lines(lines, n);
+    sr_cgroup_free_lines(lines, n);
     if (rc < 0)
       return -1;
   }
@@ -556,7 +558,7 @@ static int v1_network(struct sr_cgroup *cg, const struct sr_resources *r, sr_err
     }
   if (rc == 0)
     rc = put_lines(&d, "net_prio.ifpriomap", field, lines, n, err);
-  sr_cg_free_lines(lines, n);
+  sr_cgroup_free_lines(lines, n);
   return rc;
 }
 
@@ -581,7 +583,8 @@ static int v1_rdma(struct sr_cgroup *cg, const struct sr_resources *r, sr_error_
   return 0;
 }
 
-int sr_cg_v1_apply(struct sr_cgroup *cg, const struct sr_resources *r, bool update, sr_error_t *err)
+int sr_cgroup_v1_apply(struct sr_cgroup *cg, const struct sr_resources *r, bool update,
+                       sr_error_t *err)
 {
   if (r && r->n_unified > 0)
     return sr_error_make(err, 0, "linux.resources.unified: requires cgroup v2");
@@ -603,13 +606,13 @@ int sr_cg_v1_apply(struct sr_cgroup *cg, const struct sr_resources *r, bool upda
 
 static int read_state(const struct sr_cg_dir *d, char *buf, size_t size, sr_error_t *err)
 {
-  if (sr_cg_read(d, "freezer.state", buf, size, err) < 0)
+  if (sr_cgroup_read(d, "freezer.state", buf, size, err) < 0)
     return -1;
   buf[strcspn(buf, "\n")] = '\0';
   return 0;
 }
 
-int sr_cg_v1_freeze(struct sr_cgroup *cg, bool frozen, sr_error_t *err)
+int sr_cgroup_v1_freeze(struct sr_cgroup *cg, bool frozen, sr_error_t *err)
 {
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
   int found = v1_or_unified(cg, "freezer", &d, err);
@@ -621,33 +624,33 @@ int sr_cg_v1_freeze(struct sr_cgroup *cg, bool frozen, sr_error_t *err)
   if (found == 2)
     return sr_cg_v2_freeze(&d, frozen, err);
   const char *want = frozen ? "FROZEN" : "THAWED";
-  int64_t deadline = sr_cg_now_ms() + SR_CG_TIMEOUT_MS;
+  int64_t deadline = sr_cgroup_now_ms() + SR_CG_TIMEOUT_MS;
   for (unsigned i = 0;; i++) {
     /* Asked again now and then: a freeze can stall on a task in an uninterruptible wait, and a
      * thaw-and-refreeze gets it going (runc does the same). */
-    if (frozen && i > 0 && i % 100 == 0 && sr_cg_write(&d, "freezer.state", "THAWED", err) < 0)
+    if (frozen && i > 0 && i % 100 == 0 && sr_cgroup_write(&d, "freezer.state", "THAWED", err) < 0)
       return -1;
-    if (i % 25 == 0 && sr_cg_write(&d, "freezer.state", want, err) < 0)
+    if (i % 25 == 0 && sr_cgroup_write(&d, "freezer.state", want, err) < 0)
       return -1;
     char state[32];
     if (read_state(&d, state, sizeof(state), err) < 0)
       return -1;
     if (strcmp(state, want) == 0)
       return 0;
-    if (sr_cg_now_ms() > deadline) {
+    if (sr_cgroup_now_ms() > deadline) {
       if (frozen) {
         sr_error_t e = NULL;
-        sr_cg_write(&d, "freezer.state", "THAWED", &e); /* do not leave it half frozen */
+        sr_cgroup_write(&d, "freezer.state", "THAWED", &e); /* do not leave it half frozen */
         sr_error_free(&e);
       }
       return sr_error_make(err, ETIMEDOUT, "cgroup: freezer.state in %s is still %s, not %s",
                            d.path, state, want);
     }
-    sr_cg_pause();
+    sr_cgroup_pause();
   }
 }
 
-int sr_cg_v1_is_frozen(struct sr_cgroup *cg, bool *frozen, sr_error_t *err)
+int sr_cgroup_v1_is_frozen(struct sr_cgroup *cg, bool *frozen, sr_error_t *err)
 {
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
   *frozen = false;
@@ -661,16 +664,16 @@ int sr_cg_v1_is_frozen(struct sr_cgroup *cg, bool *frozen, sr_error_t *err)
   for (;;) {
     if (read_state(&d, state, sizeof(state), err) < 0)
       return -1;
-    if (strcmp(state, "FREEZING") != 0 || sr_cg_now_ms() > deadline)
+    if (strcmp(state, "FREEZING") != 0 || sr_cgroup_now_ms() > deadline)
       break;
-    sr_cg_pause();
+    sr_cgroup_pause();
   }
   if (strcmp(state, "FROZEN") != 0)
     return 0;
   /* Frozen through an ancestor only is not this container being paused (runc). */
   char self[16];
   sr_error_t e = NULL;
-  if (sr_cg_read(&d, "freezer.self_freezing", self, sizeof(self), &e) < 0) {
+  if (sr_cgroup_read(&d, "freezer.self_freezing", self, sizeof(self), &e) < 0) {
     sr_error_free(&e);
     *frozen = true;
     return 0;
@@ -741,7 +744,7 @@ static int memory_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, s
   if (sr_cg_has(d, "memory.stat")) {
     if (sr_cg_stats_memory_stat(d, st, err) < 0)
       return -1;
-    st->memory_cache = sr_cg_stats_lookup(st, "cache");
+    st->memory_cache = sr_cgroup_stats_lookup(st, "cache");
   }
   if (sr_cg_has(d, "memory.oom_control") &&
       sr_cg_read_keyed(d, "memory.oom_control", "oom_kill", &st->oom_kill_count, err) < 0)
@@ -767,7 +770,7 @@ static int blkio_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr
       /* "8:0 Read 4096"; the "Total N" line has no device. */
       if (sscanf(line, "%llu:%llu %15s %llu", &maj, &min, op, &v) != 4)
         continue;
-      if (sr_cg_stats_add_blkio(st, maj, min, op, v) < 0)
+      if (sr_cgroup_stats_add_blkio(st, maj, min, op, v) < 0)
         return sr_error_make(err, ENOMEM, "cgroup: %s", files[f]);
     }
   }
@@ -823,24 +826,24 @@ static int v1_controller_stats(struct sr_cgroup *cg, const char *controller,
 static int v1_hugetlb_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err)
 {
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  int found = sr_cg_v1_controller(cg, "hugetlb", &d, err);
+  int found = sr_cgroup_v1_controller(cg, "hugetlb", &d, err);
   if (found < 0)
     return -1;
   if (found == 0) {
     if (!cg->hybrid)
       return 0;
-    if (sr_cg_unified_open(cg, &d, err) < 0) {
+    if (sr_cgroup_unified_open(cg, &d, err) < 0) {
       if ((*err)->status != ENOENT)
         return -1;
       sr_error_free(err);
       return 0;
     }
-    return sr_cg_v2_hugetlb_stats(&d, st, err);
+    return sr_cgroup_v2_hugetlb_stats(&d, st, err);
   }
   return hugetlb_stats(&d, st, err);
 }
 
-int sr_cg_v1_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err)
+int sr_cgroup_v1_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err)
 {
   if (v1_controller_stats(cg, "cpuacct", cpuacct_stats, st, err) < 0 ||
       v1_controller_stats(cg, "cpu", cpu_stats, st, err) < 0 ||

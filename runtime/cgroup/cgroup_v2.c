@@ -27,8 +27,8 @@ static int enable_controllers(const char *dir, sr_error_t *err)
 {
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
   char list[4096];
-  if (sr_cg_dir_open(&d, dir, NULL, "/", err) < 0 ||
-      sr_cg_read(&d, "cgroup.controllers", list, sizeof(list), err) < 0)
+  if (sr_cgroup_dir_open(&d, dir, NULL, "/", err) < 0 ||
+      sr_cgroup_read(&d, "cgroup.controllers", list, sizeof(list), err) < 0)
     return -1;
   char all[4096 * 2] = "";
   size_t o = 0, count = 0;
@@ -40,18 +40,18 @@ static int enable_controllers(const char *dir, sr_error_t *err)
   if (count == 0)
     return 0;
   sr_error_t e = NULL;
-  if (sr_cg_write(&d, "cgroup.subtree_control", all, &e) == 0)
+  if (sr_cgroup_write(&d, "cgroup.subtree_control", all, &e) == 0)
     return 0;
   sr_error_free(&e);
   for (char *c = strtok_r(all, " ", &save); c; c = strtok_r(NULL, " ", &save)) {
-    sr_cg_write(&d, "cgroup.subtree_control", c, &e);
+    sr_cgroup_write(&d, "cgroup.subtree_control", c, &e);
     sr_error_free(&e);
   }
   return 0;
 }
 
-int sr_cg_v2_create(const char *base, const char *path, bool exclusive, bool *created,
-                    sr_error_t *err)
+int sr_cgroup_v2_create(const char *base, const char *path, bool exclusive, bool *created,
+                        sr_error_t *err)
 {
   char cur[PATH_MAX];
   size_t len = (size_t)snprintf(cur, sizeof(cur), "%s", base);
@@ -93,7 +93,7 @@ static int explain(const struct sr_cg_dir *d, const char *file, const char *fiel
   char ctrl[64], list[4096];
   snprintf(ctrl, sizeof(ctrl), "%.*s", (int)strcspn(file, "."), file);
   sr_error_t e = NULL;
-  if (sr_cg_read(d, "cgroup.controllers", list, sizeof(list), &e) < 0) {
+  if (sr_cgroup_read(d, "cgroup.controllers", list, sizeof(list), &e) < 0) {
     sr_error_free(&e);
     return sr_error_wrap(err, "%s", field);
   }
@@ -116,7 +116,7 @@ static int explain(const struct sr_cg_dir *d, const char *file, const char *fiel
 static int put_lines(const struct sr_cg_dir *d, const char *file, const char *field, char **lines,
                      size_t n, sr_error_t *err)
 {
-  if (sr_cg_write_lines(d, file, lines, n, err) < 0)
+  if (sr_cgroup_write_lines(d, file, lines, n, err) < 0)
     return explain(d, file, field, err);
   return 0;
 }
@@ -170,7 +170,7 @@ static int v2_memory(const struct sr_cg_dir *d, const struct sr_resources *r, bo
   }
   if (update && m->check_before_update && limit > 0) {
     uint64_t cur;
-    if (sr_cg_read_u64(d, "memory.current", &cur, err) < 0)
+    if (sr_cgroup_read_u64(d, "memory.current", &cur, err) < 0)
       return explain(d, "memory.current", "linux.resources.memory.checkBeforeUpdate", err);
     if ((uint64_t)limit < cur)
       return sr_error_make(err, 0,
@@ -181,7 +181,7 @@ static int v2_memory(const struct sr_cg_dir *d, const struct sr_resources *r, bo
   if (*swapv && PUT(d, "memory.swap.max", sf, err, "%s", swapv) < 0) {
     /* Without swap accounting, "no swap limit" and "no swap" hold anyway (runc). */
     bool moot = strcmp(swapv, "max") == 0 || strcmp(swapv, "0") == 0;
-    if (!moot || sr_cg_has(d, "memory.swap.max") || !sr_cg_has(d, "memory.max"))
+    if (!moot || sr_cgroup_has(d, "memory.swap.max") || !sr_cgroup_has(d, "memory.max"))
       return -1;
     sr_error_free(err);
   }
@@ -209,7 +209,7 @@ static int v2_cpu_max(const struct sr_cg_dir *d, const struct sr_resources *r, b
   char q[32] = "max", p[32] = "100000";
   if (update && (!quota || !period)) {
     char cur[64];
-    if (sr_cg_read(d, "cpu.max", cur, sizeof(cur), err) < 0)
+    if (sr_cgroup_read(d, "cpu.max", cur, sizeof(cur), err) < 0)
       return explain(d, "cpu.max", "linux.resources.cpu.quota", err);
     if (sscanf(cur, "%31s %31s", q, p) != 2)
       return sr_error_make(err, 0, "cgroup: `cpu.max` in %s: unexpected \"%s\"", d->path, cur);
@@ -241,7 +241,7 @@ static int v2_cpu(const struct sr_cg_dir *d, const struct sr_resources *r, bool 
       PUT(d, "cpu.max.burst", "linux.resources.cpu.burst", err, "%" PRIu64, c->burst.v) < 0) {
     /* Kernels before 5.14 have no burst: it only loosens a limit, so best effort (runc).  A
      * burst above the current quota is refused (EINVAL) until the new quota is in. */
-    bool absent = !sr_cg_has(d, "cpu.max.burst") && sr_cg_has(d, "cpu.max");
+    bool absent = !sr_cgroup_has(d, "cpu.max.burst") && sr_cgroup_has(d, "cpu.max");
     burst_again = !absent && (*err)->status == EINVAL && quota;
     if (!absent && !burst_again)
       return -1;
@@ -295,7 +295,7 @@ static int io_max_lines(const struct sr_resources *r, char ***out, size_t *n, sr
                                      x->minor, keys[t], x->rate)
                           : asprintf(&line, "%s %s=%" PRIu64, lines[k], keys[t], x->rate);
       if (rc < 0) {
-        sr_cg_free_lines(lines, count);
+        sr_cgroup_free_lines(lines, count);
         free(devs);
         return sr_error_make(err, ENOMEM, "linux.resources.blockIO");
       }
@@ -312,7 +312,7 @@ static int io_max_lines(const struct sr_resources *r, char ***out, size_t *n, sr
   for (size_t i = 0; i < count; i++) {
     char *l = NULL;
     if (asprintf(&l, "%s\n", lines[i]) < 0) {
-      sr_cg_free_lines(lines, count);
+      sr_cgroup_free_lines(lines, count);
       return sr_error_make(err, ENOMEM, "linux.resources.blockIO");
     }
     free(lines[i]);
@@ -327,7 +327,7 @@ static int v2_io(const struct sr_cg_dir *d, const struct sr_resources *r, sr_err
 {
   const __typeof__(r->block_io) *b = &r->block_io;
   /* With BFQ, its own file takes blkio's scale as is (runc). */
-  bool bfq = sr_cg_has(d, "io.bfq.weight");
+  bool bfq = sr_cgroup_has(d, "io.bfq.weight");
   const char *wf = bfq ? "io.bfq.weight" : "io.weight";
   if (b->weight.set && b->weight.v != 0 &&
       PUT(d, wf, "linux.resources.blockIO.weight", err, "%" PRIu64,
@@ -345,11 +345,11 @@ static int v2_io(const struct sr_cg_dir *d, const struct sr_resources *r, sr_err
   if (io_max_lines(r, &lines, &n, err) < 0)
     return -1;
   int rc = n ? put_lines(d, "io.max", "linux.resources.blockIO.throttle", lines, n, err) : 0;
-  sr_cg_free_lines(lines, n);
+  sr_cgroup_free_lines(lines, n);
   return rc;
 }
 
-int sr_cg_v2_hugetlb(const struct sr_cg_dir *d, const struct sr_resources *r, sr_error_t *err)
+int sr_cgroup_v2_hugetlb(const struct sr_cg_dir *d, const struct sr_resources *r, sr_error_t *err)
 {
   const char *field = "linux.resources.hugepageLimits";
   for (size_t i = 0; i < r->n_hugepage_limits; i++) {
@@ -417,24 +417,25 @@ static int v2_unified(const struct sr_cg_dir *d, const struct sr_resources *r, s
     }
     if (rc == 0)
       rc = put_lines(d, k, field, lines, n, err);
-    sr_cg_free_lines(lines, n);
+    sr_cgroup_free_lines(lines, n);
     if (rc < 0)
       return -1;
   }
   return 0;
 }
 
-int sr_cg_v2_apply(struct sr_cgroup *cg, const struct sr_resources *r, bool update, sr_error_t *err)
+int sr_cgroup_v2_apply(struct sr_cgroup *cg, const struct sr_resources *r, bool update,
+                       sr_error_t *err)
 {
   if (r && v2_check(r, err) < 0)
     return -1;
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  if (sr_cg_unified_open(cg, &d, err) < 0)
+  if (sr_cgroup_unified_open(cg, &d, err) < 0)
     return -1;
   /* On create the rule list is the whole truth (default deny); update touches it only when
    * the list is given. */
   if (!update || (r && r->devices)) {
-    if (sr_cg_bpf_devices_apply(&d, r ? r->devices : NULL, r ? r->n_devices : 0, err) < 0)
+    if (sr_cgroup_devices_bpf_apply(&d, r ? r->devices : NULL, r ? r->n_devices : 0, err) < 0)
       return sr_error_wrap(err, "linux.resources.devices");
   }
   if (r == NULL)
@@ -448,7 +449,7 @@ int sr_cg_v2_apply(struct sr_cgroup *cg, const struct sr_resources *r, bool upda
       return -1;
   }
   if (v2_memory(&d, r, update, err) < 0 || v2_io(&d, r, err) < 0 ||
-      v2_cpu(&d, r, update, err) < 0 || sr_cg_v2_hugetlb(&d, r, err) < 0 ||
+      v2_cpu(&d, r, update, err) < 0 || sr_cgroup_v2_hugetlb(&d, r, err) < 0 ||
       v2_rdma(&d, r, err) < 0 || v2_unified(&d, r, err) < 0)
     return -1;
   return 0;
@@ -456,42 +457,42 @@ int sr_cg_v2_apply(struct sr_cgroup *cg, const struct sr_resources *r, bool upda
 
 /* ---- Freezer ---- */
 
-int sr_cg_v2_freeze(const struct sr_cg_dir *d, bool frozen, sr_error_t *err)
+int sr_cgroup_v2_freeze(const struct sr_cg_dir *d, bool frozen, sr_error_t *err)
 {
-  if (!sr_cg_has(d, "cgroup.freeze"))
+  if (!sr_cgroup_has(d, "cgroup.freeze"))
     return sr_error_make(err, ENOTSUP,
                          "cgroup: no cgroup.freeze in %s (Linux 5.2 or later "
                          "needed)",
                          d->path);
-  if (sr_cg_write(d, "cgroup.freeze", frozen ? "1" : "0", err) < 0)
+  if (sr_cgroup_write(d, "cgroup.freeze", frozen ? "1" : "0", err) < 0)
     return -1;
-  int64_t deadline = sr_cg_now_ms() + SR_CG_TIMEOUT_MS;
+  int64_t deadline = sr_cgroup_now_ms() + SR_CG_TIMEOUT_MS;
   for (;;) {
     uint64_t state;
-    if (sr_cg_read_keyed(d, "cgroup.events", "frozen", &state, err) < 0)
+    if (sr_cgroup_read_keyed(d, "cgroup.events", "frozen", &state, err) < 0)
       return -1;
     if ((state == 1) == frozen)
       return 0;
-    if (sr_cg_now_ms() > deadline) {
+    if (sr_cgroup_now_ms() > deadline) {
       if (frozen) {
         sr_error_t e = NULL;
-        sr_cg_write(d, "cgroup.freeze", "0", &e); /* do not leave it half frozen */
+        sr_cgroup_write(d, "cgroup.freeze", "0", &e); /* do not leave it half frozen */
         sr_error_free(&e);
       }
       return sr_error_make(err, ETIMEDOUT, "cgroup: %s did not become %s (cgroup.events)", d->path,
                            frozen ? "frozen" : "thawed");
     }
-    sr_cg_pause();
+    sr_cgroup_pause();
   }
 }
 
-int sr_cg_v2_is_frozen(const struct sr_cg_dir *d, bool *frozen, sr_error_t *err)
+int sr_cgroup_v2_is_frozen(const struct sr_cg_dir *d, bool *frozen, sr_error_t *err)
 {
   *frozen = false;
-  if (!sr_cg_has(d, "cgroup.freeze"))
+  if (!sr_cgroup_has(d, "cgroup.freeze"))
     return 0;
   char buf[16];
-  if (sr_cg_read(d, "cgroup.freeze", buf, sizeof(buf), err) < 0)
+  if (sr_cgroup_read(d, "cgroup.freeze", buf, sizeof(buf), err) < 0)
     return -1;
   *frozen = buf[0] == '1';
   return 0;
@@ -502,9 +503,9 @@ int sr_cg_v2_is_frozen(const struct sr_cg_dir *d, bool *frozen, sr_error_t *err)
 static int opt_keyed(const struct sr_cg_dir *d, const char *file, const char *key, uint64_t *v,
                      sr_error_t *err)
 {
-  if (!sr_cg_has(d, file))
+  if (!sr_cgroup_has(d, file))
     return 0;
-  return sr_cg_read_keyed(d, file, key, v, err);
+  return sr_cgroup_read_keyed(d, file, key, v, err);
 }
 
 struct sr_hugetlb_stat *sr_cg_stats_add_hugetlb(struct sr_cgroup_stats *st, const char *size)
@@ -519,8 +520,8 @@ struct sr_hugetlb_stat *sr_cg_stats_add_hugetlb(struct sr_cgroup_stats *st, cons
   return h;
 }
 
-int sr_cg_hugetlb_sizes(const struct sr_cg_dir *d, const char *suffix, char ***sizes, size_t *n,
-                        sr_error_t *err)
+int sr_cgroup_v2_hugetlb_sizes(const struct sr_cg_dir *d, const char *suffix, char ***sizes,
+                               size_t *n, sr_error_t *err)
 {
   int fd = openat(d->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
@@ -553,21 +554,22 @@ int sr_cg_hugetlb_sizes(const struct sr_cg_dir *d, const char *suffix, char ***s
   return 0;
 }
 
-int sr_cg_v2_hugetlb_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr_error_t *err)
+int sr_cgroup_v2_hugetlb_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st,
+                               sr_error_t *err)
 {
   _cleanup_strv_ char **sizes = NULL;
   size_t n;
-  if (sr_cg_hugetlb_sizes(d, ".current", &sizes, &n, err) < 0)
+  if (sr_cgroup_v2_hugetlb_sizes(d, ".current", &sizes, &n, err) < 0)
     return -1;
   for (size_t i = 0; i < n; i++) {
     char f1[64], f2[64];
-    struct sr_hugetlb_stat *h = sr_cg_stats_add_hugetlb(st, sizes[i]);
+    struct sr_hugetlb_stat *h = sr_cgroup_v2_stats_add_hugetlb(st, sizes[i]);
     if (h == NULL)
       return sr_error_make(err, ENOMEM, "cgroup: hugetlb");
     snprintf(f1, sizeof(f1), "hugetlb.%s.current", sizes[i]);
     snprintf(f2, sizeof(f2), "hugetlb.%s.events", sizes[i]);
     /* v2 keeps no maximum usage. */
-    if (sr_cg_read_u64_opt(d, f1, &h->usage, err) < 0 ||
+    if (sr_cgroup_read_u64_opt(d, f1, &h->usage, err) < 0 ||
         opt_keyed(d, f2, "max", &h->failcnt, err) < 0)
       return -1;
   }
@@ -576,10 +578,10 @@ int sr_cg_v2_hugetlb_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st
 
 static int v2_io_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr_error_t *err)
 {
-  if (!sr_cg_has(d, "io.stat"))
+  if (!sr_cgroup_has(d, "io.stat"))
     return 0;
   char buf[16384];
-  if (sr_cg_read(d, "io.stat", buf, sizeof(buf), err) < 0)
+  if (sr_cgroup_read(d, "io.stat", buf, sizeof(buf), err) < 0)
     return -1;
   char *save = NULL;
   for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -593,7 +595,7 @@ static int v2_io_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr
       const char *op = strncmp(kv, "rbytes=", 7) == 0   ? "Read"
                        : strncmp(kv, "wbytes=", 7) == 0 ? "Write"
                                                         : NULL;
-      if (op && sr_cg_stats_add_blkio(st, maj, min, op, strtoull(kv + 7, NULL, 10)) < 0)
+      if (op && sr_cgroup_stats_add_blkio(st, maj, min, op, strtoull(kv + 7, NULL, 10)) < 0)
         return sr_error_make(err, ENOMEM, "cgroup: io.stat");
     }
   }
@@ -605,10 +607,10 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
   return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-int sr_cg_v2_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err)
+int sr_cgroup_v2_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err)
 {
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  if (sr_cg_unified_open(cg, &d, err) < 0)
+  if (sr_cgroup_unified_open(cg, &d, err) < 0)
     return -1;
   uint64_t usec = 0, user = 0, sys = 0, thr = 0;
   if (opt_keyed(&d, "cpu.stat", "usage_usec", &usec, err) < 0 ||
@@ -623,30 +625,30 @@ int sr_cg_v2_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t 
   st->cpu_usage_kernel = sys * 1000;
   st->cpu_throttled_time = thr * 1000;
   uint64_t swap = 0, swap_max = 0;
-  if (sr_cg_read_u64_opt(&d, "memory.current", &st->memory_usage, err) < 0 ||
-      sr_cg_read_u64_opt(&d, "memory.peak", &st->memory_max_usage, err) < 0 ||
-      sr_cg_read_u64_opt(&d, "memory.max", &st->memory_limit, err) < 0 ||
+  if (sr_cgroup_read_u64_opt(&d, "memory.current", &st->memory_usage, err) < 0 ||
+      sr_cgroup_read_u64_opt(&d, "memory.peak", &st->memory_max_usage, err) < 0 ||
+      sr_cgroup_read_u64_opt(&d, "memory.max", &st->memory_limit, err) < 0 ||
       opt_keyed(&d, "memory.events", "max", &st->memory_failcnt, err) < 0 ||
       opt_keyed(&d, "memory.events", "oom_kill", &st->oom_kill_count, err) < 0 ||
-      sr_cg_read_u64_opt(&d, "memory.swap.current", &swap, err) < 0 ||
-      sr_cg_read_u64_opt(&d, "memory.swap.max", &swap_max, err) < 0)
+      sr_cgroup_read_u64_opt(&d, "memory.swap.current", &swap, err) < 0 ||
+      sr_cgroup_read_u64_opt(&d, "memory.swap.max", &swap_max, err) < 0)
     return -1;
   /* v1's swap figures are memory+swap; runc reports v2 the same way. */
-  if (sr_cg_has(&d, "memory.swap.current")) {
+  if (sr_cgroup_has(&d, "memory.swap.current")) {
     st->swap_usage = sat_add(swap, st->memory_usage);
     st->swap_limit = swap_max == UINT64_MAX ? UINT64_MAX : sat_add(swap_max, st->memory_limit);
   }
-  if (sr_cg_has(&d, "memory.stat")) {
-    if (sr_cg_stats_memory_stat(&d, st, err) < 0)
+  if (sr_cgroup_has(&d, "memory.stat")) {
+    if (sr_cgroup_stats_memory_stat(&d, st, err) < 0)
       return -1;
-    st->memory_cache = sr_cg_stats_lookup(st, "file");
+    st->memory_cache = sr_cgroup_stats_lookup(st, "file");
   }
-  if (sr_cg_read_u64_opt(&d, "pids.current", &st->pids_current, err) < 0 ||
-      sr_cg_read_u64_opt(&d, "pids.max", &st->pids_limit, err) < 0)
+  if (sr_cgroup_read_u64_opt(&d, "pids.current", &st->pids_current, err) < 0 ||
+      sr_cgroup_read_u64_opt(&d, "pids.max", &st->pids_limit, err) < 0)
     return -1;
   if (st->pids_limit == UINT64_MAX)
     st->pids_limit = 0;
-  if (v2_io_stats(&d, st, err) < 0 || sr_cg_v2_hugetlb_stats(&d, st, err) < 0)
+  if (v2_io_stats(&d, st, err) < 0 || sr_cgroup_v2_hugetlb_stats(&d, st, err) < 0)
     return -1;
   return 0;
 }

@@ -32,7 +32,7 @@ static int bind_hierarchy(const char *hierarchy, const char *path, int *out, sr_
   char src[PATH_MAX];
   if (sr_path_join(src, sizeof(src), hierarchy, path, err) < 0)
     return sr_error_wrap(err, "cgroup mount");
-  int fd = sr_open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  int fd = sr_mountapi_open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
   if (fd < 0)
     return sr_error_sys(err, "cgroup mount: bind `%s`", src);
   *out = fd;
@@ -48,13 +48,13 @@ static int v2_mount(const struct sr_mount *m, const char *unified, const struct 
   _cleanup_close_ int mfd = -1;
   unsigned attr = (unsigned)sr_mount_flags_to_attr(m->opts.flags);
   if (cgroupns) {
-    _cleanup_close_ int fsfd = sr_fsopen("cgroup2", FSOPEN_CLOEXEC);
+    _cleanup_close_ int fsfd = sr_mountapi_fsopen("cgroup2", FSOPEN_CLOEXEC);
     if (fsfd < 0 ||
-        sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "source",
-                    m->source && m->source[0] ? m->source : "cgroup2", 0) < 0 ||
-        sr_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+        sr_mountapi_fsconfig(fsfd, FSCONFIG_SET_STRING, "source",
+                             m->source && m->source[0] ? m->source : "cgroup2", 0) < 0 ||
+        sr_mountapi_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
       return sr_error_sys(err, "mount cgroup2 on `%s`", m->destination);
-    mfd = sr_fsmount(fsfd, FSMOUNT_CLOEXEC, attr);
+    mfd = sr_mountapi_fsmount(fsfd, FSMOUNT_CLOEXEC, attr);
     if (mfd < 0)
       return sr_error_sys(err, "mount cgroup2 on `%s`", m->destination);
   } else {
@@ -68,10 +68,10 @@ static int v2_mount(const struct sr_mount *m, const char *unified, const struct 
     if (bind_hierarchy(unified, cg->path, &mfd, err) < 0)
       return -1;
     struct sr_mount_attr a = {.attr_set = attr};
-    if (attr && sr_mount_setattr(mfd, "", AT_EMPTY_PATH, &a) < 0)
+    if (attr && sr_mountapi_mount_setattr(mfd, "", AT_EMPTY_PATH, &a) < 0)
       return sr_error_sys(err, "cgroup mount on `%s`: set options", m->destination);
   }
-  if (sr_attach_mount(mfd, target) < 0)
+  if (sr_mountapi_attach_mount(mfd, target) < 0)
     return sr_error_sys(err, "attach cgroup mount on `%s`", m->destination);
   return 0;
 }
@@ -79,18 +79,18 @@ static int v2_mount(const struct sr_mount *m, const char *unified, const struct 
 static int v1_mount(const struct sr_mount *m, const struct sr_cgroup *cg, int target,
                     sr_error_t *err)
 {
-  _cleanup_close_ int fsfd = sr_fsopen("tmpfs", FSOPEN_CLOEXEC);
-  if (fsfd < 0 || sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "source", "tmpfs", 0) < 0 ||
-      sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "mode", "755", 0) < 0 ||
-      sr_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+  _cleanup_close_ int fsfd = sr_mountapi_fsopen("tmpfs", FSOPEN_CLOEXEC);
+  if (fsfd < 0 || sr_mountapi_fsconfig(fsfd, FSCONFIG_SET_STRING, "source", "tmpfs", 0) < 0 ||
+      sr_mountapi_fsconfig(fsfd, FSCONFIG_SET_STRING, "mode", "755", 0) < 0 ||
+      sr_mountapi_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
     return sr_error_sys(err, "cgroup mount on `%s`: tmpfs", m->destination);
   uint64_t attr = sr_mount_flags_to_attr(m->opts.flags);
   /* Populated first, made read-only (if asked) last. */
   _cleanup_close_ int tmp =
-      sr_fsmount(fsfd, FSMOUNT_CLOEXEC, (unsigned)(attr & ~MOUNT_ATTR_RDONLY));
+      sr_mountapi_fsmount(fsfd, FSMOUNT_CLOEXEC, (unsigned)(attr & ~MOUNT_ATTR_RDONLY));
   if (tmp < 0)
     return sr_error_sys(err, "cgroup mount on `%s`: tmpfs", m->destination);
-  if (sr_attach_mount(tmp, target) < 0)
+  if (sr_mountapi_attach_mount(tmp, target) < 0)
     return sr_error_sys(err, "attach cgroup mount on `%s`", m->destination);
   _cleanup_close_ int dir = openat(tmp, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   int hostfd = open(SR_CGROUP_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -140,14 +140,14 @@ static int v1_mount(const struct sr_mount *m, const struct sr_cgroup *cg, int ta
     if (bind_hierarchy(hierarchy, cg->path, &bind, err) < 0)
       return -1;
     struct sr_mount_attr a = {.attr_set = attr};
-    if (attr && sr_mount_setattr(bind, "", AT_EMPTY_PATH, &a) < 0)
+    if (attr && sr_mountapi_mount_setattr(bind, "", AT_EMPTY_PATH, &a) < 0)
       return sr_error_sys(err, "cgroup mount: set options of %s", de->d_name);
-    if (sr_attach_mount(bind, sub) < 0)
+    if (sr_mountapi_attach_mount(bind, sub) < 0)
       return sr_error_sys(err, "cgroup mount: attach %s", de->d_name);
   }
   if (attr & MOUNT_ATTR_RDONLY) {
     struct sr_mount_attr a = {.attr_set = MOUNT_ATTR_RDONLY};
-    if (sr_mount_setattr(tmp, "", AT_EMPTY_PATH, &a) < 0)
+    if (sr_mountapi_mount_setattr(tmp, "", AT_EMPTY_PATH, &a) < 0)
       return sr_error_sys(err, "cgroup mount on `%s`: make read-only", m->destination);
   }
   return 0;
@@ -157,7 +157,7 @@ int sr_mount_cgroup(const struct sr_mount *m, const struct sr_cgroup *cg, bool c
                     int root_fd, sr_error_t *err)
 {
   _cleanup_close_ int target = -1;
-  if (sr_mkpath_in_root(root_fd, m->destination, SR_MKPATH_DIR, &target, err) < 0)
+  if (sr_paths_mkpath_in_root(root_fd, m->destination, SR_MKPATH_DIR, &target, err) < 0)
     return sr_error_wrap(err, "mount destination");
   if (cg == NULL)
     return sr_error_make(err, 0, "cgroup mount on `%s`: the container has no cgroup",

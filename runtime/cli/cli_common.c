@@ -7,8 +7,8 @@
 #include <getopt.h>
 #include <stdio.h>
 
-int sr_cli_parse_flag(const char *cmd, const char *usage, int argc, char **argv, const char *flag,
-                      bool *set)
+int sr_cli_common_parse_flag(const char *cmd, const char *usage, int argc, char **argv,
+                             const char *flag, bool *set)
 {
   struct option longopts[] = {
       {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}, {NULL, 0, NULL, 0}};
@@ -31,9 +31,9 @@ int sr_cli_parse_flag(const char *cmd, const char *usage, int argc, char **argv,
   return 0;
 }
 
-int sr_cli_parse_id_only(const char *cmd, int argc, char **argv, const char **id)
+int sr_cli_common_parse_id_only(const char *cmd, int argc, char **argv, const char **id)
 {
-  int r = sr_cli_parse_flag(cmd, "<container-id>", argc, argv, NULL, NULL);
+  int r = sr_cli_common_parse_flag(cmd, "<container-id>", argc, argv, NULL, NULL);
   if (r)
     return r;
   if (optind != argc - 1)
@@ -68,9 +68,10 @@ int sr_cli_common_open_id_only(const struct sr_global *g, const char *cmd, int a
 
 #define CREATE_USAGE "[command options] <container-id>"
 
-int sr_parse_create_options(const char *cmd, int argc, char **argv, const struct option *opts,
-                            const char *shortopts, struct sr_create_opts *o, const char **bundle,
-                            int (*extra)(int c, void *data), void *data)
+int sr_cli_common_parse_create_options(const char *cmd, int argc, char **argv,
+                                       const struct option *opts, const char *shortopts,
+                                       struct sr_create_opts *o, const char **bundle,
+                                       int (*extra)(int c, void *data), void *data)
 {
   sr_opts_begin(argc, argv, opts, false);
   int c;

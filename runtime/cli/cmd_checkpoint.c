@@ -11,7 +11,7 @@
 #include "help.h"
 #include "opts.h"
 #include "policy_run.h"
-#include "util.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -196,7 +196,7 @@ int sr_cmd_checkpoint(const struct sr_global *g, int argc, char **argv)
   return sr_criu_run_checkpoint(&g->run, p.id, &p.c, &err) < 0 ? sr_cli_fail(&err) : 0;
 }
 
-int sr_cmd_restore(const struct sr_global *g, int argc, char **argv)
+int sr_cmd_checkpoint_restore(const struct sr_global *g, int argc, char **argv)
 {
   struct parsed p = {0};
   int r = parse("restore", RESTORE_USAGE, restore_opts, argc, argv, &p);
@@ -209,5 +209,5 @@ int sr_cmd_restore(const struct sr_global *g, int argc, char **argv)
   int status = 0;
   if (sr_criu_run_restore(&g->run, &p.create, p.bundle, &p.c, &status, &err) < 0)
     return sr_cli_fail(&err);
-  return p.c.detach ? 0 : sr_exit_status(status, 255);
+  return p.c.detach ? 0 : sr_proc_exit_status(status, 255);
 }

@@ -17,8 +17,8 @@ int sr_cmd_create(const struct sr_global *g, int argc, char **argv)
 {
   struct sr_create_opts o = {0};
   const char *bundle_arg = NULL;
-  int r = sr_parse_create_options("create", argc, argv, longopts, "b:h", &o, &bundle_arg, NULL,
-                                  NULL);
+  int r = sr_cli_common_parse_create_options("create", argc, argv, longopts, "b:h", &o, &bundle_arg,
+                                             NULL, NULL);
   if (r)
     return r == 2 ? 0 : 1;
   if (sr_cli_setup(g, o.preserve_fds, true) < 0)
@@ -27,14 +27,14 @@ int sr_cmd_create(const struct sr_global *g, int argc, char **argv)
   _cleanup_free_ char *bundle = NULL;
   struct sr_create_ctx ctx = SR_PREPARE_CTX(&g->run, &o);
   struct sr_policy_ctx pc = {0};
-  if (sr_validate_id(o.id, &err) < 0 || sr_create_console_connect(&ctx, &err) < 0 ||
+  if (sr_statedir_validate_id(o.id, &err) < 0 || sr_create_console_connect(&ctx, &err) < 0 ||
       sr_prepare_load_bundle_audited(&g->run, o.id, bundle_arg, &bundle, &ctx, &err) < 0 ||
       (o.bundle = bundle, sr_prepare_create(&g->run, &ctx, &pc, NULL, &err)) < 0)
     r = -1;
   else
-    r = sr_container_create(&ctx, &err);
+    r = sr_create(&ctx, &err);
   sr_create_ctx_release(&ctx);
-  sr_policy_ctx_release(&pc);
+  sr_policy_run_ctx_release(&pc);
   if (r < 0) {
     sr_prepare_failed(&g->run, o.id);
     return sr_cli_fail_verb("create", &err);

@@ -19,7 +19,7 @@
 int sr_cmd_delete(const struct sr_global *g, int argc, char **argv)
 {
   bool force = false;
-  int r = sr_cli_parse_flag("delete", USAGE, argc, argv, "force", &force);
+  int r = sr_cli_common_parse_flag("delete", USAGE, argc, argv, "force", &force);
   if (r)
     return r == 2 ? 0 : 1;
   if (optind != argc - 1)

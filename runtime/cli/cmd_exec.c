@@ -14,7 +14,11 @@
 #include "policy_run.h"
 #include "sealed.h"
 #include "terminal.h"
-#include "util.h"
+#include "fileio.h"
+#include "number.h"
+#include "pidfd.h"
+#include "proc.h"
+#include "unix_socket.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -79,8 +83,8 @@ static int parse_user(const char *s, struct sr_user *u, sr_error_t *err)
     return sr_error_make(err, 0, "--user: \"%s\" is not uid[:gid]", s);
   memcpy(ubuf, s, len);
   ubuf[len] = '\0';
-  if (!sr_parse_uint(ubuf, UINT32_MAX, &uid) ||
-      (colon && !sr_parse_uint(colon + 1, UINT32_MAX, &gid)))
+  if (!sr_number_parse_uint(ubuf, UINT32_MAX, &uid) ||
+      (colon && !sr_number_parse_uint(colon + 1, UINT32_MAX, &gid)))
     return sr_error_make(err, 0, "--user: \"%s\" is not uid[:gid] (numbers)", s);
   u->uid = (uint32_t)uid;
   if (colon)
@@ -127,7 +131,7 @@ static int read_process_file(const char *path, char **out, size_t *len, sr_error
   if (fd < 0 || fstat(fd, &st) < 0)
     return sr_error_sys(err, "--process: open `%s`", path);
   if (S_ISREG(st.st_mode))
-    return sr_read_file_at(AT_FDCWD, path, SR_MAX_CONFIG_SIZE, out, len, err) < 0
+    return sr_fileio_read_at(AT_FDCWD, path, SR_MAX_CONFIG_SIZE, out, len, err) < 0
                ? sr_error_wrap(err, "--process")
                : 0;
   if (!S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode))
@@ -164,7 +168,7 @@ static int build_process(const struct exec_args *ea, char **args, int nargs,
 {
   struct sr_arena *a = &config->arena;
   if (ea->process_file)
-    return sr_process_parse(ea->process_json, ea->process_len, "--process", a, out, err);
+    return sr_config_parse_process(ea->process_json, ea->process_len, "--process", a, out, err);
   if (nargs == 0)
     return sr_error_make(err, 0, "exec: a command is required (or --process)");
   if (config->process == NULL)
@@ -191,7 +195,7 @@ static int build_process(const struct exec_args *ea, char **args, int nargs,
       return sr_error_make(err, ENOMEM, "exec");
     for (size_t i = 0; i < ea->n_gids; i++) {
       unsigned long long g;
-      if (!sr_parse_uint(ea->gids[i], UINT32_MAX, &g))
+      if (!sr_number_parse_uint(ea->gids[i], UINT32_MAX, &g))
         return sr_error_make(err, 0, "--additional-gids: \"%s\" is not a gid", ea->gids[i]);
       p->user.additional_gids[i] = (uint32_t)g;
     }
@@ -211,7 +215,7 @@ static int build_process(const struct exec_args *ea, char **args, int nargs,
       *caps = *p->capabilities;
     for (size_t i = 0; i < ea->n_caps; i++) {
       int64_t cap;
-      if (!sr_name_lookup(SR_NAMES(sr_capability_names), ea->caps[i], &cap))
+      if (!sr_names_lookup(SR_NAMES(sr_names_capability), ea->caps[i], &cap))
         return sr_error_make(err, 0, "--cap: unknown capability \"%s\"", ea->caps[i]);
       /* Never the inheritable set: that would pass the capability on across execs. */
       uint64_t bit = UINT64_C(1) << cap;
@@ -250,7 +254,7 @@ static int exec_run(const struct sr_global *g, const struct exec_args *ea, struc
     return exec_failed(&err);
   if (sr_exec_judge(&g->run, ct, config, p, o, &err) < 0)
     return exec_failed(&err);
-  if (sr_config_needs_sealed_exe(config) && !sr_exe_is_sealed()) {
+  if (sr_sealed_needed(config) && !sr_sealed_exe_is_sealed()) {
     /* Re-executed from the sealed binary, we come back here and take the lock again. */
     sr_stored_close(ct);
     ct = NULL;
@@ -260,12 +264,13 @@ static int exec_run(const struct sr_global *g, const struct exec_args *ea, struc
   /* Resolved once and held from here on (after the sealed re-exec, whose new image would
    * connect again): see sr_create_console_connect. */
   if (p->terminal && o->console_socket && o->console_fd < 0 &&
-      sr_connect_unix_once(o->console_socket, "--console-socket", &o->console_fd, NULL, &err) < 0)
+      sr_unix_socket_connect_once(o->console_socket, "--console-socket", &o->console_fd, NULL,
+                                  &err) < 0)
     return exec_failed(&err);
   if (p->terminal && o->console_socket == NULL &&
       sr_terminal_console_pair(o->detach, &console_parent, &o->console_fd, &err) < 0)
     return exec_failed(&err);
-  int r = sr_container_exec(ct, config, p, o, &res, &err);
+  int r = sr_exec(ct, config, p, o, &res, &err);
   if (o->console_fd >= 0)
     close(o->console_fd);
   if (r < 0)
@@ -285,13 +290,13 @@ static int exec_run(const struct sr_global *g, const struct exec_args *ea, struc
     close(res.pidfd);
     return exec_failed(&err);
   }
-  sr_foreground_wait(master, res.pidfd, &err);
+  sr_terminal_foreground_wait(master, res.pidfd, &err);
   sr_error_free(&err);
   close(res.pidfd);
   int status = 0;
   while (waitpid(res.pid, &status, 0) < 0 && errno == EINTR)
     ;
-  return sr_exit_status(status, EXEC_FAILED);
+  return sr_proc_exit_status(status, EXEC_FAILED);
 }
 
 int sr_cmd_exec(const struct sr_global *g, int argc, char **argv)

@@ -24,7 +24,7 @@ int sr_cmd_features(const struct sr_global *g, int argc, char **argv)
     return 1;
   sr_error_t err = NULL;
   _cleanup_free_ char *json = NULL;
-  if (sr_features_json(sr_sdbus_available(), sr_criu_usable(g->criu), &json, &err) < 0)
+  if (sr_features_doc_json(sr_sdbus_available(), sr_criu_usable(g->criu), &json, &err) < 0)
     return sr_cli_fail(&err);
   printf("%s\n", json);
   return 0;

@@ -16,7 +16,7 @@
 int sr_cmd_gc(const struct sr_global *g, int argc, char **argv)
 {
   bool all = false;
-  int r = sr_cli_parse_flag("gc", "[--all]", argc, argv, "all", &all);
+  int r = sr_cli_common_parse_flag("gc", "[--all]", argc, argv, "all", &all);
   if (r)
     return r == 2 ? 0 : 1;
   if (sr_cli_setup(g, 0, false) < 0)
@@ -24,14 +24,14 @@ int sr_cmd_gc(const struct sr_global *g, int argc, char **argv)
   sr_error_t err = NULL;
   struct sr_policy_ctx pc;
   size_t freed = 0;
-  if (sr_policy_load(&g->run, &pc, &err) < 0)
+  if (sr_policy_run_load(&g->run, &pc, &err) < 0)
     return sr_cli_fail(&err);
-  if (sr_sandbox_gc(&g->run, &err) < 0) {
-    sr_policy_ctx_release(&pc);
+  if (sr_sandbox_slot_gc(&g->run, &err) < 0) {
+    sr_policy_run_ctx_release(&pc);
     return sr_cli_fail(&err);
   }
-  r = sr_userns_gc(&pc.policy->userns, all, &freed, &err);
-  sr_policy_ctx_release(&pc);
+  r = sr_userns_registry_gc(&pc.policy->userns, all, &freed, &err);
+  sr_policy_run_ctx_release(&pc);
   if (r < 0)
     return sr_cli_fail(&err);
   printf("released %zu user namespace range%s\n", freed, freed == 1 ? "" : "s");

@@ -19,7 +19,7 @@
 int sr_cmd_kill(const struct sr_global *g, int argc, char **argv)
 {
   bool all = false;
-  int r = sr_cli_parse_flag("kill", USAGE, argc, argv, "all", &all);
+  int r = sr_cli_common_parse_flag("kill", USAGE, argc, argv, "all", &all);
   if (r)
     return r == 2 ? 0 : 1;
   int nargs = argc - optind;
@@ -30,7 +30,7 @@ int sr_cmd_kill(const struct sr_global *g, int argc, char **argv)
    * runc do. */
   if (nargs == 2 && strcmp(argv[optind + 1], "0") == 0)
     sig = 0;
-  else if (nargs == 2 && (sig = sr_signal_parse(argv[optind + 1])) < 0)
+  else if (nargs == 2 && (sig = sr_signals_parse(argv[optind + 1])) < 0)
     return sr_cli_usage_error("kill", USAGE, "unknown signal \"%s\"", argv[optind + 1]);
   if (sr_cli_setup(g, 0, false) < 0)
     return 1;

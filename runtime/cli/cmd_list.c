@@ -158,7 +158,7 @@ int sr_cmd_list(const struct sr_global *g, int argc, char **argv)
     struct sr_container *ct = NULL;
     /* One broken container must not hide the others (its error names it and the file); one
      * deleted since the directory was read is simply gone. */
-    if (sr_container_load(rootfd, ids[i], false, &ct, &err) < 0) {
+    if (sr_statedir_load(rootfd, ids[i], false, &ct, &err) < 0) {
       if (err->status != ENOENT) {
         _cleanup_free_ char *t = sr_error_text(err);
         sr_warn("list: %s", t ? t : "");
@@ -169,7 +169,7 @@ int sr_cmd_list(const struct sr_global *g, int argc, char **argv)
     struct row *r = &rows[nrows++];
     r->c = ct;
     r->id = ct->rec->id;
-    r->status = (char *)sr_status_name(sr_container_observe(ct, &r->pid));
+    r->status = (char *)sr_container_status_name(sr_container_observe(ct, &r->pid));
     r->bundle = ct->rec->bundle;
     r->rootfs = ct->rec->rootfs;
     r->created = ct->rec->created;
@@ -187,7 +187,7 @@ int sr_cmd_list(const struct sr_global *g, int argc, char **argv)
     print_table(rows, nrows);
   for (size_t i = 0; i < nrows; i++) {
     free(rows[i].owner);
-    sr_container_free(rows[i].c);
+    sr_statedir_free(rows[i].c);
   }
   free(rows);
   return ret;

@@ -18,11 +18,13 @@ static int freeze(const struct sr_global *g, const char *cmd, bool frozen, int a
   sr_error_t err = NULL;
   enum sr_status st = sr_container_status(ct);
   if (frozen && st != SR_STATUS_RUNNING) {
-    sr_error_make(&err, 0, "container \"%s\" not running (it is %s)", id, sr_status_name(st));
+    sr_error_make(&err, 0, "container \"%s\" not running (it is %s)", id,
+                  sr_container_status_name(st));
     return sr_cli_fail(&err);
   }
   if (!frozen && st != SR_STATUS_PAUSED) {
-    sr_error_make(&err, 0, "container \"%s\" not paused (it is %s)", id, sr_status_name(st));
+    sr_error_make(&err, 0, "container \"%s\" not paused (it is %s)", id,
+                  sr_container_status_name(st));
     return sr_cli_fail(&err);
   }
   _cleanup_cgroup_ struct sr_cgroup *cg = NULL;
@@ -50,7 +52,7 @@ int sr_cmd_pause(const struct sr_global *g, int argc, char **argv)
   return freeze(g, "pause", true, argc, argv);
 }
 
-int sr_cmd_resume(const struct sr_global *g, int argc, char **argv)
+int sr_cmd_pause_resume(const struct sr_global *g, int argc, char **argv)
 {
   return freeze(g, "resume", false, argc, argv);
 }

@@ -22,7 +22,7 @@ static int show(const struct sr_global *g)
 {
   sr_error_t err = NULL;
   _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
-  if (sr_policy_load(&g->run, &pc, &err) < 0)
+  if (sr_policy_run_load(&g->run, &pc, &err) < 0)
     return sr_cli_fail(&err);
   _cleanup_gen_ sr_json_gen_t gen = NULL;
   if (sr_json_gen_new(&gen, true, &err) < 0)
@@ -45,7 +45,7 @@ static int check(const struct sr_global *g, const char *bundle_arg)
   _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
   _cleanup_gen_ sr_json_gen_t gen = NULL;
   if (sr_prepare_load_bundle(bundle_arg, &bundle, &ctx, &err) < 0 ||
-      sr_policy_load(&g->run, &pc, &err) < 0)
+      sr_policy_run_load(&g->run, &pc, &err) < 0)
     return sr_cli_fail(&err);
   o.bundle = bundle;
   /* Only looked at: no audit line, no registry range, nothing created. */
@@ -69,14 +69,14 @@ static int check(const struct sr_global *g, const char *bundle_arg)
                               .id = o.id,
                               .dry_run = true};
   struct sr_decisions d = {0};
-  int r = sr_policy_enforce_create(&pc, ctx.config, &in, &d, &err);
+  int r = sr_policy_run_create(&pc, ctx.config, &in, &d, &err);
   sr_error_t gerr = NULL;
   if (sr_json_gen_new(&gen, true, &gerr) == 0) {
     sr_json_map_open(gen);
     sr_json_put_kv_string(gen, "profile", pc.profile->name);
     sr_json_put_kv_bool(gen, "allowed", r == 0);
     sr_json_put_key(gen, "decisions");
-    sr_decisions_to_json(&d, gen);
+    sr_policy_render_json(&d, gen);
     sr_json_map_close(gen);
     sr_cli_common_print_json(gen, &gerr);
   }

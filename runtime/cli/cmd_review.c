@@ -612,7 +612,7 @@ int sr_cmd_review(const struct sr_global *g, int argc, char **argv)
     return 1;
   sr_error_t err = NULL;
   _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
-  if (sr_policy_load(&g->run, &pc, &err) < 0)
+  if (sr_policy_run_load(&g->run, &pc, &err) < 0)
     return sr_cli_fail(&err);
   struct runs rs = {0};
   const char *path = pc.audit.path;

@@ -10,7 +10,7 @@
 #include "opts.h"
 #include "policy_run.h"
 #include "terminal.h"
-#include "util.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -101,7 +101,7 @@ static int create_and_start(const struct sr_global *g, const struct run_flags *f
                             struct sr_create_ctx *ctx, struct sr_policy_ctx *pc,
                             int *console_parent, int *master, int *pidfd, sr_error_t *err)
 {
-  if (sr_validate_id(o->id, err) < 0 || sr_create_console_connect(ctx, err) < 0 ||
+  if (sr_statedir_validate_id(o->id, err) < 0 || sr_create_console_connect(ctx, err) < 0 ||
       sr_prepare_load_bundle_audited(&g->run, o->id, bundle_arg, bundle, ctx, err) < 0)
     return -1;
   o->bundle = *bundle;
@@ -111,7 +111,7 @@ static int create_and_start(const struct sr_global *g, const struct run_flags *f
   if (terminal && o->console_socket == NULL &&
       sr_terminal_console_pair(f->detach, console_parent, &ctx->console_fd, err) < 0)
     return -1;
-  if (sr_container_create(ctx, err) < 0)
+  if (sr_create(ctx, err) < 0)
     return -1;
   SR_KILL_POINT("run.after-create");
   if (start(g, ctx, pc, *console_parent, master, pidfd, err) == 0)
@@ -130,8 +130,8 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
   struct sr_create_opts o = {0};
   struct run_flags f = {0};
   const char *bundle_arg = NULL;
-  int r = sr_parse_create_options("run", argc, argv, longopts, "b:dh", &o, &bundle_arg,
-                                  run_extra, &f);
+  int r = sr_cli_common_parse_create_options("run", argc, argv, longopts, "b:dh", &o, &bundle_arg,
+                                             run_extra, &f);
   if (r)
     return r == 2 ? 0 : 1;
   if (sr_cli_setup(g, o.preserve_fds, true) < 0)
@@ -146,7 +146,7 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
   if (create_and_start(g, &f, &o, bundle_arg, &bundle, &ctx, &pc, &console_parent, &master,
                        &pidfd, &err) < 0) {
     sr_create_ctx_release(&ctx);
-    sr_policy_ctx_release(&pc);
+    sr_policy_run_ctx_release(&pc);
     sr_prepare_failed(&g->run, o.id);
     return sr_cli_fail_verb("run", &err);
   }
@@ -157,9 +157,9 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
     close(pidfd);
     return 0;
   }
-  if (sr_foreground_wait(master, pidfd, &err) < 0) {
+  if (sr_terminal_foreground_wait(master, pidfd, &err) < 0) {
     close(pidfd);
-    sr_policy_ctx_release(&pc);
+    sr_policy_run_ctx_release(&pc);
     /* Nobody waits for the container now: without --keep it must not outlive this run. */
     r = sr_cli_fail_verb("run", &err);
     if (!f.keep)
@@ -170,10 +170,10 @@ int sr_cmd_run(const struct sr_global *g, int argc, char **argv)
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
     ;
-  sr_audit_event_int(&pc.audit, "exit", "status", sr_exit_status(status, 255), &err);
+  sr_audit_event_int(&pc.audit, "exit", "status", sr_proc_exit_status(status, 255), &err);
   sr_error_free(&err);
   SR_KILL_POINT("run.before-remove");
   if (!f.keep)
     remove_container(g, o.id, &pc); /* pc: released at the end of its scope */
-  return sr_exit_status(status, 255);
+  return sr_proc_exit_status(status, 255);
 }

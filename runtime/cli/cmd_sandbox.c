@@ -14,7 +14,8 @@
 #include "paths.h"
 #include "policy.h"
 #include "sandbox.h"
-#include "util.h"
+#include "fileio.h"
+#include "number.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -364,7 +365,7 @@ static int parse_option(struct cli *c, int opt, const char *arg)
   switch (opt) {
   case 'n': {
     sr_error_t err = NULL;
-    if (sr_validate_id(arg, &err) < 0) {
+    if (sr_statedir_validate_id(arg, &err) < 0) {
       sr_cli_fail(&err);
       return SR_SANDBOX_EXIT_RUNTIME;
     }
@@ -410,7 +411,7 @@ static int parse_option(struct cli *c, int opt, const char *arg)
   case 'B':
     return parse_size("--out-max-bytes", arg, &o->out_max_bytes);
   case 'F':
-    if (!sr_parse_uint(arg, 100000000, &u) || u == 0)
+    if (!sr_number_parse_uint(arg, 100000000, &u) || u == 0)
       return usage_error("--out-max-files: \"%s\" is not a positive number", arg);
     o->out_max_files = u;
     return 0;
@@ -426,7 +427,7 @@ static int parse_option(struct cli *c, int opt, const char *arg)
     }
     return 0;
   case 'p':
-    if (!sr_parse_uint(arg, INT32_MAX, &u) || u == 0)
+    if (!sr_number_parse_uint(arg, INT32_MAX, &u) || u == 0)
       return usage_error("--pids: \"%s\" is not a positive number", arg);
     o->pids = (int64_t)u;
     return 0;
@@ -473,7 +474,8 @@ static int parse_option(struct cli *c, int opt, const char *arg)
       return SR_SANDBOX_EXIT_RUNTIME;
     if (o->n_allow_hosts)
       memcpy(v, o->allow_hosts, o->n_allow_hosts * sizeof(*v));
-    if (sr_egress_host_parse(&c->arena, arg, "--allow-host", &v[o->n_allow_hosts], &perr) < 0) {
+    if (sr_policy_egress_host_parse(&c->arena, arg, "--allow-host", &v[o->n_allow_hosts], &perr) <
+        0) {
       _cleanup_free_ char *text = sr_error_text(perr);
       sr_error_free(&perr);
       fprintf(stderr, "seerun sandbox: %s\n", text ? text : "--allow-host");
@@ -495,7 +497,7 @@ static int parse_option(struct cli *c, int opt, const char *arg)
     c->json_path = arg;
     return 0;
   case 'J':
-    if (!sr_parse_uint(arg, INT32_MAX, &u) || u < 3)
+    if (!sr_number_parse_uint(arg, INT32_MAX, &u) || u < 3)
       return usage_error("--json-fd: \"%s\" is not a descriptor of 3 or above (0, 1 and 2 are "
                          "the command's)",
                          arg);
@@ -621,7 +623,8 @@ static int write_json(const struct cli *c, const struct sr_sandbox_result *r)
   sr_error_t err = NULL;
   if (sr_sandbox_result_json(r, &doc, &len, &err) < 0)
     return sr_cli_fail(&err);
-  if (sr_write_all(c->json_fd, doc, len) < 0 || sr_write_all(c->json_fd, "\n", 1) < 0) {
+  if (sr_fileio_write_all(c->json_fd, doc, len) < 0 ||
+      sr_fileio_write_all(c->json_fd, "\n", 1) < 0) {
     if (c->json_path)
       fprintf(stderr, "seerun sandbox: --json=%s: %s\n", c->json_path, strerror(errno));
     else
@@ -638,7 +641,8 @@ static int write_json(const struct cli *c, const struct sr_sandbox_result *r)
     fprintf(stderr, "seerun sandbox: --json=%s: replaced while the command ran (by /out or "
                     "--apply): written again\n", c->json_path);
     int fd = open(c->json_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-    bool ok = fd >= 0 && sr_write_all(fd, doc, len) == 0 && sr_write_all(fd, "\n", 1) == 0;
+    bool ok =
+        fd >= 0 && sr_fileio_write_all(fd, doc, len) == 0 && sr_fileio_write_all(fd, "\n", 1) == 0;
     int saved = errno;
     if (fd >= 0)
       close(fd);
@@ -658,7 +662,7 @@ static bool list_profiles(const struct sr_global *g, const char *name, char *buf
   any.profile = NULL;
   _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
   sr_error_t err = NULL;
-  if (sr_policy_load(&any, &pc, &err) < 0) {
+  if (sr_policy_run_load(&any, &pc, &err) < 0) {
     sr_error_free(&err);
     return true; /* unreadable: nothing to add */
   }
@@ -778,7 +782,7 @@ int sr_cmd_sandbox(const struct sr_global *g, int argc, char **argv)
     return r == -2 ? 0 : r;
   }
   struct sr_sandbox s;
-  sr_sandbox_init(&s, &g->run, c.profile, &c.o);
+  sr_sandbox_run_init(&s, &g->run, c.profile, &c.o);
   sr_error_t err = NULL;
   if (sr_sandbox_run(&s, &err) < 0)
     print_error(&c, g, s.ro_first_mount, &err);
@@ -786,7 +790,7 @@ int sr_cmd_sandbox(const struct sr_global *g, int argc, char **argv)
   int status = s.res.exit_code;
   if (c.json_fd >= 0 && write_json(&c, &s.res) != 0 && status == 0)
     status = SR_SANDBOX_EXIT_RUNTIME;
-  sr_sandbox_release(&s);
+  sr_sandbox_run_release(&s);
   cli_free(&c);
   return status;
 }

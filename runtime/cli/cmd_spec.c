@@ -6,7 +6,7 @@
 #include "cleanup.h"
 #include "opts.h"
 #include "spec_default.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -53,13 +53,13 @@ int sr_cmd_spec(const struct sr_global *g, int argc, char **argv)
     sr_error_sys(&err, "bundle `%s`", bundle);
     return sr_cli_fail(&err);
   }
-  _cleanup_free_ char *text = rootless ? sr_rootless_spec(geteuid(), getegid()) : NULL;
+  _cleanup_free_ char *text = rootless ? sr_spec_default_rootless(geteuid(), getegid()) : NULL;
   if (rootless && text == NULL) {
     sr_error_make(&err, ENOMEM, "spec --rootless");
     return sr_cli_fail(&err);
   }
-  const char *spec = rootless ? text : sr_default_spec;
-  if (sr_write_file_at(dir, "config.json", spec, strlen(spec), O_CREAT | O_EXCL, &err) < 0) {
+  const char *spec = rootless ? text : sr_spec_default;
+  if (sr_fileio_write_at(dir, "config.json", spec, strlen(spec), O_CREAT | O_EXCL, &err) < 0) {
     if (err->status == EEXIST) {
       sr_error_free(&err);
       sr_error_make(&err, 0, "%s/config.json already exists: remove it first", bundle);

@@ -28,7 +28,7 @@ int sr_cmd_start(const struct sr_global *g, int argc, char **argv)
   if (config->hooks.n[SR_HOOK_POSTSTART])
     sr_stored_hook_gate(&g->run, ct, &pc, NULL, &gate);
   r = sr_container_start(ct, config, &gate, &err);
-  sr_policy_ctx_release(&pc);
+  sr_policy_run_ctx_release(&pc);
   if (r < 0)
     return sr_cli_fail(&err);
   return 0;

@@ -7,7 +7,7 @@
 #include "cleanup.h"
 #include "opts.h"
 #include "update.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -150,9 +150,9 @@ static int read_resources(const char *path, struct sr_arena *a, struct sr_resour
     if (buf == NULL)
       return sr_error_make(err, ENOMEM, "--resources");
     buf[len] = '\0';
-  } else if (sr_read_file_at(AT_FDCWD, path, SR_MAX_CONFIG_SIZE, &buf, &len, err) < 0)
+  } else if (sr_fileio_read_at(AT_FDCWD, path, SR_MAX_CONFIG_SIZE, &buf, &len, err) < 0)
     return sr_error_wrap(err, "--resources");
-  return sr_resources_parse(buf, len, "--resources", a, out, err);
+  return sr_config_update_parse_resources(buf, len, "--resources", a, out, err);
 }
 
 struct flag {

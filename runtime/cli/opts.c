@@ -2,7 +2,7 @@
 
 #include "opts.h"
 
-#include "util.h"
+#include "number.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +46,7 @@ void sr_opts_normalize(int argc, char **argv, const struct option *longopts, boo
 bool sr_opts_int(const char *s, int max, int *out)
 {
   unsigned long long v;
-  if (!sr_parse_uint(s, (unsigned long long)max, &v))
+  if (!sr_number_parse_uint(s, (unsigned long long)max, &v))
     return false;
   *out = (int)v;
   return true;

@@ -8,7 +8,7 @@
 #include "json.h"
 #include "lifecycle.h"
 #include "log.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -64,7 +64,7 @@ static int dump_stdio(criu_opts *opts, pid_t pid, const struct sr_mountinfo *m, 
     sr_error_t e = NULL;
     snprintf(info, sizeof(info), "/proc/%d/fdinfo/%d", pid, fd);
     if (stat(path, &st) < 0 ||
-        sr_read_small_file_at(AT_FDCWD, info, buf, sizeof(buf), &len, &e) < 0) {
+        sr_fileio_read_small_at(AT_FDCWD, info, buf, sizeof(buf), &len, &e) < 0) {
       sr_error_free(&e);
       return sr_error_sys(err, "the container's fd %d", fd);
     }
@@ -87,7 +87,7 @@ static int dump_stdio(criu_opts *opts, pid_t pid, const struct sr_mountinfo *m, 
   const unsigned char *buf;
   size_t len;
   if (sr_json_gen_buf(g, &buf, &len, err) < 0 ||
-      sr_write_file_atomic(imgfd, "descriptors.json", buf, len, 0600, err) < 0)
+      sr_fileio_write_atomic(imgfd, "descriptors.json", buf, len, 0600, err) < 0)
     return -1;
   /* seerun's own note: which of them were declared external, under which name. */
   _cleanup_gen_ sr_json_gen_t s = NULL;
@@ -102,11 +102,11 @@ static int dump_stdio(criu_opts *opts, pid_t pid, const struct sr_mountinfo *m, 
   sr_json_map_close(s);
   if (sr_json_gen_buf(s, &buf, &len, err) < 0)
     return -1;
-  return sr_write_file_atomic(imgfd, "seerun-stdio.json", buf, len, 0600, err);
+  return sr_fileio_write_atomic(imgfd, "seerun-stdio.json", buf, len, 0600, err);
 }
 
-int sr_container_checkpoint(struct sr_container *c, const struct sr_config *config,
-                            const struct sr_criu_opts *o, sr_error_t *err)
+int sr_checkpoint(struct sr_container *c, const struct sr_config *config,
+                  const struct sr_criu_opts *o, sr_error_t *err)
 {
   (void)config;
   const char *binary;
@@ -120,7 +120,7 @@ int sr_container_checkpoint(struct sr_container *c, const struct sr_config *conf
     return sr_error_make(err, 0,
                          "container `%s` is %s: only a running container can be "
                          "checkpointed%s",
-                         c->id, sr_status_name(st),
+                         c->id, sr_container_status_name(st),
                          st == SR_STATUS_PAUSED ? " (resume it first)" : "");
   /* The supervisor and its connections live outside the dumped tree: what the proxy holds
    * open would be lost, and restore does not restart it. */
@@ -139,7 +139,7 @@ int sr_container_checkpoint(struct sr_container *c, const struct sr_config *conf
     return -1;
   struct sr_mountinfo *m = NULL;
   size_t n = 0;
-  if (sr_mountinfo_read(pid, &m, &n, err) < 0)
+  if (sr_criu_mountinfo_read(pid, &m, &n, err) < 0)
     return sr_error_wrap(err, "checkpoint `%s`", c->id);
   _cleanup_criu_opts_ criu_opts *opts = NULL;
   int r = -1;
@@ -159,7 +159,7 @@ int sr_container_checkpoint(struct sr_container *c, const struct sr_config *conf
   /* Binds from outside the container (root filesystem, bind sources, device nodes, masks) are
    * named by their mount point; restore supplies what the policy decides for each name. */
   for (size_t i = 0; i < n; i++)
-    if (sr_mount_is_external(m, n, i) &&
+    if (sr_criu_mount_is_external(m, n, i) &&
         criu_local_add_ext_mount(opts, m[i].point, m[i].point) < 0) {
       sr_error_make(err, ENOMEM, "criu: external mount %s", m[i].point);
       goto out;
@@ -177,14 +177,14 @@ int sr_container_checkpoint(struct sr_container *c, const struct sr_config *conf
   if (!o->leave_running)
     r = sr_container_delete(c, true, NULL, err);
 out:
-  sr_mountinfo_free(m, n);
+  sr_criu_mountinfo_free(m, n);
   return r;
 }
 
 #else
 
-int sr_container_checkpoint(struct sr_container *c, const struct sr_config *config,
-                            const struct sr_criu_opts *o, sr_error_t *err)
+int sr_checkpoint(struct sr_container *c, const struct sr_config *config,
+                  const struct sr_criu_opts *o, sr_error_t *err)
 {
   (void)c;
   (void)config;

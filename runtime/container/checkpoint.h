@@ -48,12 +48,12 @@ bool sr_criu_usable(const char *binary);
 int sr_criu_binary(const struct sr_criu_opts *o, const char **out, sr_error_t *err);
 
 /* checkpoint ID: c is loaded and locked; config is the one it was created from. */
-int sr_container_checkpoint(struct sr_container *c, const struct sr_config *config,
-                            const struct sr_criu_opts *o, sr_error_t *err);
+int sr_checkpoint(struct sr_container *c, const struct sr_config *config,
+                  const struct sr_criu_opts *o, sr_error_t *err);
 
 /* restore ID: ctx is a create context the policy has been applied to (as create's).  On
  * success the container is running; *status is the init's exit status when not detached. */
-int sr_container_restore(struct sr_create_ctx *ctx, const struct sr_criu_opts *o, int *status,
-                         sr_error_t *err);
+int sr_restore(struct sr_create_ctx *ctx, const struct sr_criu_opts *o, int *status,
+               sr_error_t *err);
 
 #endif

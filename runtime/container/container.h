@@ -82,7 +82,7 @@ struct sr_create_ctx {
   const char *const *activity_outputs;
   /* Places the caller knows better than the mount table (the sandbox's workspace: its
    * overlay's upper and lower directories), added as they are (activity_files.h,
-   * sr_act_places_add; the descriptors stay the caller's). */
+   * sr_activity_places_add; the descriptors stay the caller's). */
   struct sr_act_place_in {
     const char *label, *kind, *role;
     int fd, lower_fd;
@@ -109,7 +109,7 @@ struct sr_create_ctx {
 
 /* The create operation; on success the container is "created" and c->container holds it
  * (locked).  On failure nothing is left: no state, cgroup, mount or process. */
-int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err);
+int sr_create(struct sr_create_ctx *ctx, sr_error_t *err);
 void sr_create_ctx_release(struct sr_create_ctx *ctx);
 /* --console-socket, resolved once and connected before anything else create does (the
  * command calls it first; sr_create_prepare otherwise). */
@@ -117,7 +117,7 @@ int sr_create_console_connect(struct sr_create_ctx *ctx, sr_error_t *err);
 
 /* Children (runtime/container/init.c).  They never return: they exec or _exit. */
 __attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool after_intermediate);
-__attribute__((noreturn)) void sr_intermediate_main(struct sr_create_ctx *ctx);
+__attribute__((noreturn)) void sr_init_intermediate_main(struct sr_create_ctx *ctx);
 
 /* The OCI state document of a container being created, for hooks and the seccomp agent. */
 int sr_create_state_json(const struct sr_create_ctx *ctx, const char *status, pid_t pid,

@@ -22,7 +22,10 @@
 #include "cgroup.h"
 #include "supervisor.h"
 #include "sync.h"
-#include "util.h"
+#include "pidfd.h"
+#include "proc.h"
+#include "rfc3339.h"
+#include "unix_socket.h"
 
 #include <errno.h>
 #include <net/if.h>
@@ -68,14 +71,14 @@ int sr_create_state_json(const struct sr_create_ctx *ctx, const char *status, pi
 {
   struct sr_oci_state s = create_state(ctx, status, pid);
   size_t len;
-  return sr_oci_state_json(&s, false, out, &len, err);
+  return sr_state_json(&s, false, out, &len, err);
 }
 
 int sr_create_notify_state_json(const struct sr_create_ctx *ctx, char **out, sr_error_t *err)
 {
   struct sr_oci_state s = create_state(ctx, "creating", ctx->host_pid);
   const struct sr_seccomp *sc = ctx->config->linux_.seccomp;
-  return sr_oci_process_state_json(&s, ctx->host_pid, sc ? sc->listener_metadata : NULL, out, err);
+  return sr_state_process_json(&s, ctx->host_pid, sc ? sc->listener_metadata : NULL, out, err);
 }
 
 /* linux.resources.devices for the cgroup, with the default nodes (sr_cgroup_create_device_rules:
@@ -168,7 +171,7 @@ int sr_create_setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
         return -1;
       rec->cgroup_created = false; /* not ours: create_abort must leave it */
       sr_error_t e = NULL;
-      if (sr_container_save(ctx->container, &e) < 0)
+      if (sr_statedir_save(ctx->container, &e) < 0)
         sr_error_free(&e);
       return refuse_existing_cgroup(ctx, err);
     }
@@ -179,7 +182,7 @@ int sr_create_setup_cgroup(struct sr_create_ctx *ctx, sr_error_t *err)
   SR_KILL_POINT("create.after-cgroup");
   if (!created) {
     rec->cgroup_created = false;
-    if (sr_container_save(ctx->container, err) < 0)
+    if (sr_statedir_save(ctx->container, err) < 0)
       return -1;
   }
   if (check_existing_cgroup(ctx, exclusive, err) < 0)
@@ -241,9 +244,9 @@ static void activity_cgroup(struct sr_create_ctx *ctx, int *memory_fd, int *pids
   struct sr_cg_dir m = {.fd = -1}, p = {.fd = -1};
   sr_error_t e = NULL;
   bool v2 = ctx->cgroup->version == 2;
-  if (sr_cg_dir_open(&m, SR_CGROUP_ROOT, v2 ? NULL : "memory", ctx->cgroup->path, &e) < 0)
+  if (sr_cgroup_dir_open(&m, SR_CGROUP_ROOT, v2 ? NULL : "memory", ctx->cgroup->path, &e) < 0)
     sr_error_free(&e);
-  if (sr_cg_dir_open(&p, SR_CGROUP_ROOT, v2 ? NULL : "pids", ctx->cgroup->path, &e) < 0)
+  if (sr_cgroup_dir_open(&p, SR_CGROUP_ROOT, v2 ? NULL : "pids", ctx->cgroup->path, &e) < 0)
     sr_error_free(&e);
   *memory_fd = m.fd;
   *pids_fd = p.fd;
@@ -307,8 +310,8 @@ static int start_supervisor(struct sr_create_ctx *ctx, sr_error_t *err)
   struct sr_act_places places = {.mntns_fd = -1};
   if (ctx->activity) {
     sr_error_t e = NULL;
-    if (sr_act_places_open(ctx->init_pid, ctx->init_pidfd, ctx->activity_outputs, &places,
-                           &e) == 0)
+    if (sr_activity_places_open(ctx->init_pid, ctx->init_pidfd, ctx->activity_outputs, &places,
+                                &e) == 0)
       sc.places = &places;
     else
       sc.files_unseen = "the container's mount table could not be read at create";
@@ -323,9 +326,10 @@ static int start_supervisor(struct sr_create_ctx *ctx, sr_error_t *err)
         if (lower >= 0)
           close(lower);
       }
-      /* sr_act_places_add takes both descriptors over, also when it fails. */
-      if (dup_failed || sr_act_places_add(&places, x->label, x->kind, x->role, fd, lower, &e) < 0) {
-        sr_act_places_close(&places);
+      /* sr_activity_places_add takes both descriptors over, also when it fails. */
+      if (dup_failed ||
+          sr_activity_places_add(&places, x->label, x->kind, x->role, fd, lower, &e) < 0) {
+        sr_activity_places_close(&places);
         sc.places = NULL;
         sc.files_unseen = "a place the caller named could not be opened";
       }
@@ -334,7 +338,7 @@ static int start_supervisor(struct sr_create_ctx *ctx, sr_error_t *err)
   }
   struct sr_state_record *rec = ctx->container->rec;
   int r = sr_supervisor_start(&sc, &rec->supervisor_pid, &rec->supervisor_start, err);
-  sr_act_places_close(&places);
+  sr_activity_places_close(&places);
   if (sc.cg_memory_fd >= 0)
     close(sc.cg_memory_fd);
   if (sc.cg_pids_fd >= 0)
@@ -377,7 +381,7 @@ void sr_create_abort(struct sr_create_ctx *ctx)
     sr_warn("cleanup after a failed create: %s", t ? t : "");
     sr_error_free(&e);
   }
-  if (ctx->container && sr_container_remove_dir(ctx->container, &e) < 0) {
+  if (ctx->container && sr_statedir_remove_dir(ctx->container, &e) < 0) {
     _cleanup_free_ char *t = sr_error_text(e);
     sr_warn("cleanup after a failed create: %s", t ? t : "");
     sr_error_free(&e);
@@ -404,7 +408,7 @@ static pid_t clone_child(struct sr_create_ctx *ctx, sr_error_t *err)
                         (unsigned long long)args.flags);
   if (pid == 0) {
     if (ctx->ns.two_step)
-      sr_intermediate_main(ctx);
+      sr_init_intermediate_main(ctx);
     sr_init_main(ctx, false);
   }
   ctx->child_pid = pid;
@@ -423,7 +427,7 @@ static int idmap_rootfs(struct sr_create_ctx *ctx, pid_t pid, sr_error_t *err)
   if (ctx->rootfs_tree_fd < 0 || ctx->rootfs_idmapped || !ctx->rootfs_idmap_wanted)
     return 0;
   sr_error_t e = NULL;
-  if (sr_rootfs_idmap(ctx->rootfs_tree_fd, pid, &e) == 0) {
+  if (sr_mount_rootfs_idmap(ctx->rootfs_tree_fd, pid, &e) == 0) {
     const char *fields[] = {"field", "root.path", "applied", "idmapped to the container's user "
                             "namespace", NULL};
     return sr_audit_event(ctx->audit, "rootfs-idmap", fields, err);
@@ -438,9 +442,10 @@ static int idmap_rootfs(struct sr_create_ctx *ctx, pid_t pid, sr_error_t *err)
 
 static int map_userns(struct sr_create_ctx *ctx, pid_t pid, sr_error_t *err)
 {
-  if (sr_userns_write_maps(pid, &ctx->config->linux_, err) < 0 || idmap_rootfs(ctx, pid, err) < 0)
+  if (sr_ns_userns_write_maps(pid, &ctx->config->linux_, err) < 0 ||
+      idmap_rootfs(ctx, pid, err) < 0)
     return -1;
-  return sr_binds_idmap(&ctx->binds, ctx->config, pid, err);
+  return sr_mount_binds_idmap(&ctx->binds, ctx->config, pid, err);
 }
 
 /* Each hook is judged again from the descriptor it is executed by: the policy's decision
@@ -585,15 +590,15 @@ static int drive_children(struct sr_create_ctx *ctx, sr_error_t *err)
   if (sr_proc_stat(ctx->init_pid, &rec->pid_start, NULL) < 0)
     return sr_error_sys(err, "read the start time of the container process %d", ctx->init_pid);
   /* Seen now, for kill and delete to check later that the pid they act on is still in it. */
-  rec->own_userns = !sr_pid_userns_is_ours(ctx->init_pid);
-  if (sr_container_save(ctx->container, err) < 0)
+  rec->own_userns = !sr_container_pid_userns_is_ours(ctx->init_pid);
+  if (sr_statedir_save(ctx->container, err) < 0)
     return -1;
   SR_KILL_POINT("create.after-init-pid");
-  if (sr_process_set_oom_score_adj(ctx->config->process, ctx->init_pid, err) < 0)
+  if (sr_process_attrs_set_oom_score_adj(ctx->config->process, ctx->init_pid, err) < 0)
     return -1;
   /* In a user namespace (new or joined) the init opens the fifo as the container's root. */
   if (ctx->config->linux_.namespaces[SR_NS_USER].present &&
-      sr_userns_chown_to_root(ctx->init_pid, ctx->container->dirfd, "exec.fifo", err) < 0)
+      sr_ns_userns_chown_to_root(ctx->init_pid, ctx->container->dirfd, "exec.fifo", err) < 0)
     return -1;
   if (sr_sync_send(fd, SYNC_INIT_INFO, ctx->init_pid, err) < 0 ||
       sr_sync_expect(fd, SYNC_HOOKS, NULL, err) < 0)
@@ -638,8 +643,8 @@ static int precreate_mountpoints(struct sr_create_ctx *ctx, sr_error_t *err)
       continue;
     bool file = (m->opts.bind || m->opts.rbind) && i < ctx->binds.n && !ctx->binds.is_dir[i];
     _cleanup_close_ int fd = -1;
-    if (sr_mkpath_in_root(root, m->destination, file ? SR_MKPATH_FILE : SR_MKPATH_DIR, &fd,
-                          err) < 0)
+    if (sr_paths_mkpath_in_root(root, m->destination, file ? SR_MKPATH_FILE : SR_MKPATH_DIR, &fd,
+                                err) < 0)
       return sr_error_wrap(err, "%s: mount point", m->field);
   }
   return 0;
@@ -691,8 +696,8 @@ int sr_create_console_connect(struct sr_create_ctx *ctx, sr_error_t *err)
    * a connection from host root). */
   if (ctx->o->console_socket == NULL || ctx->console_fd >= 0)
     return 0;
-  return sr_connect_unix_once(ctx->o->console_socket, "--console-socket", &ctx->console_fd,
-                              &ctx->console_name, err);
+  return sr_unix_socket_connect_once(ctx->o->console_socket, "--console-socket", &ctx->console_fd,
+                                     &ctx->console_name, err);
 }
 
 int sr_create_prepare(struct sr_create_ctx *ctx, sr_error_t *err)
@@ -726,14 +731,15 @@ int sr_create_prepare(struct sr_create_ctx *ctx, sr_error_t *err)
     sr_warn("linux.namespaces: no mount namespace: the container has the runtime's mounts "
             "(its root is root.path, by chroot); mounts and linux.devices are not made");
   if (sr_ns_plan_make(&c->linux_, &(struct sr_ns_opened){ctx->host.ns_fd, ctx->host.ns_error},
-                      &ctx->ns, err) < 0 || sr_ns_check_names(c, &ctx->ns, err) < 0 ||
+                      &ctx->ns, err) < 0 ||
+      sr_ns_check_names(c, &ctx->ns, err) < 0 ||
       (own_mounts &&
-       (sr_binds_prepare(c,
-                         &(struct sr_bind_sources){ctx->host.mount_fd, ctx->host.mount_errno,
-                                                   ctx->host.n_mounts, ctx->host.path_fd,
-                                                   ctx->host.path_errno, ctx->host.n_paths,
-                                                   ctx->o->bundle},
-                         &ctx->binds, err) < 0 ||
+       (sr_mount_binds_prepare(c,
+                               &(struct sr_bind_sources){ctx->host.mount_fd, ctx->host.mount_errno,
+                                                         ctx->host.n_mounts, ctx->host.path_fd,
+                                                         ctx->host.path_errno, ctx->host.n_paths,
+                                                         ctx->o->bundle},
+                               &ctx->binds, err) < 0 ||
         sr_devices_prepare(c, userns, &ctx->devs, err) < 0)))
     return -1;
   _cleanup_free_ char *cgpath = NULL;
@@ -759,7 +765,7 @@ int sr_create_prepare(struct sr_create_ctx *ctx, sr_error_t *err)
     return -1;
   /* Otherwise a detached clone of the very tree the policy judged; the init attaches it. */
   if (own_mounts && ctx->rootfs_tree_fd < 0) {
-    if (sr_rootfs_prepare_tree(ctx->host.root_fd, ctx->rootfs, &ctx->rootfs_tree_fd, err) < 0)
+    if (sr_mount_rootfs_prepare_tree(ctx->host.root_fd, ctx->rootfs, &ctx->rootfs_tree_fd, err) < 0)
       return -1;
     ctx->rootfs_idmap_wanted = ctx->ns.new_userns && !ctx->rootfs_no_idmap &&
                                !(fstatfs(ctx->host.root_fd, &sfs) == 0 &&
@@ -773,7 +779,7 @@ int sr_create_prepare(struct sr_create_ctx *ctx, sr_error_t *err)
                            sc->listener_path ? sc->listener_path : "");
     char via[64];
     snprintf(via, sizeof(via), "/proc/self/fd/%d", ctx->host.listener_fd);
-    if (sr_connect_unix(via, "linux.seccomp.listenerPath", &ctx->notify_fd, err) < 0)
+    if (sr_unix_socket_connect(via, "linux.seccomp.listenerPath", &ctx->notify_fd, err) < 0)
       return sr_error_wrap(err, "linux.seccomp.listenerPath `%s`", sc->listener_path);
   }
   return 0;
@@ -787,7 +793,7 @@ int sr_create_record_begin(struct sr_create_ctx *ctx, int rootfd, sr_error_t *er
   if (rec == NULL)
     return sr_error_make(err, ENOMEM, "state");
   struct sr_arena *a = &rec->arena;
-  sr_now_rfc3339(ctx->created, sizeof(ctx->created));
+  sr_rfc3339_now(ctx->created, sizeof(ctx->created));
   rec->id = sr_arena_strdup(a, ctx->o->id);
   rec->bundle = sr_arena_strdup(a, ctx->o->bundle);
   rec->rootfs = sr_arena_strdup(a, ctx->rootfs);
@@ -812,7 +818,7 @@ int sr_create_record_begin(struct sr_create_ctx *ctx, int rootfd, sr_error_t *er
       rec->decided_caps[i] = caps ? caps->sets[i] : 0;
   }
   char digest[65];
-  sr_config_digest_hex(ctx->config_text ? ctx->config_text : "", ctx->config_len, digest);
+  sr_container_config_digest_hex(ctx->config_text ? ctx->config_text : "", ctx->config_len, digest);
   rec->config_digest = sr_arena_strdup(a, digest);
   rec->annotation_keys = ctx->config->annotation_keys;
   rec->annotation_values = ctx->config->annotation_values;
@@ -820,14 +826,14 @@ int sr_create_record_begin(struct sr_create_ctx *ctx, int rootfd, sr_error_t *er
   if (rec->id == NULL || rec->bundle == NULL || rec->rootfs == NULL || rec->created == NULL ||
       rec->cgroup_path == NULL || rec->config_digest == NULL)
     return sr_error_make(err, ENOMEM, "state");
-  if (sr_container_begin(rootfd, ctx->o->id, rec, ctx->config_text, ctx->config_len,
-                         &ctx->container, err) < 0)
+  if (sr_statedir_begin(rootfd, ctx->o->id, rec, ctx->config_text, ctx->config_len, &ctx->container,
+                        err) < 0)
     return -1;
   ctx->container->rec = steal_ptr(rec);
   return 0;
 }
 
-int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
+int sr_create(struct sr_create_ctx *ctx, sr_error_t *err)
 {
   int rootfd = -1;
   if (sr_create_prepare(ctx, err) < 0)
@@ -837,7 +843,7 @@ int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
   /* The config's seccomp filter, compiled here (or read from the cache under the state root):
    * the container process only loads it, with no libseccomp and no directory of ours. */
   int cache = ctx->config->linux_.seccomp ? sr_seccomp_cache_open(rootfd) : -1;
-  int sr = sr_seccomp_prepare(ctx->config->linux_.seccomp, cache, &ctx->seccomp_prog, err);
+  int sr = sr_seccomp_cache_prepare(ctx->config->linux_.seccomp, cache, &ctx->seccomp_prog, err);
   if (cache >= 0)
     close(cache);
   if (sr < 0) {
@@ -880,14 +886,14 @@ int sr_container_create(struct sr_create_ctx *ctx, sr_error_t *err)
     explain_setup_death(ctx, err);
     goto fail;
   }
-  if (ctx->o->pid_file && sr_write_pid_file(ctx->o->pid_file, ctx->init_pid, err) < 0)
+  if (ctx->o->pid_file && sr_statedir_write_pid_file(ctx->o->pid_file, ctx->init_pid, err) < 0)
     goto fail;
   SR_KILL_POINT("create.after-pid-file");
   if ((ctx->egress_proxy || ctx->activity) && start_supervisor(ctx, err) < 0)
     goto fail;
   ctx->container->rec->phase = SR_PHASE_CREATED;
   ctx->container->rec->creator_pid = 0;
-  if (sr_container_save(ctx->container, err) < 0)
+  if (sr_statedir_save(ctx->container, err) < 0)
     goto fail;
   SR_KILL_POINT("create.after-created");
   return 0;
@@ -910,21 +916,21 @@ void sr_create_ctx_release(struct sr_create_ctx *ctx)
   free(ctx->console_name);
   ctx->console_name = NULL;
   sr_ns_plan_close(&ctx->ns);
-  sr_bind_plan_close(&ctx->binds);
-  sr_host_objects_close(&ctx->host);
-  sr_dev_plan_close(&ctx->devs);
+  sr_mount_bind_plan_close(&ctx->binds);
+  sr_policy_facts_objects_close(&ctx->host);
+  sr_devices_plan_close(&ctx->devs);
   if (ctx->cgroup)
     sr_cgroup_free(ctx->cgroup);
   ctx->cgroup = NULL;
   if (ctx->container) {
     int rootfd = ctx->container->rootfd;
-    sr_container_free(ctx->container);
+    sr_statedir_free(ctx->container);
     if (rootfd >= 0)
       close(rootfd);
   }
   ctx->container = NULL;
-  sr_seccomp_prog_release(&ctx->seccomp_prog);
-  sr_hook_batch_release(&ctx->container_hooks);
+  sr_seccomp_cache_prog_release(&ctx->seccomp_prog);
+  sr_hooks_batch_release(&ctx->container_hooks);
   free(ctx->rootfs);
   ctx->rootfs = NULL;
   if (ctx->config)

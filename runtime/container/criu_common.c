@@ -4,7 +4,7 @@
 #include "criu_common.h"
 
 #include "cleanup.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -37,7 +37,7 @@ static char *unescape(const char *s)
   return out;
 }
 
-void sr_mountinfo_free(struct sr_mountinfo *m, size_t n)
+void sr_criu_mountinfo_free(struct sr_mountinfo *m, size_t n)
 {
   for (size_t i = 0; m && i < n; i++) {
     free(m[i].root);
@@ -47,7 +47,7 @@ void sr_mountinfo_free(struct sr_mountinfo *m, size_t n)
   free(m);
 }
 
-int sr_mountinfo_read(pid_t pid, struct sr_mountinfo **out, size_t *n, sr_error_t *err)
+int sr_criu_mountinfo_read(pid_t pid, struct sr_mountinfo **out, size_t *n, sr_error_t *err)
 {
   char path[64];
   snprintf(path, sizeof(path), "/proc/%d/mountinfo", pid);
@@ -95,7 +95,7 @@ int sr_mountinfo_read(pid_t pid, struct sr_mountinfo **out, size_t *n, sr_error_
   }
   free(line);
   if (r < 0) {
-    sr_mountinfo_free(m, cnt);
+    sr_criu_mountinfo_free(m, cnt);
     return -1;
   }
   *out = m;
@@ -103,7 +103,7 @@ int sr_mountinfo_read(pid_t pid, struct sr_mountinfo **out, size_t *n, sr_error_
   return 0;
 }
 
-bool sr_mount_is_external(const struct sr_mountinfo *m, size_t n, size_t i)
+bool sr_criu_mount_is_external(const struct sr_mountinfo *m, size_t n, size_t i)
 {
   if (strcmp(m[i].point, "/") == 0 || strcmp(m[i].fstype, "cgroup") == 0 ||
       strcmp(m[i].fstype, "cgroup2") == 0)
@@ -200,7 +200,7 @@ void sr_criu_explain(int dirfd, const char *dir, const char *name, sr_error_t *e
   size_t len = 0;
   sr_error_t e = NULL;
   char last[512] = "";
-  if (sr_read_file_at(dirfd, name, 16 << 20, &buf, &len, &e) == 0) {
+  if (sr_fileio_read_at(dirfd, name, 16 << 20, &buf, &len, &e) == 0) {
     char *save = NULL;
     for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
       /* The first error is the cause; what follows is CRIU cleaning up. */

@@ -19,13 +19,13 @@ struct sr_mountinfo {
   bool readonly; /* the per-mount flag */
 };
 
-int sr_mountinfo_read(pid_t pid, struct sr_mountinfo **out, size_t *n, sr_error_t *err);
-void sr_mountinfo_free(struct sr_mountinfo *m, size_t n);
+int sr_criu_mountinfo_read(pid_t pid, struct sr_mountinfo **out, size_t *n, sr_error_t *err);
+void sr_criu_mountinfo_free(struct sr_mountinfo *m, size_t n);
 
 /* A mount CRIU cannot make itself: a bind of something outside the container's mount
  * namespace (the root filesystem, bind sources, host device nodes, /dev/null over masked
  * files).  cgroup mounts CRIU handles itself. */
-bool sr_mount_is_external(const struct sr_mountinfo *m, size_t n, size_t i);
+bool sr_criu_mount_is_external(const struct sr_mountinfo *m, size_t n, size_t i);
 
 /* Refuses what cannot work here, naming the option: --pre-dump (no soft-dirty tracking),
  * --auto-dedup, --lazy-pages, --empty-ns. */

@@ -25,7 +25,7 @@ int sr_criu_run_checkpoint(const struct sr_invocation *inv, const char *id,
                           NULL};
   if (sr_stored_audit(inv, ct, "checkpoint", fields, err) < 0)
     return -1;
-  if (sr_container_checkpoint(ct, config, o, err) < 0) {
+  if (sr_checkpoint(ct, config, o, err) < 0) {
     const char *f[] = {"imagePath", image, "error", *err ? (*err)->msg : "", NULL};
     sr_error_t e2 = NULL;
     sr_stored_audit(inv, ct, "checkpoint-failed", f, &e2);
@@ -72,7 +72,7 @@ static int refuse_existing(const struct sr_invocation *inv, const char *id, sr_e
   const char *st = "unknown";
   sr_error_t e = NULL;
   if (sr_stored_open(inv, id, false, &ct, &e) == 0)
-    st = sr_status_name(sr_container_status(ct));
+    st = sr_container_status_name(sr_container_status(ct));
   sr_error_free(&e);
   return sr_error_make(err, EEXIST,
                        "restore: container `%s` exists (%s): restore the checkpoint under an id "
@@ -86,7 +86,7 @@ static int restore(const struct sr_invocation *inv, struct sr_create_ctx *ctx,
                    char **bundle, const struct sr_criu_opts *o, int *status, sr_error_t *err)
 {
   const char *binary;
-  if (sr_validate_id(co->id, err) < 0 || sr_criu_binary(o, &binary, err) < 0)
+  if (sr_statedir_validate_id(co->id, err) < 0 || sr_criu_binary(o, &binary, err) < 0)
     return -1;
   if (sr_stored_exists(inv, co->id))
     return refuse_existing(inv, co->id, err);
@@ -96,7 +96,7 @@ static int restore(const struct sr_invocation *inv, struct sr_create_ctx *ctx,
   if (sr_prepare_create(inv, ctx, pc, NULL, err) < 0 || landlock_decision(pc, ctx, err) < 0)
     return -1;
   const char *image = o->image_path ? o->image_path : "checkpoint";
-  int r = sr_container_restore(ctx, o, status, err);
+  int r = sr_restore(ctx, o, status, err);
   const char *fields[] = {"imagePath", image,
                           "result",    r < 0 ? "refused" : "restored",
                           "error",     r < 0 && *err ? (*err)->msg : "",

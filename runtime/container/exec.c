@@ -14,7 +14,9 @@
 #include "state.h"
 #include "sync.h"
 #include "terminal.h"
-#include "util.h"
+#include "pidfd.h"
+#include "proc.h"
+#include "unix_socket.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -99,21 +101,22 @@ __attribute__((noreturn)) static void exec_child(struct exec_ctx *x)
     child_fail(fd, &err);
   }
   /* Before a chroot below: root.path need not have a /proc. */
-  if (sr_runtime_exe_identity(&t.runtime_exe, &err) < 0)
+  if (sr_process_exec_runtime_identity(&t.runtime_exe, &err) < 0)
     child_fail(fd, &err);
   if (p->terminal && sr_terminal_setup(x->console_fd, p, false, &err) < 0)
     child_fail(fd, &err);
   /* No mount namespace to join: the init's root (root.path) is the process's too. */
   if (x->root_fd >= 0) {
-    if (sr_rootfs_chroot(x->root_fd, &err) < 0)
+    if (sr_mount_rootfs_chroot(x->root_fd, &err) < 0)
       child_fail(fd, &err);
     close(x->root_fd);
   }
-  /* oom_score_adj: written by the parent (sr_container_exec), which can; linux.personality
+  /* oom_score_adj: written by the parent (sr_exec), which can; linux.personality
    * is the init's only. */
-  if (sr_process_apply_attrs(p, NULL, x->proc_fd, &err) < 0)
+  if (sr_process_attrs_apply(p, NULL, x->proc_fd, &err) < 0)
     child_fail(fd, &err);
-  if (sr_enter_cwd(p->cwd, &err) < 0 || sr_find_executable(p, &exec_path, &err) < 0)
+  if (sr_process_exec_enter_cwd(p->cwd, &err) < 0 ||
+      sr_process_exec_find_executable(p, &exec_path, &err) < 0)
     child_fail(fd, &err);
   if (x->notify_fd >= 0) {
     /* The same document as the init's (an agent such as runc's seccompagent drops a message
@@ -131,8 +134,8 @@ __attribute__((noreturn)) static void exec_child(struct exec_ctx *x)
                              .annotation_values = cf->annotation_values,
                              .n_annotations = cf->n_annotations};
     const struct sr_seccomp *sc = cf->linux_.seccomp;
-    if (sr_oci_process_state_json(&s, host_pid, sc ? sc->listener_metadata : NULL, &notify_state,
-                                  &err) < 0)
+    if (sr_state_process_json(&s, host_pid, sc ? sc->listener_metadata : NULL, &notify_state,
+                              &err) < 0)
       child_fail(fd, &err);
   }
   close(x->proc_fd);
@@ -149,7 +152,7 @@ __attribute__((noreturn)) static void exec_child(struct exec_ctx *x)
   struct sr_process proc = *p;
   _cleanup_free_ char **env = NULL;
   _cleanup_free_ char *home = NULL;
-  env = sr_env_with_home(proc.env, proc.n_env, proc.user.uid, &proc.n_env, &home);
+  env = sr_passwd_env_with_home(proc.env, proc.n_env, proc.user.uid, &proc.n_env, &home);
   if (env)
     proc.env = env;
   t.process = &proc;
@@ -212,8 +215,8 @@ static bool init_ns_is_not_ours(pid_t pid, int k)
 {
   char theirs[64], ours[64];
   struct stat a, b;
-  snprintf(theirs, sizeof(theirs), "/proc/%d/ns/%s", (int)pid, sr_ns_proc_name(k));
-  snprintf(ours, sizeof(ours), "/proc/self/ns/%s", sr_ns_proc_name(k));
+  snprintf(theirs, sizeof(theirs), "/proc/%d/ns/%s", (int)pid, sr_config_ns_proc_name(k));
+  snprintf(ours, sizeof(ours), "/proc/self/ns/%s", sr_config_ns_proc_name(k));
   if (stat(ours, &b) < 0)
     return false; /* the kernel has no such namespace */
   if (stat(theirs, &a) < 0)
@@ -221,7 +224,7 @@ static bool init_ns_is_not_ours(pid_t pid, int k)
   return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
 }
 
-bool sr_container_in_our_netns(const struct sr_container *c)
+bool sr_exec_in_our_netns(const struct sr_container *c)
 {
   return !init_ns_is_not_ours(c->rec->pid, SR_NS_NET);
 }
@@ -234,8 +237,8 @@ static int prepare(struct exec_ctx *x, sr_error_t *err)
     return sr_error_make(err, 0, "cannot exec in a paused container \"%s\" (use --ignore-paused)",
                          x->c->id);
   if (st != SR_STATUS_RUNNING && st != SR_STATUS_CREATED && st != SR_STATUS_PAUSED)
-    return sr_error_make(err, 0, "cannot exec in a %s container \"%s\"", sr_status_name(st),
-                         x->c->id);
+    return sr_error_make(err, 0, "cannot exec in a %s container \"%s\"",
+                         sr_container_status_name(st), x->c->id);
   x->init_pidfd = sr_pidfd_open(r->pid);
   if (x->init_pidfd < 0 || !sr_proc_is(r->pid, r->pid_start))
     return sr_error_make(err, ESRCH, "container \"%s\" not running", x->c->id);
@@ -257,26 +260,26 @@ static int prepare(struct exec_ctx *x, sr_error_t *err)
    * only the config's would leave the process in the host's user namespace: host root. */
   for (int k = 0; k < SR_NS_COUNT; k++)
     if (x->config->linux_.namespaces[k].present || init_ns_is_not_ours(r->pid, k))
-      x->ns_flags |= sr_ns_clone_flag(k);
+      x->ns_flags |= sr_config_ns_clone_flag(k);
   if (x->p->terminal && x->console_fd < 0) {
     if (x->o->console_socket == NULL)
       return sr_error_make(err, 0, "cannot allocate a terminal without --console-socket "
                                    "(--tty)");
-    if (sr_connect_unix_once(x->o->console_socket, "--console-socket", &x->console_fd, NULL,
-                             err) < 0)
+    if (sr_unix_socket_connect_once(x->o->console_socket, "--console-socket", &x->console_fd, NULL,
+                                    err) < 0)
       return -1;
   }
   const struct sr_seccomp *sc = x->config->linux_.seccomp;
   if (sc && sc->uses_notify &&
-      sr_connect_unix_once(sc->listener_path, "linux.seccomp.listenerPath", &x->notify_fd, NULL,
-                           err) < 0)
+      sr_unix_socket_connect_once(sc->listener_path, "linux.seccomp.listenerPath", &x->notify_fd,
+                                  NULL, err) < 0)
     return -1;
   /* The supervisor that keeps the activity record gets this process's listener too; where it
    * has gone, the plain filter (the record is incomplete: its supervisor is not there). */
   if (x->o->builtin_seccomp && x->c->rec->supervisor_activity)
     x->activity_fd = connect_activity(x->c->dirfd);
   int cache = sc ? sr_seccomp_cache_open(x->c->rootfd) : -1;
-  int prepared = sr_seccomp_prepare(sc, cache, &x->seccomp_prog, err);
+  int prepared = sr_seccomp_cache_prepare(sc, cache, &x->seccomp_prog, err);
   if (cache >= 0)
     close(cache);
   if (prepared < 0)
@@ -364,12 +367,11 @@ static void release(struct exec_ctx *x)
     close(x->console_fd);
   if (x->cg)
     sr_cgroup_free(x->cg);
-  sr_seccomp_prog_release(&x->seccomp_prog);
+  sr_seccomp_cache_prog_release(&x->seccomp_prog);
 }
 
-int sr_container_exec(struct sr_container *c, const struct sr_config *config,
-                      const struct sr_process *p, const struct sr_exec_opts *o,
-                      struct sr_exec_result *res, sr_error_t *err)
+int sr_exec(struct sr_container *c, const struct sr_config *config, const struct sr_process *p,
+            const struct sr_exec_opts *o, struct sr_exec_result *res, sr_error_t *err)
 {
   struct exec_ctx x = {.c = c, .config = config, .p = p, .o = o, .init_pidfd = -1,
                        .sync = {-1, -1}, .proc_fd = -1, .root_fd = -1, .console_fd = o->console_fd,
@@ -408,13 +410,13 @@ int sr_container_exec(struct sr_container *c, const struct sr_config *config,
     sr_error_sys(err, "pidfd_open %d", x.pid);
     goto fail;
   }
-  if (sr_process_set_oom_score_adj(p, x.pid, err) < 0 ||
+  if (sr_process_attrs_set_oom_score_adj(p, x.pid, err) < 0 ||
       sr_sync_send(x.sync[0], SYNC_INIT_INFO, x.pid, err) < 0)
     goto fail_pidfd;
   if (wait_exec(x.sync[0], err) < 0)
     goto fail_pidfd;
   SR_KILL_POINT("exec.after-exec");
-  if (o->pid_file && sr_write_pid_file(o->pid_file, x.pid, err) < 0)
+  if (o->pid_file && sr_statedir_write_pid_file(o->pid_file, x.pid, err) < 0)
     goto fail_pidfd;
   SR_KILL_POINT("exec.after-pid-file");
   res->pid = x.pid;

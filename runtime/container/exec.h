@@ -28,7 +28,7 @@ struct sr_exec_opts {
 };
 
 /* Whether container c's init is in the runtime's (the host's) network namespace. */
-bool sr_container_in_our_netns(const struct sr_container *c);
+bool sr_exec_in_our_netns(const struct sr_container *c);
 
 struct sr_exec_result {
   pid_t pid;
@@ -37,8 +37,7 @@ struct sr_exec_result {
 
 /* Runs p in container c (locked by the caller), created from config.  On success the process
  * has exec'd (exec errors, e.g. a missing executable, are reported here). */
-int sr_container_exec(struct sr_container *c, const struct sr_config *config,
-                      const struct sr_process *p, const struct sr_exec_opts *o,
-                      struct sr_exec_result *res, sr_error_t *err);
+int sr_exec(struct sr_container *c, const struct sr_config *config, const struct sr_process *p,
+            const struct sr_exec_opts *o, struct sr_exec_result *res, sr_error_t *err);
 
 #endif

@@ -19,7 +19,7 @@ int sr_exec_judge(const struct sr_invocation *inv, const struct sr_container *ct
     return -1;
   /* The seccomp floor is the profile's: a rewritten state.json ("builtinSeccomp": false)
    * must not take the filter off an exec'd process. */
-  o->builtin_seccomp = sr_policy_builtin_seccomp(pc.profile);
+  o->builtin_seccomp = sr_policy_apply_builtin_seccomp(pc.profile);
   o->require_own_userns = pc.profile->enforce;
   if (pc.profile && config->process) {
     struct sr_process created = *config->process;
@@ -31,11 +31,11 @@ int sr_exec_judge(const struct sr_invocation *inv, const struct sr_container *ct
     }
     struct sr_decisions d = {0};
     sr_error_t refusal = NULL;
-    int r = sr_policy_apply_exec(pc.profile, &config->arena, &created, p, &d, &refusal);
+    int r = sr_policy_apply_update_exec(pc.profile, &config->arena, &created, p, &d, &refusal);
     /* Decided again from the profile and the kernel, not read back from the state. */
     if (r == 0)
       r = sr_policy_apply_landlock(pc.profile, &config->arena, sr_landlock_abi(),
-                                   sr_container_in_our_netns(ct), &d, &refusal);
+                                   sr_exec_in_our_netns(ct), &d, &refusal);
     o->landlock.abi = d.landlock_abi;
     o->landlock.scope_abstract_unix = d.landlock_scope_abstract_unix;
     if (sr_audit_decisions(&pc.audit, &d, err) < 0) {
@@ -48,7 +48,7 @@ int sr_exec_judge(const struct sr_invocation *inv, const struct sr_container *ct
     }
   }
   /* Its clients go through the container's egress proxy, like the init's. */
-  if (ct->rec->egress_proxy && sr_policy_set_proxy_env(&config->arena, p, err) < 0)
+  if (ct->rec->egress_proxy && sr_policy_apply_egress_proxy_env(&config->arena, p, err) < 0)
     return -1;
   const char *fields[] = {"command", p->args[0], NULL};
   return sr_audit_event(&pc.audit, "exec", fields, err);

@@ -6,7 +6,7 @@
 #include "log.h"
 #include "policy_apply.h"
 #include "process_exec.h"
-#include "util.h"
+#include "pidfd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,7 +43,7 @@ __attribute__((noreturn)) static void hook_child(const struct sr_hook_ready *r,
     _exit(127);
   /* Ignored signals stay ignored across execve: the runtime ignores SIGPIPE, which would
    * otherwise reach every pipeline of the hook as EPIPE instead of a clean exit. */
-  sr_reset_signals();
+  sr_process_exec_reset_signals();
   char *const default_argv[] = {h->path, NULL};
   char *const *argv = h->n_args ? h->args : default_argv;
   char *const *envp = r->n_env ? r->env : empty_env;
@@ -83,7 +83,7 @@ static int run_hook(const struct sr_hook_ready *ready, enum sr_hook_kind kind,
                     const char *state_json, sr_error_t *err)
 {
   const struct sr_hook *h = ready->hook;
-  const char *name = sr_hook_name(kind);
+  const char *name = sr_config_hook_name(kind);
   size_t index = ready->index;
   int in[2], out[2];
   if (pipe2(in, O_CLOEXEC) < 0)
@@ -199,10 +199,10 @@ static int run_hook(const struct sr_hook_ready *ready, enum sr_hook_kind kind,
                        used ? ": " : "", output);
 }
 
-void sr_hook_batch_release(struct sr_hook_batch *b)
+void sr_hooks_batch_release(struct sr_hook_batch *b)
 {
   for (size_t i = 0; i < b->n; i++)
-    sr_hook_file_close(&b->v[i].file);
+    sr_hook_files_close(&b->v[i].file);
   sr_arena_release(&b->arena);
   b->v = NULL;
   b->n = 0;
@@ -214,38 +214,39 @@ static int prepare_one(const struct sr_hook *h, enum sr_hook_kind kind, size_t i
                        const struct sr_hook_gate *gate, struct sr_hook_batch *b,
                        struct sr_hook_ready *r, sr_error_t *err)
 {
-  const char *name = sr_hook_name(kind);
+  const char *name = sr_config_hook_name(kind);
   sr_error_t refusal = NULL;
   int rc;
   if (gate == NULL || gate->profile == NULL) {
     /* Nothing to judge it against: a hook of the host does not run on no one's word. */
     rc = sr_error_make(&refusal, 0, "no policy profile to judge it against");
   } else {
-    sr_hook_file_open(h->path, &gate->places, &r->file);
+    sr_hook_files_open(h->path, &gate->places, &r->file);
     struct sr_policy_facts facts = {0};
     struct sr_policy_hook_fact *fv = sr_arena_array(&b->arena, i + 1, sizeof(*fv));
-    if (fv == NULL || sr_hook_file_fact(&r->file, gate->profile, &b->arena, &fv[i], err) < 0) {
-      sr_hook_file_close(&r->file);
+    if (fv == NULL || sr_hook_files_fact(&r->file, gate->profile, &b->arena, &fv[i], err) < 0) {
+      sr_hook_files_close(&r->file);
       return fv ? -1 : sr_error_make(err, ENOMEM, "hook %s[%zu]", name, i);
     }
     facts.hooks[kind] = fv;
-    sr_hook_places_tenant_dirs(&gate->places, &b->arena, &facts);
+    sr_hook_files_places_tenant_dirs(&gate->places, &b->arena, &facts);
     struct sr_hook judged = *h;
     const struct sr_policy_profile *judges[2] = {gate->profile,
                                                  gate->also != gate->profile ? gate->also : NULL};
     rc = 0;
     for (int j = 0; j < 2 && rc == 0 && judges[j]; j++) {
       /* The matches are the profile's own: facts again for the second one. */
-      if (j > 0 && sr_hook_file_fact(&r->file, judges[j], &b->arena, &fv[i], err) < 0) {
-        sr_hook_file_close(&r->file);
+      if (j > 0 && sr_hook_files_fact(&r->file, judges[j], &b->arena, &fv[i], err) < 0) {
+        sr_hook_files_close(&r->file);
         return -1;
       }
       struct sr_decisions d = {0};
-      rc = sr_policy_check_hook(judges[j], &b->arena, &facts, kind, i, &judged, &d, &refusal);
+      rc = sr_policy_apply_hooks_check_hook(judges[j], &b->arena, &facts, kind, i, &judged, &d,
+                                            &refusal);
       /* Fail closed: a hook whose decision leaves no trace does not run. */
       if ((gate->rejudge || rc < 0) && sr_audit_decisions(gate->audit, &d, err) < 0) {
         sr_error_free(&refusal);
-        sr_hook_file_close(&r->file);
+        sr_hook_files_close(&r->file);
         return sr_error_wrap(err, "hook %s[%zu] `%s`", name, i, h->path);
       }
       if (rc < 0)
@@ -258,7 +259,7 @@ static int prepare_one(const struct sr_hook *h, enum sr_hook_kind kind, size_t i
   }
   if (rc == 0)
     return 1;
-  sr_hook_file_close(&r->file);
+  sr_hook_files_close(&r->file);
   if (gate && gate->rejudge) {
     _cleanup_free_ char *t = sr_error_text(refusal);
     sr_warn("hook %s[%zu] `%s`: not run: %s", name, i, h->path, t ? t : "");
@@ -277,16 +278,16 @@ int sr_hooks_prepare(const struct sr_hooks *hooks, enum sr_hook_kind kind,
   size_t n = hooks->n[kind];
   out->v = sr_arena_array(&out->arena, n + 1, sizeof(*out->v));
   if (out->v == NULL)
-    return sr_error_make(err, ENOMEM, "hooks %s", sr_hook_name(kind));
+    return sr_error_make(err, ENOMEM, "hooks %s", sr_config_hook_name(kind));
   for (size_t i = 0; i < n; i++) {
     const struct sr_hook *h = &hooks->list[kind][i];
     struct sr_hook_ready *r = &out->v[out->n];
     *r = (struct sr_hook_ready){.hook = h, .index = i, .env = h->env, .n_env = h->n_env};
-    sr_hook_file_init(&r->file);
+    sr_hook_files_init(&r->file);
     /* startContainer: judged at create by its name, run in the container by its path. */
     int rc = kind == SR_HOOK_START_CONTAINER ? 1 : prepare_one(h, kind, i, gate, out, r, err);
     if (rc < 0) {
-      sr_hook_batch_release(out);
+      sr_hooks_batch_release(out);
       return -1;
     }
     if (rc > 0)
@@ -334,7 +335,7 @@ static int run_hooks(const struct sr_hooks *hooks, enum sr_hook_kind kind,
     return -1;
   b.keep_going = keep_going;
   int r = sr_hooks_run_batch(&b, state_json, err);
-  sr_hook_batch_release(&b);
+  sr_hooks_batch_release(&b);
   return r;
 }
 

@@ -2,9 +2,9 @@
  * timeout; a failure is an error naming the hook, with what it wrote to stderr.
  *
  * A hook of the runtime's namespaces is opened once, judged from that descriptor against the
- * profile (hook_files.h, sr_policy_check_hook) and executed by that descriptor (execveat); a
- * script's interpreter likewise.  startContainer hooks, files of the container, run by their
- * path inside it. */
+ * profile (hook_files.h, sr_policy_apply_hooks_check_hook) and executed by that descriptor
+ * (execveat); a script's interpreter likewise.  startContainer hooks, files of the container, run
+ * by their path inside it. */
 #ifndef SEERUN_HOOKS_H
 #define SEERUN_HOOKS_H
 
@@ -51,7 +51,7 @@ struct sr_hook_batch {
  * warning and the hook left out. */
 int sr_hooks_prepare(const struct sr_hooks *hooks, enum sr_hook_kind kind,
                      const struct sr_hook_gate *gate, struct sr_hook_batch *out, sr_error_t *err);
-void sr_hook_batch_release(struct sr_hook_batch *b);
+void sr_hooks_batch_release(struct sr_hook_batch *b);
 
 /* Runs the batch in order, `state_json` on each one's stdin, and waits for each (a timeout
  * kills the hook's whole process group).  The first failure stops the others and is the error,

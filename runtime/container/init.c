@@ -17,7 +17,7 @@
 #include "process_exec.h"
 #include "sync.h"
 #include "terminal.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -76,7 +76,7 @@ static int write_sysctl(int proc_fd, const char *key, const char *value, sr_erro
 static bool net_sysctl_of_joined_netns(const struct sr_create_ctx *ctx, const char *key)
 {
   return ctx->ns.new_userns && ctx->ns.join_fd[SR_NS_NET] >= 0 &&
-         sr_sysctl_namespace(key) == SR_NS_NET;
+         sr_config_sysctl_namespace(key) == SR_NS_NET;
 }
 
 /* net.ipv4.ping_group_range names gids of the writer's user namespace: the container's gids
@@ -128,7 +128,7 @@ static int write_joined_net_sysctls(const struct sr_create_ctx *ctx, sr_error_t 
   return 0;
 }
 
-__attribute__((noreturn)) void sr_intermediate_main(struct sr_create_ctx *ctx)
+__attribute__((noreturn)) void sr_init_intermediate_main(struct sr_create_ctx *ctx)
 {
   sr_error_t err = NULL;
   int fd = ctx->sync[1];
@@ -207,7 +207,7 @@ static int write_sysctl(int proc_fd, const char *key, const char *value, sr_erro
     for (char *c = rel + 4; *c; c++)
       if (*c == '.')
         *c = '/';
-  if (sr_write_proc_file(proc_fd, rel, value, err) < 0)
+  if (sr_process_attrs_write_proc(proc_fd, rel, value, err) < 0)
     return sr_error_wrap(err, "linux.sysctl: %s", key);
   return 0;
 }
@@ -290,13 +290,13 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
         errno != EPERM && errno != EACCES)
       return sr_error_sys(err, "join a new session keyring");
   }
-  if (open_proc_handle(proc_fd, err) < 0 || sr_runtime_exe_identity(runtime_exe, err) < 0)
+  if (open_proc_handle(proc_fd, err) < 0 || sr_process_exec_runtime_identity(runtime_exe, err) < 0)
     return -1;
   /* Without a mount namespace (permissive only: the policy refuses it otherwise) the
    * container has the runtime's mounts, as runtime.md says: nothing is mounted, pivoted or made
    * there; its root is still root.path (chroot, below), as runc does. */
   bool own_mounts = c->linux_.namespaces[SR_NS_MOUNT].present;
-  if (own_mounts && sr_rootfs_attach(ctx->rootfs, ctx->rootfs_tree_fd, &root_fd, err) < 0)
+  if (own_mounts && sr_mount_rootfs_attach(ctx->rootfs, ctx->rootfs_tree_fd, &root_fd, err) < 0)
     return -1;
   SR_KILL_POINT("init.after-rootfs");
   bool in_userns = c->linux_.namespaces[SR_NS_USER].present;
@@ -322,22 +322,22 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
       return -1;
   }
   /* The hooks' descriptors are host files: none stays in the container. */
-  sr_hook_batch_release(&ctx->container_hooks);
+  sr_hooks_batch_release(&ctx->container_hooks);
   /* A missing process.cwd is made, inside the root, as runc does (as the container's root,
    * before the identity change; resolved in the root: no symlink leads out). */
   const struct sr_process *p = c->process;
   _cleanup_close_ int cwd_fd = -1;
   int new_root = own_mounts ? root_fd : ctx->host.root_fd;
   if (p->cwd && p->cwd[0] == '/' &&
-      sr_mkpath_in_root(new_root, p->cwd, SR_MKPATH_DIR, &cwd_fd, err) < 0)
+      sr_paths_mkpath_in_root(new_root, p->cwd, SR_MKPATH_DIR, &cwd_fd, err) < 0)
     return sr_error_wrap(err, "process.cwd");
-  if (own_mounts &&
-      (sr_rootfs_pivot(root_fd, ctx->o->no_pivot, err) < 0 || sr_rootfs_finish(c, err) < 0))
+  if (own_mounts && (sr_mount_rootfs_pivot(root_fd, ctx->o->no_pivot, err) < 0 ||
+                     sr_mount_rootfs_finish(c, err) < 0))
     return -1;
   /* No mount namespace: the pty comes from the host's devpts (the root has no /dev/pts of its
    * own), then root.path becomes the root, as runc's chroot. */
   if (!own_mounts && ((p->terminal && sr_terminal_setup(ctx->console_fd, p, false, err) < 0) ||
-                      sr_rootfs_chroot(ctx->host.root_fd, err) < 0))
+                      sr_mount_rootfs_chroot(ctx->host.root_fd, err) < 0))
     return -1;
   SR_KILL_POINT("init.after-pivot");
   /* Built now that "/" is the container's and every mount is made; applied after start. */
@@ -348,12 +348,13 @@ static int init_setup(struct sr_create_ctx *ctx, bool after_intermediate, int *p
 
   if (own_mounts && p->terminal && sr_terminal_setup(ctx->console_fd, p, true, err) < 0)
     return -1;
-  if (own_mounts && sr_rootfs_dev_readonly(c, err) < 0)
+  if (own_mounts && sr_mount_rootfs_dev_readonly(c, err) < 0)
     return -1;
   /* oom_score_adj: written by the parent (create.c), which can. */
-  if (sr_process_apply_attrs(p, &c->linux_, *proc_fd, err) < 0)
+  if (sr_process_attrs_apply(p, &c->linux_, *proc_fd, err) < 0)
     return -1;
-  if (sr_enter_cwd(p->cwd, err) < 0 || sr_find_executable(p, exec_path, err) < 0)
+  if (sr_process_exec_enter_cwd(p->cwd, err) < 0 ||
+      sr_process_exec_find_executable(p, exec_path, err) < 0)
     return -1;
   SR_KILL_POINT("init.after-process");
   /* From here on the container outlives the runtime process, unless it is to die with it (set
@@ -369,7 +370,7 @@ __attribute__((noreturn)) static void start_fail(int fifo, sr_error_t *err)
 {
   _cleanup_free_ char *text = sr_error_text(*err);
   if (fifo >= 0 && text)
-    sr_write_all(fifo, text, strlen(text));
+    sr_fileio_write_all(fifo, text, strlen(text));
   if (text)
     dprintf(2, "seerun: %s\n", text);
   _exit(127);
@@ -407,7 +408,7 @@ __attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool afte
     _exit(1);
   close(ctx->fifo_fd);
   close(proc_fd);
-  if (sr_write_all(fifo, "0", 1) < 0)
+  if (sr_fileio_write_all(fifo, "0", 1) < 0)
     _exit(1);
 
   const struct sr_config *c = ctx->config;
@@ -430,7 +431,7 @@ __attribute__((noreturn)) void sr_init_main(struct sr_create_ctx *ctx, bool afte
   struct sr_process proc = *c->process;
   _cleanup_free_ char **env = NULL;
   _cleanup_free_ char *home = NULL;
-  env = sr_env_with_home(proc.env, proc.n_env, proc.user.uid, &proc.n_env, &home);
+  env = sr_passwd_env_with_home(proc.env, proc.n_env, proc.user.uid, &proc.n_env, &home);
   if (env)
     proc.env = env;
   target.process = &proc;

@@ -7,9 +7,11 @@
 #include "cleanup.h"
 #include "hooks.h"
 #include "log.h"
-#include "seccomp_cache.h"
+#include "sha256.h"
 #include "supervisor.h"
-#include "util.h"
+#include "fileio.h"
+#include "pidfd.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +30,7 @@ static const char *status_names[] = {[SR_STATUS_CREATING] = "creating",
                                      [SR_STATUS_PAUSED] = "paused",
                                      [SR_STATUS_STOPPED] = "stopped"};
 
-const char *sr_status_name(enum sr_status s)
+const char *sr_container_status_name(enum sr_status s)
 {
   return status_names[s];
 }
@@ -41,7 +43,7 @@ int sr_container_open_cgroup(const struct sr_container *c, struct sr_cgroup **cg
   return sr_cgroup_new(SR_CGROUP_ROOT, c->rec->cgroup_path, cg, err);
 }
 
-bool sr_pid_userns_is_ours(pid_t pid)
+bool sr_container_pid_userns_is_ours(pid_t pid)
 {
   char theirs[64];
   struct stat a, b;
@@ -85,7 +87,7 @@ static bool init_is_the_containers(const struct sr_state_record *r)
 {
   if (r->pid <= 0 || !sr_proc_is(r->pid, r->pid_start))
     return false;
-  if (r->own_userns && sr_pid_userns_is_ours(r->pid))
+  if (r->own_userns && sr_container_pid_userns_is_ours(r->pid))
     return false;
   return r->cgroup_version == 0 || pid_in_cgroup(r->pid, r->cgroup_version, r->cgroup_path);
 }
@@ -138,7 +140,7 @@ pid_t sr_container_live_pid(const struct sr_container *c)
   return init_is_the_containers(r) ? r->pid : 0;
 }
 
-void sr_config_digest_hex(const char *text, size_t len, char hex[2 * SR_SHA256_LEN + 1])
+void sr_container_config_digest_hex(const char *text, size_t len, char hex[2 * SR_SHA256_LEN + 1])
 {
   uint8_t d[SR_SHA256_LEN];
   sr_sha256(text, len, d);
@@ -154,12 +156,12 @@ int sr_container_load_config(const struct sr_container *c, struct sr_config **ou
   if (c->dirfd < 0)
     return sr_error_make(err, 0, "container \"%s\": config.json: its state directory is gone",
                          c->id);
-  if (sr_read_file_at(c->dirfd, "config.json", SR_MAX_CONFIG_SIZE, &buf, &len, err) < 0)
+  if (sr_fileio_read_at(c->dirfd, "config.json", SR_MAX_CONFIG_SIZE, &buf, &len, err) < 0)
     return sr_error_wrap(err, "container \"%s\"", c->id);
   /* The copy is read back for hooks (run as host root), exec's process and seccomp filter:
    * rewritten, it would widen what create applied; the index (statedir.h) keeps its digest. */
   char hex[2 * SR_SHA256_LEN + 1];
-  sr_config_digest_hex(buf, len, hex);
+  sr_container_config_digest_hex(buf, len, hex);
   if (c->rec->config_digest == NULL)
     return sr_error_make(err, 0, "container \"%s\": config.json: its index records no digest "
                                  "of the copy to check it against: refusing it",
@@ -190,7 +192,7 @@ static int state_json_as(const struct sr_container *c, const char *status, pid_t
       .n_annotations = r->n_annotations,
   };
   size_t len;
-  return sr_oci_state_json(&s, pretty, out, &len, err);
+  return sr_state_json(&s, pretty, out, &len, err);
 }
 
 int sr_container_state_json(const struct sr_container *c, bool pretty, char **out,
@@ -198,7 +200,7 @@ int sr_container_state_json(const struct sr_container *c, bool pretty, char **ou
 {
   pid_t pid;
   enum sr_status status = sr_container_observe(c, &pid);
-  return state_json_as(c, sr_status_name(status), pid, pretty, out, err);
+  return state_json_as(c, sr_container_status_name(status), pid, pretty, out, err);
 }
 
 /* A pidfd of the init, taken only if the pid is still the container's: signals then reach
@@ -283,7 +285,7 @@ int sr_container_start(struct sr_container *c, const struct sr_config *config,
   enum sr_status st = sr_container_status(c);
   if (st != SR_STATUS_CREATED)
     return sr_error_make(err, 0, "cannot start container \"%s\": it is %s, not created", c->id,
-                         sr_status_name(st));
+                         sr_container_status_name(st));
   _cleanup_close_ int pidfd = -1;
   if (open_init_pidfd(c, &pidfd, err) < 0)
     return -1;
@@ -407,7 +409,7 @@ int sr_container_delete(struct sr_container *c, bool force, const struct sr_hook
    * runc shim deletes created tasks so). */
   if (st != SR_STATUS_STOPPED && st != SR_STATUS_CREATED && !force)
     return sr_error_make(err, 0, "cannot delete container \"%s\" that is not stopped: %s", c->id,
-                         sr_status_name(st));
+                         sr_container_status_name(st));
   /* The config is needed for poststop hooks; a corrupt or missing one must not block the
    * cleanup. */
   _cleanup_config_ struct sr_config *config = NULL;
@@ -473,7 +475,7 @@ int sr_container_delete(struct sr_container *c, bool force, const struct sr_hook
     }
   }
   SR_KILL_POINT("delete.before-remove-dir");
-  return sr_container_remove_dir(c, err);
+  return sr_statedir_remove_dir(c, err);
 }
 
 int sr_container_recover(const char *root, const char *id, struct sr_container **out,
@@ -486,14 +488,14 @@ int sr_container_recover(const char *root, const char *id, struct sr_container *
     return sr_error_sys(err, "open state directory `%s`", root);
   }
   struct sr_container *c = NULL;
-  if (sr_container_load_damaged(rootfd, id, &c, err) < 0) {
+  if (sr_statedir_load_damaged(rootfd, id, &c, err) < 0) {
     close(rootfd);
     return -1;
   }
   if (c->rec == NULL) {
     struct sr_state_record *rec = sr_state_record_new();
     if (rec == NULL) {
-      sr_container_free(c);
+      sr_statedir_free(c);
       close(rootfd);
       return sr_error_make(err, ENOMEM, "container \"%s\"", id);
     }

@@ -20,21 +20,21 @@ enum sr_status {
   SR_STATUS_STOPPED
 };
 
-const char *sr_status_name(enum sr_status s);
+const char *sr_container_status_name(enum sr_status s);
 enum sr_status sr_container_status(const struct sr_container *c);
 /* Both at once, with one look at the init's /proc entry. */
 enum sr_status sr_container_observe(const struct sr_container *c, pid_t *live_pid);
 /* The container's cgroup; *cg is NULL for a container that has none. */
 int sr_container_open_cgroup(const struct sr_container *c, struct sr_cgroup **cg, sr_error_t *err);
 /* Is pid in the runtime's own user namespace? (false when that cannot be seen) */
-bool sr_pid_userns_is_ours(pid_t pid);
+bool sr_container_pid_userns_is_ours(pid_t pid);
 /* The init's pid while it lives, else 0 (what `state` reports).  A pid is the container's
  * only while it is alive with the recorded start time, in a user namespace of its own when
  * create saw it in one, and in the container's cgroup. */
 pid_t sr_container_live_pid(const struct sr_container *c);
 
 /* The hex sha256 of a config.json's text, as the record keeps it (configDigest). */
-void sr_config_digest_hex(const char *text, size_t len, char hex[65]);
+void sr_container_config_digest_hex(const char *text, size_t len, char hex[65]);
 /* The config the container was created from (kept in its state directory), refused unless its
  * digest is the one the index recorded at create. */
 int sr_container_load_config(const struct sr_container *c, struct sr_config **out,
@@ -55,11 +55,11 @@ int sr_container_kill(struct sr_container *c, int sig, bool all, sr_error_t *err
 int sr_container_delete(struct sr_container *c, bool force, const struct sr_hook_gate *gate,
                         sr_error_t *err);
 
-/* For `delete --force` when sr_container_load failed on the container's own record: opens the
+/* For `delete --force` when sr_statedir_load failed on the container's own record: opens the
  * state root and loads the container whatever its state.json holds (statedir.h), the record
  * taken from its index, else (no index: unverified) from recovery.json with no process or
- * cgroup to act on, else empty (only the directory is removed).  The container owns the root's descriptor (sr_stored_close).
- * ENOENT: no such container. */
+ * cgroup to act on, else empty (only the directory is removed).  The container owns the root's
+ * descriptor (sr_stored_close). ENOENT: no such container. */
 int sr_container_recover(const char *root, const char *id, struct sr_container **out,
                          sr_error_t *err);
 

@@ -9,7 +9,7 @@
 #include "sealed.h"
 #include "statedir.h"
 #include "stored.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,8 +40,8 @@ int sr_prepare_load_bundle(const char *bundle_arg, char **bundle, struct sr_crea
   _cleanup_close_ int dirfd = open(abs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dirfd < 0)
     return sr_error_sys(err, "bundle `%s`", abs);
-  if (sr_read_file_at(dirfd, "config.json", SR_MAX_CONFIG_SIZE, &ctx->config_text, &ctx->config_len,
-                      err) < 0)
+  if (sr_fileio_read_at(dirfd, "config.json", SR_MAX_CONFIG_SIZE, &ctx->config_text,
+                        &ctx->config_len, err) < 0)
     return sr_error_wrap(err, "bundle `%s`", abs);
   if (sr_config_parse(ctx->config_text, ctx->config_len, "config.json", &ctx->config, err) < 0)
     return -1;
@@ -66,7 +66,7 @@ static void audit_refused_config(const struct sr_invocation *inv, const char *id
   _cleanup_free_ char *text = sr_error_text(refusal);
   _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
   sr_error_t e = NULL;
-  if (sr_policy_load(inv, &pc, &e) == 0) {
+  if (sr_policy_run_load(inv, &pc, &e) == 0) {
     pc.audit.id = id;
     pc.audit.bundle = bundle;
     sr_audit_refusal(&pc.audit, field, "\"config.json\"", text ? text : "config.json: refused", &e);
@@ -106,14 +106,14 @@ static int enforce(const struct sr_invocation *inv, struct sr_create_ctx *ctx,
                               .state_root = inv->root,
                               .id = ctx->o->id,
                               .keep = &ctx->host};
-  return sr_policy_enforce_create(pc, ctx->config, &in, d, err);
+  return sr_policy_run_create(pc, ctx->config, &in, d, err);
 }
 
 int sr_prepare_create(const struct sr_invocation *inv, struct sr_create_ctx *ctx,
                       struct sr_policy_ctx *pc, struct sr_decisions *decided, sr_error_t *err)
 {
   struct sr_config *c = ctx->config;
-  if (pc->policy == NULL && sr_policy_load(inv, pc, err) < 0)
+  if (pc->policy == NULL && sr_policy_run_load(inv, pc, err) < 0)
     return -1;
   pc->audit.id = ctx->o->id;
   pc->audit.bundle = ctx->o->bundle;
@@ -125,10 +125,10 @@ int sr_prepare_create(const struct sr_invocation *inv, struct sr_create_ctx *ctx
   ctx->hook_profile = pc->profile;
   ctx->cgroup_must_be_new = pc->profile->enforce;
   ctx->audit = &pc->audit;
-  ctx->network_granted = sr_policy_network_granted(d);
-  ctx->builtin_seccomp = sr_policy_builtin_seccomp(pc->profile);
+  ctx->network_granted = sr_policy_apply_network_granted(d);
+  ctx->builtin_seccomp = sr_policy_apply_builtin_seccomp(pc->profile);
   ctx->egress_proxy = d->egress_proxy;
-  ctx->activity = sr_policy_activity_record(pc->profile);
+  ctx->activity = sr_policy_apply_activity_record(pc->profile);
   if (c->linux_.seccomp && c->linux_.seccomp->uses_notify)
     ctx->activity_unseen = "linux.seccomp.listenerPath: the config's agent holds the filter "
                            "stack's one listener, so the built-in filter's denials are not seen";
@@ -141,7 +141,7 @@ int sr_prepare_create(const struct sr_invocation *inv, struct sr_create_ctx *ctx
   if (sr_audit_event(&pc->audit, ctx->o->audit_event ? ctx->o->audit_event : "create", NULL,
                      err) < 0)
     return -1;
-  return sr_seal_if_needed(c, inv->argv, err);
+  return sr_sealed_seal_if_needed(c, inv->argv, err);
 }
 
 void sr_prepare_failed(const struct sr_invocation *inv, const char *id)
@@ -164,7 +164,7 @@ bool sr_prepare_ns_peer(void *data, const char *ns_name, ino_t ino, struct sr_ns
   }
   for (size_t i = 0; i < n; i++) {
     _cleanup_container_ struct sr_container *ct = NULL;
-    if (sr_container_load(rootfd, ids[i], false, &ct, &e) < 0) {
+    if (sr_statedir_load(rootfd, ids[i], false, &ct, &e) < 0) {
       sr_error_free(&e);
       continue;
     }

@@ -1,6 +1,6 @@
 /* create's first step, shared by create, run and the sandbox: the bundle read and parsed, the
  * policy loaded and applied to it with the host's facts, its decisions audited, and the sealed
- * re-exec the resulting config may need.  Then sr_container_create (container.h). */
+ * re-exec the resulting config may need.  Then sr_create (container.h). */
 #ifndef SEERUN_PREPARE_H
 #define SEERUN_PREPARE_H
 

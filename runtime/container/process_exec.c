@@ -23,14 +23,14 @@
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define MAX_INTERPRETER_DEPTH 4 /* the kernel's BINPRM recursion limit */
 
-int sr_runtime_exe_identity(struct stat *st, sr_error_t *err)
+int sr_process_exec_runtime_identity(struct stat *st, sr_error_t *err)
 {
   if (stat("/proc/self/exe", st) < 0)
     return sr_error_sys(err, "stat /proc/self/exe");
   return 0;
 }
 
-int sr_enter_cwd(const char *cwd, sr_error_t *err)
+int sr_process_exec_enter_cwd(const char *cwd, sr_error_t *err)
 {
   if (chdir(cwd) < 0)
     return sr_error_sys(err, "process.cwd: chdir `%s`", cwd);
@@ -86,7 +86,7 @@ static int check_executable(const char *path, const char *arg0, sr_error_t *err)
   return 0;
 }
 
-int sr_find_executable(const struct sr_process *p, char **out, sr_error_t *err)
+int sr_process_exec_find_executable(const struct sr_process *p, char **out, sr_error_t *err)
 {
   const char *arg0 = p->args[0];
   if (strchr(arg0, '/')) {
@@ -157,7 +157,7 @@ static int interpreter_of(int fd, char *out, size_t size)
   return 0;
 }
 
-int sr_exec_guard(const char *path, const struct stat *runtime_exe, sr_error_t *err)
+int sr_process_exec_guard(const char *path, const struct stat *runtime_exe, sr_error_t *err)
 {
   char current[4096];
   snprintf(current, sizeof(current), "%s", path);
@@ -178,7 +178,7 @@ int sr_exec_guard(const char *path, const struct stat *runtime_exe, sr_error_t *
   return 0;
 }
 
-void sr_reset_signals(void)
+void sr_process_exec_reset_signals(void)
 {
   sigset_t none;
   sigemptyset(&none);
@@ -213,7 +213,7 @@ static int install_seccomp(const struct sr_exec_target *t, sr_error_t *err)
   if (t->seccomp == NULL)
     return 0;
   _cleanup_close_ int notify = -1;
-  if (t->seccomp_prog ? sr_seccomp_prog_load(t->seccomp_prog, &notify, err) < 0
+  if (t->seccomp_prog ? sr_seccomp_cache_prog_load(t->seccomp_prog, &notify, err) < 0
                       : sr_seccomp_install(t->seccomp, &notify, err) < 0)
     return -1;
   if (notify < 0)
@@ -227,9 +227,9 @@ static int install_seccomp(const struct sr_exec_target *t, sr_error_t *err)
 int sr_process_exec(const struct sr_exec_target *t, sr_error_t *err)
 {
   const struct sr_process *p = t->process;
-  if (sr_exec_guard(t->exec_path, &t->runtime_exe, err) < 0)
+  if (sr_process_exec_guard(t->exec_path, &t->runtime_exe, err) < 0)
     return -1;
-  sr_reset_signals();
+  sr_process_exec_reset_signals();
   /* --preserve-fds: passed on as they are, whatever their close-on-exec flag. */
   for (int fd = 3; fd < 3 + t->preserve_fds; fd++)
     fcntl(fd, F_SETFD, 0);
@@ -237,12 +237,12 @@ int sr_process_exec(const struct sr_exec_target *t, sr_error_t *err)
    * have it.  With it, the filter goes in last, after the identity change. */
   if (!p->no_new_privileges && install_seccomp(t, err) < 0)
     return -1;
-  if (sr_identity_apply(&p->user, p->capabilities, err) < 0)
+  if (sr_caps_apply_identity(&p->user, p->capabilities, err) < 0)
     return -1;
   /* The uid change cleared it: a sandbox's command must not outlive its seerun. */
   if (t->die_with_parent && prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
     return sr_error_sys(err, "prctl PR_SET_PDEATHSIG");
-  if (p->no_new_privileges && (sr_no_new_privs(err) < 0 || install_seccomp(t, err) < 0))
+  if (p->no_new_privileges && (sr_caps_no_new_privs(err) < 0 || install_seccomp(t, err) < 0))
     return -1;
   if (t->notify_sock >= 0)
     close(t->notify_sock);

@@ -25,24 +25,24 @@ struct sr_exec_target {
 };
 
 /* Remembers which file the runtime binary is (before pivot_root hides its path). */
-int sr_runtime_exe_identity(struct stat *st, sr_error_t *err);
+int sr_process_exec_runtime_identity(struct stat *st, sr_error_t *err);
 
 /* chdir to process.cwd, checked to really be inside the container after: a cwd through an
  * inherited descriptor (/proc/self/fd/N) would start the process in a host directory. */
-int sr_enter_cwd(const char *cwd, sr_error_t *err);
+int sr_process_exec_enter_cwd(const char *cwd, sr_error_t *err);
 
 /* Finds process.args[0] inside the container (PATH from process.env, else the default), so
  * that a missing executable fails early with runc's wording. */
-int sr_find_executable(const struct sr_process *p, char **out, sr_error_t *err);
+int sr_process_exec_find_executable(const struct sr_process *p, char **out, sr_error_t *err);
 
 /* Refuses to run the runtime binary in the container, directly, as a #! interpreter or as an
  * ELF interpreter (the CVE-2019-5736 class: a container execing /proc/self/exe gets a handle
  * on the host's binary). */
-int sr_exec_guard(const char *path, const struct stat *runtime_exe, sr_error_t *err);
+int sr_process_exec_guard(const char *path, const struct stat *runtime_exe, sr_error_t *err);
 
 /* Every signal handled by default and none blocked, as in a fresh process: ignored signals
  * stay ignored across execve (the runtime ignores SIGPIPE). */
-void sr_reset_signals(void);
+void sr_process_exec_reset_signals(void);
 
 /* Does not return on success. */
 int sr_process_exec(const struct sr_exec_target *t, sr_error_t *err);

@@ -14,7 +14,9 @@
 #include "log.h"
 #include "mountapi.h"
 #include "namespaces.h"
-#include "util.h"
+#include "dir.h"
+#include "fileio.h"
+#include "proc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -65,7 +67,7 @@ static void restore_mounts_release(struct restore_mounts *rm)
  * once the process that made it is gone, as create sweeps its temporaries. */
 static void sweep_stale(int top)
 {
-  _cleanup_dir_ DIR *d = sr_opendir_fd(top);
+  _cleanup_dir_ DIR *d = sr_dir_open_fd(top);
   if (d == NULL)
     return;
   struct dirent *de;
@@ -106,19 +108,20 @@ static int restore_mounts_begin(struct restore_mounts *rm, const char *id, const
   char opt[32] = "0";
   if (l->namespaces[SR_NS_USER].present && l->n_gid_mappings > 0)
     snprintf(opt, sizeof(opt), "%" PRIu32, l->gid_mappings[0].host_id);
-  _cleanup_close_ int fs = sr_fsopen("tmpfs", FSOPEN_CLOEXEC);
-  if (fs < 0 || sr_fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0750", 0) < 0 ||
-      sr_fsconfig(fs, FSCONFIG_SET_STRING, "gid", opt, 0) < 0 ||
-      sr_fsconfig(fs, FSCONFIG_SET_STRING, "size", "64k", 0) < 0 ||
-      sr_fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+  _cleanup_close_ int fs = sr_mountapi_fsopen("tmpfs", FSOPEN_CLOEXEC);
+  if (fs < 0 || sr_mountapi_fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0750", 0) < 0 ||
+      sr_mountapi_fsconfig(fs, FSCONFIG_SET_STRING, "gid", opt, 0) < 0 ||
+      sr_mountapi_fsconfig(fs, FSCONFIG_SET_STRING, "size", "64k", 0) < 0 ||
+      sr_mountapi_fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
     return sr_error_sys(err, "tmpfs for `%s`", rm->dir);
-  _cleanup_close_ int mnt = sr_fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+  _cleanup_close_ int mnt =
+      sr_mountapi_fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
   if (mnt < 0)
     return sr_error_sys(err, "fsmount tmpfs for `%s`", rm->dir);
   struct sr_mount_attr prop = {.propagation = MS_PRIVATE};
   _cleanup_close_ int target = openat(top, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (target < 0 || sr_mount_setattr(mnt, "", AT_EMPTY_PATH, &prop) < 0 ||
-      sr_attach_mount(mnt, target) < 0)
+  if (target < 0 || sr_mountapi_mount_setattr(mnt, "", AT_EMPTY_PATH, &prop) < 0 ||
+      sr_mountapi_attach_mount(mnt, target) < 0)
     return sr_error_sys(err, "mount tmpfs on `%s`", rm->dir);
   rm->mounted = true;
   rm->paths = calloc(max + 1, sizeof(*rm->paths));
@@ -140,7 +143,7 @@ static int attach_tree(struct restore_mounts *rm, int tree, bool dir, const char
   if (!dir)
     close(fd);
   _cleanup_close_ int target = open(p, O_PATH | O_CLOEXEC | O_NOFOLLOW);
-  if (target < 0 || sr_attach_mount(tree, target) < 0)
+  if (target < 0 || sr_mountapi_attach_mount(tree, target) < 0)
     return sr_error_sys(err, "attach `%s`", p);
   rm->n++;
   *path = p;
@@ -154,21 +157,21 @@ static int idmap_trees(struct sr_create_ctx *ctx, sr_error_t *err)
 {
   const struct sr_config *c = ctx->config;
   _cleanup_close_ int userns = -1;
-  if (ctx->ns.new_userns && sr_userns_open_with_maps(&c->linux_, &userns, err) < 0)
+  if (ctx->ns.new_userns && sr_ns_userns_open_with_maps(&c->linux_, &userns, err) < 0)
     return sr_error_wrap(err, "restore: user namespace for the idmapped mounts");
   if (ctx->rootfs_tree_fd < 0) {
-    ctx->rootfs_tree_fd =
-        sr_open_tree(AT_FDCWD, ctx->rootfs, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+    ctx->rootfs_tree_fd = sr_mountapi_open_tree(AT_FDCWD, ctx->rootfs,
+                                                OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
     if (ctx->rootfs_tree_fd < 0)
       return sr_error_sys(err, "bind root filesystem `%s`", ctx->rootfs);
   } else if (!ctx->rootfs_idmapped && userns >= 0) {
     struct sr_mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
-    if (sr_mount_setattr(ctx->rootfs_tree_fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr) < 0)
+    if (sr_mountapi_mount_setattr(ctx->rootfs_tree_fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr) < 0)
       return sr_error_sys(err, "idmap the root filesystem");
   }
   if (c->root_readonly) {
     struct sr_mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
-    if (sr_mount_setattr(ctx->rootfs_tree_fd, "", AT_EMPTY_PATH, &ro) < 0)
+    if (sr_mountapi_mount_setattr(ctx->rootfs_tree_fd, "", AT_EMPTY_PATH, &ro) < 0)
       return sr_error_sys(err, "root filesystem read-only");
   }
   for (size_t i = 0; i < ctx->binds.n; i++) {
@@ -182,7 +185,7 @@ static int idmap_trees(struct sr_create_ctx *ctx, sr_error_t *err)
                            m->field);
     struct sr_mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
     unsigned flags = AT_EMPTY_PATH | (m->opts.ridmap ? AT_RECURSIVE : 0);
-    if (sr_mount_setattr(ctx->binds.tree_fd[i], "", flags, &attr) < 0)
+    if (sr_mountapi_mount_setattr(ctx->binds.tree_fd[i], "", flags, &attr) < 0)
       return sr_error_sys(err, "%s: idmap `%s`", m->field, m->destination);
   }
   return 0;
@@ -265,10 +268,10 @@ static int inherit_stdio(criu_opts *opts, int imgfd, int dups[3], sr_error_t *er
   size_t len;
   sr_error_t e = NULL;
   yajl_val dv = NULL, ev = NULL;
-  if (sr_read_file_at(imgfd, "descriptors.json", 64 << 10, &desc, &len, &e) == 0)
+  if (sr_fileio_read_at(imgfd, "descriptors.json", 64 << 10, &desc, &len, &e) == 0)
     sr_json_parse(desc, len, &dv, &e);
   sr_error_free(&e);
-  if (sr_read_file_at(imgfd, "seerun-stdio.json", 64 << 10, &ext, &len, &e) == 0)
+  if (sr_fileio_read_at(imgfd, "seerun-stdio.json", 64 << 10, &ext, &len, &e) == 0)
     sr_json_parse(ext, len, &ev, &e);
   sr_error_free(&e);
   const char *stdio_path[] = {"stdio", NULL};
@@ -340,7 +343,7 @@ static int refuse_options(struct sr_create_ctx *ctx, const struct sr_criu_opts *
       return sr_error_make(err, EOPNOTSUPP,
                            "restore: linux.namespaces: joining an existing "
                            "%s namespace is not supported by restore",
-                           sr_ns_name(k));
+                           sr_config_ns_name(k));
   if (ctx->config->process == NULL)
     return sr_error_make(err, 0, "config.json: process: required to restore a container");
   if (ctx->config->process->terminal && !o->shell_job)
@@ -353,7 +356,7 @@ static int refuse_options(struct sr_create_ctx *ctx, const struct sr_criu_opts *
 /* A CRIU killed midway leaves its cgroup yard mounted in the work directory. */
 static void remove_criu_leftovers(int workfd)
 {
-  _cleanup_dir_ DIR *d = sr_opendir_fd(workfd);
+  _cleanup_dir_ DIR *d = sr_dir_open_fd(workfd);
   struct dirent *de;
   while (d && (de = readdir(d)) != NULL) {
     if (strncmp(de->d_name, ".criu.cgyard.", 13) != 0)
@@ -366,8 +369,8 @@ static void remove_criu_leftovers(int workfd)
   }
 }
 
-int sr_container_restore(struct sr_create_ctx *ctx, const struct sr_criu_opts *o, int *status,
-                         sr_error_t *err)
+int sr_restore(struct sr_create_ctx *ctx, const struct sr_criu_opts *o, int *status,
+               sr_error_t *err)
 {
   const char *binary;
   int cg_mode;
@@ -382,7 +385,7 @@ int sr_container_restore(struct sr_create_ctx *ctx, const struct sr_criu_opts *o
                                             : fcntl(imgfd, F_DUPFD_CLOEXEC, 3);
   if (workfd < 0)
     return sr_error_sys(err, "--work-path `%s`", work);
-  if (sr_restore_check_image(imgfd, &ctx->config->linux_, ctx->builtin_seccomp, err) < 0)
+  if (sr_restore_image_check(imgfd, &ctx->config->linux_, ctx->builtin_seccomp, err) < 0)
     return -1;
   int rootfd = -1;
   if (sr_create_prepare(ctx, err) < 0 ||
@@ -449,8 +452,8 @@ int sr_container_restore(struct sr_create_ctx *ctx, const struct sr_criu_opts *o
   }
   rec->phase = SR_PHASE_CREATED;
   rec->creator_pid = 0;
-  if (sr_container_save(ctx->container, err) < 0 ||
-      (ctx->o->pid_file && sr_write_pid_file(ctx->o->pid_file, pid, err) < 0))
+  if (sr_statedir_save(ctx->container, err) < 0 ||
+      (ctx->o->pid_file && sr_statedir_write_pid_file(ctx->o->pid_file, pid, err) < 0))
     goto out;
   r = 0;
 out:
@@ -477,8 +480,8 @@ out:
 
 #else
 
-int sr_container_restore(struct sr_create_ctx *ctx, const struct sr_criu_opts *o, int *status,
-                         sr_error_t *err)
+int sr_restore(struct sr_create_ctx *ctx, const struct sr_criu_opts *o, int *status,
+               sr_error_t *err)
 {
   (void)ctx;
   (void)status;

@@ -7,7 +7,7 @@
 #include "cleanup.h"
 #include "criu_common.h"
 #include "mountapi.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -62,7 +62,7 @@ static int check_map(struct restore_run *run, const char *file, const struct sr_
   size_t len;
   sr_error_t e = NULL;
   snprintf(path, sizeof(path), "/proc/%d/%s", run->pid, file);
-  if (sr_read_small_file_at(AT_FDCWD, path, buf, sizeof(buf), &len, &e) < 0) {
+  if (sr_fileio_read_small_at(AT_FDCWD, path, buf, sizeof(buf), &len, &e) < 0) {
     sr_error_free(&e);
     return fail(run, "read `%s`", path);
   }
@@ -159,7 +159,7 @@ static int check_mounts(struct restore_run *run)
   struct sr_mountinfo *m = NULL;
   size_t n = 0;
   sr_error_t e = NULL;
-  if (sr_mountinfo_read(run->pid, &m, &n, &e) < 0) {
+  if (sr_criu_mountinfo_read(run->pid, &m, &n, &e) < 0) {
     _cleanup_free_ char *t = sr_error_text(e);
     sr_error_free(&e);
     return fail(run, "%s", t ? t : "mountinfo");
@@ -193,7 +193,7 @@ static int check_mounts(struct restore_run *run)
     r = check_paths(run, m, n, l->masked_paths, l->n_masked_paths, false, "linux.maskedPaths");
   if (r == 0)
     r = check_paths(run, m, n, l->readonly_paths, l->n_readonly_paths, true, "linux.readonlyPaths");
-  sr_mountinfo_free(m, n);
+  sr_criu_mountinfo_free(m, n);
   return r;
 }
 
@@ -212,7 +212,7 @@ static int remount_root_readonly(struct restore_run *run)
   if (child == 0) {
     /* setns into a mount namespace moves root and cwd to its root: "/" is the container's. */
     struct sr_mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
-    if (setns(ns, CLONE_NEWNS) < 0 || sr_mount_setattr(AT_FDCWD, "/", 0, &attr) < 0)
+    if (setns(ns, CLONE_NEWNS) < 0 || sr_mountapi_mount_setattr(AT_FDCWD, "/", 0, &attr) < 0)
       _exit(errno ? errno : 1);
     _exit(0);
   }
@@ -231,7 +231,7 @@ static int read_status(pid_t tid, char *buf, size_t size)
   size_t len;
   sr_error_t e = NULL;
   snprintf(path, sizeof(path), "/proc/%d/status", tid);
-  if (sr_read_small_file_at(AT_FDCWD, path, buf, size, &len, &e) < 0) {
+  if (sr_fileio_read_small_at(AT_FDCWD, path, buf, size, &len, &e) < 0) {
     sr_error_free(&e);
     return -1;
   }
@@ -310,7 +310,7 @@ static int check_task(struct restore_run *run, pid_t tid)
   size_t len;
   sr_error_t e = NULL;
   snprintf(path, sizeof(path), "/proc/%d/cgroup", tid);
-  if (sr_read_small_file_at(AT_FDCWD, path, buf, sizeof(buf), &len, &e) < 0) {
+  if (sr_fileio_read_small_at(AT_FDCWD, path, buf, sizeof(buf), &len, &e) < 0) {
     sr_error_free(&e);
     return fail(run, "read `%s`", path);
   }
@@ -353,7 +353,7 @@ static int check_tasks(struct restore_run *run, pid_t pid, int depth)
     size_t len;
     sr_error_t e = NULL;
     snprintf(cp, sizeof(cp), "/proc/%d/task/%d/children", pid, tid);
-    if (sr_read_small_file_at(AT_FDCWD, cp, buf, sizeof(buf), &len, &e) < 0) {
+    if (sr_fileio_read_small_at(AT_FDCWD, cp, buf, sizeof(buf), &len, &e) < 0) {
       sr_error_free(&e);
       return fail(run, "read `%s`", cp);
     }
@@ -379,7 +379,7 @@ static void kill_tree(pid_t pid, int depth)
     size_t len;
     sr_error_t e = NULL;
     snprintf(cp, sizeof(cp), "/proc/%d/task/%s/children", pid, de->d_name);
-    if (sr_read_small_file_at(AT_FDCWD, cp, buf, sizeof(buf), &len, &e) < 0) {
+    if (sr_fileio_read_small_at(AT_FDCWD, cp, buf, sizeof(buf), &len, &e) < 0) {
       sr_error_free(&e);
       continue;
     }
@@ -408,7 +408,7 @@ static void kill_stopped_tree(struct restore_run *run)
     size_t plen;
     sr_error_t e = NULL;
     snprintf(ppath, sizeof(ppath), "/proc/%" PRIu64 "/stat", tracer);
-    if (sr_read_small_file_at(AT_FDCWD, ppath, pbuf, sizeof(pbuf), &plen, &e) == 0) {
+    if (sr_fileio_read_small_at(AT_FDCWD, ppath, pbuf, sizeof(pbuf), &plen, &e) == 0) {
       pbuf[plen < sizeof(pbuf) ? plen : sizeof(pbuf) - 1] = '\0';
       const char *rp = strrchr(pbuf, ')');
       int ppid = 0;
@@ -424,7 +424,7 @@ static void kill_stopped_tree(struct restore_run *run)
  * failure here makes CRIU abort and kill them.  "pre-resume": their credentials, seccomp
  * filters and cgroups are restored and they are stopped at sigreturn; CRIU only logs a failed
  * answer there, so seerun kills them itself (SIGKILL: they never run again). */
-int sr_restore_notify(char *action, criu_notify_arg_t na)
+int sr_restore_checks_notify(char *action, criu_notify_arg_t na)
 {
   struct restore_run *run = current_restore;
   if (run == NULL)

@@ -7,7 +7,8 @@
 #include "cleanup.h"
 #include "seccomp_default.h"
 #include "statedir.h"
-#include "util.h"
+#include "dir.h"
+#include "fileio.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -60,7 +61,7 @@ static int check_image_userns(int imgfd, const struct sr_linux *l, sr_error_t *e
 {
   if (!l->namespaces[SR_NS_USER].present)
     return 0;
-  _cleanup_dir_ DIR *d = sr_opendir_fd(imgfd);
+  _cleanup_dir_ DIR *d = sr_dir_open_fd(imgfd);
   if (d == NULL)
     return sr_error_sys(err, "--image-path: read");
   struct dirent *de;
@@ -74,7 +75,7 @@ static int check_image_userns(int imgfd, const struct sr_linux *l, sr_error_t *e
                          "policy decided one (linux.namespaces)");
   _cleanup_free_ char *buf = NULL;
   size_t len;
-  if (sr_read_file_at(imgfd, name, 1 << 20, &buf, &len, err) < 0)
+  if (sr_fileio_read_at(imgfd, name, 1 << 20, &buf, &len, err) < 0)
     return sr_error_wrap(err, "--image-path");
   /* Two magics, then one entry: its length and the message. */
   const unsigned char *p = (const unsigned char *)buf + 12, *end = (const unsigned char *)buf + len;
@@ -220,7 +221,7 @@ static bool stack_has_builtin(const struct img_filter *f, size_t n, uint64_t idx
  * filter. */
 static int check_core_seccomp(int imgfd, const struct img_filter *f, size_t n, sr_error_t *err)
 {
-  _cleanup_dir_ DIR *d = sr_opendir_fd(imgfd);
+  _cleanup_dir_ DIR *d = sr_dir_open_fd(imgfd);
   if (d == NULL)
     return sr_error_sys(err, "--image-path: read");
   struct dirent *de;
@@ -230,7 +231,7 @@ static int check_core_seccomp(int imgfd, const struct img_filter *f, size_t n, s
       continue;
     _cleanup_free_ char *buf = NULL;
     size_t len;
-    if (sr_read_file_at(imgfd, de->d_name, 16 << 20, &buf, &len, err) < 0)
+    if (sr_fileio_read_at(imgfd, de->d_name, 16 << 20, &buf, &len, err) < 0)
       return sr_error_wrap(err, "--image-path");
     uint32_t msg_len;
     if (len < 12 || (memcpy(&msg_len, buf + 8, 4), msg_len > len - 12))
@@ -294,7 +295,7 @@ static int check_image_seccomp(int imgfd, bool builtin, sr_error_t *err)
   _cleanup_free_ char *buf = NULL;
   size_t len;
   sr_error_t e = NULL;
-  if (sr_read_file_at(imgfd, "seccomp.img", 16 << 20, &buf, &len, &e) < 0) {
+  if (sr_fileio_read_at(imgfd, "seccomp.img", 16 << 20, &buf, &len, &e) < 0) {
     sr_error_free(&e);
     return sr_error_make(err, EPERM,
                          "restore: refused: the image holds no seccomp filter "
@@ -331,7 +332,7 @@ static int check_image_seccomp(int imgfd, bool builtin, sr_error_t *err)
   return check_core_seccomp(imgfd, f, n, err);
 }
 
-int sr_restore_check_image(int imgfd, const struct sr_linux *l, bool builtin_seccomp,
+int sr_restore_image_check(int imgfd, const struct sr_linux *l, bool builtin_seccomp,
                            sr_error_t *err)
 {
   if (check_image_userns(imgfd, l, err) < 0 || check_image_seccomp(imgfd, builtin_seccomp, err) < 0)

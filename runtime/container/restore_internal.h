@@ -32,11 +32,11 @@ struct restore_run {
 void sr_restore_checks_begin(struct restore_run *run);
 void sr_restore_checks_end(void);
 /* libcriu's notify callback: the checks at "post-restore" and "pre-resume". */
-int sr_restore_notify(char *action, criu_notify_arg_t na);
+int sr_restore_checks_notify(char *action, criu_notify_arg_t na);
 
 /* The image's user namespace maps (the decided ones) and every thread's seccomp stack (holding
  * the built-in filter when it is mandatory). */
-int sr_restore_check_image(int imgfd, const struct sr_linux *l, bool builtin_seccomp,
+int sr_restore_image_check(int imgfd, const struct sr_linux *l, bool builtin_seccomp,
                            sr_error_t *err);
 #endif
 

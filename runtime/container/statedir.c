@@ -3,7 +3,9 @@
 #include "statedir.h"
 
 #include "cleanup.h"
-#include "util.h"
+#include "dir.h"
+#include "fileio.h"
+#include "proc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -39,7 +41,7 @@ static void printable_id(const char *id, char *buf, size_t size)
   buf[n] = '\0';
 }
 
-int sr_validate_id(const char *id, sr_error_t *err)
+int sr_statedir_validate_id(const char *id, sr_error_t *err)
 {
   size_t len = id ? strlen(id) : 0;
   char shown[300];
@@ -87,7 +89,7 @@ static int check_root_fd(int fd, const char *root, sr_error_t *err)
 
 int sr_statedir_open_root(const char *root, bool create, int *rootfd, sr_error_t *err)
 {
-  if (create && sr_mkdir_p(root, 0700, err) < 0)
+  if (create && sr_dir_mkdir_p(root, 0700, err) < 0)
     return sr_error_wrap(err, "state directory");
   _cleanup_close_ int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
@@ -98,7 +100,7 @@ int sr_statedir_open_root(const char *root, bool create, int *rootfd, sr_error_t
   return 0;
 }
 
-void sr_container_free(struct sr_container *c)
+void sr_statedir_free(struct sr_container *c)
 {
   if (c->dirfd >= 0)
     close(c->dirfd);
@@ -165,7 +167,7 @@ static int write_index(int rootfd, const struct sr_state_record *rec, sr_error_t
       openat(fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (tfd < 0)
     return sr_error_sys(err, "index of container \"%s\": create `%s`", rec->id, tmp);
-  if (sr_write_all(tfd, buf, len) < 0 || renameat(fd, tmp, fd, rec->id) < 0) {
+  if (sr_fileio_write_all(tfd, buf, len) < 0 || renameat(fd, tmp, fd, rec->id) < 0) {
     int saved = errno;
     unlinkat(fd, tmp, 0);
     return sr_error_make(err, saved, "index of container \"%s\": write `" INDEX_DIR "/%s`",
@@ -179,7 +181,7 @@ static int read_index(int rootfd, const char *id, struct sr_state_record **rec, 
   _cleanup_close_ int fd = index_dir(rootfd, false, err);
   _cleanup_free_ char *buf = NULL;
   size_t len;
-  if (fd < 0 || sr_read_file_at(fd, id, 1 << 20, &buf, &len, err) < 0)
+  if (fd < 0 || sr_fileio_read_at(fd, id, 1 << 20, &buf, &len, err) < 0)
     return -1;
   if (sr_state_record_parse(buf, len, rec, err) < 0)
     return sr_error_wrap(err, "the index `" INDEX_DIR "/%s`", id);
@@ -193,14 +195,14 @@ static int read_index(int rootfd, const char *id, struct sr_state_record **rec, 
  * parsed by the same code as state.json.  Once the index is written it is not rewritten:
  * delete --force then acts on the index alone, and reads recovery.json only when there is no
  * usable index, as an unverified record whose process and cgroup are left alone
- * (sr_container_load_damaged) -- so rewriting it at each step (a new inode and a rename
+ * (sr_statedir_load_damaged) -- so rewriting it at each step (a new inode and a rename
  * each) would change what no command acts on. */
 static int write_record(int rootfd, bool with_index, int dirfd, const struct sr_state_record *rec,
                         size_t max, bool unpublished, sr_error_t *err)
 {
   /* In a directory not published yet nothing reads a file half-written: no temporary. */
   int (*write_file)(int, const char *, const void *, size_t, mode_t, sr_error_t *) =
-      unpublished ? sr_write_file_new : sr_write_file_atomic;
+      unpublished ? sr_fileio_write_new : sr_fileio_write_atomic;
   struct sr_state_record small = *rec; /* shallow: only read, never freed */
   small.annotation_keys = small.annotation_values = NULL;
   small.n_annotations = 0;
@@ -365,7 +367,7 @@ static int unlink_entry(int dirfd, const char *name)
  * directory that still loads, or an empty one. */
 static int remove_dir_contents(int dirfd)
 {
-  _cleanup_dir_ DIR *d = sr_opendir_fd(dirfd);
+  _cleanup_dir_ DIR *d = sr_dir_open_fd(dirfd);
   if (d == NULL)
     return -1;
   struct dirent *de;
@@ -396,8 +398,8 @@ static void unlink_index(int rootfd, const char *id)
     unlinkat(fd, id, 0);
 }
 
-int sr_container_begin(int rootfd, const char *id, struct sr_state_record *rec, const char *config,
-                       size_t config_len, struct sr_container **out, sr_error_t *err)
+int sr_statedir_begin(int rootfd, const char *id, struct sr_state_record *rec, const char *config,
+                      size_t config_len, struct sr_container **out, sr_error_t *err)
 {
   _cleanup_close_ int ilock = -1; /* before any goto: released on every return */
   char tmp[64];
@@ -415,13 +417,13 @@ int sr_container_begin(int rootfd, const char *id, struct sr_state_record *rec, 
     return sr_error_make(err, saved, "lock state directory");
   }
   if (write_record(rootfd, false, dirfd, rec, SR_STATE_MAX_CREATE_SIZE, true, err) < 0 ||
-      (config && sr_write_file_new(dirfd, "config.json", config, config_len, 0600, err) < 0)) {
+      (config && sr_fileio_write_new(dirfd, "config.json", config, config_len, 0600, err) < 0)) {
     sr_error_wrap(err, "record container \"%s\" in the state directory", id);
     goto fail;
   }
   SR_KILL_POINT("create.before-publish");
   /* Publishing and the first index write are one step for delete --force of an orphan index
-   * (sr_container_load_damaged), which holds this lock while it acts on one. */
+   * (sr_statedir_load_damaged), which holds this lock while it acts on one. */
   ilock = index_dir(rootfd, true, err);
   if (ilock < 0 || flock(ilock, LOCK_EX) < 0) {
     if (ilock >= 0)
@@ -461,7 +463,7 @@ fail:
 static int open_container(int rootfd, const char *id, bool lock, struct sr_container **out,
                           sr_error_t *err)
 {
-  if (sr_validate_id(id, err) < 0 || check_root_fd(rootfd, NULL, err) < 0)
+  if (sr_statedir_validate_id(id, err) < 0 || check_root_fd(rootfd, NULL, err) < 0)
     return -1;
   _cleanup_container_ struct sr_container *c = container_new(rootfd, id);
   if (c == NULL)
@@ -494,7 +496,7 @@ static int read_record(int dirfd, const char *name, struct sr_state_record **rec
 {
   _cleanup_free_ char *buf = NULL;
   size_t len;
-  if (sr_read_file_at(dirfd, name, SR_STATE_MAX_SIZE, &buf, &len, err) < 0 ||
+  if (sr_fileio_read_at(dirfd, name, SR_STATE_MAX_SIZE, &buf, &len, err) < 0 ||
       sr_state_record_parse(buf, len, rec, err) < 0)
     return -1;
   return 0;
@@ -513,7 +515,7 @@ static bool locked_by_other(int dirfd)
 
 static bool dir_is_empty(int dirfd)
 {
-  _cleanup_dir_ DIR *d = sr_opendir_fd(dirfd);
+  _cleanup_dir_ DIR *d = sr_dir_open_fd(dirfd);
   if (d == NULL)
     return false;
   struct dirent *de;
@@ -541,8 +543,8 @@ static bool container_gone(struct sr_container *c, bool locked)
   return true;
 }
 
-int sr_container_load(int rootfd, const char *id, bool lock, struct sr_container **out,
-                      sr_error_t *err)
+int sr_statedir_load(int rootfd, const char *id, bool lock, struct sr_container **out,
+                     sr_error_t *err)
 {
   _cleanup_container_ struct sr_container *c = NULL;
   if (open_container(rootfd, id, lock, &c, err) < 0)
@@ -598,12 +600,11 @@ static int load_orphan_index(int rootfd, const char *id, struct sr_container **o
   return 0;
 }
 
-int sr_container_load_damaged(int rootfd, const char *id, struct sr_container **out,
-                              sr_error_t *err)
+int sr_statedir_load_damaged(int rootfd, const char *id, struct sr_container **out, sr_error_t *err)
 {
   _cleanup_container_ struct sr_container *c = NULL;
   if (open_container(rootfd, id, true, &c, err) < 0) {
-    if ((*err)->status != ENOENT || sr_validate_id(id, NULL) < 0)
+    if ((*err)->status != ENOENT || sr_statedir_validate_id(id, NULL) < 0)
       return -1;
     sr_error_free(err);
     return load_orphan_index(rootfd, id, out, err);
@@ -652,7 +653,7 @@ int sr_container_load_damaged(int rootfd, const char *id, struct sr_container **
   return 0;
 }
 
-int sr_container_save(struct sr_container *c, sr_error_t *err)
+int sr_statedir_save(struct sr_container *c, sr_error_t *err)
 {
   if (write_record(c->rootfd, c->writes_index, c->dirfd, c->rec, SR_STATE_MAX_SIZE, false,
                    err) < 0)
@@ -660,7 +661,7 @@ int sr_container_save(struct sr_container *c, sr_error_t *err)
   return 0;
 }
 
-int sr_container_remove_dir(struct sr_container *c, sr_error_t *err)
+int sr_statedir_remove_dir(struct sr_container *c, sr_error_t *err)
 {
   /* The index first: a removal cut short leaves a directory that reads as stopped, holding
    * nothing (delete has killed and removed everything before this). */
@@ -681,7 +682,7 @@ int sr_container_remove_dir(struct sr_container *c, sr_error_t *err)
   return 0;
 }
 
-int sr_write_pid_file(const char *path, pid_t pid, sr_error_t *err)
+int sr_statedir_write_pid_file(const char *path, pid_t pid, sr_error_t *err)
 {
   char buf[32], tmp[PATH_MAX], dir[PATH_MAX];
   int len = snprintf(buf, sizeof(buf), "%d", pid);
@@ -699,7 +700,7 @@ int sr_write_pid_file(const char *path, pid_t pid, sr_error_t *err)
   _cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0)
     return sr_error_sys(err, "--pid-file: create `%s`", tmp);
-  if (sr_write_all(fd, buf, (size_t)len) < 0 || rename(tmp, path) < 0) {
+  if (sr_fileio_write_all(fd, buf, (size_t)len) < 0 || rename(tmp, path) < 0) {
     int saved = errno;
     unlink(tmp);
     return sr_error_make(err, saved, "--pid-file: write `%s`", path);
@@ -737,7 +738,7 @@ static void reap_stale_tmp(int rootfd, const char *name)
 
 int sr_statedir_list(int rootfd, char ***ids, size_t *n, sr_error_t *err)
 {
-  _cleanup_dir_ DIR *d = sr_opendir_fd(rootfd);
+  _cleanup_dir_ DIR *d = sr_dir_open_fd(rootfd);
   if (d == NULL)
     return sr_error_sys(err, "open state directory");
   size_t cap = 16, len = 0;
@@ -777,7 +778,7 @@ static void sweep_index_tmp(int rootfd)
 {
   _cleanup_close_ int fd = openat(rootfd, INDEX_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
                                                          O_NOFOLLOW);
-  _cleanup_dir_ DIR *d = fd >= 0 ? sr_opendir_fd(fd) : NULL;
+  _cleanup_dir_ DIR *d = fd >= 0 ? sr_dir_open_fd(fd) : NULL;
   if (d == NULL)
     return;
   struct dirent *de;
@@ -800,7 +801,7 @@ static void sweep_index_tmp(int rootfd)
 
 static void sweep_stale_tmp(int rootfd)
 {
-  _cleanup_dir_ DIR *d = sr_opendir_fd(rootfd);
+  _cleanup_dir_ DIR *d = sr_dir_open_fd(rootfd);
   if (d == NULL)
     return;
   struct dirent *de;

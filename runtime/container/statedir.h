@@ -61,23 +61,23 @@ struct sr_container {
    * directory name and nothing confirms (left alone), for delete to tell; else NULL. */
   char *unverified;
   int index_lock; /* the index directory's lock, held while acting on an orphan index; or -1 */
-  /* Why state.json could not be used, for a container loaded by sr_container_load_damaged
+  /* Why state.json could not be used, for a container loaded by sr_statedir_load_damaged
    * (rec then comes from recovery.json, or is NULL); NULL for a sound one. */
   char *damage;
-  bool removed; /* its directory is gone (sr_container_remove_dir): nothing left to delete */
+  bool removed; /* its directory is gone (sr_statedir_remove_dir): nothing left to delete */
 };
 
 /* Ids: [A-Za-z0-9_.+-] (what runc accepts), not "." or "..", at most SR_ID_MAX bytes.  The
  * message shows the id escaped and shortened, on one line. */
-int sr_validate_id(const char *id, sr_error_t *err);
+int sr_statedir_validate_id(const char *id, sr_error_t *err);
 
 /* Opens (and with create, makes, mode 0700) the state root. */
 int sr_statedir_open_root(const char *root, bool create, int *rootfd, sr_error_t *err);
 
 /* Publishes a new container directory holding rec as state.json and the config text as
  * config.json, locked.  Fails with "already exists" when the id is taken. */
-int sr_container_begin(int rootfd, const char *id, struct sr_state_record *rec, const char *config,
-                       size_t config_len, struct sr_container **out, sr_error_t *err);
+int sr_statedir_begin(int rootfd, const char *id, struct sr_state_record *rec, const char *config,
+                      size_t config_len, struct sr_container **out, sr_error_t *err);
 
 /* In the refusal of a state.json that disagrees with the index (the command layer audits it). */
 #define SR_RECORD_NOT_OURS "state.json is not what seerun wrote"
@@ -87,35 +87,35 @@ int sr_container_begin(int rootfd, const char *id, struct sr_state_record *rec, 
  * is an error naming the file (never with status ENOENT: the container is there, damaged).
  * Without lock, a directory whose state.json is gone while another command holds its lock is
  * being deleted: ENOENT too. */
-int sr_container_load(int rootfd, const char *id, bool lock, struct sr_container **out,
-                      sr_error_t *err);
+int sr_statedir_load(int rootfd, const char *id, bool lock, struct sr_container **out,
+                     sr_error_t *err);
 
 /* For delete --force only: loads and locks a container whatever its state.json holds.  When
- * state.json is sound this is sr_container_load; otherwise c->damage says why and c->rec is
+ * state.json is sound this is sr_statedir_load; otherwise c->damage says why and c->rec is
  * the index's, else rebuilt from recovery.json, or NULL when that is unusable too.  A
  * directory that is gone while its index is there (removed by someone else) is loaded from the
  * index alone (dirfd -1, the index directory locked against creates until it is freed), so
  * that what it records is still removed.  ENOENT: no such container. */
-int sr_container_load_damaged(int rootfd, const char *id, struct sr_container **out,
-                              sr_error_t *err);
+int sr_statedir_load_damaged(int rootfd, const char *id, struct sr_container **out,
+                             sr_error_t *err);
 
-int sr_container_save(struct sr_container *c, sr_error_t *err);
+int sr_statedir_save(struct sr_container *c, sr_error_t *err);
 
 /* Removes the directory and what is in it (the caller has stopped everything else); state.json
  * goes last. */
-int sr_container_remove_dir(struct sr_container *c, sr_error_t *err);
+int sr_statedir_remove_dir(struct sr_container *c, sr_error_t *err);
 
-void sr_container_free(struct sr_container *c);
-static inline void sr_container_freep(struct sr_container **c)
+void sr_statedir_free(struct sr_container *c);
+static inline void sr_statedir_freep(struct sr_container **c)
 {
   if (*c)
-    sr_container_free(*c);
+    sr_statedir_free(*c);
 }
-#define _cleanup_container_ __attribute__((cleanup(sr_container_freep)))
+#define _cleanup_container_ __attribute__((cleanup(sr_statedir_freep)))
 
 /* --pid-file of create, run and exec: runc's pid file, the decimal pid without a newline,
  * replaced atomically (a temporary file beside it, then rename). */
-int sr_write_pid_file(const char *path, pid_t pid, sr_error_t *err);
+int sr_statedir_write_pid_file(const char *path, pid_t pid, sr_error_t *err);
 
 /* Names of the container directories, sorted; also removes temporary directories left by a
  * create that was killed before publishing. */

@@ -6,7 +6,7 @@
 #include "cleanup.h"
 #include "log.h"
 #include "userns_registry.h"
-#include "util.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +25,7 @@ static void audit_refused_record(const struct sr_invocation *inv, const char *id
   _cleanup_free_ char *text = sr_error_text(refusal);
   _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
   sr_error_t e = NULL;
-  if (sr_policy_load(inv, &pc, &e) == 0) {
+  if (sr_policy_run_load(inv, &pc, &e) == 0) {
     pc.audit.id = id;
     sr_audit_refusal(&pc.audit, "state.json", "\"the container's record\"",
                      text ? text : SR_RECORD_NOT_OURS, &e);
@@ -43,13 +43,13 @@ int sr_stored_open(const struct sr_invocation *inv, const char *id, bool lock,
   int rootfd = open(inv->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0) {
     if (errno == ENOENT) {
-      if (sr_validate_id(id, err) < 0)
+      if (sr_statedir_validate_id(id, err) < 0)
         return -1;
       return sr_error_make(err, ENOENT, "container \"%s\" does not exist", id);
     }
     return sr_error_sys(err, "open state directory `%s`", inv->root);
   }
-  if (sr_container_load(rootfd, id, lock, out, err) < 0) {
+  if (sr_statedir_load(rootfd, id, lock, out, err) < 0) {
     close(rootfd);
     audit_refused_record(inv, id, *err);
     return -1;
@@ -60,7 +60,7 @@ int sr_stored_open(const struct sr_invocation *inv, const char *id, bool lock,
 void sr_stored_close(struct sr_container *c)
 {
   int rootfd = c->rootfd;
-  sr_container_free(c);
+  sr_statedir_free(c);
   if (rootfd >= 0)
     close(rootfd);
 }
@@ -81,14 +81,14 @@ bool sr_stored_exists(const struct sr_invocation *inv, const char *id)
 int sr_stored_policy_load(const struct sr_invocation *inv, const struct sr_container *c,
                           struct sr_policy_ctx *pc, struct sr_policy_ctx *prev, sr_error_t *err)
 {
-  if (sr_policy_load_reusing(inv, pc, prev, err) < 0)
+  if (sr_policy_run_load_reusing(inv, pc, prev, err) < 0)
     return -1;
   pc->audit.id = c->id;
   pc->audit.bundle = c->rec->bundle;
   if (c->rec->profile) {
     const struct sr_policy_profile *p = sr_policy_profile(pc->policy, c->rec->profile);
     if (p == NULL) {
-      sr_policy_ctx_release(pc);
+      sr_policy_run_ctx_release(pc);
       return sr_error_make(err, 0,
                            "container \"%s\" was created under profile \"%s\", which "
                            "the policy no longer has",
@@ -109,7 +109,7 @@ int sr_stored_audit(const struct sr_invocation *inv, const struct sr_container *
                     const char *event, const char *const *fields, sr_error_t *err)
 {
   _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
-  if (sr_policy_load(inv, &pc, err) < 0)
+  if (sr_policy_run_load(inv, &pc, err) < 0)
     return -1;
   /* The event is recorded under the profile of the create, even if the policy has changed. */
   pc.audit.id = c->id;
@@ -136,7 +136,7 @@ void sr_stored_hook_gate(const struct sr_invocation *inv, const struct sr_contai
   gate->audit = &pc->audit;
   /* The profile is named by the container's state.json, which is read back from disk: the
    * profile this invocation's bindings select must allow each hook as well. */
-  if (sr_policy_select_bound(pc->policy, inv, &gate->also, &err) < 0) {
+  if (sr_policy_run_select_bound(pc->policy, inv, &gate->also, &err) < 0) {
     _cleanup_free_ char *t = sr_error_text(err);
     sr_warn("container \"%s\": no hook will run: %s", c->id, t ? t : "");
     sr_error_free(&err);
@@ -153,7 +153,7 @@ void sr_stored_activity_settle(const struct sr_invocation *inv, const struct sr_
     return;
   _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
   sr_error_t err = NULL;
-  if (sr_policy_load(inv, &pc, &err) == 0) {
+  if (sr_policy_run_load(inv, &pc, &err) == 0) {
     pc.audit.id = c->id;
     pc.audit.bundle = c->rec->bundle;
     if (c->rec->profile)
@@ -172,12 +172,12 @@ void sr_stored_release_userns_with(const struct sr_invocation *inv, const struct
 {
   _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
   sr_error_t err = NULL;
-  _cleanup_free_ char *key = sr_userns_key(inv->root, id);
-  if (key == NULL || (policy == NULL && sr_policy_load(inv, &pc, &err) < 0)) {
+  _cleanup_free_ char *key = sr_userns_registry_key(inv->root, id);
+  if (key == NULL || (policy == NULL && sr_policy_run_load(inv, &pc, &err) < 0)) {
     sr_error_free(&err);
     return;
   }
-  if (sr_userns_release(&(policy ? policy : pc.policy)->userns, key, &err) < 0) {
+  if (sr_userns_registry_release(&(policy ? policy : pc.policy)->userns, key, &err) < 0) {
     _cleanup_free_ char *t = sr_error_text(err);
     sr_warn("release the user namespace range of \"%s\": %s", id, t ? t : "");
     sr_error_free(&err);

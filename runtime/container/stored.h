@@ -30,7 +30,7 @@ bool sr_stored_exists(const struct sr_invocation *inv, const char *id);
  * (an error if the policy no longer has it; the invocation's own if the recorded one does not
  * enforce and that one does), and the audit set up for this container.  prev (or NULL): this
  * invocation's earlier load, whose parse is reused if the policy's bytes are the same
- * (sr_policy_load_reusing). */
+ * (sr_policy_run_load_reusing). */
 int sr_stored_policy_load(const struct sr_invocation *inv, const struct sr_container *c,
                           struct sr_policy_ctx *pc, struct sr_policy_ctx *prev, sr_error_t *err);
 
@@ -42,7 +42,7 @@ int sr_stored_audit(const struct sr_invocation *inv, const struct sr_container *
 /* The gate for hooks read back from c's state directory (start, delete): c's profile, every
  * decision audited under it, a refused hook skipped.  A policy that cannot be loaded (or no
  * longer has the profile) leaves gate->profile NULL, with a warning: no hook of the host runs.
- * prev as for sr_stored_policy_load.  Release pc with sr_policy_ctx_release. */
+ * prev as for sr_stored_policy_load.  Release pc with sr_policy_run_ctx_release. */
 void sr_stored_hook_gate(const struct sr_invocation *inv, const struct sr_container *c,
                          struct sr_policy_ctx *pc, struct sr_policy_ctx *prev,
                          struct sr_hook_gate *gate);

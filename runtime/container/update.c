@@ -15,7 +15,7 @@ static int judge(const struct sr_invocation *inv, const struct sr_container *ct,
     return -1;
   struct sr_decisions d = {0};
   sr_error_t refusal = NULL;
-  int pr = pc.profile ? sr_policy_check_update(pc.profile, a, r, applied, &d, &refusal) : 0;
+  int pr = pc.profile ? sr_policy_apply_update_check(pc.profile, a, r, applied, &d, &refusal) : 0;
   if (!pc.profile)
     *applied = *r;
   if (sr_audit_decisions(&pc.audit, &d, err) < 0 ||

@@ -5,7 +5,7 @@
 #include "cleanup.h"
 #include "json.h"
 #include "policy_apply.h"
-#include "util.h"
+#include "rfc3339.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +24,7 @@ static int begin(sr_json_gen_t *gp, const struct sr_audit *a, const char *event,
     return -1;
   sr_json_gen_t g = *gp;
   char now[64];
-  sr_now_rfc3339(now, sizeof(now));
+  sr_rfc3339_now(now, sizeof(now));
   sr_json_map_open(g);
   sr_json_put_kv_string(g, "time", now);
   sr_json_put_kv_string(g, "event", event);

@@ -40,14 +40,14 @@ static const char *const known_interpreters[] = {
     "/usr/bin/timeout", "/usr/bin/nice",    "/usr/bin/setsid", "/usr/sbin/chroot",
 };
 
-void sr_hook_file_init(struct sr_hook_file *f)
+void sr_hook_files_init(struct sr_hook_file *f)
 {
   memset(f, 0, sizeof(*f));
   f->fd = -1;
   f->interp_fd = -1;
 }
 
-void sr_hook_file_close(struct sr_hook_file *f)
+void sr_hook_files_close(struct sr_hook_file *f)
 {
   if (f->fd >= 0)
     close(f->fd);
@@ -251,9 +251,9 @@ static bool parse_shebang(const char *head, size_t n, struct sr_hook_file *f)
   return true;
 }
 
-void sr_hook_file_open(const char *path, const struct sr_hook_places *pl, struct sr_hook_file *f)
+void sr_hook_files_open(const char *path, const struct sr_hook_places *pl, struct sr_hook_file *f)
 {
-  sr_hook_file_init(f);
+  sr_hook_files_init(f);
   struct place places[N_PLACES];
   place_init(&places[0], "bundle", pl ? pl->bundle : NULL);
   place_init(&places[1], "rootfs", pl ? pl->rootfs : NULL);
@@ -316,8 +316,8 @@ void sr_hook_file_open(const char *path, const struct sr_hook_places *pl, struct
   f->trusted = true;
 }
 
-int sr_hook_file_fact(const struct sr_hook_file *f, const struct sr_policy_profile *p,
-                      struct sr_arena *a, struct sr_policy_hook_fact *out, sr_error_t *err)
+int sr_hook_files_fact(const struct sr_hook_file *f, const struct sr_policy_profile *p,
+                       struct sr_arena *a, struct sr_policy_hook_fact *out, sr_error_t *err)
 {
   memset(out, 0, sizeof(*out));
   out->trusted_path = f->trusted;
@@ -348,8 +348,8 @@ int sr_hook_file_fact(const struct sr_hook_file *f, const struct sr_policy_profi
   return 0;
 }
 
-void sr_hook_places_tenant_dirs(const struct sr_hook_places *pl, struct sr_arena *a,
-                                struct sr_policy_facts *facts)
+void sr_hook_files_places_tenant_dirs(const struct sr_hook_places *pl, struct sr_arena *a,
+                                      struct sr_policy_facts *facts)
 {
   const char *given[2] = {pl->bundle, pl->rootfs};
   size_t k = 0;

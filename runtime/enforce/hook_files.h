@@ -31,8 +31,8 @@ struct sr_hook_file {
   char why[768]; /* not trusted: why */
 };
 
-void sr_hook_file_init(struct sr_hook_file *f);
-void sr_hook_file_close(struct sr_hook_file *f);
+void sr_hook_files_init(struct sr_hook_file *f);
+void sr_hook_files_close(struct sr_hook_file *f);
 
 /* Opens path once (O_PATH) and judges what it opened: a regular file, owned by root and
  * writable by nobody else, in root-owned directories nobody else can write, that its own name
@@ -40,15 +40,15 @@ void sr_hook_file_close(struct sr_hook_file *f);
  * the places and the engines' image stores; a script (#!) also needs an interpreter that is
  * such a file, an ELF program, and no env-style launcher.  Never fails: f says what it found
  * (f->fd < 0: the path did not open). */
-void sr_hook_file_open(const char *path, const struct sr_hook_places *pl, struct sr_hook_file *f);
+void sr_hook_files_open(const char *path, const struct sr_hook_places *pl, struct sr_hook_file *f);
 
 /* The policy's fact about f, for profile p (which allow entries name this same file);
  * allocations in a.  -1: out of memory. */
-int sr_hook_file_fact(const struct sr_hook_file *f, const struct sr_policy_profile *p,
-                      struct sr_arena *a, struct sr_policy_hook_fact *out, sr_error_t *err);
+int sr_hook_files_fact(const struct sr_hook_file *f, const struct sr_policy_profile *p,
+                       struct sr_arena *a, struct sr_policy_hook_fact *out, sr_error_t *err);
 
 /* The bundle's and the rootfs's names (as given and canonical) into facts->tenant_dirs. */
-void sr_hook_places_tenant_dirs(const struct sr_hook_places *pl, struct sr_arena *a,
-                                struct sr_policy_facts *facts);
+void sr_hook_files_places_tenant_dirs(const struct sr_hook_places *pl, struct sr_arena *a,
+                                      struct sr_policy_facts *facts);
 
 #endif

@@ -11,7 +11,6 @@
 #include "namespaces.h"
 #include "paths.h"
 #include "root_overlay.h"
-#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -386,7 +385,7 @@ static void judge_object(const struct protected_set *s, struct sr_arena *a, int 
       }
 }
 
-void sr_host_objects_close(struct sr_host_objects *o)
+void sr_policy_facts_objects_close(struct sr_host_objects *o)
 {
   for (size_t i = 0; o->mount_fd && i < o->n_mounts; i++)
     if (o->mount_fd[i] >= 0)
@@ -418,7 +417,7 @@ void sr_host_objects_close(struct sr_host_objects *o)
   *o = (struct sr_host_objects)SR_HOST_OBJECTS_INIT;
 }
 
-int sr_host_objects_replace_mount(struct sr_host_objects *o, size_t index, int fd)
+int sr_policy_facts_objects_replace_mount(struct sr_host_objects *o, size_t index, int fd)
 {
   if (o->mount_fd == NULL || index >= o->n_mounts) {
     errno = EINVAL;
@@ -440,8 +439,8 @@ int sr_host_objects_replace_mount(struct sr_host_objects *o, size_t index, int f
 static int open_host_object(int bundlefd, const char *path, bool beneath, int flags)
 {
   unsigned long long resolve = RESOLVE_NO_MAGICLINKS | (beneath ? RESOLVE_BENEATH : 0);
-  return sr_openat2(path[0] == '/' ? AT_FDCWD : bundlefd, path, O_PATH | O_CLOEXEC | flags, 0,
-                    resolve);
+  return sr_paths_openat2(path[0] == '/' ? AT_FDCWD : bundlefd, path, O_PATH | O_CLOEXEC | flags, 0,
+                          resolve);
 }
 
 static int protected_set_make(const struct sr_facts_input *in, struct protected_set *set)
@@ -498,7 +497,7 @@ static int option_path_facts(const struct protected_set *set, struct sr_arena *a
 {
   struct sr_mount_data d;
   sr_error_t e = NULL;
-  if (sr_mount_data_split(a, m, "options", &d, &e) < 0) {
+  if (sr_mount_paths_data_split(a, m, "options", &d, &e) < 0) {
     sr_error_free(&e);
     return 0;
   }
@@ -597,8 +596,8 @@ static int mount_facts(const struct sr_config *c, const struct sr_facts_input *i
   /* root.path: the tree the container gets as / (a symlink to /, a view of /: class 8). */
   const char *rp = c->root_path ? c->root_path : "";
   /* Relative to the bundle, wherever its symlinks lead: judged as the object it is. */
-  objs->root_fd = sr_openat2(rp[0] == '/' ? AT_FDCWD : bundlefd, rp,
-                             O_PATH | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE_NO_MAGICLINKS);
+  objs->root_fd = sr_paths_openat2(rp[0] == '/' ? AT_FDCWD : bundlefd, rp,
+                                   O_PATH | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE_NO_MAGICLINKS);
   objs->root_errno = objs->root_fd < 0 ? errno : 0;
   if (objs->root_fd >= 0) {
     f->have_root = true;
@@ -668,12 +667,12 @@ static int ns_facts(const struct sr_config *c, const struct sr_facts_input *in,
     if (ino == 0)
       continue;
     char host[64], self[64];
-    snprintf(host, sizeof(host), "/proc/1/ns/%s", sr_ns_proc_name(k));
-    snprintf(self, sizeof(self), "/proc/self/ns/%s", sr_ns_proc_name(k));
+    snprintf(host, sizeof(host), "/proc/1/ns/%s", sr_config_ns_proc_name(k));
+    snprintf(self, sizeof(self), "/proc/self/ns/%s", sr_config_ns_proc_name(k));
     f->ns[k].is_host = ino == ns_ino(host) || ino == ns_ino(self);
     /* Another live seerun container in the same state root? */
     struct sr_ns_peer peer;
-    if (in->find_peer && in->find_peer(in->peer_data, sr_ns_proc_name(k), ino, &peer)) {
+    if (in->find_peer && in->find_peer(in->peer_data, sr_config_ns_proc_name(k), ino, &peer)) {
       f->ns[k].is_seerun_container = true;
       f->ns[k].container_has_network = peer.network_granted;
       f->ns[k].container_pid = peer.pid;
@@ -697,15 +696,15 @@ static int hook_facts(const struct sr_config *c, const struct sr_facts_input *in
     /* startContainer names a file of the container: nothing on the host to judge. */
     for (size_t i = 0; i < n && k != SR_HOOK_START_CONTAINER; i++) {
       struct sr_hook_file file;
-      sr_hook_file_open(c->hooks.list[k][i].path, &places, &file);
-      int r = sr_hook_file_fact(&file, in->profile, (struct sr_arena *)&c->arena,
-                                &f->hooks[k][i], err);
-      sr_hook_file_close(&file);
+      sr_hook_files_open(c->hooks.list[k][i].path, &places, &file);
+      int r = sr_hook_files_fact(&file, in->profile, (struct sr_arena *)&c->arena, &f->hooks[k][i],
+                                 err);
+      sr_hook_files_close(&file);
       if (r < 0)
         return -1;
     }
   }
-  sr_hook_places_tenant_dirs(&places, (struct sr_arena *)&c->arena, f);
+  sr_hook_files_places_tenant_dirs(&places, (struct sr_arena *)&c->arena, f);
   return 0;
 }
 
@@ -714,10 +713,10 @@ int sr_policy_facts_compute(const struct sr_config *c, const struct sr_facts_inp
                             sr_error_t *err)
 {
   memset(facts, 0, sizeof(*facts));
-  sr_host_objects_close(objs);
+  sr_policy_facts_objects_close(objs);
   if (mount_facts(c, in, facts, objs, err) < 0 || hook_facts(c, in, facts, err) < 0 ||
       (ns_facts(c, in, facts, objs) < 0 && sr_error_make(err, ENOMEM, "policy facts") < 0)) {
-    sr_host_objects_close(objs);
+    sr_policy_facts_objects_close(objs);
     return -1;
   }
   facts->landlock_abi = sr_landlock_abi();

@@ -40,11 +40,11 @@ struct sr_host_objects {
   int listener_errno;
 };
 #define SR_HOST_OBJECTS_INIT {.root_fd = -1, .listener_fd = -1}
-void sr_host_objects_close(struct sr_host_objects *o);
+void sr_policy_facts_objects_close(struct sr_host_objects *o);
 /* The runtime's own mount replaces what was judged at config.json's mounts[index] (the
  * sandbox's /out tmpfs, mounted over the judged directory once the policy decided its owner).
  * fd is duplicated.  -1 with errno. */
-int sr_host_objects_replace_mount(struct sr_host_objects *o, size_t index, int fd);
+int sr_policy_facts_objects_replace_mount(struct sr_host_objects *o, size_t index, int fd);
 
 /* A live seerun container that holds a namespace a config joins (a pod's). */
 struct sr_ns_peer {
@@ -71,7 +71,7 @@ struct sr_facts_input {
   char **rootfs_idmap_paths;           /* the profile's rootfs.idmapPaths */
   size_t n_rootfs_idmap_paths;
   const struct sr_policy_profile *profile; /* whose hooks.allowedPaths the hooks are matched
-                                              against (set by sr_policy_enforce_create) */
+                                              against (set by sr_policy_run_create) */
   struct sr_host_objects *keep; /* create: receives the judged descriptors, which it then
                                    mounts and joins; NULL (policy check): they are closed */
 };

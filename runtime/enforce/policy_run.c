@@ -8,7 +8,8 @@
 #include "namespaces.h"
 #include "userns_registry.h"
 #include "userns_remap.h"
-#include "util.h"
+#include "dir.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -59,7 +60,7 @@ static int read_policy_file(const char *path, char **buf, size_t *len, bool *fou
     return -1;
   char fdpath[64];
   snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
-  if (sr_read_file_at(AT_FDCWD, fdpath, SR_MAX_CONFIG_SIZE, buf, len, err) < 0)
+  if (sr_fileio_read_at(AT_FDCWD, fdpath, SR_MAX_CONFIG_SIZE, buf, len, err) < 0)
     return sr_error_wrap(err, "policy `%s`", path);
   return 0;
 }
@@ -78,8 +79,8 @@ static int parse_policy(struct sr_policy_ctx *pc, struct sr_policy_ctx *prev, co
   return sr_policy_parse(pc->bytes, pc->len, name, &pc->policy, err);
 }
 
-int sr_policy_select_bound(const struct sr_policy *policy, const struct sr_invocation *inv,
-                           const struct sr_policy_profile **out, sr_error_t *err)
+int sr_policy_run_select_bound(const struct sr_policy *policy, const struct sr_invocation *inv,
+                               const struct sr_policy_profile **out, sr_error_t *err)
 {
   const char *argv0 = inv->argv && inv->argv[0] ? inv->argv[0] : "seerun";
   const char *base = strrchr(argv0, '/') ? strrchr(argv0, '/') + 1 : argv0;
@@ -104,37 +105,37 @@ static int load(const struct sr_invocation *inv, struct sr_policy_ctx *pc,
                                                                       : path;
   if (parse_policy(pc, prev, name, err) < 0)
     return -1;
-  if (sr_policy_select_bound(pc->policy, inv, &pc->profile, err) < 0)
+  if (sr_policy_run_select_bound(pc->policy, inv, &pc->profile, err) < 0)
     return -1;
   pc->audit.path = pc->policy->audit_log;
   pc->audit.profile = pc->profile->name;
   if (pc->audit.path) {
     char dir[PATH_MAX];
     snprintf(dir, sizeof(dir), "%s", pc->audit.path);
-    if (sr_mkdir_p(dirname(dir), 0700, err) < 0)
+    if (sr_dir_mkdir_p(dirname(dir), 0700, err) < 0)
       return sr_error_wrap(err, "audit log");
   }
   return 0;
 }
 
-int sr_policy_load(const struct sr_invocation *inv, struct sr_policy_ctx *pc, sr_error_t *err)
+int sr_policy_run_load(const struct sr_invocation *inv, struct sr_policy_ctx *pc, sr_error_t *err)
 {
-  return sr_policy_load_reusing(inv, pc, NULL, err);
+  return sr_policy_run_load_reusing(inv, pc, NULL, err);
 }
 
-int sr_policy_load_reusing(const struct sr_invocation *inv, struct sr_policy_ctx *pc,
+int sr_policy_run_load_reusing(const struct sr_invocation *inv, struct sr_policy_ctx *pc,
                            struct sr_policy_ctx *prev, sr_error_t *err)
 {
   memset(pc, 0, sizeof(*pc));
   /* A failed load holds nothing: its callers only release a context that loaded. */
   if (load(inv, pc, prev, err) < 0) {
-    sr_policy_ctx_release(pc);
+    sr_policy_run_ctx_release(pc);
     return -1;
   }
   return 0;
 }
 
-void sr_policy_ctx_release(struct sr_policy_ctx *pc)
+void sr_policy_run_ctx_release(struct sr_policy_ctx *pc)
 {
   if (pc->policy)
     sr_policy_free(pc->policy);
@@ -201,16 +202,16 @@ static int adopt_pod_userns(const struct sr_config *c, const struct sr_policy_fa
     int fd = ioctl(objs->ns_fd[k], NS_GET_USERNS);
     if (fd < 0)
       return sr_error_sys(err, "linux.namespaces.user: the owner of the joined %s namespace",
-                          sr_ns_name((enum sr_ns_kind)k));
+                          sr_config_ns_name((enum sr_ns_kind)k));
     objs->ns_fd[SR_NS_USER] = fd;
     return 0;
   }
   return 0;
 }
 
-int sr_policy_enforce_create(struct sr_policy_ctx *pc, struct sr_config *c,
-                             const struct sr_facts_input *in_arg, struct sr_decisions *d,
-                             sr_error_t *err)
+int sr_policy_run_create(struct sr_policy_ctx *pc, struct sr_config *c,
+                         const struct sr_facts_input *in_arg, struct sr_decisions *d,
+                         sr_error_t *err)
 {
   struct sr_facts_input local = *in_arg;
   struct sr_facts_input *in = &local;
@@ -230,14 +231,14 @@ int sr_policy_enforce_create(struct sr_policy_ctx *pc, struct sr_config *c,
   struct sr_facts_input with_profile = *in;
   with_profile.profile = pc->profile;
   in = &with_profile;
-  _cleanup_(sr_host_objects_close) struct sr_host_objects own_objs = SR_HOST_OBJECTS_INIT;
+  _cleanup_(sr_policy_facts_objects_close) struct sr_host_objects own_objs = SR_HOST_OBJECTS_INIT;
   struct sr_host_objects *objs = in->keep ? in->keep : &own_objs;
   if (sr_policy_facts_compute(c, in, &facts, objs, err) < 0)
     return -1;
   sr_error_t refusal = NULL;
   int r = sr_policy_apply(pc->profile, &facts, c, d, &refusal);
   if (r == 0) {
-    _cleanup_free_ char *key = sr_userns_key(in->state_root, in->id);
+    _cleanup_free_ char *key = sr_userns_registry_key(in->state_root, in->id);
     struct sr_remap_input ri = {.pool = &pc->policy->userns, .key = key,
                                 .enforce = pc->profile->enforce, .dry_run = in->dry_run,
                                 .profile = pc->profile->name,

@@ -25,25 +25,24 @@ struct sr_policy_ctx {
 
 /* The profile this invocation is bound to: --profile, else the engine entry's binding by
  * the program's name and the state root (sr_policy_select). */
-int sr_policy_select_bound(const struct sr_policy *policy, const struct sr_invocation *inv,
-                           const struct sr_policy_profile **out, sr_error_t *err);
+int sr_policy_run_select_bound(const struct sr_policy *policy, const struct sr_invocation *inv,
+                               const struct sr_policy_profile **out, sr_error_t *err);
 
 /* On a failure pc holds nothing (no release needed). */
-int sr_policy_load(const struct sr_invocation *inv, struct sr_policy_ctx *pc, sr_error_t *err);
+int sr_policy_run_load(const struct sr_invocation *inv, struct sr_policy_ctx *pc, sr_error_t *err);
 /* The same, the policy read again; prev (or NULL), a policy this invocation loaded before,
  * gives up its parse to pc when the bytes read now are the bytes it was parsed from (run's
  * delete after its create).  A policy changed meanwhile is parsed anew. */
-int sr_policy_load_reusing(const struct sr_invocation *inv, struct sr_policy_ctx *pc,
+int sr_policy_run_load_reusing(const struct sr_invocation *inv, struct sr_policy_ctx *pc,
                            struct sr_policy_ctx *prev, sr_error_t *err);
-void sr_policy_ctx_release(struct sr_policy_ctx *pc);
+void sr_policy_run_ctx_release(struct sr_policy_ctx *pc);
 /* For a context initialised {0} (or loaded): released at the end of its scope. */
-#define _cleanup_policy_ctx_ __attribute__((cleanup(sr_policy_ctx_release)))
+#define _cleanup_policy_ctx_ __attribute__((cleanup(sr_policy_run_ctx_release)))
 
 /* create/run: applies the profile to c (in place) and audits the decisions.  A refusal is
  * audited, then returned as the error.  Records in->state_root among the state roots (not
  * for a dry run), and denies every recorded one as a bind source. */
-int sr_policy_enforce_create(struct sr_policy_ctx *pc, struct sr_config *c,
-                             const struct sr_facts_input *in, struct sr_decisions *d,
-                             sr_error_t *err);
+int sr_policy_run_create(struct sr_policy_ctx *pc, struct sr_config *c,
+                         const struct sr_facts_input *in, struct sr_decisions *d, sr_error_t *err);
 
 #endif

@@ -4,7 +4,7 @@
 
 #include "cleanup.h"
 #include "json.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -68,7 +68,7 @@ static int read_engine_file(const char *path, size_t max, char **buf, size_t *le
   char self[64];
   snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
   sr_error_t e = NULL;
-  if (sr_read_file_at(AT_FDCWD, self, max, buf, len, &e) < 0) {
+  if (sr_fileio_read_at(AT_FDCWD, self, max, buf, len, &e) < 0) {
     sr_error_free(&e);
     return -1;
   }

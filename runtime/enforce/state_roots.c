@@ -3,7 +3,8 @@
 #include "state_roots.h"
 
 #include "cleanup.h"
-#include "util.h"
+#include "dir.h"
+#include "fileio.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -31,7 +32,7 @@ char *sr_state_roots_path(struct sr_arena *a, const struct sr_userns_pool *pool)
 static int read_at(int dirfd, const char *name, char **buf, size_t *len)
 {
   sr_error_t e = NULL;
-  int r = sr_read_file_at(dirfd, name, MAX_RECORD, buf, len, &e);
+  int r = sr_fileio_read_at(dirfd, name, MAX_RECORD, buf, len, &e);
   sr_error_free(&e);
   return r;
 }
@@ -115,7 +116,7 @@ int sr_state_roots_record(const struct sr_userns_pool *pool, const char *root, s
   const char *path = sr_state_roots_path(&a, pool);
   char dir[PATH_MAX];
   snprintf(dir, sizeof(dir), "%s", path ? path : "");
-  if (path == NULL || sr_mkdir_p(dirname(dir), 0700, err) < 0)
+  if (path == NULL || sr_dir_mkdir_p(dirname(dir), 0700, err) < 0)
     return path ? sr_error_wrap(err, "state root record")
                 : sr_error_make(err, ENOMEM, "state root record");
   _cleanup_close_ int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -161,7 +162,7 @@ int sr_state_roots_record(const struct sr_userns_pool *pool, const char *root, s
     o += (size_t)sprintf(out + o, "%s\n", v[i]);
   }
   o += (size_t)sprintf(out + o, "%s\n", real);
-  if (sr_write_file_atomic(dirfd, SR_STATE_ROOTS_NAME, out, o, 0600, err) < 0)
+  if (sr_fileio_write_atomic(dirfd, SR_STATE_ROOTS_NAME, out, o, 0600, err) < 0)
     return sr_error_wrap(err, "state root record `%s`", path);
   return 0;
 }

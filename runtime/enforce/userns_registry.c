@@ -4,7 +4,8 @@
 
 
 #include "cleanup.h"
-#include "util.h"
+#include "dir.h"
+#include "fileio.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -230,7 +231,7 @@ static int save(int dirfd, const char *name, const struct sr_userns_pool *pool,
     p = stpcpy(p, e->key);
     *p++ = '\n';
   }
-  return sr_write_file_atomic(dirfd, name, buf, (size_t)(p - buf), 0600, err);
+  return sr_fileio_write_atomic(dirfd, name, buf, (size_t)(p - buf), 0600, err);
 }
 
 struct locked {
@@ -251,7 +252,7 @@ static void unlock(struct locked *l)
  * every writer holds the lock, so under it any such file is a leftover. */
 static void sweep_temporaries(const struct locked *l)
 {
-  DIR *d = sr_opendir_fd(l->dirfd);
+  DIR *d = sr_dir_open_fd(l->dirfd);
   if (d == NULL)
     return;
   size_t n = strlen(l->name);
@@ -273,7 +274,7 @@ static int lock_registry(const struct sr_userns_pool *pool, struct locked *l, in
   snprintf(base, sizeof(base), "%s", pool->registry);
   snprintf(l->name, sizeof(l->name), "%s", basename(base));
   l->dirfd = l->lockfd = -1;
-  if (sr_mkdir_p(dirname(dir), 0700, err) < 0)
+  if (sr_dir_mkdir_p(dirname(dir), 0700, err) < 0)
     return sr_error_wrap(err, "user namespace registry");
   l->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (l->dirfd < 0)
@@ -376,8 +377,8 @@ static ssize_t longest_released(const struct sr_userns_pool *pool, const struct 
   return best;
 }
 
-int sr_userns_acquire(const struct sr_userns_pool *pool, const char *key,
-                      struct sr_userns_range *out, sr_error_t *err)
+int sr_userns_registry_acquire(const struct sr_userns_pool *pool, const char *key,
+                               struct sr_userns_range *out, sr_error_t *err)
 {
   struct registry r = {0};
   struct locked l;
@@ -428,7 +429,7 @@ out:
   return ret;
 }
 
-int sr_userns_release(const struct sr_userns_pool *pool, const char *key, sr_error_t *err)
+int sr_userns_registry_release(const struct sr_userns_pool *pool, const char *key, sr_error_t *err)
 {
   struct registry r = {0};
   struct locked l;
@@ -447,7 +448,8 @@ out:
   return ret;
 }
 
-int sr_userns_gc(const struct sr_userns_pool *pool, bool all, size_t *freed, sr_error_t *err)
+int sr_userns_registry_gc(const struct sr_userns_pool *pool, bool all, size_t *freed,
+                          sr_error_t *err)
 {
   struct registry r = {0};
   struct locked l;
@@ -468,7 +470,7 @@ out:
   return ret;
 }
 
-char *sr_userns_key(const char *root, const char *id)
+char *sr_userns_registry_key(const char *root, const char *id)
 {
   char real[PATH_MAX];
   char *key = NULL;

@@ -22,14 +22,15 @@ struct sr_userns_range {
 /* The key's range: its own again if it had one, else a free range of the pool disjoint from
  * /etc/subuid, /etc/subgid and the host's users' and groups' ids; when every range is held or
  * in its grace period, the one released longest ago (never one whose container exists). */
-int sr_userns_acquire(const struct sr_userns_pool *pool, const char *key,
-                      struct sr_userns_range *out, sr_error_t *err);
+int sr_userns_registry_acquire(const struct sr_userns_pool *pool, const char *key,
+                               struct sr_userns_range *out, sr_error_t *err);
 /* The key's container is gone: its range waits for it during the grace period. */
-int sr_userns_release(const struct sr_userns_pool *pool, const char *key, sr_error_t *err);
+int sr_userns_registry_release(const struct sr_userns_pool *pool, const char *key, sr_error_t *err);
 /* Forgets released ranges whose grace has passed (all released ranges with all). */
-int sr_userns_gc(const struct sr_userns_pool *pool, bool all, size_t *freed, sr_error_t *err);
+int sr_userns_registry_gc(const struct sr_userns_pool *pool, bool all, size_t *freed,
+                          sr_error_t *err);
 
 /* The registry key of a container. */
-char *sr_userns_key(const char *root, const char *id);
+char *sr_userns_registry_key(const char *root, const char *id);
 
 #endif

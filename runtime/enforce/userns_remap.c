@@ -272,7 +272,7 @@ int sr_userns_remap(struct sr_config *c, const struct sr_policy_facts *facts,
     return decide(c, d, SR_DECISION_ENFORCED, field, "host (none)",
                   "new, on a range from the registry", "no container process holds host uid 0",
                   err);
-  if (sr_userns_acquire(in->pool, in->key, &range, err) < 0)
+  if (sr_userns_registry_acquire(in->pool, in->key, &range, err) < 0)
     return -1;
   if (check_ids(c, range.size, in->profile, err) < 0)
     return -1;

@@ -70,7 +70,7 @@ char *sr_caps_mask_names(uint64_t mask)
   for (unsigned i = 0; i < 64; i++) {
     if (!(mask & BIT(i)))
       continue;
-    const char *name = sr_name_of(SR_NAMES(sr_capability_names), i);
+    const char *name = sr_names_of(SR_NAMES(sr_names_capability), i);
     if (name)
       fprintf(f, "%s%s", sep, name);
     else
@@ -245,7 +245,8 @@ static int set_ambient(const uint64_t *want, unsigned bits, sr_error_t *err)
   return 0;
 }
 
-int sr_identity_apply(const struct sr_user *u, const struct sr_capabilities *caps, sr_error_t *err)
+int sr_caps_apply_identity(const struct sr_user *u, const struct sr_capabilities *caps,
+                           sr_error_t *err)
 {
   unsigned bits = kernel_cap_bits();
   uint64_t known = mask_below(bits);
@@ -282,7 +283,7 @@ int sr_identity_apply(const struct sr_user *u, const struct sr_capabilities *cap
   return 0;
 }
 
-int sr_no_new_privs(sr_error_t *err)
+int sr_caps_no_new_privs(sr_error_t *err)
 {
   /* Stops setuid binaries and file capabilities from raising privileges at execve. */
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)

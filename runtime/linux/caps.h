@@ -21,16 +21,17 @@
  * sr_caps_ambient_unraisable() to warn about those.  setgroups() refused because the user
  * namespace has setgroups "deny" is not an error when no additional gids are asked for.
  * Errors name the step: "setresuid 1000: Operation not permitted". */
-int sr_identity_apply(const struct sr_user *u, const struct sr_capabilities *caps, sr_error_t *err);
+int sr_caps_apply_identity(const struct sr_user *u, const struct sr_capabilities *caps,
+                           sr_error_t *err);
 
 /* prctl(PR_SET_NO_NEW_PRIVS, 1). */
-int sr_no_new_privs(sr_error_t *err);
+int sr_caps_no_new_privs(sr_error_t *err);
 
 /* For the caller's warnings (the spec wants capabilities that cannot be granted logged).
  * The capabilities of `caps` (any set) the running kernel does not know; 0 for NULL. */
 uint64_t sr_caps_unknown_to_kernel(const struct sr_capabilities *caps);
-/* The ambient capabilities of `caps` that sr_identity_apply will not raise because they are not
- * both permitted and inheritable; 0 for NULL. */
+/* The ambient capabilities of `caps` that sr_caps_apply_identity will not raise because they are
+ * not both permitted and inheritable; 0 for NULL. */
 uint64_t sr_caps_ambient_unraisable(const struct sr_capabilities *caps);
 /* Logs the warnings the spec asks for (config.md, Linux Process: a capability that cannot be
  * granted MUST be logged as a warning): the capabilities of p unknown to the kernel, and, for a

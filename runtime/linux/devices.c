@@ -38,7 +38,7 @@ static mode_t type_bits(char t)
   }
 }
 
-void sr_dev_plan_close(struct sr_dev_plan *plan)
+void sr_devices_plan_close(struct sr_dev_plan *plan)
 {
   if (plan->host_node_fd)
     for (size_t i = 0; i < plan->n; i++)
@@ -53,7 +53,8 @@ void sr_dev_plan_close(struct sr_dev_plan *plan)
  * nothing. */
 static int open_host_node(const struct sr_device *d, size_t index, int *out, sr_error_t *err)
 {
-  _cleanup_close_ int fd = sr_open_tree(AT_FDCWD, d->path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  _cleanup_close_ int fd =
+      sr_mountapi_open_tree(AT_FDCWD, d->path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
   if (fd < 0)
     return sr_error_sys(err,
                         "linux.devices[%zu]: a user namespace cannot mknod, and the host "
@@ -82,7 +83,7 @@ int sr_devices_prepare(const struct sr_config *c, bool userns, struct sr_dev_pla
   plan->devices = calloc(total, sizeof(struct sr_device));
   plan->host_node_fd = malloc(total * sizeof(int));
   if (plan->devices == NULL || plan->host_node_fd == NULL) {
-    sr_dev_plan_close(plan);
+    sr_devices_plan_close(plan);
     return sr_error_make(err, ENOMEM, "prepare devices");
   }
   for (size_t i = 0; i < total; i++)
@@ -113,7 +114,7 @@ int sr_devices_prepare(const struct sr_config *c, bool userns, struct sr_dev_pla
     if (plan->devices[i].type == 'p')
       continue;
     if (open_host_node(&plan->devices[i], index, &plan->host_node_fd[i], err) < 0) {
-      sr_dev_plan_close(plan);
+      sr_devices_plan_close(plan);
       return -1;
     }
   }
@@ -160,8 +161,8 @@ static int create_node(const struct sr_device *d, const char *what, bool replace
   const char *name = slash + 1;
   *slash = '\0';
   _cleanup_close_ int parent = -1;
-  if (sr_mkpath_in_root(root_fd, parent_path[0] ? parent_path : "/", SR_MKPATH_DIR, &parent, err) <
-      0)
+  if (sr_paths_mkpath_in_root(root_fd, parent_path[0] ? parent_path : "/", SR_MKPATH_DIR, &parent,
+                              err) < 0)
     return sr_error_wrap(err, "%s `%s`", what, d->path);
   /* parent is an O_PATH descriptor; the *at calls below need a real directory descriptor. */
   _cleanup_close_ int dir = openat(parent, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -193,7 +194,7 @@ static int create_node(const struct sr_device *d, const char *what, bool replace
     if (target < 0)
       return sr_error_sys(err, "%s `%s`: open bind target", what, d->path);
     /* The host node's owner and mode are the host's business: nothing is changed on it. */
-    if (sr_attach_mount(host_fd, target) < 0)
+    if (sr_mountapi_attach_mount(host_fd, target) < 0)
       return sr_error_sys(err, "%s `%s`: bind the host node", what, d->path);
     return 0;
   }
@@ -219,7 +220,7 @@ int sr_devices_create(const struct sr_dev_plan *plan, int root_fd, sr_error_t *e
       return -1;
   }
   _cleanup_close_ int dev = -1;
-  if (sr_mkpath_in_root(root_fd, "/dev", SR_MKPATH_DIR, &dev, err) < 0)
+  if (sr_paths_mkpath_in_root(root_fd, "/dev", SR_MKPATH_DIR, &dev, err) < 0)
     return -1;
   _cleanup_close_ int devdir = openat(dev, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (devdir < 0)

@@ -21,7 +21,7 @@ struct sr_dev_plan {
 /* Parent, before clone. */
 int sr_devices_prepare(const struct sr_config *c, bool userns, struct sr_dev_plan *plan,
                        sr_error_t *err);
-void sr_dev_plan_close(struct sr_dev_plan *plan);
+void sr_devices_plan_close(struct sr_dev_plan *plan);
 /* Init, before pivot_root.  A default node replaces whatever the image has at its path (a
  * symlink, a file, another device); for linux.devices an existing file that is not the device
  * asked for is an error, as the spec requires. */

@@ -35,7 +35,7 @@ int sr_fd_send(int sock, int fd, const char *data, size_t len)
   return sr_fd_pass_send_some(sock, fd, data, len) == (ssize_t)len ? 0 : -1;
 }
 
-int sr_fd_recv(int sock, int flags, char *data, size_t size, size_t *got)
+int sr_fd_pass_recv(int sock, int flags, char *data, size_t size, size_t *got)
 {
   struct iovec iov = {data, size};
   union {

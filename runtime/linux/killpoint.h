@@ -25,7 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static inline void sr_kill_point_hit(const char *name)
+static inline void sr_killpoint_hit(const char *name)
 {
   const char *want = getenv("SEERUN_KILL_POINT");
   if (want == NULL || strcmp(want, name) != 0)
@@ -33,7 +33,7 @@ static inline void sr_kill_point_hit(const char *name)
   kill(getpid(), SIGKILL);
   _exit(128 + SIGKILL);
 }
-#define SR_KILL_POINT(name) sr_kill_point_hit(name)
+#define SR_KILL_POINT(name) sr_killpoint_hit(name)
 #else
 #define SR_KILL_POINT(name) ((void)0)
 #endif

@@ -3,7 +3,8 @@
 #include "log.h"
 
 #include "json.h"
-#include "util.h"
+#include "fileio.h"
+#include "rfc3339.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -58,7 +59,7 @@ void sr_log(enum sr_log_level level, const char *fmt, ...)
   if (msg == NULL)
     return;
   char now[64];
-  sr_now_rfc3339(now, sizeof(now));
+  sr_rfc3339_now(now, sizeof(now));
   int fd = log_cfg.fd >= 0 ? log_cfg.fd : STDERR_FILENO;
   if (log_cfg.json) {
     _cleanup_gen_ sr_json_gen_t g = NULL;
@@ -83,7 +84,7 @@ void sr_log(enum sr_log_level level, const char *fmt, ...)
         if (line) {
           memcpy(line, out, len);
           line[len] = '\n';
-          sr_write_all(fd, line, len + 1);
+          sr_fileio_write_all(fd, line, len + 1);
           free(line);
         }
       }

@@ -32,15 +32,15 @@ void sr_lsm_log_ignored(const struct sr_process *p);
 /* AppArmor is enabled: /sys/module/apparmor/parameters/enabled, which must be on sysfs, reads
  * "Y".  When that file does not exist, procfs decides: thread-self/attr/apparmor/current is
  * readable only when AppArmor is active (so a container without /sys cannot hide it). */
-int sr_apparmor_enabled(int proc_fd, bool *enabled, sr_error_t *err);
+int sr_lsm_apparmor_enabled(int proc_fd, bool *enabled, sr_error_t *err);
 
 /* is_selinux_enabled() > 0. */
-bool sr_selinux_enabled(void);
+bool sr_lsm_selinux_enabled(void);
 
 /* linux.mountLabel for a new filesystem of this type: the label, or NULL when SELinux is off,
  * no label is set, or the type takes none here (proc and sysfs, as runc).  It goes to the
  * filesystem as its own "context" parameter, never through the comma-separated data: an MCS
  * label has commas (s0:c1,c2). */
-const char *sr_selinux_fs_context(const char *mount_label, const char *fstype);
+const char *sr_lsm_selinux_fs_context(const char *mount_label, const char *fstype);
 
 #endif

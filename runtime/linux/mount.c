@@ -77,12 +77,12 @@ static int apply_recursive_attrs(int fd, const struct sr_mount_opts *o, const ch
   }
   if (attr.attr_set == 0 && attr.attr_clr == 0)
     return 0;
-  if (sr_mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr) < 0)
+  if (sr_mountapi_mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr) < 0)
     return sr_error_sys(err, "mount `%s`: set recursive options", dest);
   return 0;
 }
 
-void sr_bind_plan_close(struct sr_bind_plan *plan)
+void sr_mount_bind_plan_close(struct sr_bind_plan *plan)
 {
   for (size_t i = 0; i < plan->n; i++) {
     if (plan->tree_fd[i] >= 0)
@@ -101,7 +101,7 @@ void sr_bind_plan_close(struct sr_bind_plan *plan)
   *plan = (struct sr_bind_plan){0};
 }
 
-/* A mount on /dev is made writable and made read-only at the end (sr_rootfs_finish): its own
+/* A mount on /dev is made writable and made read-only at the end (sr_mount_rootfs_finish): its own
  * submounts (/dev/pts, /dev/shm) and the device nodes need mount points in it, as runc. */
 static bool is_dev(const struct sr_mount *m)
 {
@@ -135,7 +135,7 @@ static int prepare_bind(const struct sr_mount *m, const struct sr_bind_sources *
    * between the check and the mount would bind the host's / (TOCTOU). */
   unsigned flags =
       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (m->opts.rbind ? AT_RECURSIVE : 0);
-  _cleanup_close_ int fd = sr_open_tree(srcs->fd[idx], "", flags);
+  _cleanup_close_ int fd = sr_mountapi_open_tree(srcs->fd[idx], "", flags);
   if (fd < 0)
     return sr_error_sys(err, "%s: bind source `%s`", m->field, src);
   struct stat st;
@@ -145,13 +145,14 @@ static int prepare_bind(const struct sr_mount *m, const struct sr_bind_sources *
   /* A slave of the host's mount: host mounts still show up inside, but nothing the container
    * mounts below it propagates back to the host. */
   struct sr_mount_attr prop = {.propagation = MS_SLAVE};
-  if (sr_mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &prop) < 0)
+  if (sr_mountapi_mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &prop) < 0)
     return sr_error_sys(err, "%s: make `%s` a slave mount", m->field, src);
   struct sr_mount_attr attr;
   bind_attr(&m->opts, &attr);
   if (is_dev(m))
     attr.attr_set &= ~(uint64_t)MOUNT_ATTR_RDONLY; /* made read-only at the end */
-  if ((attr.attr_set || attr.attr_clr) && sr_mount_setattr(fd, "", AT_EMPTY_PATH, &attr) < 0)
+  if ((attr.attr_set || attr.attr_clr) &&
+      sr_mountapi_mount_setattr(fd, "", AT_EMPTY_PATH, &attr) < 0)
     return sr_error_sys(err, "%s: set options of `%s` on `%s`", m->field, src,
                         m->destination);
   if (apply_recursive_attrs(fd, &m->opts, m->destination, err) < 0)
@@ -168,7 +169,7 @@ static int prepare_overlay_paths(const struct sr_mount *m, const struct sr_bind_
   long idx = config_index(m);
   struct sr_mount_data d;
   _cleanup_(sr_arena_release) struct sr_arena a = {0};
-  if (sr_mount_data_split(&a, m, m->field, &d, err) < 0)
+  if (sr_mount_paths_data_split(&a, m, m->field, &d, err) < 0)
     return -1;
   size_t n = d.n_paths;
   if (n == 0)
@@ -193,8 +194,8 @@ static int prepare_overlay_paths(const struct sr_mount *m, const struct sr_bind_
   return 0;
 }
 
-int sr_binds_prepare(const struct sr_config *c, const struct sr_bind_sources *srcs,
-                     struct sr_bind_plan *plan, sr_error_t *err)
+int sr_mount_binds_prepare(const struct sr_config *c, const struct sr_bind_sources *srcs,
+                           struct sr_bind_plan *plan, sr_error_t *err)
 {
   plan->n = c->n_mounts;
   plan->tree_fd = malloc((c->n_mounts + 1) * sizeof(int));
@@ -206,31 +207,31 @@ int sr_binds_prepare(const struct sr_config *c, const struct sr_bind_sources *sr
       plan->n_paths == NULL || plan->bundle == NULL) {
     for (size_t i = 0; plan->tree_fd && i < c->n_mounts; i++)
       plan->tree_fd[i] = -1;
-    sr_bind_plan_close(plan);
+    sr_mount_bind_plan_close(plan);
     return sr_error_make(err, ENOMEM, "prepare mounts");
   }
   for (size_t i = 0; i < c->n_mounts; i++)
     plan->tree_fd[i] = -1;
   for (size_t i = 0; i < c->n_mounts; i++) {
     const struct sr_mount *m = &c->mounts[i];
-    if (!(m->opts.bind || m->opts.rbind) && sr_mount_is_overlay(m) &&
+    if (!(m->opts.bind || m->opts.rbind) && sr_mount_paths_is_overlay(m) &&
         !(m->opts.flags & MS_REMOUNT) &&
         prepare_overlay_paths(m, srcs, &plan->path_fd[i], &plan->n_paths[i], err) < 0) {
-      sr_bind_plan_close(plan);
+      sr_mount_bind_plan_close(plan);
       return -1;
     }
     if (!(m->opts.bind || m->opts.rbind))
       continue;
     if (prepare_bind(m, srcs, &plan->tree_fd[i], &plan->is_dir[i], err) < 0) {
-      sr_bind_plan_close(plan);
+      sr_mount_bind_plan_close(plan);
       return -1;
     }
   }
   return 0;
 }
 
-int sr_binds_idmap(struct sr_bind_plan *plan, const struct sr_config *c, pid_t userns_pid,
-                   sr_error_t *err)
+int sr_mount_binds_idmap(struct sr_bind_plan *plan, const struct sr_config *c, pid_t userns_pid,
+                         sr_error_t *err)
 {
   for (size_t i = 0; i < plan->n; i++) {
     const struct sr_mount *m = &c->mounts[i];
@@ -242,7 +243,7 @@ int sr_binds_idmap(struct sr_bind_plan *plan, const struct sr_config *c, pid_t u
                               .n_uid_mappings = m->n_uid_mappings,
                               .gid_mappings = m->gid_mappings,
                               .n_gid_mappings = m->n_gid_mappings};
-      if (sr_userns_open_with_maps(&maps, &userns, err) < 0)
+      if (sr_ns_userns_open_with_maps(&maps, &userns, err) < 0)
         return sr_error_wrap(err, "%s: idmap", m->field);
     } else {
       char path[64];
@@ -253,28 +254,29 @@ int sr_binds_idmap(struct sr_bind_plan *plan, const struct sr_config *c, pid_t u
     }
     struct sr_mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
     unsigned flags = AT_EMPTY_PATH | (m->opts.ridmap ? AT_RECURSIVE : 0);
-    if (sr_mount_setattr(plan->tree_fd[i], "", flags, &attr) < 0)
+    if (sr_mountapi_mount_setattr(plan->tree_fd[i], "", flags, &attr) < 0)
       return sr_error_sys(err, "%s: idmap `%s`", m->field, m->destination);
   }
   return 0;
 }
 
-int sr_rootfs_prepare_tree(int root_fd, const char *rootfs_path, int *tree_fd, sr_error_t *err)
+int sr_mount_rootfs_prepare_tree(int root_fd, const char *rootfs_path, int *tree_fd,
+                                 sr_error_t *err)
 {
   /* The tree the policy judged (root.path swapped for a symlink to / after the check). */
-  _cleanup_close_ int tree = sr_open_tree(
+  _cleanup_close_ int tree = sr_mountapi_open_tree(
       root_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
   if (tree < 0)
     return sr_error_sys(err, "bind root filesystem `%s`", rootfs_path);
   /* Host mounts still show up inside; nothing inside propagates to the host. */
   struct sr_mount_attr prop = {.propagation = MS_SLAVE};
-  if (sr_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &prop) < 0)
+  if (sr_mountapi_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &prop) < 0)
     return sr_error_sys(err, "root filesystem `%s`: make it a slave mount", rootfs_path);
   *tree_fd = steal_fd(tree);
   return 0;
 }
 
-int sr_rootfs_idmap(int tree_fd, pid_t userns_pid, sr_error_t *err)
+int sr_mount_rootfs_idmap(int tree_fd, pid_t userns_pid, sr_error_t *err)
 {
   char path[64];
   snprintf(path, sizeof(path), "/proc/%d/ns/user", userns_pid);
@@ -282,12 +284,13 @@ int sr_rootfs_idmap(int tree_fd, pid_t userns_pid, sr_error_t *err)
   if (userns < 0)
     return sr_error_sys(err, "open `%s`", path);
   struct sr_mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
-  if (sr_mount_setattr(tree_fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr) < 0)
+  if (sr_mountapi_mount_setattr(tree_fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr) < 0)
     return sr_error_sys(err, "idmap the root filesystem");
   return 0;
 }
 
-int sr_rootfs_attach(const char *rootfs_path, int prepared_tree, int *root_fd, sr_error_t *err)
+int sr_mount_rootfs_attach(const char *rootfs_path, int prepared_tree, int *root_fd,
+                           sr_error_t *err)
 {
   /* Nothing the container mounts may propagate back into the host's namespace. */
   if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
@@ -301,13 +304,13 @@ int sr_rootfs_attach(const char *rootfs_path, int prepared_tree, int *root_fd, s
   if (target < 0)
     return sr_error_sys(err, "root.path `%s`", rootfs_path);
   /* pivot_root needs the new root to be a mount point in this namespace. */
-  if (sr_attach_mount(tree, target) < 0)
+  if (sr_mountapi_attach_mount(tree, target) < 0)
     return sr_error_sys(err, "attach root filesystem `%s`", rootfs_path);
   *root_fd = steal_fd(tree);
   return 0;
 }
 
-void sr_fs_log(int fsfd, char *buf, size_t size)
+void sr_mount_fs_log(int fsfd, char *buf, size_t size)
 {
   buf[0] = '\0';
   char line[512];
@@ -328,7 +331,7 @@ static int fs_fail(int fsfd, sr_error_t *err, const char *what, const struct sr_
 {
   int saved = errno;
   char log[512];
-  sr_fs_log(fsfd, log, sizeof(log));
+  sr_mount_fs_log(fsfd, log, sizeof(log));
   if (log[0])
     return sr_error_make(err, saved, "mount %s `%s` on `%s`: %s (%s)", m->type,
                          m->source ? m->source : "", m->destination, what, log);
@@ -350,9 +353,9 @@ static int set_data_options(int fsfd, const struct sr_mount *m, sr_error_t *err)
     int r;
     if (eq) {
       *eq = '\0';
-      r = sr_fsconfig(fsfd, FSCONFIG_SET_STRING, opt, eq + 1, 0);
+      r = sr_mountapi_fsconfig(fsfd, FSCONFIG_SET_STRING, opt, eq + 1, 0);
     } else
-      r = sr_fsconfig(fsfd, FSCONFIG_SET_FLAG, opt, NULL, 0);
+      r = sr_mountapi_fsconfig(fsfd, FSCONFIG_SET_FLAG, opt, NULL, 0);
     if (r < 0) {
       char what[256];
       snprintf(what, sizeof(what), "option \"%s%s%s\"", opt, eq ? "=" : "", eq ? eq + 1 : "");
@@ -375,7 +378,7 @@ static int open_layer(const struct sr_mount *m, const struct sr_mount_path *p, i
     return sr_error_make(err, ENOMEM, "%s.options", m->field);
   const char *path = abs ? abs : p->path;
   _cleanup_close_ int fd =
-      sr_openat2(AT_FDCWD, path, O_PATH | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE_NO_MAGICLINKS);
+      sr_paths_openat2(AT_FDCWD, path, O_PATH | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE_NO_MAGICLINKS);
   if (fd < 0)
     return sr_error_sys(err, "%s.options: %s: open `%s`", m->field, p->option, path);
   struct stat a, b;
@@ -397,7 +400,7 @@ static int set_overlay_options(int fsfd, const struct sr_mount *m, const int *ju
 {
   _cleanup_(sr_arena_release) struct sr_arena a = {0};
   struct sr_mount_data d;
-  if (sr_mount_data_split(&a, m, m->field, &d, err) < 0)
+  if (sr_mount_paths_data_split(&a, m, m->field, &d, err) < 0)
     return -1;
   if (d.n_paths != n_judged || (n_judged && judged == NULL))
     return sr_error_make(err, 0, "%s.options: the policy judged %zu overlay layers, not %zu "
@@ -406,15 +409,15 @@ static int set_overlay_options(int fsfd, const struct sr_mount *m, const int *ju
     _cleanup_close_ int fd = -1;
     if (open_layer(m, &d.paths[k], judged[k], bundle, &fd, err) < 0)
       return -1;
-    if (sr_fsconfig(fsfd, FSCONFIG_SET_FD, d.paths[k].key, NULL, fd) < 0)
+    if (sr_mountapi_fsconfig(fsfd, FSCONFIG_SET_FD, d.paths[k].key, NULL, fd) < 0)
       return fs_fail(fsfd, err, d.paths[k].option, m);
   }
   for (size_t k = 0; k < d.n_plain; k++) {
     char *eq = strchr(d.plain[k], '=');
     if (eq)
       *eq = '\0';
-    int rc = eq ? sr_fsconfig(fsfd, FSCONFIG_SET_STRING, d.plain[k], eq + 1, 0)
-                : sr_fsconfig(fsfd, FSCONFIG_SET_FLAG, d.plain[k], NULL, 0);
+    int rc = eq ? sr_mountapi_fsconfig(fsfd, FSCONFIG_SET_STRING, d.plain[k], eq + 1, 0)
+                : sr_mountapi_fsconfig(fsfd, FSCONFIG_SET_FLAG, d.plain[k], NULL, 0);
     if (eq)
       *eq = '=';
     if (rc < 0) {
@@ -442,13 +445,13 @@ static bool has_data_option(const struct sr_mount *m, const char *key)
 static int make_fs_mount(const struct sr_mount *m, const char *type, const char *mount_label,
                          int covered, const struct sr_mount_layers *layers, int *out, sr_error_t *err)
 {
-  _cleanup_close_ int fsfd = sr_fsopen(type, FSOPEN_CLOEXEC);
+  _cleanup_close_ int fsfd = sr_mountapi_fsopen(type, FSOPEN_CLOEXEC);
   if (fsfd < 0 && errno == ENODEV)
     return sr_error_sys(err, "mount `%s`: unknown filesystem type \"%s\"", m->destination, type);
   if (fsfd < 0)
     return sr_error_sys(err, "mount %s on `%s`", type, m->destination);
   if (m->source && m->source[0] &&
-      sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "source", m->source, 0) < 0)
+      sr_mountapi_fsconfig(fsfd, FSCONFIG_SET_STRING, "source", m->source, 0) < 0)
     return fs_fail(fsfd, err, "source", m);
   /* A tmpfs without mode= takes the mode of the directory it covers, as runc (a directory
    * seerun made has none to keep: tmpfs's 1777). */
@@ -457,16 +460,16 @@ static int make_fs_mount(const struct sr_mount *m, const char *type, const char 
       fstat(covered, &cst) == 0 && S_ISDIR(cst.st_mode)) {
     char mode[16];
     snprintf(mode, sizeof(mode), "%o", (unsigned)(cst.st_mode & 07777));
-    if (sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "mode", mode, 0) < 0)
+    if (sr_mountapi_fsconfig(fsfd, FSCONFIG_SET_STRING, "mode", mode, 0) < 0)
       return fs_fail(fsfd, err, "mode of the covered directory", m);
   }
-  if (sr_mount_is_overlay(m) ? set_overlay_options(fsfd, m, layers ? layers->fd : NULL,
-                                                   layers ? layers->n : 0,
-                                                   layers ? layers->bundle : ".", err) < 0
-                             : set_data_options(fsfd, m, err) < 0)
+  if (sr_mount_paths_is_overlay(m)
+          ? set_overlay_options(fsfd, m, layers ? layers->fd : NULL, layers ? layers->n : 0,
+                                layers ? layers->bundle : ".", err) < 0
+          : set_data_options(fsfd, m, err) < 0)
     return -1;
-  const char *context = sr_selinux_fs_context(mount_label, type);
-  if (context && sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "context", context, 0) < 0)
+  const char *context = sr_lsm_selinux_fs_context(mount_label, type);
+  if (context && sr_mountapi_fsconfig(fsfd, FSCONFIG_SET_STRING, "context", context, 0) < 0)
     return fs_fail(fsfd, err, "SELinux context (linux.mountLabel)", m);
   static const struct {
     unsigned long flag;
@@ -477,14 +480,14 @@ static int make_fs_mount(const struct sr_mount *m, const char *type, const char 
                   {MS_MANDLOCK, "mand"}};
   for (size_t i = 0; i < sizeof(sb_flags) / sizeof(sb_flags[0]); i++)
     if ((m->opts.flags & sb_flags[i].flag) &&
-        sr_fsconfig(fsfd, FSCONFIG_SET_FLAG, sb_flags[i].name, NULL, 0) < 0)
+        sr_mountapi_fsconfig(fsfd, FSCONFIG_SET_FLAG, sb_flags[i].name, NULL, 0) < 0)
       return fs_fail(fsfd, err, sb_flags[i].name, m);
-  if (sr_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+  if (sr_mountapi_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
     return fs_fail(fsfd, err, "create", m);
   uint64_t attr = sr_mount_flags_to_attr(m->opts.flags);
   if (is_dev(m))
     attr &= ~(uint64_t)MOUNT_ATTR_RDONLY;
-  int mfd = sr_fsmount(fsfd, FSMOUNT_CLOEXEC, (unsigned)attr);
+  int mfd = sr_mountapi_fsmount(fsfd, FSMOUNT_CLOEXEC, (unsigned)attr);
   if (mfd < 0)
     return fs_fail(fsfd, err, "fsmount", m);
   *out = mfd;
@@ -496,7 +499,8 @@ static int apply_propagation(int fd, unsigned long prop, const char *dest, sr_er
   if (prop == 0)
     return 0;
   struct sr_mount_attr attr = {.propagation = prop & ~(unsigned long)MS_REC};
-  if (sr_mount_setattr(fd, "", AT_EMPTY_PATH | ((prop & MS_REC) ? AT_RECURSIVE : 0), &attr) < 0)
+  if (sr_mountapi_mount_setattr(fd, "", AT_EMPTY_PATH | ((prop & MS_REC) ? AT_RECURSIVE : 0),
+                                &attr) < 0)
     return sr_error_sys(err, "mount `%s`: set propagation", dest);
   return 0;
 }
@@ -506,20 +510,21 @@ static int apply_propagation(int fd, unsigned long prop, const char *dest, sr_er
 static int remount(const struct sr_mount *m, int root_fd, sr_error_t *err)
 {
   _cleanup_close_ int target = -1;
-  if (sr_open_in_root(root_fd, m->destination, O_PATH, &target, err) < 0)
+  if (sr_paths_open_in_root(root_fd, m->destination, O_PATH, &target, err) < 0)
     return sr_error_wrap(err, "remount `%s`", m->destination);
   if (m->opts.data) {
-    _cleanup_close_ int fsfd = sr_fspick(target, "", FSPICK_EMPTY_PATH | FSPICK_CLOEXEC);
+    _cleanup_close_ int fsfd = sr_mountapi_fspick(target, "", FSPICK_EMPTY_PATH | FSPICK_CLOEXEC);
     if (fsfd < 0)
       return sr_error_sys(err, "remount `%s`: pick its filesystem", m->destination);
     if (set_data_options(fsfd, m, err) < 0)
       return -1;
-    if (sr_fsconfig(fsfd, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0)
+    if (sr_mountapi_fsconfig(fsfd, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0)
       return fs_fail(fsfd, err, "reconfigure", m);
   }
   struct sr_mount_attr attr;
   bind_attr(&m->opts, &attr);
-  if ((attr.attr_set || attr.attr_clr) && sr_mount_setattr(target, "", AT_EMPTY_PATH, &attr) < 0)
+  if ((attr.attr_set || attr.attr_clr) &&
+      sr_mountapi_mount_setattr(target, "", AT_EMPTY_PATH, &attr) < 0)
     return sr_error_sys(err, "remount `%s`", m->destination);
   if (apply_recursive_attrs(target, &m->opts, m->destination, err) < 0)
     return -1;
@@ -534,13 +539,13 @@ static int remount(const struct sr_mount *m, int root_fd, sr_error_t *err)
 static int bind_runtime_sysfs(const struct sr_mount *m, int *out, sr_error_t *err)
 {
   _cleanup_close_ int fd =
-      sr_open_tree(AT_FDCWD, "/sys", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+      sr_mountapi_open_tree(AT_FDCWD, "/sys", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
   if (fd < 0)
     return sr_error_sys(err, "mount sysfs on `%s`: bind the runtime's /sys instead",
                         m->destination);
   struct sr_mount_attr attr = {.attr_set =
                                    sr_mount_flags_to_attr(m->opts.flags) & ~MOUNT_ATTR__ATIME};
-  if (attr.attr_set && sr_mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr) < 0)
+  if (attr.attr_set && sr_mountapi_mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr) < 0)
     return sr_error_sys(err, "mount sysfs on `%s`: set options of the runtime's /sys",
                         m->destination);
   *out = steal_fd(fd);
@@ -555,16 +560,16 @@ static int bind_runtime_sysfs(const struct sr_mount *m, int *out, sr_error_t *er
 static int reclone_in_order(int attached, int target, const struct sr_mount *m, int *out,
                             sr_error_t *err)
 {
-  _cleanup_close_ int copy =
-      sr_open_tree(attached, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
-                                     (m->opts.rbind ? AT_RECURSIVE : 0));
+  _cleanup_close_ int copy = sr_mountapi_open_tree(
+      attached, "",
+      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (m->opts.rbind ? AT_RECURSIVE : 0));
   if (copy < 0)
     return 0; /* left as it is: only the order differs */
   char path[64];
-  sr_fd_path(path, sizeof(path), attached);
+  sr_paths_fd_path(path, sizeof(path), attached);
   if (umount2(path, MNT_DETACH) < 0)
     return 0;
-  if (sr_attach_mount(copy, target) < 0)
+  if (sr_mountapi_attach_mount(copy, target) < 0)
     return sr_error_sys(err, "attach mount on `%s`", m->destination);
   *out = steal_fd(copy);
   return 0;
@@ -579,7 +584,7 @@ static int open_pseudo_fs_destination(const struct sr_mount *m, int root_fd, int
 {
   const unsigned long long how = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
   for (int attempt = 0; attempt < 2; attempt++) {
-    int fd = sr_openat2(root_fd, m->destination, O_PATH | O_DIRECTORY | O_CLOEXEC, 0, how);
+    int fd = sr_paths_openat2(root_fd, m->destination, O_PATH | O_DIRECTORY | O_CLOEXEC, 0, how);
     if (fd >= 0) {
       *out = fd;
       return 0;
@@ -594,7 +599,7 @@ static int open_pseudo_fs_destination(const struct sr_mount *m, int root_fd, int
       return sr_error_sys(err, "%s.destination: `%s`", m->field, m->destination);
     /* Missing: made as any destination, then opened again without symlinks. */
     _cleanup_close_ int made = -1;
-    if (sr_mkpath_in_root(root_fd, m->destination, SR_MKPATH_DIR, &made, err) < 0)
+    if (sr_paths_mkpath_in_root(root_fd, m->destination, SR_MKPATH_DIR, &made, err) < 0)
       return sr_error_wrap(err, "mount destination");
   }
   return sr_error_make(err, ENOENT, "%s.destination: `%s`", m->field, m->destination);
@@ -610,8 +615,8 @@ int sr_mount_one(const struct sr_mount *m, int tree_fd, bool is_dir,
 
   /* The destination is resolved once, before the filesystem is made: its mode is the tmpfs's
    * (runc) and the mount lands on the same directory. */
-  _cleanup_close_ int target = sr_openat2(root_fd, m->destination, O_PATH, 0,
-                                          RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+  _cleanup_close_ int target =
+      sr_paths_openat2(root_fd, m->destination, O_PATH, 0, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
   bool existed = target >= 0;
   _cleanup_close_ int mfd = -1;
   if (!bind) {
@@ -633,9 +638,9 @@ int sr_mount_one(const struct sr_mount *m, int tree_fd, bool is_dir,
       return -1;
   } else {
     /* Made only now: a mount that cannot be made leaves nothing in the image. */
-    if (!existed &&
-        sr_mkpath_in_root(root_fd, m->destination,
-                          (bind && !is_dir) ? SR_MKPATH_FILE : SR_MKPATH_DIR, &target, err) < 0)
+    if (!existed && sr_paths_mkpath_in_root(root_fd, m->destination,
+                                            (bind && !is_dir) ? SR_MKPATH_FILE : SR_MKPATH_DIR,
+                                            &target, err) < 0)
       return sr_error_wrap(err, "mount destination");
     struct stat tst;
     if (existed && fstat(target, &tst) == 0 && S_ISDIR(tst.st_mode) != (!bind || is_dir))
@@ -643,7 +648,7 @@ int sr_mount_one(const struct sr_mount *m, int tree_fd, bool is_dir,
                            "mount destination: `%s` in the container", m->destination);
   }
   int src = bind ? tree_fd : mfd;
-  if (sr_attach_mount(src, target) < 0)
+  if (sr_mountapi_attach_mount(src, target) < 0)
     return sr_error_sys(err, "attach mount on `%s`", m->destination);
   _cleanup_close_ int copy = -1;
   if (bind && reclone_in_order(src, target, m, &copy, err) < 0)
@@ -651,7 +656,7 @@ int sr_mount_one(const struct sr_mount *m, int tree_fd, bool is_dir,
   return apply_propagation(copy >= 0 ? copy : src, m->opts.propagation, m->destination, err);
 }
 
-int sr_rootfs_pivot(int root_fd, bool no_pivot, sr_error_t *err)
+int sr_mount_rootfs_pivot(int root_fd, bool no_pivot, sr_error_t *err)
 {
   _cleanup_close_ int old_root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (old_root < 0)
@@ -686,7 +691,7 @@ int sr_rootfs_pivot(int root_fd, bool no_pivot, sr_error_t *err)
 /* Without a mount namespace the container's root is still root.path: runc chroots there
  * (the mounts stay the runtime's, runtime.md).  Through the descriptor the policy judged, never
  * the name. */
-int sr_rootfs_chroot(int root_fd, sr_error_t *err)
+int sr_mount_rootfs_chroot(int root_fd, sr_error_t *err)
 {
   if (fchdir(root_fd) < 0)
     return sr_error_sys(err, "root.path: chdir to the root filesystem");
@@ -707,7 +712,7 @@ static int open_listed_path(int root_fd, const char *field, const char *path, in
   bool pseudo = strncmp(path, "/proc/", 6) == 0 || strncmp(path, "/sys/", 5) == 0;
   unsigned long long how = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS |
                            (pseudo ? RESOLVE_NO_SYMLINKS : 0);
-  *out = sr_openat2(root_fd, path, O_PATH, 0, how);
+  *out = sr_paths_openat2(root_fd, path, O_PATH, 0, how);
   if (*out < 0 && errno == ELOOP && pseudo)
     return sr_error_make(err, ELOOP,
                          "%s: `%s` passes through a symbolic link in the container: the mask "
@@ -733,27 +738,28 @@ static int mask_path(int root_fd, const char *path, sr_error_t *err)
     return sr_error_sys(err, "linux.maskedPaths: stat `%s`", path);
   _cleanup_close_ int mask = -1;
   if (S_ISDIR(st.st_mode)) {
-    _cleanup_close_ int fsfd = sr_fsopen("tmpfs", FSOPEN_CLOEXEC);
-    if (fsfd < 0 || sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "size", "0", 0) < 0 ||
-        sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "nr_inodes", "1", 0) < 0 ||
-        sr_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    _cleanup_close_ int fsfd = sr_mountapi_fsopen("tmpfs", FSOPEN_CLOEXEC);
+    if (fsfd < 0 || sr_mountapi_fsconfig(fsfd, FSCONFIG_SET_STRING, "size", "0", 0) < 0 ||
+        sr_mountapi_fsconfig(fsfd, FSCONFIG_SET_STRING, "nr_inodes", "1", 0) < 0 ||
+        sr_mountapi_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
       return sr_error_sys(err, "linux.maskedPaths: tmpfs for `%s`", path);
-    mask = sr_fsmount(fsfd, FSMOUNT_CLOEXEC,
-                      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+    mask = sr_mountapi_fsmount(fsfd, FSMOUNT_CLOEXEC,
+                               MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                   MOUNT_ATTR_NOEXEC);
   } else {
     _cleanup_close_ int null =
-        sr_openat2(root_fd, "/dev/null", O_PATH, 0, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+        sr_paths_openat2(root_fd, "/dev/null", O_PATH, 0, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
     struct stat ns;
     if (null < 0 || fstat(null, &ns) < 0 || !S_ISCHR(ns.st_mode) || ns.st_rdev != makedev(1, 3))
       return sr_error_make(err, 0,
                            "linux.maskedPaths: `%s`: /dev/null in the container is not "
                            "the null device",
                            path);
-    mask = sr_open_tree(null, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+    mask = sr_mountapi_open_tree(null, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
   }
   if (mask < 0)
     return sr_error_sys(err, "linux.maskedPaths: mask for `%s`", path);
-  if (sr_attach_mount(mask, target) < 0)
+  if (sr_mountapi_attach_mount(mask, target) < 0)
     return sr_error_sys(err, "linux.maskedPaths: mask `%s`", path);
   return 0;
 }
@@ -765,19 +771,19 @@ static int readonly_path(int root_fd, const char *path, sr_error_t *err)
     return -1;
   if (target < 0)
     return 0;
-  _cleanup_close_ int tree =
-      sr_open_tree(target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+  _cleanup_close_ int tree = sr_mountapi_open_tree(
+      target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
   if (tree < 0)
     return sr_error_sys(err, "linux.readonlyPaths: bind `%s`", path);
   struct sr_mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
-  if (sr_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr) < 0)
+  if (sr_mountapi_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr) < 0)
     return sr_error_sys(err, "linux.readonlyPaths: make `%s` read-only", path);
-  if (sr_attach_mount(tree, target) < 0)
+  if (sr_mountapi_attach_mount(tree, target) < 0)
     return sr_error_sys(err, "linux.readonlyPaths: attach `%s`", path);
   return 0;
 }
 
-int sr_rootfs_finish(const struct sr_config *c, sr_error_t *err)
+int sr_mount_rootfs_finish(const struct sr_config *c, sr_error_t *err)
 {
   _cleanup_close_ int root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (root_fd < 0)
@@ -790,7 +796,7 @@ int sr_rootfs_finish(const struct sr_config *c, sr_error_t *err)
       return -1;
   if (c->root_readonly) {
     struct sr_mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
-    if (sr_mount_setattr(root_fd, "", AT_EMPTY_PATH, &attr) < 0)
+    if (sr_mountapi_mount_setattr(root_fd, "", AT_EMPTY_PATH, &attr) < 0)
       return sr_error_sys(err, "root.readonly: make / read-only");
   }
   if (apply_propagation(root_fd, c->linux_.rootfs_propagation, "/", err) < 0)
@@ -798,7 +804,7 @@ int sr_rootfs_finish(const struct sr_config *c, sr_error_t *err)
   return 0;
 }
 
-int sr_rootfs_dev_readonly(const struct sr_config *c, sr_error_t *err)
+int sr_mount_rootfs_dev_readonly(const struct sr_config *c, sr_error_t *err)
 {
   _cleanup_close_ int root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (root_fd < 0)
@@ -807,10 +813,10 @@ int sr_rootfs_dev_readonly(const struct sr_config *c, sr_error_t *err)
     const struct sr_mount *m = &c->mounts[i];
     if (!is_dev(m) || !(m->opts.flags & MS_RDONLY) || (m->opts.flags & MS_REMOUNT))
       continue;
-    _cleanup_close_ int dev = sr_openat2(root_fd, "/dev", O_PATH | O_DIRECTORY, 0,
-                                         RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+    _cleanup_close_ int dev = sr_paths_openat2(root_fd, "/dev", O_PATH | O_DIRECTORY, 0,
+                                               RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
     struct sr_mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
-    if (dev < 0 || sr_mount_setattr(dev, "", AT_EMPTY_PATH, &attr) < 0)
+    if (dev < 0 || sr_mountapi_mount_setattr(dev, "", AT_EMPTY_PATH, &attr) < 0)
       return sr_error_sys(err, "%s: make /dev read-only", m->field);
   }
   return 0;

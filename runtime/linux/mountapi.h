@@ -25,43 +25,44 @@ struct sr_mount_attr {
   uint64_t userns_fd;
 };
 
-static inline int sr_fsopen(const char *fs, unsigned flags)
+static inline int sr_mountapi_fsopen(const char *fs, unsigned flags)
 {
   return (int)syscall(SYS_fsopen, fs, flags);
 }
-static inline int sr_fsconfig(int fd, unsigned cmd, const char *key, const void *value, int aux)
+static inline int sr_mountapi_fsconfig(int fd, unsigned cmd, const char *key, const void *value,
+                                       int aux)
 {
   return (int)syscall(SYS_fsconfig, fd, cmd, key, value, aux);
 }
-static inline int sr_fsmount(int fd, unsigned flags, unsigned attr_flags)
+static inline int sr_mountapi_fsmount(int fd, unsigned flags, unsigned attr_flags)
 {
   return (int)syscall(SYS_fsmount, fd, flags, attr_flags);
 }
-static inline int sr_fspick(int dfd, const char *path, unsigned flags)
+static inline int sr_mountapi_fspick(int dfd, const char *path, unsigned flags)
 {
   return (int)syscall(SYS_fspick, dfd, path, flags);
 }
-static inline int sr_open_tree(int dfd, const char *path, unsigned flags)
+static inline int sr_mountapi_open_tree(int dfd, const char *path, unsigned flags)
 {
   return (int)syscall(SYS_open_tree, dfd, path, flags);
 }
-static inline int sr_move_mount(int from_dfd, const char *from, int to_dfd, const char *to,
-                                unsigned flags)
+static inline int sr_mountapi_move_mount(int from_dfd, const char *from, int to_dfd, const char *to,
+                                         unsigned flags)
 {
   return (int)syscall(SYS_move_mount, from_dfd, from, to_dfd, to, flags);
 }
-static inline int sr_mount_setattr(int dfd, const char *path, unsigned flags,
-                                   struct sr_mount_attr *attr)
+static inline int sr_mountapi_mount_setattr(int dfd, const char *path, unsigned flags,
+                                            struct sr_mount_attr *attr)
 {
   return (int)syscall(SYS_mount_setattr, dfd, path, flags, attr, sizeof(*attr));
 }
 
 /* Attaches a detached mount (from fsmount or open_tree) onto the target descriptor, without
  * resolving any path again. */
-static inline int sr_attach_mount(int mount_fd, int target_fd)
+static inline int sr_mountapi_attach_mount(int mount_fd, int target_fd)
 {
-  return sr_move_mount(mount_fd, "", target_fd, "",
-                       MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+  return sr_mountapi_move_mount(mount_fd, "", target_fd, "",
+                                MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
 }
 
 #endif

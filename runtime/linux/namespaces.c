@@ -3,7 +3,7 @@
 #include "namespaces.h"
 
 #include "cleanup.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,22 +31,23 @@ int sr_ns_open(const char *path, enum sr_ns_kind k, int *out, sr_error_t *err)
   const char *article = k == SR_NS_IPC ? "an" : "a";
   _cleanup_close_ int opath = open(path, O_PATH | O_CLOEXEC);
   if (opath < 0)
-    return sr_error_sys(err, "linux.namespaces: %s namespace `%s`", sr_ns_name(k), path);
+    return sr_error_sys(err, "linux.namespaces: %s namespace `%s`", sr_config_ns_name(k), path);
   struct statfs sfs;
   if (fstatfs(opath, &sfs) < 0)
     return sr_error_sys(err, "linux.namespaces: statfs `%s`", path);
   if (sfs.f_type != NSFS_MAGIC)
     return sr_error_make(err, 0, "linux.namespaces: `%s` is not %s %s namespace", path, article,
-                         sr_ns_name(k));
+                         sr_config_ns_name(k));
   /* setns needs a descriptor opened for reading; reopen this very file. */
   char self[64];
   snprintf(self, sizeof(self), "/proc/self/fd/%d", opath);
   _cleanup_close_ int fd = open(self, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return sr_error_sys(err, "linux.namespaces: open %s namespace `%s`", sr_ns_name(k), path);
-  if (ioctl(fd, NS_GET_NSTYPE) != sr_ns_clone_flag(k))
+    return sr_error_sys(err, "linux.namespaces: open %s namespace `%s`", sr_config_ns_name(k),
+                        path);
+  if (ioctl(fd, NS_GET_NSTYPE) != sr_config_ns_clone_flag(k))
     return sr_error_make(err, 0, "linux.namespaces: `%s` is not %s %s namespace", path, article,
-                         sr_ns_name(k));
+                         sr_config_ns_name(k));
   *out = steal_fd(fd);
   return 0;
 }
@@ -63,7 +64,7 @@ static bool is_self_ns(int fd, const char *entry)
 /* fd is the runtime's own namespace of kind k. */
 static bool is_runtime_ns(int fd, enum sr_ns_kind k)
 {
-  return is_self_ns(fd, sr_ns_proc_name(k));
+  return is_self_ns(fd, sr_config_ns_proc_name(k));
 }
 
 /* The config checked that every sysctl has its namespace; a joined one may still be the
@@ -72,13 +73,13 @@ static int check_sysctl_namespaces(const struct sr_linux *l, const struct sr_ns_
                                    sr_error_t *err)
 {
   for (size_t i = 0; i < l->n_sysctl; i++) {
-    int k = sr_sysctl_namespace(l->sysctl_keys[i]);
+    int k = sr_config_sysctl_namespace(l->sysctl_keys[i]);
     if (k >= 0 && plan->join_fd[k] >= 0 && is_runtime_ns(plan->join_fd[k], k))
       return sr_error_make(
           err, 0,
           "linux.sysctl: \"%s\": the %s namespace `%s` is the runtime's own: setting "
           "it would change the host",
-          l->sysctl_keys[i], sr_ns_name(k), l->namespaces[k].path);
+          l->sysctl_keys[i], sr_config_ns_name(k), l->namespaces[k].path);
   }
   return 0;
 }
@@ -107,7 +108,7 @@ int sr_ns_plan_make(const struct sr_linux *l, const struct sr_ns_opened *opened,
     if (!ns->present)
       continue;
     if (ns->path == NULL) {
-      new_flags |= sr_ns_clone_flag(k);
+      new_flags |= sr_config_ns_clone_flag(k);
       continue;
     }
     if (opened && opened->fd) {
@@ -120,7 +121,7 @@ int sr_ns_plan_make(const struct sr_linux *l, const struct sr_ns_opened *opened,
       }
       plan->join_fd[k] = fcntl(opened->fd[k], F_DUPFD_CLOEXEC, 3);
       if (plan->join_fd[k] < 0) {
-        sr_error_sys(err, "linux.namespaces: %s namespace `%s`", sr_ns_name(k), ns->path);
+        sr_error_sys(err, "linux.namespaces: %s namespace `%s`", sr_config_ns_name(k), ns->path);
         goto fail;
       }
     } else if (sr_ns_open(ns->path, k, &plan->join_fd[k], err) < 0)
@@ -166,7 +167,7 @@ static const char *self_ns_entry(enum sr_ns_kind k)
   case SR_NS_TIME:
     return "time_for_children";
   default:
-    return sr_ns_proc_name(k);
+    return sr_config_ns_proc_name(k);
   }
 }
 
@@ -193,7 +194,7 @@ int sr_ns_join(const struct sr_ns_plan *plan, bool user_only, sr_error_t *err)
      * namespace. */
     for (size_t i = 0; i + 1 < n_order; i++)
       if (plan->join_fd[order[i]] >= 0)
-        (void)setns(plan->join_fd[order[i]], sr_ns_clone_flag(order[i]));
+        (void)setns(plan->join_fd[order[i]], sr_config_ns_clone_flag(order[i]));
     if (setns(fd, CLONE_NEWUSER) < 0)
       return sr_error_sys(err, "linux.namespaces: join user namespace `%s`",
                           plan->path[SR_NS_USER] ? plan->path[SR_NS_USER] : "");
@@ -204,8 +205,8 @@ int sr_ns_join(const struct sr_ns_plan *plan, bool user_only, sr_error_t *err)
     int fd = plan->join_fd[k];
     if (fd < 0 || (plan->join_fd[SR_NS_USER] >= 0 && already_in(fd, k)))
       continue;
-    if (setns(fd, sr_ns_clone_flag(k)) < 0)
-      return sr_error_sys(err, "linux.namespaces: join %s namespace `%s`", sr_ns_name(k),
+    if (setns(fd, sr_config_ns_clone_flag(k)) < 0)
+      return sr_error_sys(err, "linux.namespaces: join %s namespace `%s`", sr_config_ns_name(k),
                           plan->path[k] ? plan->path[k] : "");
   }
   return 0;
@@ -227,7 +228,7 @@ int sr_ns_write_time_offsets(const struct sr_linux *l, sr_error_t *err)
   _cleanup_close_ int fd = open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
   if (fd < 0)
     return sr_error_sys(err, "linux.timeOffsets: open /proc/self/timens_offsets");
-  if (sr_write_all(fd, buf, (size_t)n) < 0)
+  if (sr_fileio_write_all(fd, buf, (size_t)n) < 0)
     return sr_error_sys(err, "linux.timeOffsets: write /proc/self/timens_offsets");
   return 0;
 }
@@ -292,7 +293,7 @@ static int write_map(pid_t pid, const char *file, const struct sr_id_map *m, siz
   return sr_error_make(err, saved, "%s: write %s", field, path);
 }
 
-int sr_userns_write_maps(pid_t pid, const struct sr_linux *l, sr_error_t *err)
+int sr_ns_userns_write_maps(pid_t pid, const struct sr_linux *l, sr_error_t *err)
 {
   if (write_map(pid, "uid_map", l->uid_mappings, l->n_uid_mappings, "linux.uidMappings", err) < 0 ||
       write_map(pid, "gid_map", l->gid_mappings, l->n_gid_mappings, "linux.gidMappings", err) < 0)
@@ -300,7 +301,7 @@ int sr_userns_write_maps(pid_t pid, const struct sr_linux *l, sr_error_t *err)
   return 0;
 }
 
-int sr_userns_open_with_maps(const struct sr_linux *maps, int *out, sr_error_t *err)
+int sr_ns_userns_open_with_maps(const struct sr_linux *maps, int *out, sr_error_t *err)
 {
   int pipefd[2];
   if (pipe2(pipefd, O_CLOEXEC) < 0)
@@ -333,7 +334,7 @@ int sr_userns_open_with_maps(const struct sr_linux *maps, int *out, sr_error_t *
       break;
     usleep(100);
   }
-  if (sr_userns_write_maps(pid, maps, err) == 0) {
+  if (sr_ns_userns_write_maps(pid, maps, err) == 0) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
       sr_error_sys(err, "open `%s`", path);
@@ -353,7 +354,7 @@ static int host_id_of(pid_t pid, const char *file, uint32_t id, int64_t *out, sr
   /* Up to 340 lines of three numbers. */
   char path[64], buf[16384];
   snprintf(path, sizeof(path), "/proc/%d/%s", pid, file);
-  if (sr_read_small_file_at(AT_FDCWD, path, buf, sizeof(buf), NULL, err) < 0)
+  if (sr_fileio_read_small_at(AT_FDCWD, path, buf, sizeof(buf), NULL, err) < 0)
     return -1;
   *out = -1;
   char *save = NULL;
@@ -366,7 +367,7 @@ static int host_id_of(pid_t pid, const char *file, uint32_t id, int64_t *out, sr
   return 0;
 }
 
-int sr_userns_chown_to_root(pid_t pid, int dirfd, const char *name, sr_error_t *err)
+int sr_ns_userns_chown_to_root(pid_t pid, int dirfd, const char *name, sr_error_t *err)
 {
   int64_t uid, gid;
   if (host_id_of(pid, "uid_map", 0, &uid, err) < 0 || host_id_of(pid, "gid_map", 0, &gid, err) < 0)

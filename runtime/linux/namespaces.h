@@ -56,13 +56,13 @@ int sr_ns_join(const struct sr_ns_plan *plan, bool user_only, sr_error_t *err);
 int sr_ns_write_time_offsets(const struct sr_linux *l, sr_error_t *err);
 
 /* Writes uid_map and gid_map of pid (from the parent, as the kernel requires). */
-int sr_userns_write_maps(pid_t pid, const struct sr_linux *l, sr_error_t *err);
+int sr_ns_userns_write_maps(pid_t pid, const struct sr_linux *l, sr_error_t *err);
 /* A user namespace holding maps' uid and gid mappings, for idmapped mounts: a short-lived child
  * unshares it, we write the maps and keep a descriptor of it (*out). */
-int sr_userns_open_with_maps(const struct sr_linux *maps, int *out, sr_error_t *err);
+int sr_ns_userns_open_with_maps(const struct sr_linux *maps, int *out, sr_error_t *err);
 
 /* Gives `name` (in dirfd) to the host ids that the user namespace of pid maps its root to, so
  * that the container's root can open it (exec.fifo); ids that are not mapped are left. */
-int sr_userns_chown_to_root(pid_t pid, int dirfd, const char *name, sr_error_t *err);
+int sr_ns_userns_chown_to_root(pid_t pid, int dirfd, const char *name, sr_error_t *err);
 
 #endif

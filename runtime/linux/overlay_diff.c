@@ -41,12 +41,12 @@ struct dw {
   uint64_t compared; /* bytes, of lim->max_compare_bytes */
 };
 
-const char *sr_odiff_kind_name(enum sr_odiff_kind k)
+const char *sr_overlay_diff_kind_name(enum sr_odiff_kind k)
 {
   return k == SR_ODIFF_ADDED ? "added" : k == SR_ODIFF_MODIFIED ? "modified" : "deleted";
 }
 
-const char *sr_odiff_type_name(mode_t m)
+const char *sr_overlay_diff_type_name(mode_t m)
 {
   switch (m & S_IFMT) {
   case S_IFREG:
@@ -120,7 +120,7 @@ static bool is_whiteout(const struct stat *st)
 
 static int open_checked(int dir, const char *name, int flags, const struct stat *want)
 {
-  int fd = sr_openat2(dir, name, flags | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE);
+  int fd = sr_paths_openat2(dir, name, flags | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE);
   struct stat got;
   if (fd >= 0 && (fstat(fd, &got) < 0 || got.st_dev != want->st_dev ||
                   got.st_ino != want->st_ino ||

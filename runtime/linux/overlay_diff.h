@@ -62,8 +62,8 @@ int sr_overlay_diff(int upper, int lower, const struct sr_odiff_limits *lim, str
                     sr_error_t *err);
 void sr_overlay_diff_release(struct sr_odiff *d);
 
-const char *sr_odiff_kind_name(enum sr_odiff_kind k);
+const char *sr_overlay_diff_kind_name(enum sr_odiff_kind k);
 /* "file", "directory", "symlink", "fifo", "socket", "device". */
-const char *sr_odiff_type_name(mode_t mode);
+const char *sr_overlay_diff_type_name(mode_t mode);
 
 #endif

@@ -139,7 +139,7 @@ void sr_overlay_layers_release(struct sr_overlay_layers *l)
   *l = (struct sr_overlay_layers){0};
 }
 
-const char *sr_mountinfo_superopts(char *line, unsigned long long mnt_id)
+const char *sr_overlay_layers_superopts(char *line, unsigned long long mnt_id)
 {
   char *end;
   errno = 0;

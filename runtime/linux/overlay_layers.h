@@ -35,6 +35,6 @@ void sr_overlay_layers_release(struct sr_overlay_layers *l);
 
 /* The super options field of a /proc/self/mountinfo line if it is mount `mnt_id`'s (the line
  * is cut at its newline), else NULL. */
-const char *sr_mountinfo_superopts(char *line, unsigned long long mnt_id);
+const char *sr_overlay_layers_superopts(char *line, unsigned long long mnt_id);
 
 #endif

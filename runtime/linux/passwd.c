@@ -60,8 +60,8 @@ void sr_passwd_home(uint32_t uid, char *out, size_t size)
   if (root < 0)
     return;
   _cleanup_close_ int fd =
-      sr_openat2(root, "etc/passwd", O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0,
-                 RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+      sr_paths_openat2(root, "etc/passwd", O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0,
+                       RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
   struct stat st;
   if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
     return;
@@ -106,7 +106,7 @@ void sr_passwd_home(uint32_t uid, char *out, size_t size)
     passwd_line_home(buf, uid, out, size);
 }
 
-char **sr_env_with_home(char **env, size_t n, uint32_t uid, size_t *n_out, char **added)
+char **sr_passwd_env_with_home(char **env, size_t n, uint32_t uid, size_t *n_out, char **added)
 {
   *added = NULL;
   for (size_t i = 0; i < n; i++)

@@ -15,6 +15,6 @@ void sr_passwd_home(uint32_t uid, char *out, size_t size);
 /* env (n entries) with "HOME=<uid's home>" added when it has no non-empty HOME (runc's rule):
  * a new NULL-terminated array of env's pointers plus one string, both malloc'd (*added is the
  * string, for free), and *n_out its length; NULL when env already has HOME or on ENOMEM. */
-char **sr_env_with_home(char **env, size_t n, uint32_t uid, size_t *n_out, char **added);
+char **sr_passwd_env_with_home(char **env, size_t n, uint32_t uid, size_t *n_out, char **added);
 
 #endif

@@ -17,7 +17,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-int sr_openat2(int dirfd, const char *path, int flags, mode_t mode, unsigned long long resolve)
+int sr_paths_openat2(int dirfd, const char *path, int flags, mode_t mode,
+                     unsigned long long resolve)
 {
   struct open_how how = {.flags = (unsigned long long)flags | O_CLOEXEC, .resolve = resolve};
   if (flags & (O_CREAT | O_TMPFILE))
@@ -31,14 +32,14 @@ int sr_openat2(int dirfd, const char *path, int flags, mode_t mode, unsigned lon
 
 #define IN_ROOT (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
 
-void sr_fd_path(char *buf, size_t size, int fd)
+void sr_paths_fd_path(char *buf, size_t size, int fd)
 {
   snprintf(buf, size, "/proc/self/fd/%d", fd);
 }
 
-int sr_open_in_root(int rootfd, const char *path, int flags, int *out, sr_error_t *err)
+int sr_paths_open_in_root(int rootfd, const char *path, int flags, int *out, sr_error_t *err)
 {
-  int fd = sr_openat2(rootfd, path, flags, 0, IN_ROOT);
+  int fd = sr_paths_openat2(rootfd, path, flags, 0, IN_ROOT);
   if (fd < 0)
     return sr_error_sys(err, "open `%s` in the container", path);
   *out = fd;
@@ -148,14 +149,14 @@ static int mkpath(int rootfd, char *path, enum sr_mkpath_kind kind, int depth, i
   /* No O_NOFOLLOW: with O_PATH it would open a symlink itself (and report it as "not a
    * directory"); RESOLVE_NO_SYMLINKS refuses it with ELOOP instead, which is what is left when
    * the name is a symlink that did not resolve above, a dangling one. */
-  fd = sr_openat2(parent, name, O_PATH, 0, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+  fd = sr_paths_openat2(parent, name, O_PATH, 0, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
   if (fd < 0 && errno == ELOOP)
     return make_symlink_target(rootfd, parent, path, name, kind, depth, out, err);
   return hand_out(fd, kind, path, out, err);
 }
 
-int sr_mkpath_in_root(int rootfd, const char *path, enum sr_mkpath_kind kind, int *out,
-                      sr_error_t *err)
+int sr_paths_mkpath_in_root(int rootfd, const char *path, enum sr_mkpath_kind kind, int *out,
+                            sr_error_t *err)
 {
   char buf[PATH_MAX + 1];
   if (strlen(path) >= PATH_MAX)

@@ -11,21 +11,21 @@
 
 #include "error.h"
 
-int sr_openat2(int dirfd, const char *path, int flags, mode_t mode, unsigned long long resolve);
+int sr_paths_openat2(int dirfd, const char *path, int flags, mode_t mode,
+                     unsigned long long resolve);
 
 /* Opens path resolved inside root (flags as for open; O_CLOEXEC is added). */
-int sr_open_in_root(int rootfd, const char *path, int flags, int *out, sr_error_t *err);
+int sr_paths_open_in_root(int rootfd, const char *path, int flags, int *out, sr_error_t *err);
 
 enum sr_mkpath_kind { SR_MKPATH_DIR, SR_MKPATH_FILE };
 
 /* Resolves path inside root, creating what is missing (directories 0755; the last component as
  * kind, a file with mode 0644), and returns an O_PATH descriptor of it.  An existing last
  * component of the other kind is an error, as is a dangling symlink. */
-int sr_mkpath_in_root(int rootfd, const char *path, enum sr_mkpath_kind kind, int *out,
-                      sr_error_t *err);
-
+int sr_paths_mkpath_in_root(int rootfd, const char *path, enum sr_mkpath_kind kind, int *out,
+                            sr_error_t *err);
 
 /* "/proc/self/fd/N" for an fd, for the few interfaces that only take paths. */
-void sr_fd_path(char *buf, size_t size, int fd);
+void sr_paths_fd_path(char *buf, size_t size, int fd);
 
 #endif

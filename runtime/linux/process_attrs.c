@@ -72,7 +72,7 @@ static int resolve_self(int proc_fd, const char *rel, char *out, size_t outsz, s
   return 0;
 }
 
-int sr_open_proc_file(int proc_fd, const char *rel, int flags, sr_error_t *err)
+int sr_process_attrs_open_proc(int proc_fd, const char *rel, int flags, sr_error_t *err)
 {
   char path[PATH_MAX];
   if (rel == NULL || rel[0] == '\0' || rel[0] == '/')
@@ -105,9 +105,9 @@ int sr_open_proc_file(int proc_fd, const char *rel, int flags, sr_error_t *err)
   return steal_fd(fd);
 }
 
-int sr_write_proc_file(int proc_fd, const char *rel, const char *value, sr_error_t *err)
+int sr_process_attrs_write_proc(int proc_fd, const char *rel, const char *value, sr_error_t *err)
 {
-  _cleanup_close_ int fd = sr_open_proc_file(proc_fd, rel, O_WRONLY, err);
+  _cleanup_close_ int fd = sr_process_attrs_open_proc(proc_fd, rel, O_WRONLY, err);
   if (fd < 0)
     return -1;
   size_t len = strlen(value);
@@ -134,11 +134,11 @@ static void fmt_rlim(char *buf, size_t sz, rlim_t v)
     snprintf(buf, sz, "%" PRIu64, (uint64_t)v);
 }
 
-int sr_process_apply_rlimits(const struct sr_process *p, sr_error_t *err)
+int sr_process_attrs_apply_rlimits(const struct sr_process *p, sr_error_t *err)
 {
   for (size_t i = 0; i < p->n_rlimits; i++) {
     const struct sr_rlimit *r = &p->rlimits[i];
-    const char *name = sr_name_of(SR_NAMES(sr_rlimit_names), r->resource);
+    const char *name = sr_names_of(SR_NAMES(sr_names_rlimit), r->resource);
     struct rlimit want = {.rlim_cur = (rlim_t)r->soft, .rlim_max = (rlim_t)r->hard};
     if (prlimit(0, r->resource, &want, NULL) == 0)
       continue;
@@ -162,7 +162,7 @@ int sr_process_apply_rlimits(const struct sr_process *p, sr_error_t *err)
 
 /* ---- oom_score_adj ---- */
 
-int sr_process_set_oom_score_adj(const struct sr_process *p, pid_t init_pid, sr_error_t *err)
+int sr_process_attrs_set_oom_score_adj(const struct sr_process *p, pid_t init_pid, sr_error_t *err)
 {
   if (!p->has_oom_score_adj)
     return 0; /* the spec: not set, not changed */
@@ -175,7 +175,7 @@ int sr_process_set_oom_score_adj(const struct sr_process *p, pid_t init_pid, sr_
   char rel[32], buf[16];
   snprintf(rel, sizeof(rel), "%d/oom_score_adj", (int)init_pid);
   snprintf(buf, sizeof(buf), "%d", p->oom_score_adj);
-  if (sr_write_proc_file(proc_fd, rel, buf, err) < 0) {
+  if (sr_process_attrs_write_proc(proc_fd, rel, buf, err) < 0) {
     if ((*err)->status == EACCES)
       return sr_error_wrap(err, "process.oomScoreAdj: lowering it to %d needs CAP_SYS_RESOURCE",
                            p->oom_score_adj);
@@ -201,7 +201,7 @@ struct sr_sched_attr {
   uint32_t sched_util_max;
 };
 
-int sr_process_apply_scheduler(const struct sr_process *p, sr_error_t *err)
+int sr_process_attrs_apply_scheduler(const struct sr_process *p, sr_error_t *err)
 {
   const struct sr_scheduler *s = p->scheduler;
   if (s == NULL)
@@ -220,7 +220,7 @@ int sr_process_apply_scheduler(const struct sr_process *p, sr_error_t *err)
     return sr_error_make(err, EINVAL, "process.scheduler.priority: %" PRId32 " is negative",
                          s->priority);
   if (syscall(SYS_sched_setattr, 0, &attr, 0) < 0) {
-    const char *name = sr_name_of(SR_NAMES(sr_sched_policy_names), s->policy);
+    const char *name = sr_names_of(SR_NAMES(sr_names_sched_policy), s->policy);
     /* EPERM for a real-time policy is rarely about the process itself: say what it needs. */
     bool rt = s->policy == SCHED_FIFO || s->policy == SCHED_RR;
     const char *why = errno == EPERM && rt
@@ -246,14 +246,14 @@ int sr_process_apply_scheduler(const struct sr_process *p, sr_error_t *err)
 #define SR_IOPRIO_WHO_PROCESS 1
 #define SR_IOPRIO_CLASS_SHIFT 13
 
-int sr_process_apply_io_priority(const struct sr_process *p, sr_error_t *err)
+int sr_process_attrs_apply_io_priority(const struct sr_process *p, sr_error_t *err)
 {
   const struct sr_io_priority *io = p->io_priority;
   if (io == NULL)
     return 0;
   int value = (io->klass << SR_IOPRIO_CLASS_SHIFT) | io->priority;
   if (syscall(SYS_ioprio_set, SR_IOPRIO_WHO_PROCESS, 0, value) < 0) {
-    const char *name = sr_name_of(SR_NAMES(sr_ioprio_class_names), io->klass);
+    const char *name = sr_names_of(SR_NAMES(sr_names_ioprio_class), io->klass);
     return sr_error_sys(err, "process.ioPriority: ioprio_set %s %d", name ? name : "?",
                         io->priority);
   }
@@ -262,7 +262,7 @@ int sr_process_apply_io_priority(const struct sr_process *p, sr_error_t *err)
 
 /* ---- personality ---- */
 
-int sr_process_apply_personality(const struct sr_linux *l, sr_error_t *err)
+int sr_process_attrs_apply_personality(const struct sr_linux *l, sr_error_t *err)
 {
   if (!l->has_personality)
     return 0;
@@ -335,7 +335,7 @@ static void sr_cpu_freep(cpu_set_t **s)
     CPU_FREE(*s);
 }
 
-int sr_process_apply_cpu_affinity(const char *cpus, const char *field, sr_error_t *err)
+int sr_process_attrs_apply_cpu_affinity(const char *cpus, const char *field, sr_error_t *err)
 {
   if (cpus == NULL || cpus[0] == '\0')
     return 0; /* the spec: omitted or empty, the affinity is left alone */
@@ -356,15 +356,15 @@ int sr_process_apply_cpu_affinity(const char *cpus, const char *field, sr_error_
 
 /* ---- all of them ---- */
 
-int sr_process_apply_attrs(const struct sr_process *p, const struct sr_linux *l, int proc_fd,
+int sr_process_attrs_apply(const struct sr_process *p, const struct sr_linux *l, int proc_fd,
                            sr_error_t *err)
 {
   unsigned ignored = 0; /* the runtime logs them (sr_lsm_log_ignored) */
-  if (sr_process_apply_rlimits(p, err) < 0 || sr_process_apply_scheduler(p, err) < 0 ||
-      sr_process_apply_io_priority(p, err) < 0 ||
-      (l && sr_process_apply_personality(l, err) < 0) ||
-      sr_process_apply_cpu_affinity(p->cpu_affinity_final, "process.execCPUAffinity.final", err) <
-          0 ||
+  if (sr_process_attrs_apply_rlimits(p, err) < 0 || sr_process_attrs_apply_scheduler(p, err) < 0 ||
+      sr_process_attrs_apply_io_priority(p, err) < 0 ||
+      (l && sr_process_attrs_apply_personality(l, err) < 0) ||
+      sr_process_attrs_apply_cpu_affinity(p->cpu_affinity_final, "process.execCPUAffinity.final",
+                                          err) < 0 ||
       sr_lsm_prepare_exec(p, proc_fd, &ignored, err) < 0)
     return -1;
   return 0;

@@ -8,7 +8,6 @@
 #include "namespaces.h"
 #include "overlay_layers.h"
 #include "paths.h"
-#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -59,7 +58,7 @@ static int read_layers(const char *rootfs_path, int root_fd, struct sr_overlay_l
   size_t cap = 0;
   const char *opts = NULL;
   while (opts == NULL && getline(&line, &cap, f) > 0)
-    opts = sr_mountinfo_superopts(line, stx.stx_mnt_id);
+    opts = sr_overlay_layers_superopts(line, stx.stx_mnt_id);
   if (opts == NULL)
     return sr_error_make(err, 0, "mount %llu of `%s` is not in /proc/self/mountinfo",
                          (unsigned long long)stx.stx_mnt_id, rootfs_path);
@@ -81,11 +80,12 @@ static int read_layers(const char *rootfs_path, int root_fd, struct sr_overlay_l
 static int open_idmapped_layer(const char *path, int userns, struct layer_fds *fds,
                                sr_error_t *err)
 {
-  _cleanup_close_ int fd = sr_open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  _cleanup_close_ int fd =
+      sr_mountapi_open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
   if (fd < 0)
     return sr_error_sys(err, "overlay layer `%s`", path);
   struct sr_mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
-  if (sr_mount_setattr(fd, "", AT_EMPTY_PATH, &attr) < 0)
+  if (sr_mountapi_mount_setattr(fd, "", AT_EMPTY_PATH, &attr) < 0)
     return sr_error_sys(err, "idmap overlay layer `%s`", path);
   fds->fd[fds->n++] = steal_fd(fd);
   return 0;
@@ -95,7 +95,7 @@ static int fs_error(int fs, const char *what, sr_error_t *err)
 {
   int saved = errno;
   char log[512];
-  sr_fs_log(fs, log, sizeof(log));
+  sr_mount_fs_log(fs, log, sizeof(log));
   return sr_error_make(err, saved, "overlay of idmapped layers: %s%s%s%s", what, log[0] ? " (" : "",
                        log, log[0] ? ")" : "");
 }
@@ -107,8 +107,8 @@ static int set_lower_layers(int fs, const struct layer_fds *fds, sr_error_t *err
   char path[32];
   size_t i = 0;
   for (; i < fds->n; i++) {
-    sr_fd_path(path, sizeof(path), fds->fd[i]);
-    if (sr_fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir+", path, 0) < 0)
+    sr_paths_fd_path(path, sizeof(path), fds->fd[i]);
+    if (sr_mountapi_fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir+", path, 0) < 0)
       break;
   }
   if (i == fds->n)
@@ -125,7 +125,7 @@ static int set_lower_layers(int fs, const struct layer_fds *fds, sr_error_t *err
                                        "one lowerdir option on this kernel", fds->n);
     used += (size_t)w;
   }
-  if (sr_fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", list, 0) < 0)
+  if (sr_mountapi_fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", list, 0) < 0)
     return fs_error(fs, "lowerdir", err);
   return 0;
 }
@@ -137,7 +137,7 @@ int sr_rootfs_overlay_idmapped(const char *rootfs_path, int root_fd, const struc
   if (read_layers(rootfs_path, root_fd, &layers, err) < 0)
     return -1;
   _cleanup_close_ int userns = -1;
-  if (sr_userns_open_with_maps(maps, &userns, err) < 0)
+  if (sr_ns_userns_open_with_maps(maps, &userns, err) < 0)
     return -1;
   _cleanup_(close_layer_fds) struct layer_fds *fds = calloc(1, sizeof(*fds));
   if (fds == NULL)
@@ -147,18 +147,18 @@ int sr_rootfs_overlay_idmapped(const char *rootfs_path, int root_fd, const struc
   for (size_t i = 0; i < layers.n_lower; i++)
     if (open_idmapped_layer(layers.lower[i], userns, fds, err) < 0)
       return -1;
-  _cleanup_close_ int fs = sr_fsopen("overlay", FSOPEN_CLOEXEC);
+  _cleanup_close_ int fs = sr_mountapi_fsopen("overlay", FSOPEN_CLOEXEC);
   if (fs < 0)
     return sr_error_sys(err, "fsopen overlay");
   if (set_lower_layers(fs, fds, err) < 0)
     return -1;
-  if (layers.metacopy && sr_fsconfig(fs, FSCONFIG_SET_STRING, "metacopy", "on", 0) < 0)
+  if (layers.metacopy && sr_mountapi_fsconfig(fs, FSCONFIG_SET_STRING, "metacopy", "on", 0) < 0)
     return fs_error(fs, "metacopy=on", err);
-  if (layers.userxattr && sr_fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0)
+  if (layers.userxattr && sr_mountapi_fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0)
     return fs_error(fs, "userxattr", err);
-  if (sr_fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+  if (sr_mountapi_fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
     return fs_error(fs, "create", err);
-  int mnt = sr_fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY);
+  int mnt = sr_mountapi_fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY);
   if (mnt < 0)
     return fs_error(fs, "fsmount", err);
   *tree_fd = mnt;

@@ -13,12 +13,12 @@
 #include "config.h"
 #include "error.h"
 
-bool sr_config_needs_sealed_exe(const struct sr_config *c);
+bool sr_sealed_needed(const struct sr_config *c);
 /* True when the running binary is already on a read-only mount. */
-bool sr_exe_is_sealed(void);
+bool sr_sealed_exe_is_sealed(void);
 /* Re-executes argv from a read-only view of /proc/self/exe; returns only on failure. */
 int sr_sealed_reexec(char **argv, sr_error_t *err);
 /* Both: when the config needs it and the binary is not sealed yet, re-exec. */
-int sr_seal_if_needed(const struct sr_config *c, char **argv, sr_error_t *err);
+int sr_sealed_seal_if_needed(const struct sr_config *c, char **argv, sr_error_t *err);
 
 #endif

@@ -2,7 +2,7 @@
 
 #include "signals.h"
 
-#include "util.h"
+#include "number.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -24,10 +24,10 @@ static const struct {
     {"SYS", SIGSYS},
 };
 
-int sr_signal_parse(const char *s)
+int sr_signals_parse(const char *s)
 {
   unsigned long long n;
-  if (sr_parse_uint(s, SIGRTMAX, &n))
+  if (sr_number_parse_uint(s, SIGRTMAX, &n))
     return n == 0 ? -1 : (int)n;
   if (strncasecmp(s, "SIG", 3) == 0)
     s += 3;
@@ -40,7 +40,7 @@ int sr_signal_parse(const char *s)
     if (*rest == '\0')
       return max ? SIGRTMAX : SIGRTMIN;
     if ((*rest == '+' && !max) || (*rest == '-' && max)) {
-      if (!sr_parse_uint(rest + 1, SIGRTMAX - SIGRTMIN, &n))
+      if (!sr_number_parse_uint(rest + 1, SIGRTMAX - SIGRTMIN, &n))
         return -1;
       int sig = max ? SIGRTMAX - (int)n : SIGRTMIN + (int)n;
       return (sig >= SIGRTMIN && sig <= SIGRTMAX) ? sig : -1;

@@ -2,6 +2,6 @@
 #ifndef SEERUN_SIGNALS_H
 #define SEERUN_SIGNALS_H
 
-int sr_signal_parse(const char *s);
+int sr_signals_parse(const char *s);
 
 #endif

@@ -6,7 +6,8 @@
 #include "fd_pass.h"
 #include "mountapi.h"
 #include "paths.h"
-#include "util.h"
+#include "fileio.h"
+#include "pidfd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,8 +30,8 @@ int sr_terminal_setup(int console_fd, const struct sr_process *p, bool bind_cons
   _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (root < 0)
     return sr_error_sys(err, "terminal: open /");
-  _cleanup_close_ int master = sr_openat2(root, "/dev/ptmx", O_RDWR | O_NOCTTY, 0,
-                                          RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+  _cleanup_close_ int master = sr_paths_openat2(root, "/dev/ptmx", O_RDWR | O_NOCTTY, 0,
+                                                RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
   if (master < 0)
     return sr_error_sys(err, "terminal: open /dev/ptmx in the container");
   /* The pty must come from the container's own devpts, not a node the image planted.  A
@@ -39,8 +40,8 @@ int sr_terminal_setup(int console_fd, const struct sr_process *p, bool bind_cons
   struct statfs sfs;
   if (fstatfs(master, &sfs) == 0 && sfs.f_type != DEVPTS_SUPER_MAGIC) {
     close(master);
-    master = sr_openat2(root, "/dev/pts/ptmx", O_RDWR | O_NOCTTY, 0,
-                        RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+    master = sr_paths_openat2(root, "/dev/pts/ptmx", O_RDWR | O_NOCTTY, 0,
+                              RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
   }
   if (master < 0 || fstatfs(master, &sfs) < 0 || sfs.f_type != DEVPTS_SUPER_MAGIC)
     return sr_error_make(err, 0, "terminal: /dev/ptmx in the container is not a devpts ptmx "
@@ -79,11 +80,11 @@ int sr_terminal_setup(int console_fd, const struct sr_process *p, bool bind_cons
     return 0;
   /* /dev/console is the pty, bound from the descriptor we hold. */
   _cleanup_close_ int target = -1;
-  if (sr_mkpath_in_root(root, "/dev/console", SR_MKPATH_FILE, &target, err) < 0)
+  if (sr_paths_mkpath_in_root(root, "/dev/console", SR_MKPATH_FILE, &target, err) < 0)
     return sr_error_wrap(err, "terminal: /dev/console");
-  _cleanup_close_ int tree = sr_open_tree(slave, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-                                                         AT_EMPTY_PATH);
-  if (tree < 0 || sr_attach_mount(tree, target) < 0)
+  _cleanup_close_ int tree =
+      sr_mountapi_open_tree(slave, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+  if (tree < 0 || sr_mountapi_attach_mount(tree, target) < 0)
     return sr_error_sys(err, "terminal: bind the pty on /dev/console");
   return 0;
 }
@@ -122,11 +123,11 @@ static bool pump(int from, int to)
     return true;
   if (n <= 0)
     return false;
-  (void)sr_write_all(to, buf, (size_t)n);
+  (void)sr_fileio_write_all(to, buf, (size_t)n);
   return true;
 }
 
-int sr_foreground_wait(int master, int pidfd, sr_error_t *err)
+int sr_terminal_foreground_wait(int master, int pidfd, sr_error_t *err)
 {
   struct termios saved;
   bool raw = master >= 0 && isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
@@ -184,7 +185,7 @@ int sr_foreground_wait(int master, int pidfd, sr_error_t *err)
         char buf[8192];
         ssize_t n;
         while ((n = read(master, buf, sizeof(buf))) > 0)
-          sr_write_all(STDOUT_FILENO, buf, (size_t)n);
+          sr_fileio_write_all(STDOUT_FILENO, buf, (size_t)n);
       }
       break;
     }

@@ -23,7 +23,7 @@ int sr_terminal_recv_master(int sock, int *master, sr_error_t *err);
 /* `run` in the foreground, until pidfd reports the container process's exit: signals sent to
  * the runtime are forwarded to that process; with a master (terminal), stdin/stdout and the window size
  * are relayed between the caller's terminal (in raw mode meanwhile) and the pty. */
-int sr_foreground_wait(int master, int pidfd, sr_error_t *err);
+int sr_terminal_foreground_wait(int master, int pidfd, sr_error_t *err);
 
 /* In the foreground with a terminal and no --console-socket, the pty master comes back to
  * seerun, which relays the caller's terminal: *ours is kept, *theirs goes to the container. */

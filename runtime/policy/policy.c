@@ -379,7 +379,7 @@ static int parse_ns_list(struct sr_arena *a, const struct chain *ns, const char 
   for (size_t i = 0; i < n; i++) {
     bool found = false;
     for (size_t k = 0; k < n_valid && !found; k++)
-      if (strcmp(sr_ns_name(valid[k]), names[i]) == 0) {
+      if (strcmp(sr_config_ns_name(valid[k]), names[i]) == 0) {
         out[valid[k]] = true;
         found = true;
       }
@@ -387,7 +387,7 @@ static int parse_ns_list(struct sr_arena *a, const struct chain *ns, const char 
       char list[128] = "";
       for (size_t k = 0; k < n_valid; k++)
         snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", k ? ", " : "",
-                 sr_ns_name(valid[k]));
+                 sr_config_ns_name(valid[k]));
       return sr_error_make(err, 0, "%s[%zu]: \"%s\" is not one of %s", path, i, names[i], list);
     }
   }
@@ -423,7 +423,7 @@ static int parse_capabilities(struct sr_arena *a, const struct chain *ch,
     return -1;
   for (size_t i = 0; i < n; i++) {
     int64_t cap;
-    if (!sr_name_lookup(SR_NAMES(sr_capability_names), names[i], &cap))
+    if (!sr_names_lookup(SR_NAMES(sr_names_capability), names[i], &cap))
       return sr_error_make(err, 0, "%s[%zu]: unknown capability \"%s\"", path, i, names[i]);
     p->capabilities |= UINT64_C(1) << cap;
   }
@@ -644,7 +644,7 @@ static int parse_hosts(struct sr_arena *a, const struct chain *eg, const char *k
     char *ip = sr_arena_printf(a, "%s[%zu]", path, i);
     if (ip == NULL)
       return OOM(err, key);
-    if (sr_egress_host_parse(a, v[i], ip, &(*out)[i], err) < 0)
+    if (sr_policy_egress_host_parse(a, v[i], ip, &(*out)[i], err) < 0)
       return -1;
   }
   *n = nv;
@@ -680,7 +680,7 @@ static int parse_egress(struct sr_arena *a, const struct chain *net, struct sr_p
   if (e->allow_addresses == NULL)
     return OOM(err, "network.egress");
   for (size_t i = 0; i < e->n_allow_addresses; i++)
-    if (sr_cidr_parse(ranges[i], &e->allow_addresses[i]) < 0)
+    if (sr_policy_egress_cidr_parse(ranges[i], &e->allow_addresses[i]) < 0)
       return sr_error_make(err, 0, "%s[%zu]: \"%s\" is not an address or a range like "
                                    "\"10.0.0.0/8\"", path, i, ranges[i]);
   if ((v = chain_find(&eg, "pins", &owner, &path)) != NULL) {
@@ -699,11 +699,12 @@ static int parse_egress(struct sr_arena *a, const struct chain *net, struct sr_p
       char *ip = sr_arena_printf(a, "%s.%s", pp, v->u.object.keys[i]);
       if (ip == NULL)
         return OOM(err, pp);
-      if (sr_egress_host_parse(a, v->u.object.keys[i], ip, &h, err) < 0)
+      if (sr_policy_egress_host_parse(a, v->u.object.keys[i], ip, &h, err) < 0)
         return -1;
       if (h.wildcard || h.is_ip || h.port)
         return sr_error_make(err, 0, "%s: a pin names one host, without a port", ip);
-      if (!YAJL_IS_STRING(addr) || sr_ipaddr_parse(addr->u.string, &e->pins[i].addr) < 0)
+      if (!YAJL_IS_STRING(addr) ||
+          sr_policy_egress_ipaddr_parse(addr->u.string, &e->pins[i].addr) < 0)
         return sr_error_make(err, 0, "%s: must be an IP address", ip);
       e->pins[i].name = h.name;
     }
@@ -713,7 +714,7 @@ static int parse_egress(struct sr_arena *a, const struct chain *net, struct sr_p
     struct sr_ipaddr b;
     if (sr_json_get_string(a, owner, path, "bindAddress", true, &e->bind_address, err) < 0)
       return -1;
-    if (sr_ipaddr_parse(e->bind_address, &b) < 0)
+    if (sr_policy_egress_ipaddr_parse(e->bind_address, &b) < 0)
       return sr_error_make(err, 0, "%s.bindAddress: \"%s\" is not an IP address", path,
                            e->bind_address);
   }
@@ -1083,7 +1084,7 @@ static void put_ns_list(sr_json_gen_t g, const char *key, const bool *set)
   sr_json_array_open(g);
   for (int k = 0; k < SR_NS_COUNT; k++)
     if (set[k])
-      sr_json_put_string(g, sr_ns_name(k));
+      sr_json_put_string(g, sr_config_ns_name(k));
   sr_json_array_close(g);
 }
 
@@ -1104,7 +1105,8 @@ static void put_hosts(sr_json_gen_t g, const char *key, const struct sr_egress_h
   sr_json_put_key(g, key);
   sr_json_array_open(g);
   for (size_t i = 0; i < n; i++) {
-    const char *name = h[i].is_ip ? sr_ipaddr_format(&h[i].ip, ip, sizeof(ip)) : h[i].name;
+    const char *name =
+        h[i].is_ip ? sr_policy_egress_ipaddr_format(&h[i].ip, ip, sizeof(ip)) : h[i].name;
     bool v6 = h[i].is_ip && h[i].ip.family == AF_INET6;
     int k = snprintf(buf, sizeof(buf), "%s%s%s%s", h[i].wildcard ? "*." : "", v6 ? "[" : "",
                      name, v6 ? "]" : "");
@@ -1125,13 +1127,15 @@ static void put_egress(sr_json_gen_t g, const struct sr_egress *e)
   sr_json_put_key(g, "pins");
   sr_json_map_open(g);
   for (size_t i = 0; i < e->n_pins; i++)
-    sr_json_put_kv_string(g, e->pins[i].name, sr_ipaddr_format(&e->pins[i].addr, buf, sizeof(buf)));
+    sr_json_put_kv_string(g, e->pins[i].name,
+                          sr_policy_egress_ipaddr_format(&e->pins[i].addr, buf, sizeof(buf)));
   sr_json_map_close(g);
   sr_json_put_key(g, "allowAddresses");
   sr_json_array_open(g);
   for (size_t i = 0; i < e->n_allow_addresses; i++) {
     char r[80];
-    snprintf(r, sizeof(r), "%s/%u", sr_ipaddr_format(&e->allow_addresses[i].addr, buf, sizeof(buf)),
+    snprintf(r, sizeof(r), "%s/%u",
+             sr_policy_egress_ipaddr_format(&e->allow_addresses[i].addr, buf, sizeof(buf)),
              e->allow_addresses[i].prefix);
     sr_json_put_string(g, r);
   }
@@ -1192,7 +1196,7 @@ int sr_policy_profile_to_json(const struct sr_policy_profile *p, sr_json_gen_t g
   sr_json_array_open(g);
   for (int c = 0; c < 64; c++)
     if (p->capabilities & (UINT64_C(1) << c)) {
-      const char *name = sr_name_of(SR_NAMES(sr_capability_names), c);
+      const char *name = sr_names_of(SR_NAMES(sr_names_capability), c);
       if (name)
         sr_json_put_string(g, name);
     }

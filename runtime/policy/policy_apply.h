@@ -137,17 +137,17 @@ int sr_policy_apply(const struct sr_policy_profile *p, const struct sr_policy_fa
  * above a ceiling (or removes a limit the profile requires, or allows a device the profile
  * does not) is refused, not lowered: the update would otherwise report success for a value
  * that is not there.  On success *applied = *requested.  Decisions are allocated in a. */
-int sr_policy_check_update(const struct sr_policy_profile *p, struct sr_arena *a,
-                           const struct sr_resources *requested, struct sr_resources *applied,
-                           struct sr_decisions *out, sr_error_t *err);
+int sr_policy_apply_update_check(const struct sr_policy_profile *p, struct sr_arena *a,
+                                 const struct sr_resources *requested, struct sr_resources *applied,
+                                 struct sr_decisions *out, sr_error_t *err);
 
 /* `exec`: the new process cannot have capabilities beyond the bounding set decided at create
  * (nor beyond the profile), always has no_new_privileges, keeps the LSM labels decided at
  * create, and cannot start in a directory under /proc.  created: the container's process as
  * the policy left it; exec_process is changed in place (allocations in a). */
-int sr_policy_apply_exec(const struct sr_policy_profile *p, struct sr_arena *a,
-                         const struct sr_process *created, struct sr_process *exec_process,
-                         struct sr_decisions *out, sr_error_t *err);
+int sr_policy_apply_update_exec(const struct sr_policy_profile *p, struct sr_arena *a,
+                                const struct sr_process *created, struct sr_process *exec_process,
+                                struct sr_decisions *out, sr_error_t *err);
 
 /* `exec` (and create, inside sr_policy_apply): Landlock for the process, from the profile's
  * `landlock` knob and the kernel's ABI (0: none, recorded and never refused); host_network:
@@ -159,31 +159,32 @@ int sr_policy_apply_landlock(const struct sr_policy_profile *p, struct sr_arena 
  * same rules as at create (the profile must allow the file the hook's path opens, with its
  * args; its environment is filtered in h).  facts->hooks[k][i] is its fact.  -1 with the error
  * when the profile refuses it (recorded in out). */
-int sr_policy_check_hook(const struct sr_policy_profile *p, struct sr_arena *a,
-                         const struct sr_policy_facts *facts, enum sr_hook_kind k, size_t i,
-                         struct sr_hook *h, struct sr_decisions *out, sr_error_t *err);
+int sr_policy_apply_hooks_check_hook(const struct sr_policy_profile *p, struct sr_arena *a,
+                                     const struct sr_policy_facts *facts, enum sr_hook_kind k,
+                                     size_t i, struct sr_hook *h, struct sr_decisions *out,
+                                     sr_error_t *err);
 
 /* A program that runs whatever its arguments name (a shell, an interpreter, env, busybox ...),
  * by its base name: an allow entry without "args" does not allow it. */
-bool sr_policy_hook_is_interpreter(const char *path);
+bool sr_policy_apply_hooks_is_interpreter(const char *path);
 
-bool sr_policy_network_granted(const struct sr_decisions *d);
+bool sr_policy_apply_network_granted(const struct sr_decisions *d);
 
 /* `exec` into a container whose egress goes through seerun's proxy: the process gets the
  * proxy's variables (HTTP_PROXY, ... as create gave them). */
-int sr_policy_set_proxy_env(struct sr_arena *a, struct sr_process *p, sr_error_t *err);
+int sr_policy_apply_egress_proxy_env(struct sr_arena *a, struct sr_process *p, sr_error_t *err);
 
 /* Whether the runtime installs its built-in seccomp filter (besides any of the config):
  * always, unless the profile is permissive. */
-bool sr_policy_builtin_seccomp(const struct sr_policy_profile *p);
+bool sr_policy_apply_builtin_seccomp(const struct sr_policy_profile *p);
 /* Whether the container's supervisor keeps its activity record: activity.record, under an
  * enforcing profile only. */
-bool sr_policy_activity_record(const struct sr_policy_profile *p);
+bool sr_policy_apply_activity_record(const struct sr_policy_profile *p);
 
-const char *sr_decision_kind_name(enum sr_decision_kind k); /* "enforced", ... */
+const char *sr_policy_render_kind_name(enum sr_decision_kind k); /* "enforced", ... */
 
 /* An array of {kind, field, asked, applied, reason}. */
-int sr_decisions_to_json(const struct sr_decisions *d, sr_json_gen_t g);
+int sr_policy_render_json(const struct sr_decisions *d, sr_json_gen_t g);
 
 /* The known annotations, which only request what the profile allows. */
 #define SR_ANNOTATION_NETWORK "io.seerun.network"   /* "none", "enabled" or "proxy" */

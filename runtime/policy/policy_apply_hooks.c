@@ -17,7 +17,7 @@ static bool has_prefix(const char *s, const char *p)
 
 /* Programs that run whatever their arguments name: shells, language interpreters, env-style
  * launchers, multiplexers.  By the base name of the file a hook resolves to. */
-bool sr_policy_hook_is_interpreter(const char *path)
+bool sr_policy_apply_hooks_is_interpreter(const char *path)
 {
   static const char *const exact[] = {
       "sh",     "bash",    "dash",    "ash",     "zsh",     "ksh",   "mksh",    "pdksh",
@@ -172,7 +172,7 @@ static int filter_env(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
     return 0;
   char **kept = sr_arena_array(x->a, h->n_env + 1, sizeof(char *));
   if (kept == NULL)
-    return sr_pa_oom(x);
+    return sr_policy_apply_oom(x);
   size_t n = 0;
   char *dropped = NULL;
   for (size_t j = 0; j < h->n_env; j++) {
@@ -186,18 +186,19 @@ static int filter_env(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
     dropped = dropped ? P("%s; %.*s (%s)", dropped, len, h->env[j], why)
                       : P("%.*s (%s)", len, h->env[j], why);
     if (dropped == NULL)
-      return sr_pa_oom(x);
+      return sr_policy_apply_oom(x);
   }
   if (dropped == NULL)
     return 0;
   kept[n] = NULL;
-  int r = sr_pa_change(x, P("hooks.%s[%zu].env", kind, i), sr_pa_text_strv(x->a, h->env, h->n_env),
-                       sr_pa_text_strv(x->a, kept, n),
-                       e ? P("dropped %s: a hook runs as host root (it may get PATH, HOME, "
-                             "LANG, LANGUAGE, LC_*, TERM, TZ, USER, LOGNAME, HOSTNAME and the "
-                             "names in profiles.%s.hooks.allowedPaths[%zu].env)",
-                             dropped, x->name, entry)
-                         : P("dropped %s: a hook runs as host root", dropped));
+  int r = sr_policy_apply_change(
+      x, P("hooks.%s[%zu].env", kind, i), sr_policy_render_text_strv(x->a, h->env, h->n_env),
+      sr_policy_render_text_strv(x->a, kept, n),
+      e ? P("dropped %s: a hook runs as host root (it may get PATH, HOME, "
+            "LANG, LANGUAGE, LC_*, TERM, TZ, USER, LOGNAME, HOSTNAME and the "
+            "names in profiles.%s.hooks.allowedPaths[%zu].env)",
+            dropped, x->name, entry)
+        : P("dropped %s: a hook runs as host root", dropped));
   if (r > 0) {
     h->env = kept;
     h->n_env = n;
@@ -214,28 +215,28 @@ static bool entry_names(const struct sr_policy_profile *p, size_t j,
   return strcmp(p->hooks_allowed[j].path, file) == 0;
 }
 
-int sr_pa_check_hook(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
-                     enum sr_hook_kind k, size_t i, struct sr_hook *h)
+int sr_policy_apply_hooks_check_one(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
+                                    enum sr_hook_kind k, size_t i, struct sr_hook *h)
 {
-  const char *name = x->name, *kind = sr_hook_name(k);
+  const char *name = x->name, *kind = sr_config_hook_name(k);
   const struct sr_policy_hook_fact *f = facts && facts->hooks[k] ? &facts->hooks[k][i] : NULL;
   char *field = P("hooks.%s[%zu].path", kind, i);
-  char *asked = sr_pa_text_str(x->a, h->path);
+  char *asked = sr_policy_render_text_str(x->a, h->path);
   /* startContainer runs in the container, a file of its own root: nothing of the host's to
    * judge, and it runs before the container's seccomp filter and capability drop. */
   bool in_container = k == SR_HOOK_START_CONTAINER;
   if (!in_container && (f == NULL || !f->trusted_path)) {
-    TRY(sr_pa_refuse(x, field, asked,
-                     "hooks.%s[%zu].path: \"%s\" is not on a trusted path (a root-owned file in "
-                     "root-owned directories no other user can write, outside the bundle and "
-                     "the rootfs)%s%s",
-                     kind, i, h->path, f && f->untrusted ? ": " : "",
-                     f && f->untrusted ? f->untrusted : ""));
+    TRY(sr_policy_apply_refuse(
+        x, field, asked,
+        "hooks.%s[%zu].path: \"%s\" is not on a trusted path (a root-owned file in "
+        "root-owned directories no other user can write, outside the bundle and "
+        "the rootfs)%s%s",
+        kind, i, h->path, f && f->untrusted ? ": " : "", f && f->untrusted ? f->untrusted : ""));
     return filter_env(x, facts, kind, i, h, NULL, 0);
   }
   const char *file = !in_container && f && f->resolved ? f->resolved : h->path;
-  bool interpreter = sr_policy_hook_is_interpreter(file) ||
-                     sr_policy_hook_is_interpreter(h->path) || (f && f->interpreter);
+  bool interpreter = sr_policy_apply_hooks_is_interpreter(file) ||
+                     sr_policy_apply_hooks_is_interpreter(h->path) || (f && f->interpreter);
   bool named = false;
   for (size_t j = 0; j < x->p->n_hooks_allowed; j++) {
     const struct sr_policy_hook_allow *e = &x->p->hooks_allowed[j];
@@ -245,49 +246,54 @@ int sr_pa_check_hook(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
     /* An interpreter runs whatever its arguments say: its path alone allows nothing. */
     if ((interpreter && !e->has_args) || !args_match(e, h))
       continue;
-    TRY(sr_pa_allow(x, field, asked,
-                    P("allowed by profiles.%s.hooks.allowedPaths[%zu]%s", name, j,
-                      file != h->path && strcmp(file, h->path) ? P(" (it is %s)", file) : "")));
+    TRY(sr_policy_apply_allow(
+        x, field, asked,
+        P("allowed by profiles.%s.hooks.allowedPaths[%zu]%s", name, j,
+          file != h->path && strcmp(file, h->path) ? P(" (it is %s)", file) : "")));
     return filter_env(x, facts, kind, i, h, e, j);
   }
   const char *file_note = file != h->path && strcmp(file, h->path) ? P(" (the file %s)", file) : "";
   if (named && interpreter)
-    TRY(sr_pa_refuse(x, field, asked,
-                     "hooks.%s[%zu].path: \"%s\"%s is an interpreter or launcher, which runs "
-                     "whatever its arguments say: an entry of profiles.%s.hooks.allowedPaths "
-                     "allows it only with \"args\" patterns that match this hook's args",
-                     kind, i, h->path, file_note, name));
+    TRY(sr_policy_apply_refuse(
+        x, field, asked,
+        "hooks.%s[%zu].path: \"%s\"%s is an interpreter or launcher, which runs "
+        "whatever its arguments say: an entry of profiles.%s.hooks.allowedPaths "
+        "allows it only with \"args\" patterns that match this hook's args",
+        kind, i, h->path, file_note, name));
   else if (named)
-    TRY(sr_pa_refuse(x, field, asked,
-                     "hooks.%s[%zu].path: \"%s\"%s: its args are not allowed by profile \"%s\" "
-                     "(the \"args\" of its entries in profiles.%s.hooks.allowedPaths)",
-                     kind, i, h->path, file_note, name, name));
+    TRY(sr_policy_apply_refuse(
+        x, field, asked,
+        "hooks.%s[%zu].path: \"%s\"%s: its args are not allowed by profile \"%s\" "
+        "(the \"args\" of its entries in profiles.%s.hooks.allowedPaths)",
+        kind, i, h->path, file_note, name, name));
   else
-    TRY(sr_pa_refuse(x, field, asked,
-                     "hooks.%s[%zu].path: \"%s\"%s is not allowed by profile \"%s\" (to allow "
-                     "it, list the file in profiles.%s.hooks.allowedPaths, as a path or as "
-                     "{\"path\": ..., \"args\": [...]} to constrain its arguments)%s",
-                     kind, i, h->path, file_note, name, name,
-                     in_container ? "; a startContainer hook is a file of the container, "
-                                    "named as the config names it"
-                                  : ""));
+    TRY(sr_policy_apply_refuse(
+        x, field, asked,
+        "hooks.%s[%zu].path: \"%s\"%s is not allowed by profile \"%s\" (to allow "
+        "it, list the file in profiles.%s.hooks.allowedPaths, as a path or as "
+        "{\"path\": ..., \"args\": [...]} to constrain its arguments)%s",
+        kind, i, h->path, file_note, name, name,
+        in_container ? "; a startContainer hook is a file of the container, "
+                       "named as the config names it"
+                     : ""));
   return filter_env(x, facts, kind, i, h, NULL, 0);
 }
 
-int sr_pa_check_hooks(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
-                      struct sr_hooks *h)
+int sr_policy_apply_hooks_check(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
+                                struct sr_hooks *h)
 {
   for (int k = 0; k < SR_HOOK_COUNT; k++)
     for (size_t i = 0; i < h->n[k]; i++)
-      TRY(sr_pa_check_hook(x, facts, (enum sr_hook_kind)k, i, &h->list[k][i]));
+      TRY(sr_policy_apply_hooks_check_one(x, facts, (enum sr_hook_kind)k, i, &h->list[k][i]));
   return 0;
 }
 
-int sr_policy_check_hook(const struct sr_policy_profile *p, struct sr_arena *a,
-                         const struct sr_policy_facts *facts, enum sr_hook_kind k, size_t i,
-                         struct sr_hook *h, struct sr_decisions *out, sr_error_t *err)
+int sr_policy_apply_hooks_check_hook(const struct sr_policy_profile *p, struct sr_arena *a,
+                                     const struct sr_policy_facts *facts, enum sr_hook_kind k,
+                                     size_t i, struct sr_hook *h, struct sr_decisions *out,
+                                     sr_error_t *err)
 {
   struct sr_pa_ctx ctx;
-  sr_pa_ctx_init(&ctx, p, a, out, err);
-  return sr_pa_check_hook(&ctx, facts, k, i, h);
+  sr_policy_apply_ctx_init(&ctx, p, a, out, err);
+  return sr_policy_apply_hooks_check_one(&ctx, facts, k, i, h);
 }

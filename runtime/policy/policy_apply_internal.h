@@ -1,8 +1,9 @@
-/* Internal to oci/policy_apply*.c and runtime/policy/policy_render.c: what the sections of the policy
- * share.  The public interface is policy_apply.h.
+/* Internal to oci/policy_apply*.c and runtime/policy/policy_render.c: what the sections of the
+ * policy share.  The public interface is policy_apply.h.
  *
  * sr_policy_apply runs the sections in order over one context (struct sr_pa_ctx); each appends
- * its decisions through sr_pa_allow, sr_pa_change and sr_pa_refuse.  One concern per file:
+ * its decisions through sr_policy_apply_allow, sr_policy_apply_change and sr_policy_apply_refuse.
+ * One concern per file:
  *
  *   policy_apply.c             recording decisions, annotations (14), no new privileges,
  *                              capabilities, seccomp (4, 5, 3), sysctls (11), and
@@ -46,24 +47,27 @@ struct sr_pa_ctx {
   bool own_net, own_ipc, own_uts;
 };
 
-void sr_pa_ctx_init(struct sr_pa_ctx *x, const struct sr_policy_profile *p, struct sr_arena *a,
-                    struct sr_decisions *out, sr_error_t *err);
+void sr_policy_apply_ctx_init(struct sr_pa_ctx *x, const struct sr_policy_profile *p,
+                              struct sr_arena *a, struct sr_decisions *out, sr_error_t *err);
 
 /* Out of memory while recording: -1 with the error. */
-int sr_pa_oom(struct sr_pa_ctx *x);
+int sr_policy_apply_oom(struct sr_pa_ctx *x);
 
 /* Kept as asked.  NULL texts are allocations that failed (absent values are written "null"). */
-int sr_pa_allow(struct sr_pa_ctx *x, const char *field, const char *asked, const char *reason);
+int sr_policy_apply_allow(struct sr_pa_ctx *x, const char *field, const char *asked,
+                          const char *reason);
 
 /* A change the profile makes to the config.  Returns 1: make it; 0: the profile is permissive
  * (recorded as what would have been applied), leave the config alone; -1: error. */
-int sr_pa_change(struct sr_pa_ctx *x, const char *field, const char *asked, const char *applied,
-                 const char *reason);
+int sr_policy_apply_change(struct sr_pa_ctx *x, const char *field, const char *asked,
+                           const char *applied, const char *reason);
 
 /* A request the profile forbids.  Returns -1 with the error (also recorded); in a permissive
  * profile records what would have happened and returns 0. */
-__attribute__((format(printf, 4, 5))) int sr_pa_refuse(struct sr_pa_ctx *x, const char *field,
-                                                       const char *asked, const char *fmt, ...);
+__attribute__((format(printf, 4, 5))) int sr_policy_apply_refuse(struct sr_pa_ctx *x,
+                                                                 const char *field,
+                                                                 const char *asked, const char *fmt,
+                                                                 ...);
 
 /* A text in the context's arena (NULL when out of memory, which recording reports). */
 #define P(...) sr_arena_printf(x->a, __VA_ARGS__)
@@ -73,7 +77,7 @@ __attribute__((format(printf, 4, 5))) int sr_pa_refuse(struct sr_pa_ctx *x, cons
       return -1;                                                                                   \
   } while (0)
 
-static inline bool sr_pa_in_list(char **v, size_t n, const char *s)
+static inline bool sr_policy_apply_in_list(char **v, size_t n, const char *s)
 {
   for (size_t i = 0; i < n; i++)
     if (strcmp(v[i], s) == 0)
@@ -98,69 +102,72 @@ struct requests {
 /* ---- The sections ------------------------------------------------------------------------ */
 
 /* The process (policy_apply.c), also applied to an exec's process. */
-int sr_pa_force_nnp(struct sr_pa_ctx *x, struct sr_process *proc);
+int sr_policy_apply_force_nnp(struct sr_pa_ctx *x, struct sr_process *proc);
 /* Every set intersected with ceiling.  Dropping is what --cap-drop does: nothing is refused.
  * why: why a capability is dropped; within: why the sets pass as they are. */
-int sr_pa_limit_caps(struct sr_pa_ctx *x, struct sr_process *proc, uint64_t ceiling,
-                     const char *why, const char *within);
+int sr_policy_apply_limit_caps(struct sr_pa_ctx *x, struct sr_process *proc, uint64_t ceiling,
+                               const char *why, const char *within);
 
 /* policy_apply_namespaces.c: they set x->own_ipc, own_uts and own_net, which the sysctls
  * (run later) read. */
-int sr_pa_apply_namespaces(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
-                           struct sr_config *c);
-int sr_pa_apply_network(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
-                        struct sr_config *c, const struct requests *rq);
+int sr_policy_apply_namespaces(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
+                               struct sr_config *c);
+int sr_policy_apply_namespaces_network(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
+                                       struct sr_config *c, const struct requests *rq);
 /* policy_apply_egress.c: egress through seerun's proxy (after the network). */
-int sr_pa_apply_egress(struct sr_pa_ctx *x, struct sr_config *c, const struct requests *rq);
-int sr_pa_parse_egress_allow(struct sr_pa_ctx *x, const char *value, struct requests *rq);
+int sr_policy_apply_egress(struct sr_pa_ctx *x, struct sr_config *c, const struct requests *rq);
+int sr_policy_apply_egress_parse_allow(struct sr_pa_ctx *x, const char *value, struct requests *rq);
 
 /* policy_apply_mounts.c */
-int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
-                       struct sr_config *c);
-int sr_pa_check_cwd(struct sr_pa_ctx *x, const struct sr_process *proc);
+int sr_policy_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
+                           struct sr_config *c);
+int sr_policy_apply_mounts_check_cwd(struct sr_pa_ctx *x, const struct sr_process *proc);
 /* root.path, judged like a bind source (a rootfs that is a symlink to, or a view of, /). */
-int sr_pa_check_listener(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
-                         const struct sr_config *c);
-int sr_pa_check_root(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
-                     const struct sr_config *c);
-int sr_pa_apply_rootfs(struct sr_pa_ctx *x, struct sr_config *c, const struct requests *rq);
-int sr_pa_union_paths(struct sr_pa_ctx *x, const char *field, const char *knob, char ***v,
-                      size_t *n, char **add, size_t n_add);
+int sr_policy_apply_mounts_check_listener(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
+                                          const struct sr_config *c);
+int sr_policy_apply_mounts_check_root(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
+                                      const struct sr_config *c);
+int sr_policy_apply_mounts_rootfs(struct sr_pa_ctx *x, struct sr_config *c,
+                                  const struct requests *rq);
+int sr_policy_apply_mounts_union_paths(struct sr_pa_ctx *x, const char *field, const char *knob,
+                                       char ***v, size_t *n, char **add, size_t n_add);
 
 /* policy_apply_resources.c */
-int sr_pa_check_devices(struct sr_pa_ctx *x, const struct sr_linux *l);
-int sr_pa_apply_resources(struct sr_pa_ctx *x, struct sr_config *c);
+int sr_policy_apply_resources_check_devices(struct sr_pa_ctx *x, const struct sr_linux *l);
+int sr_policy_apply_resources(struct sr_pa_ctx *x, struct sr_config *c);
 /* An allow rule that only reaches nodes the profile allows (deny rules: always). */
-bool sr_pa_rule_covered(const struct sr_policy_profile *p, const struct sr_device_rule *r);
+bool sr_policy_apply_resources_rule_covered(const struct sr_policy_profile *p,
+                                            const struct sr_device_rule *r);
 /* The profile's limit that a unified key sets ("pids.max", "memory.max") and the knob it is
  * under; NULL for every other key. */
-const struct sr_policy_limit *sr_pa_unified_limit(const struct sr_policy_profile *p,
-                                                  const char *key, const char **knob);
+const struct sr_policy_limit *
+sr_policy_apply_resources_unified_limit(const struct sr_policy_profile *p, const char *key,
+                                        const char **knob);
 /* A cgroup v2 value: "max" -> -1, digits -> the number; -2 for anything else. */
-int64_t sr_pa_unified_value(const char *v);
+int64_t sr_policy_apply_resources_unified_value(const char *v);
 /* The CPUs (in thousandths, rounded up) a cpu.quota over cpu.period allows; -1: no limit
  * (quota <= 0).  Period 0: the default. */
 #define SR_PA_CPU_PERIOD 100000
-int64_t sr_pa_cpu_milli(int64_t quota, uint64_t period);
+int64_t sr_policy_apply_resources_cpu_milli(int64_t quota, uint64_t period);
 
 /* policy_apply_landlock.c: after the network (it reads whether the host's is kept) */
-int sr_pa_apply_landlock(struct sr_pa_ctx *x, int abi, bool host_network);
+int sr_policy_apply_landlock_in_ctx(struct sr_pa_ctx *x, int abi, bool host_network);
 /* policy_apply_hooks.c */
-int sr_pa_check_hook(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
-                     enum sr_hook_kind k, size_t i, struct sr_hook *h);
-int sr_pa_check_hooks(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
-                      struct sr_hooks *h);
+int sr_policy_apply_hooks_check_one(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
+                                    enum sr_hook_kind k, size_t i, struct sr_hook *h);
+int sr_policy_apply_hooks_check(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
+                                struct sr_hooks *h);
 
 /* ---- Texts (policy_render.c) ------------------------------------------------------------- */
 
 /* Short JSON texts in arena a; NULL when out of memory. */
-char *sr_pa_text_str(struct sr_arena *a, const char *s); /* NULL s: "null" */
-char *sr_pa_text_strv(struct sr_arena *a, char **v, size_t n);
-char *sr_pa_text_caps(struct sr_arena *a, uint64_t caps);
+char *sr_policy_render_text_str(struct sr_arena *a, const char *s); /* NULL s: "null" */
+char *sr_policy_render_text_strv(struct sr_arena *a, char **v, size_t n);
+char *sr_policy_render_text_caps(struct sr_arena *a, uint64_t caps);
 /* Capability names without JSON quoting, for reasons: "CAP_SYS_ADMIN, CAP_NET_RAW". */
-char *sr_pa_names_caps(struct sr_arena *a, uint64_t caps);
-char *sr_pa_text_rules(struct sr_arena *a, const struct sr_device_rule *r, size_t n);
-char *sr_pa_text_mount(struct sr_arena *a, const struct sr_mount *m);
-char *sr_pa_text_i64(struct sr_arena *a, bool set, int64_t v); /* !set: "null" */
+char *sr_policy_render_names_caps(struct sr_arena *a, uint64_t caps);
+char *sr_policy_render_text_rules(struct sr_arena *a, const struct sr_device_rule *r, size_t n);
+char *sr_policy_render_text_mount(struct sr_arena *a, const struct sr_mount *m);
+char *sr_policy_render_text_i64(struct sr_arena *a, bool set, int64_t v); /* !set: "null" */
 
 #endif

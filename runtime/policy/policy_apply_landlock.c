@@ -29,23 +29,24 @@ static const char *missing_rights(int abi)
   return "";
 }
 
-int sr_pa_apply_landlock(struct sr_pa_ctx *x, int abi, bool host_network)
+int sr_policy_apply_landlock_in_ctx(struct sr_pa_ctx *x, int abi, bool host_network)
 {
   const char *field = "landlock", *name = x->name;
   x->out->landlock_abi = 0;
   x->out->landlock_scope_abstract_unix = false;
   if (!x->p->landlock)
-    return sr_pa_allow(x, field, "null", P("off (profiles.%s.landlock is false)", name));
+    return sr_policy_apply_allow(x, field, "null", P("off (profiles.%s.landlock is false)", name));
   if (abi <= 0)
     /* A notice, never a refusal: the kernel lacks it (not built, or not in lsm= at boot). */
-    return sr_pa_allow(x, field, "null",
-                       P("not applied: the kernel has no Landlock (profiles.%s.landlock asks for "
-                         "it); the container runs without this defence in depth",
-                         name));
+    return sr_policy_apply_allow(
+        x, field, "null",
+        P("not applied: the kernel has no Landlock (profiles.%s.landlock asks for "
+          "it); the container runs without this defence in depth",
+          name));
   bool scope = host_network && abi >= 6;
   char *applied = P("{\"abi\":%d,\"filesystem\":\"beneath /\",\"scoped\":%s}", abi,
                     scope ? "[\"abstractUnixSocket\"]" : "[]");
-  int r = sr_pa_change(
+  int r = sr_policy_apply_change(
       x, field, "null", applied,
       P("profiles.%s.landlock: every process of the container reaches only files beneath its "
         "own / (a leaked host descriptor grants nothing beneath it)%s%s",
@@ -67,6 +68,6 @@ int sr_policy_apply_landlock(const struct sr_policy_profile *p, struct sr_arena 
                              bool host_network, struct sr_decisions *out, sr_error_t *err)
 {
   struct sr_pa_ctx ctx;
-  sr_pa_ctx_init(&ctx, p, a, out, err);
-  return sr_pa_apply_landlock(&ctx, abi, host_network);
+  sr_policy_apply_ctx_init(&ctx, p, a, out, err);
+  return sr_policy_apply_landlock_in_ctx(&ctx, abi, host_network);
 }

@@ -76,86 +76,93 @@ static int judge_host_object(struct sr_pa_ctx *x, const char *what, const char *
   bool sockets_ok = listed_under(x->p->allow_sockets, x->p->n_allow_sockets, mf->resolved);
   /* A denied path under another name: a symlink, a hard link, a second mount view. */
   if (mf->source_denied && mf->denied_reason)
-    return sr_pa_refuse(x, field, asked,
-                        "%s: \"%s\" is, contains or is below the denied host path \"%s\" (%s)",
-                        what, shown, mf->denied_path ? mf->denied_path : shown, mf->denied_reason);
+    return sr_policy_apply_refuse(
+        x, field, asked, "%s: \"%s\" is, contains or is below the denied host path \"%s\" (%s)",
+        what, shown, mf->denied_path ? mf->denied_path : shown, mf->denied_reason);
   if (mf->source_denied)
-    return sr_pa_refuse(x, field, asked,
-                        "%s: \"%s\" is or contains the denied host path \"%s\"", what, shown,
-                        mf->denied_path ? mf->denied_path : shown);
+    return sr_policy_apply_refuse(x, field, asked,
+                                  "%s: \"%s\" is or contains the denied host path \"%s\"", what,
+                                  shown, mf->denied_path ? mf->denied_path : shown);
   if (mf->source_is_symlink_out)
-    return sr_pa_refuse(x, field, asked,
-                        "%s: \"%s\" resolves through a symbolic link that leads out of the "
-                        "directory it names",
-                        what, shown);
+    return sr_policy_apply_refuse(
+        x, field, asked,
+        "%s: \"%s\" resolves through a symbolic link that leads out of the "
+        "directory it names",
+        what, shown);
   if (mf->source_on_proc_or_sysfs)
     /* The host's /sys/firmware bound at /fw: the masks name /proc and /sys only. */
-    return sr_pa_refuse(x, field, asked,
-                        "%s: \"%s\" is on the host's proc or sysfs filesystem: the masked and "
-                        "read-only paths name /proc and /sys, a view of it elsewhere would carry "
-                        "none of them",
-                        what, shown);
+    return sr_policy_apply_refuse(
+        x, field, asked,
+        "%s: \"%s\" is on the host's proc or sysfs filesystem: the masked and "
+        "read-only paths name /proc and /sys, a view of it elsewhere would carry "
+        "none of them",
+        what, shown);
   if (mf->location_unknown)
-    return sr_pa_refuse(x, field, asked,
-                        "%s: \"%s\": where it lies in its filesystem cannot be told (deleted, or "
-                        "outside the runtime's root), so it cannot be told apart from a denied "
-                        "host path",
-                        what, shown);
+    return sr_policy_apply_refuse(
+        x, field, asked,
+        "%s: \"%s\": where it lies in its filesystem cannot be told (deleted, or "
+        "outside the runtime's root), so it cannot be told apart from a denied "
+        "host path",
+        what, shown);
   /* A hard link elsewhere to a file below /root is that file. */
   if (mf->hard_links > 1 &&
       !listed_under(x->p->allow_hard_links, x->p->n_allow_hard_links, mf->resolved))
-    return sr_pa_refuse(x, field, asked,
-                        "%s: \"%s\" is a regular file with %u hard links on the filesystem of "
-                        "the denied host path \"%s\": another of its names may lie below it "
-                        "(profiles.%s.mounts.allowHardLinks lists paths that may be bound anyway)",
-                        what, shown, mf->hard_links,
-                        mf->hard_link_tree ? mf->hard_link_tree : "?", name);
+    return sr_policy_apply_refuse(
+        x, field, asked,
+        "%s: \"%s\" is a regular file with %u hard links on the filesystem of "
+        "the denied host path \"%s\": another of its names may lie below it "
+        "(profiles.%s.mounts.allowHardLinks lists paths that may be bound anyway)",
+        what, shown, mf->hard_links, mf->hard_link_tree ? mf->hard_link_tree : "?", name);
   /* A host daemon's socket (or FIFO) bound in is a line to that daemon, as root. */
   if ((mf->is_socket || mf->is_fifo) && !sockets_ok)
-    return sr_pa_refuse(x, field, asked,
-                        "%s: \"%s\" is a %s: it would connect the container to a host process "
-                        "(profiles.%s.mounts.allowSockets lists the directories whose sockets "
-                        "and FIFOs may be bound)",
-                        what, shown, mf->is_socket ? "unix socket" : "FIFO", name);
+    return sr_policy_apply_refuse(
+        x, field, asked,
+        "%s: \"%s\" is a %s: it would connect the container to a host process "
+        "(profiles.%s.mounts.allowSockets lists the directories whose sockets "
+        "and FIFOs may be bound)",
+        what, shown, mf->is_socket ? "unix socket" : "FIFO", name);
   if (mf->socket_dir && !sockets_ok)
-    return sr_pa_refuse(x, field, asked,
-                        "%s: \"%s\" is, contains or is below the daemon socket directory "
-                        "\"%s\": it would connect the container to host daemons "
-                        "(profiles.%s.mounts.allowSockets lists the directories that may be bound)",
-                        what, shown, mf->socket_dir, name);
+    return sr_policy_apply_refuse(
+        x, field, asked,
+        "%s: \"%s\" is, contains or is below the daemon socket directory "
+        "\"%s\": it would connect the container to host daemons "
+        "(profiles.%s.mounts.allowSockets lists the directories that may be bound)",
+        what, shown, mf->socket_dir, name);
   if (mf->is_socket || mf->is_fifo || mf->socket_dir || mf->hard_links > 1)
-    return sr_pa_allow(x, field, asked,
-                       P("%s listed in profiles.%s.mounts.%s", mf->resolved, name,
-                         mf->hard_links > 1 && !mf->is_socket && !mf->is_fifo && !mf->socket_dir
-                             ? "allowHardLinks"
-                             : "allowSockets"));
-  return sr_pa_allow(x, field, asked, "not a denied host path");
+    return sr_policy_apply_allow(
+        x, field, asked,
+        P("%s listed in profiles.%s.mounts.%s", mf->resolved, name,
+          mf->hard_links > 1 && !mf->is_socket && !mf->is_fifo && !mf->socket_dir
+              ? "allowHardLinks"
+              : "allowSockets"));
+  return sr_policy_apply_allow(x, field, asked, "not a denied host path");
 }
 
-int sr_pa_check_root(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
-                     const struct sr_config *c)
+int sr_policy_apply_mounts_check_root(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
+                                      const struct sr_config *c)
 {
   x->out->rootfs_idmap = true;
   /* No facts (the pure policy's own tests): nothing is known of the host's root. */
   if (facts == NULL || !facts->have_root || facts->root.resolved == NULL)
     return 0;
-  TRY(judge_host_object(x, "root.path", "root.path", sr_pa_text_str(x->a, c->root_path),
+  TRY(judge_host_object(x, "root.path", "root.path", sr_policy_render_text_str(x->a, c->root_path),
                         c->root_path, &facts->root));
-  char *asked = sr_pa_text_str(x->a, c->root_path);
+  char *asked = sr_policy_render_text_str(x->a, c->root_path);
   if (facts->root_is_overlay && facts->root_overlay_engine)
     /* The engine's image: rebuilt from its idmapped layers. */
-    return sr_pa_allow(x, "root.path", asked,
-                       P("the engine's overlay for this bundle (%s): rebuilt from its layers "
-                         "idmapped to the container's user namespace",
-                         facts->root_overlay_engine));
+    return sr_policy_apply_allow(
+        x, "root.path", asked,
+        P("the engine's overlay for this bundle (%s): rebuilt from its layers "
+          "idmapped to the container's user namespace",
+          facts->root_overlay_engine));
   if (facts->root_is_overlay) {
     /* Another container's root filesystem, or any overlay of the host, idmapped would be read
      * as its owners, and written (mount points are made in the engine's overlay). */
-    int r = sr_pa_change(x, "root.path", asked, "\"not idmapped\"",
-                         P("%s: mounted as it is, its files the host's, unmapped (nobody) "
-                           "inside, and no mount point is made in it",
-                           facts->root_overlay_not ? facts->root_overlay_not
-                                                   : "not this bundle's engine overlay"));
+    int r = sr_policy_apply_change(
+        x, "root.path", asked, "\"not idmapped\"",
+        P("%s: mounted as it is, its files the host's, unmapped (nobody) "
+          "inside, and no mount point is made in it",
+          facts->root_overlay_not ? facts->root_overlay_not : "not this bundle's engine overlay"));
     TRY(r);
     if (r)
       x->out->rootfs_idmap = false;
@@ -164,10 +171,10 @@ int sr_pa_check_root(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
   /* Mapping ids is granting them: idmapped, a host directory named as root.path would be the
    * container root's as on-disk root (its 0600 files read, files made as root there). */
   if (facts->root_idmappable)
-    return sr_pa_allow(x, "root.path", asked,
-                       P("idmapped to the container's user namespace (in %s)",
-                         facts->root_idmappable));
-  int r = sr_pa_change(
+    return sr_policy_apply_allow(
+        x, "root.path", asked,
+        P("idmapped to the container's user namespace (in %s)", facts->root_idmappable));
+  int r = sr_policy_apply_change(
       x, "root.path", asked, "\"not idmapped\"",
       P("a directory outside the bundle and profiles.%s.rootfs.idmapPaths is mounted as it is: "
         "its files are the host's, unmapped (nobody) inside",
@@ -183,8 +190,8 @@ int sr_pa_check_root(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
  * engines' sockets, the state roots) and the daemon socket directories (D-Bus, systemd),
  * unless mounts.allowSockets lists its directory: a daemon must not get a connection from
  * host root that a config field asked for. */
-int sr_pa_check_listener(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
-                         const struct sr_config *c)
+int sr_policy_apply_mounts_check_listener(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
+                                          const struct sr_config *c)
 {
   const struct sr_seccomp *sc = c->linux_.seccomp;
   const char *field = "linux.seccomp.listenerPath";
@@ -193,32 +200,34 @@ int sr_pa_check_listener(struct sr_pa_ctx *x, const struct sr_policy_facts *fact
       facts->listener.resolved == NULL)
     return 0;
   const struct sr_policy_mount_fact *mf = &facts->listener;
-  const char *asked = sr_pa_text_str(x->a, sc->listener_path);
+  const char *asked = sr_policy_render_text_str(x->a, sc->listener_path);
   const char *name = x->name;
   bool sockets_ok = listed_under(x->p->allow_sockets, x->p->n_allow_sockets, mf->resolved);
   if (mf->source_denied && !sockets_ok)
-    return sr_pa_refuse(x, field, asked,
-                        "%s: \"%s\" is or is below the denied host path \"%s\"%s%s%s: seerun "
-                        "would connect to it as host root (profiles.%s.mounts.allowSockets lists "
-                        "the directories whose sockets may be connected to)",
-                        field, sc->listener_path,
-                        mf->denied_path ? mf->denied_path : sc->listener_path,
-                        mf->denied_reason ? " (" : "", mf->denied_reason ? mf->denied_reason : "",
-                        mf->denied_reason ? ")" : "", name);
+    return sr_policy_apply_refuse(
+        x, field, asked,
+        "%s: \"%s\" is or is below the denied host path \"%s\"%s%s%s: seerun "
+        "would connect to it as host root (profiles.%s.mounts.allowSockets lists "
+        "the directories whose sockets may be connected to)",
+        field, sc->listener_path, mf->denied_path ? mf->denied_path : sc->listener_path,
+        mf->denied_reason ? " (" : "", mf->denied_reason ? mf->denied_reason : "",
+        mf->denied_reason ? ")" : "", name);
   if (mf->in_socket_dir && !sockets_ok)
-    return sr_pa_refuse(x, field, asked,
-                        "%s: \"%s\" is below the daemon socket directory \"%s\": seerun would "
-                        "connect to a host daemon as host root (profiles.%s.mounts.allowSockets "
-                        "lists the directories whose sockets may be connected to)",
-                        field, sc->listener_path, mf->in_socket_dir, name);
+    return sr_policy_apply_refuse(
+        x, field, asked,
+        "%s: \"%s\" is below the daemon socket directory \"%s\": seerun would "
+        "connect to a host daemon as host root (profiles.%s.mounts.allowSockets "
+        "lists the directories whose sockets may be connected to)",
+        field, sc->listener_path, mf->in_socket_dir, name);
   if (!mf->is_socket)
-    return sr_pa_refuse(x, field, asked, "%s: \"%s\" (%s) is no unix socket", field,
-                        sc->listener_path, mf->resolved);
+    return sr_policy_apply_refuse(x, field, asked, "%s: \"%s\" (%s) is no unix socket", field,
+                                  sc->listener_path, mf->resolved);
   if (mf->source_denied || mf->in_socket_dir)
-    return sr_pa_allow(x, field, asked,
-                       P("%s listed in profiles.%s.mounts.allowSockets", mf->resolved, name));
-  return sr_pa_allow(x, field, asked, "a unix socket outside the denied paths and daemon "
-                                      "socket directories");
+    return sr_policy_apply_allow(
+        x, field, asked, P("%s listed in profiles.%s.mounts.allowSockets", mf->resolved, name));
+  return sr_policy_apply_allow(x, field, asked,
+                               "a unix socket outside the denied paths and daemon "
+                               "socket directories");
 }
 
 /* The options of a bind, with nosuid and nodev (and their recursive forms for rbind). */
@@ -230,7 +239,7 @@ static int add_nosuid_nodev(struct sr_pa_ctx *x, struct sr_mount *m, char ***out
   char **v = sr_arena_array(x->a, m->n_options + 5, sizeof(char *));
   size_t k = 0;
   if (v == NULL)
-    return sr_pa_oom(x);
+    return sr_policy_apply_oom(x);
   for (size_t j = 0; j < m->n_options; j++) {
     bool skip = false;
     for (size_t d = 0; d < sizeof(drop) / sizeof(drop[0]); d++)
@@ -239,11 +248,11 @@ static int add_nosuid_nodev(struct sr_pa_ctx *x, struct sr_mount *m, char ***out
       v[k++] = m->options[j];
   }
   for (size_t d = 0; d < 2; d++)
-    if (!sr_pa_in_list(v, k, add_plain[d]))
+    if (!sr_policy_apply_in_list(v, k, add_plain[d]))
       v[k++] = (char *)add_plain[d];
   if (m->opts.rbind)
     for (size_t d = 0; d < 2; d++)
-      if (!sr_pa_in_list(v, k, add_rec[d]))
+      if (!sr_policy_apply_in_list(v, k, add_rec[d]))
         v[k++] = (char *)add_rec[d];
   v[k] = NULL;
   *out = v;
@@ -314,7 +323,7 @@ static int check_idmap(struct sr_pa_ctx *x, size_t i, const struct sr_mount *m,
   const char *field = explicit_maps ? P("mounts[%zu].uidMappings", i) : P("mounts[%zu].options", i);
   const char *asked = explicit_maps ? "\"mappings\"" : "\"idmap\"";
   if (mf && mf->idmappable)
-    return sr_pa_allow(
+    return sr_policy_apply_allow(
         x, field, asked,
         P("the source is below \"%s\" (profiles.%s.mounts.idmappable)", mf->idmappable, x->name));
   /* The container's own ids are known only from its own new user namespace's mappings. */
@@ -336,7 +345,7 @@ static int check_idmap(struct sr_pa_ctx *x, size_t i, const struct sr_mount *m,
     if (!widens)
       continue;
     const char *which = explicit_maps ? (k ? "gidMappings" : "uidMappings") : "options";
-    return sr_pa_refuse(
+    return sr_policy_apply_refuse(
         x, P("mounts[%zu].%s", i, which), asked,
         "mounts[%zu].%s: an idmapped bind of \"%s\" lets the container act as on-disk %s "
         "%" PRIu64 ", %s: not allowed by profile \"%s\" (no directory of "
@@ -347,7 +356,8 @@ static int check_idmap(struct sr_pa_ctx *x, size_t i, const struct sr_mount *m,
                 "allowed)",
         x->name, x->name);
   }
-  return sr_pa_allow(x, field, asked, "maps only host ids the container's user namespace holds");
+  return sr_policy_apply_allow(x, field, asked,
+                               "maps only host ids the container's user namespace holds");
 }
 
 /* proc and sysfs only at /proc and /sys: the masked and read-only paths name /proc/... and
@@ -364,14 +374,15 @@ static int check_pseudo_fs_place(struct sr_pa_ctx *x, size_t i, const struct sr_
     return 0;
   char *cl = clean_path(x->a, m->destination);
   if (cl == NULL)
-    return sr_pa_oom(x);
+    return sr_policy_apply_oom(x);
   if (strcmp(cl, home) == 0)
     return 0;
-  return sr_pa_refuse(x, P("mounts[%zu].destination", i), sr_pa_text_str(x->a, m->destination),
-                      "mounts[%zu].destination: a %s filesystem at \"%s\": proc is mounted only "
-                      "at /proc and sysfs only at /sys (profile \"%s\": the masked and read-only "
-                      "paths name /proc and /sys, an instance elsewhere would carry none of them)",
-                      i, m->type, m->destination, x->name);
+  return sr_policy_apply_refuse(
+      x, P("mounts[%zu].destination", i), sr_policy_render_text_str(x->a, m->destination),
+      "mounts[%zu].destination: a %s filesystem at \"%s\": proc is mounted only "
+      "at /proc and sysfs only at /sys (profile \"%s\": the masked and read-only "
+      "paths name /proc and /sys, an instance elsewhere would carry none of them)",
+      i, m->type, m->destination, x->name);
 }
 
 /* A setuid binary or a device node on the host must not work inside: nosuid,nodev on m
@@ -383,21 +394,23 @@ static int force_nosuid_nodev(struct sr_pa_ctx *x, size_t i, struct sr_mount *m,
   const uint64_t rclr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
   char *ofield = P("mounts[%zu].options", i);
   if (ofield == NULL)
-    return sr_pa_oom(x);
+    return sr_policy_apply_oom(x);
   bool ok = (m->opts.flags & need) == need && (m->opts.clear & need) == 0 &&
             (m->opts.rec_attr_clr & rclr) == 0 &&
             (!m->opts.rbind || (m->opts.rec_attr_set & rneed) == rneed);
   if (ok) {
     if (m->opts.flags & MS_REMOUNT)
-      return sr_pa_allow(x, ofield, sr_pa_text_strv(x->a, m->options, m->n_options),
-                         "a remount with nosuid,nodev");
+      return sr_policy_apply_allow(x, ofield,
+                                   sr_policy_render_text_strv(x->a, m->options, m->n_options),
+                                   "a remount with nosuid,nodev");
     return 0;
   }
   char **opts = NULL;
   size_t n = 0;
   TRY(add_nosuid_nodev(x, m, &opts, &n));
-  int r = sr_pa_change(x, ofield, sr_pa_text_strv(x->a, m->options, m->n_options),
-                       sr_pa_text_strv(x->a, opts, n), why);
+  int r =
+      sr_policy_apply_change(x, ofield, sr_policy_render_text_strv(x->a, m->options, m->n_options),
+                             sr_policy_render_text_strv(x->a, opts, n), why);
   TRY(r);
   if (r) {
     struct sr_mount_opts mo;
@@ -422,59 +435,63 @@ static int check_option_paths(struct sr_pa_ctx *x, const struct sr_policy_facts 
   const char *name = x->name;
   char *ofield = P("mounts[%zu].options", i);
   if (ofield == NULL)
-    return sr_pa_oom(x);
-  if (sr_mount_source_is_path(m))
-    return sr_pa_refuse(x, P("mounts[%zu].source", i), sr_pa_text_str(x->a, m->source),
-                        "mounts[%zu].source: \"%s\": a \"%s\" filesystem's source is a host "
-                        "path the kernel opens by name, which seerun does not judge (profile "
-                        "\"%s\": bind the directory, or an overlay of it, instead)",
-                        i, m->source, m->type, name);
+    return sr_policy_apply_oom(x);
+  if (sr_mount_paths_source_is_path(m))
+    return sr_policy_apply_refuse(
+        x, P("mounts[%zu].source", i), sr_policy_render_text_str(x->a, m->source),
+        "mounts[%zu].source: \"%s\": a \"%s\" filesystem's source is a host "
+        "path the kernel opens by name, which seerun does not judge (profile "
+        "\"%s\": bind the directory, or an overlay of it, instead)",
+        i, m->source, m->type, name);
   struct sr_mount_data d;
   sr_error_t e = NULL;
-  if (sr_mount_data_split(x->a, m, ofield, &d, &e) < 0) {
+  if (sr_mount_paths_data_split(x->a, m, ofield, &d, &e) < 0) {
     char *why = sr_error_text(e);
     sr_error_free(&e);
-    int r = sr_pa_refuse(x, ofield, sr_pa_text_strv(x->a, m->options, m->n_options), "%s",
-                         why ? why : ofield);
+    int r = sr_policy_apply_refuse(x, ofield,
+                                   sr_policy_render_text_strv(x->a, m->options, m->n_options), "%s",
+                                   why ? why : ofield);
     free(why);
     return r;
   }
   const struct sr_policy_mount_fact *mf = facts && facts->mounts ? &facts->mounts[i] : NULL;
   for (size_t k = 0; k < d.n_paths; k++) {
     const struct sr_mount_path *p = &d.paths[k];
-    char *asked = sr_pa_text_str(x->a, p->option);
+    char *asked = sr_policy_render_text_str(x->a, p->option);
     char *what = P("mounts[%zu].options: %s", i, p->option);
     char *cl = p->path[0] == '/' ? clean_path(x->a, p->path) : NULL;
     if (what == NULL || (p->path[0] == '/' && cl == NULL))
-      return sr_pa_oom(x);
+      return sr_policy_apply_oom(x);
     if (p->kind == SR_MOUNT_PATH_UNJUDGED)
-      TRY(sr_pa_refuse(x, ofield, asked,
-                       "%s: a host path in the options of a \"%s\" mount, which the kernel "
-                       "would open by name: seerun judges and opens only overlay's lowerdir, "
-                       "lowerdir+, datadir+, upperdir and workdir (profile \"%s\")",
-                       what, m->type, name));
+      TRY(sr_policy_apply_refuse(
+          x, ofield, asked,
+          "%s: a host path in the options of a \"%s\" mount, which the kernel "
+          "would open by name: seerun judges and opens only overlay's lowerdir, "
+          "lowerdir+, datadir+, upperdir and workdir (profile \"%s\")",
+          what, m->type, name));
     else if (cl && through_proc(cl))
-      TRY(sr_pa_refuse(x, ofield, asked,
-                       "%s: \"%s\" is under /proc (or /dev/fd): a /proc/self/fd or "
-                       "/proc/<pid>/root path can reach the host's filesystem (CVE-2024-21626 "
-                       "class)",
-                       what, p->path));
+      TRY(sr_policy_apply_refuse(
+          x, ofield, asked,
+          "%s: \"%s\" is under /proc (or /dev/fd): a /proc/self/fd or "
+          "/proc/<pid>/root path can reach the host's filesystem (CVE-2024-21626 "
+          "class)",
+          what, p->path));
     else if (cl == NULL && has_dotdot(p->path))
-      TRY(sr_pa_refuse(x, ofield, asked,
-                       "%s: \"%s\": a path relative to the bundle must not contain \"..\"",
-                       what, p->path));
+      TRY(sr_policy_apply_refuse(
+          x, ofield, asked, "%s: \"%s\": a path relative to the bundle must not contain \"..\"",
+          what, p->path));
     else if (mf == NULL || k >= mf->n_paths)
-      TRY(sr_pa_refuse(x, ofield, asked,
-                       "%s: no host facts were computed for this path (runtime error)", what));
+      TRY(sr_policy_apply_refuse(
+          x, ofield, asked, "%s: no host facts were computed for this path (runtime error)", what));
     else if (mf->paths[k].resolved == NULL && !mf->paths[k].source_is_symlink_out)
-      TRY(sr_pa_refuse(x, ofield, asked,
-                       "%s: \"%s\" cannot be opened as a directory: it is judged, and "
-                       "mounted, only as the directory it names",
-                       what, p->path));
+      TRY(sr_policy_apply_refuse(x, ofield, asked,
+                                 "%s: \"%s\" cannot be opened as a directory: it is judged, and "
+                                 "mounted, only as the directory it names",
+                                 what, p->path));
     else
       TRY(judge_host_object(x, what, ofield, asked, p->path, &mf->paths[k]));
   }
-  if (d.n_paths == 0 || !sr_mount_is_overlay(m))
+  if (d.n_paths == 0 || !sr_mount_paths_is_overlay(m))
     return 0;
   /* Its layers are host directories, as a bind's source is. */
   return force_nosuid_nodev(x, i, m, "an overlay of host directories gets nosuid,nodev like a "
@@ -488,21 +505,22 @@ static int check_remount_paths(struct sr_pa_ctx *x, size_t i, const struct sr_mo
 {
   char *ofield = P("mounts[%zu].options", i);
   if (ofield == NULL)
-    return sr_pa_oom(x);
+    return sr_policy_apply_oom(x);
   struct sr_mount_data d;
   sr_error_t e = NULL;
-  int r = sr_mount_data_split(x->a, m, ofield, &d, &e);
+  int r = sr_mount_paths_data_split(x->a, m, ofield, &d, &e);
   sr_error_free(&e);
   if (r == 0 && d.n_paths == 0)
     return 0;
-  return sr_pa_refuse(x, ofield, sr_pa_text_strv(x->a, m->options, m->n_options),
-                      "%s: a remount naming a host path (%s): it would be looked up by name, "
-                      "never judged (profile \"%s\")",
-                      ofield, r == 0 ? d.paths[0].option : "options that do not parse", x->name);
+  return sr_policy_apply_refuse(
+      x, ofield, sr_policy_render_text_strv(x->a, m->options, m->n_options),
+      "%s: a remount naming a host path (%s): it would be looked up by name, "
+      "never judged (profile \"%s\")",
+      ofield, r == 0 ? d.paths[0].option : "options that do not parse", x->name);
 }
 
-int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
-                       struct sr_config *c)
+int sr_policy_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
+                           struct sr_config *c)
 {
   const char *name = x->name;
   for (size_t i = 0; i < c->n_mounts; i++) {
@@ -526,39 +544,41 @@ int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
         continue;
       }
       TRY(check_pseudo_fs_place(x, i, m));
-      if (sr_pa_in_list(x->p->mount_types, x->p->n_mount_types, m->type)) {
+      if (sr_policy_apply_in_list(x->p->mount_types, x->p->n_mount_types, m->type)) {
         TRY(check_option_paths(x, facts, i, m));
         continue;
       }
-      TRY(sr_pa_refuse(x, P("mounts[%zu].type", i), sr_pa_text_str(x->a, m->type),
-                       "mounts[%zu].type: filesystem type \"%s\" is not allowed by profile \"%s\" "
-                       "(profiles.%s.mounts.allowedTypes)",
-                       i, m->type, name, name));
+      TRY(sr_policy_apply_refuse(
+          x, P("mounts[%zu].type", i), sr_policy_render_text_str(x->a, m->type),
+          "mounts[%zu].type: filesystem type \"%s\" is not allowed by profile \"%s\" "
+          "(profiles.%s.mounts.allowedTypes)",
+          i, m->type, name, name));
       continue;
     }
     char *field = P("mounts[%zu].source", i);
-    char *asked = sr_pa_text_str(x->a, m->source);
+    char *asked = sr_policy_render_text_str(x->a, m->source);
     const struct sr_policy_mount_fact *mf = facts && facts->mounts ? &facts->mounts[i] : NULL;
     char *cl = m->source[0] == '/' ? clean_path(x->a, m->source) : NULL;
     if (m->source[0] == '/' && cl == NULL)
-      return sr_pa_oom(x);
+      return sr_policy_apply_oom(x);
     if (cl && through_proc(cl))
-      TRY(sr_pa_refuse(
+      TRY(sr_policy_apply_refuse(
           x, field, asked,
           "mounts[%zu].source: \"%s\" is under /proc (or /dev/fd): a /proc/self/fd or "
           "/proc/<pid>/root path can reach the host's filesystem (CVE-2024-21626 class)",
           i, m->source));
     else if (cl == NULL && has_dotdot(m->source))
-      TRY(sr_pa_refuse(
+      TRY(sr_policy_apply_refuse(
           x, field, asked,
           "mounts[%zu].source: \"%s\": a source relative to the bundle must not contain "
           "\"..\"",
           i, m->source));
     else if (mf == NULL)
-      TRY(sr_pa_refuse(x, field, asked,
-                       "mounts[%zu].source: \"%s\": no host facts were computed for this bind "
-                       "(runtime error)",
-                       i, m->source));
+      TRY(sr_policy_apply_refuse(
+          x, field, asked,
+          "mounts[%zu].source: \"%s\": no host facts were computed for this bind "
+          "(runtime error)",
+          i, m->source));
     else
       TRY(judge_host_object(x, P("mounts[%zu].source", i), field, asked, m->source, mf));
 
@@ -568,37 +588,40 @@ int sr_pa_apply_mounts(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
   return 0;
 }
 
-int sr_pa_check_cwd(struct sr_pa_ctx *x, const struct sr_process *proc)
+int sr_policy_apply_mounts_check_cwd(struct sr_pa_ctx *x, const struct sr_process *proc)
 {
   if (proc == NULL || proc->cwd == NULL)
     return 0;
   char *cl = clean_path(x->a, proc->cwd);
   if (cl == NULL)
-    return sr_pa_oom(x);
+    return sr_policy_apply_oom(x);
   if (through_proc(cl))
-    return sr_pa_refuse(x, "process.cwd", sr_pa_text_str(x->a, proc->cwd),
-                        "process.cwd: \"%s\" is under /proc (or /dev/fd): a descriptor the runtime "
-                        "leaked there is a host directory (CVE-2024-21626)",
-                        proc->cwd);
+    return sr_policy_apply_refuse(
+        x, "process.cwd", sr_policy_render_text_str(x->a, proc->cwd),
+        "process.cwd: \"%s\" is under /proc (or /dev/fd): a descriptor the runtime "
+        "leaked there is a host directory (CVE-2024-21626)",
+        proc->cwd);
   return 0;
 }
 
 /* ---- 1. Read-only root and tmpfs --------------------------------------------------------- */
 
-int sr_pa_apply_rootfs(struct sr_pa_ctx *x, struct sr_config *c, const struct requests *rq)
+int sr_policy_apply_mounts_rootfs(struct sr_pa_ctx *x, struct sr_config *c,
+                                  const struct requests *rq)
 {
   const struct sr_policy_profile *p = x->p;
   const char *name = x->name;
   if (p->rootfs.readonly && !c->root_readonly) {
-    int r = sr_pa_change(x, "root.readonly", "false", "true",
-                         P("the root filesystem is read-only (profiles.%s.rootfs.readonly)", name));
+    int r = sr_policy_apply_change(
+        x, "root.readonly", "false", "true",
+        P("the root filesystem is read-only (profiles.%s.rootfs.readonly)", name));
     TRY(r);
     if (r)
       c->root_readonly = true;
   } else
-    TRY(sr_pa_allow(x, "root.readonly", c->root_readonly ? "true" : "false",
-                    c->root_readonly ? "read-only, as asked"
-                                     : P("profiles.%s.rootfs.readonly is false", name)));
+    TRY(sr_policy_apply_allow(x, "root.readonly", c->root_readonly ? "true" : "false",
+                              c->root_readonly ? "read-only, as asked"
+                                               : P("profiles.%s.rootfs.readonly is false", name)));
 
   size_t tmp_index = p->rootfs.n_tmpfs;
   for (size_t t = 0; t < p->rootfs.n_tmpfs; t++)
@@ -606,21 +629,21 @@ int sr_pa_apply_rootfs(struct sr_pa_ctx *x, struct sr_config *c, const struct re
       tmp_index = t;
   const char *afield = "annotations." SR_ANNOTATION_TMP_SIZE;
   if (rq->has_tmp_size) {
-    char *asked = sr_pa_text_str(x->a, rq->tmp_size_text);
+    char *asked = sr_policy_render_text_str(x->a, rq->tmp_size_text);
     if (!p->rootfs.readonly || tmp_index == p->rootfs.n_tmpfs)
-      TRY(sr_pa_refuse(
+      TRY(sr_policy_apply_refuse(
           x, afield, asked,
           "annotation %s=%s: profile \"%s\" adds no tmpfs at /tmp (profiles.%s.rootfs)",
           SR_ANNOTATION_TMP_SIZE, rq->tmp_size_text, name, name));
     else if (rq->tmp_size > p->rootfs.tmpfs[tmp_index].max_size)
-      TRY(sr_pa_refuse(x, afield, asked,
-                       "annotation %s=%s: not allowed by profile \"%s\" "
-                       "(profiles.%s.rootfs.tmpfs[%zu].maxSize is %" PRIu64 ")",
-                       SR_ANNOTATION_TMP_SIZE, rq->tmp_size_text, name, name, tmp_index,
-                       p->rootfs.tmpfs[tmp_index].max_size));
+      TRY(sr_policy_apply_refuse(x, afield, asked,
+                                 "annotation %s=%s: not allowed by profile \"%s\" "
+                                 "(profiles.%s.rootfs.tmpfs[%zu].maxSize is %" PRIu64 ")",
+                                 SR_ANNOTATION_TMP_SIZE, rq->tmp_size_text, name, name, tmp_index,
+                                 p->rootfs.tmpfs[tmp_index].max_size));
     else
-      TRY(sr_pa_allow(x, afield, asked,
-                      P("within profiles.%s.rootfs.tmpfs[%zu].maxSize", name, tmp_index)));
+      TRY(sr_policy_apply_allow(
+          x, afield, asked, P("within profiles.%s.rootfs.tmpfs[%zu].maxSize", name, tmp_index)));
   }
   if (!p->rootfs.readonly || p->rootfs.n_tmpfs == 0)
     return 0;
@@ -632,7 +655,7 @@ int sr_pa_apply_rootfs(struct sr_pa_ctx *x, struct sr_config *c, const struct re
   struct sr_mount *added = sr_arena_array(x->a, p->rootfs.n_tmpfs, sizeof(*added));
   size_t n_added = 0;
   if (added == NULL)
-    return sr_pa_oom(x);
+    return sr_policy_apply_oom(x);
   for (size_t t = 0; t < p->rootfs.n_tmpfs; t++) {
     const struct sr_policy_tmpfs *tf = &p->rootfs.tmpfs[t];
     char *field = P("mounts[destination=%s]", tf->path);
@@ -640,14 +663,15 @@ int sr_pa_apply_rootfs(struct sr_pa_ctx *x, struct sr_config *c, const struct re
     for (size_t i = 0; i < c->n_mounts && conflict == c->n_mounts; i++) {
       char *d = clean_path(x->a, c->mounts[i].destination);
       if (d == NULL)
-        return sr_pa_oom(x);
+        return sr_policy_apply_oom(x);
       if (path_under(d, tf->path) || (strcmp(d, "/") != 0 && path_under(tf->path, d)))
         conflict = i;
     }
     if (conflict < c->n_mounts) {
-      TRY(sr_pa_allow(x, field, sr_pa_text_str(x->a, c->mounts[conflict].destination),
-                      P("config.json mounts[%zu] at \"%s\": no tmpfs added at %s", conflict,
-                        c->mounts[conflict].destination, tf->path)));
+      TRY(sr_policy_apply_allow(x, field,
+                                sr_policy_render_text_str(x->a, c->mounts[conflict].destination),
+                                P("config.json mounts[%zu] at \"%s\": no tmpfs added at %s",
+                                  conflict, c->mounts[conflict].destination, tf->path)));
       continue;
     }
     uint64_t size = (t == tmp_index && rq->has_tmp_size) ? rq->tmp_size : tf->size;
@@ -655,7 +679,7 @@ int sr_pa_apply_rootfs(struct sr_pa_ctx *x, struct sr_config *c, const struct re
     char **opts = sr_arena_array(x->a, 6, sizeof(char *));
     size_t n = 0;
     if (opts == NULL)
-      return sr_pa_oom(x);
+      return sr_policy_apply_oom(x);
     opts[n++] = "nosuid";
     opts[n++] = "nodev";
     if (tf->noexec)
@@ -663,7 +687,7 @@ int sr_pa_apply_rootfs(struct sr_pa_ctx *x, struct sr_config *c, const struct re
     opts[n++] = P("mode=%o", (unsigned)tf->mode);
     opts[n++] = P("size=%" PRIu64, size);
     if (opts[n - 1] == NULL || opts[n - 2] == NULL)
-      return sr_pa_oom(x);
+      return sr_policy_apply_oom(x);
     m->field = field;
     m->destination = tf->path;
     m->type = "tmpfs";
@@ -671,13 +695,14 @@ int sr_pa_apply_rootfs(struct sr_pa_ctx *x, struct sr_config *c, const struct re
     m->options = opts;
     m->n_options = n;
     if (field == NULL)
-      return sr_pa_oom(x);
+      return sr_policy_apply_oom(x);
     if (sr_mount_options_parse(x->a, opts, n, field, &m->opts, x->err) < 0)
       return -1;
-    int r = sr_pa_change(x, field, "null", sr_pa_text_mount(x->a, m),
-                         P("read-only root: a writable tmpfs where config.json mounts nothing "
-                           "(profiles.%s.rootfs.tmpfs[%zu])",
-                           name, t));
+    int r = sr_policy_apply_change(
+        x, field, "null", sr_policy_render_text_mount(x->a, m),
+        P("read-only root: a writable tmpfs where config.json mounts nothing "
+          "(profiles.%s.rootfs.tmpfs[%zu])",
+          name, t));
     TRY(r);
     if (r)
       n_added++;
@@ -686,7 +711,7 @@ int sr_pa_apply_rootfs(struct sr_pa_ctx *x, struct sr_config *c, const struct re
     return 0;
   struct sr_mount *all = sr_arena_array(x->a, n_added + c->n_mounts, sizeof(*all));
   if (all == NULL)
-    return sr_pa_oom(x);
+    return sr_policy_apply_oom(x);
   memcpy(all, added, n_added * sizeof(*all));
   if (c->n_mounts)
     memcpy(all + n_added, c->mounts, c->n_mounts * sizeof(*all));
@@ -697,32 +722,32 @@ int sr_pa_apply_rootfs(struct sr_pa_ctx *x, struct sr_config *c, const struct re
 
 /* ---- 6. Masked and read-only paths ------------------------------------------------------- */
 
-int sr_pa_union_paths(struct sr_pa_ctx *x, const char *field, const char *knob, char ***v,
-                      size_t *n, char **add, size_t n_add)
+int sr_policy_apply_mounts_union_paths(struct sr_pa_ctx *x, const char *field, const char *knob,
+                                       char ***v, size_t *n, char **add, size_t n_add)
 {
   char **out = sr_arena_array(x->a, *n + n_add + 1, sizeof(char *));
   char **clean = sr_arena_array(x->a, *n + n_add + 1, sizeof(char *));
   size_t k = 0;
   if (out == NULL || clean == NULL)
-    return sr_pa_oom(x);
+    return sr_policy_apply_oom(x);
   for (size_t i = 0; i < *n; i++) {
     out[k] = (*v)[i];
     if ((clean[k++] = clean_path(x->a, (*v)[i])) == NULL)
-      return sr_pa_oom(x);
+      return sr_policy_apply_oom(x);
   }
   size_t before = k;
   for (size_t i = 0; i < n_add; i++)
-    if (!sr_pa_in_list(clean, k, add[i])) {
+    if (!sr_policy_apply_in_list(clean, k, add[i])) {
       out[k] = add[i];
       clean[k++] = add[i];
     }
   out[k] = NULL;
-  char *asked = sr_pa_text_strv(x->a, *v, *n);
+  char *asked = sr_policy_render_text_strv(x->a, *v, *n);
   if (k == before)
-    return sr_pa_allow(x, field, asked,
-                       P("already lists every path of profiles.%s.%s", x->name, knob));
-  int r = sr_pa_change(x, field, asked, sr_pa_text_strv(x->a, out, k),
-                       P("the paths of profiles.%s.%s are always added", x->name, knob));
+    return sr_policy_apply_allow(x, field, asked,
+                                 P("already lists every path of profiles.%s.%s", x->name, knob));
+  int r = sr_policy_apply_change(x, field, asked, sr_policy_render_text_strv(x->a, out, k),
+                                 P("the paths of profiles.%s.%s are always added", x->name, knob));
   TRY(r);
   if (r) {
     *v = out;

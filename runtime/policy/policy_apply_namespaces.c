@@ -21,22 +21,23 @@ static char *text_ns(struct sr_arena *a, const struct sr_namespace *ns)
     return "\"host\"";
   if (ns->path == NULL)
     return "\"new\"";
-  return sr_pa_text_str(a, ns->path);
+  return sr_policy_render_text_str(a, ns->path);
 }
 
 /* A namespace joined by a path that is not the host's. */
 static int join_path(struct sr_pa_ctx *x, int k, const struct sr_namespace *ns,
                      const struct sr_policy_ns_fact *f)
 {
-  const char *type = sr_ns_name(k);
+  const char *type = sr_config_ns_name(k);
   char *field = P("linux.namespaces.%s", type);
   char *asked = text_ns(x->a, ns);
   if (f->is_seerun_container)
-    return sr_pa_allow(x, field, asked, "joins another seerun container's namespace (a pod)");
+    return sr_policy_apply_allow(x, field, asked,
+                                 "joins another seerun container's namespace (a pod)");
   if (x->p->namespaces.allow_join[k])
-    return sr_pa_allow(x, field, asked,
-                       P("joining it is allowed (profiles.%s.namespaces.allowJoin)", x->name));
-  return sr_pa_refuse(
+    return sr_policy_apply_allow(
+        x, field, asked, P("joining it is allowed (profiles.%s.namespaces.allowJoin)", x->name));
+  return sr_policy_apply_refuse(
       x, field, asked,
       "linux.namespaces.%s: path \"%s\" is no seerun container's namespace; joining "
       "it is not allowed by profile \"%s\" (profiles.%s.namespaces.allowJoin does not "
@@ -44,8 +45,8 @@ static int join_path(struct sr_pa_ctx *x, int k, const struct sr_namespace *ns,
       type, ns->path, x->name, x->name, type);
 }
 
-int sr_pa_apply_namespaces(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
-                           struct sr_config *c)
+int sr_policy_apply_namespaces(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
+                               struct sr_config *c)
 {
   struct sr_namespace *nss = c->linux_.namespaces;
   const char *name = x->name;
@@ -55,14 +56,15 @@ int sr_pa_apply_namespaces(struct sr_pa_ctx *x, const struct sr_policy_facts *fa
   struct sr_namespace *user = &nss[SR_NS_USER];
   const struct sr_policy_ns_fact *uf = ns_fact(facts, SR_NS_USER);
   if (!user->present && x->p->namespaces.require_user)
-    TRY(sr_pa_refuse(x, "linux.namespaces.user", "\"host\"",
-                     "linux.namespaces.user: a user namespace is required by profile \"%s\" "
-                     "(profiles.%s.namespaces.requireUser)",
-                     name, name));
+    TRY(sr_policy_apply_refuse(
+        x, "linux.namespaces.user", "\"host\"",
+        "linux.namespaces.user: a user namespace is required by profile \"%s\" "
+        "(profiles.%s.namespaces.requireUser)",
+        name, name));
   else if (user->present && user->path) {
     if (uf->is_host)
-      TRY(sr_pa_allow(x, "linux.namespaces.user", text_ns(x->a, user),
-                      "the host's user namespace (as without one)"));
+      TRY(sr_policy_apply_allow(x, "linux.namespaces.user", text_ns(x->a, user),
+                                "the host's user namespace (as without one)"));
     else
       TRY(join_path(x, SR_NS_USER, user, uf));
   }
@@ -74,13 +76,14 @@ int sr_pa_apply_namespaces(struct sr_pa_ctx *x, const struct sr_policy_facts *fa
   struct sr_namespace *mnt = &nss[SR_NS_MOUNT];
   const struct sr_policy_ns_fact *mf = ns_fact(facts, SR_NS_MOUNT);
   if (!mnt->present)
-    TRY(sr_pa_refuse(x, "linux.namespaces.mount", "\"host\"",
-                     "linux.namespaces.mount: no mount namespace (the container would have the "
-                     "host's mounts, and only a chroot into root.path), which no enforcing "
-                     "profile allows"));
+    TRY(sr_policy_apply_refuse(
+        x, "linux.namespaces.mount", "\"host\"",
+        "linux.namespaces.mount: no mount namespace (the container would have the "
+        "host's mounts, and only a chroot into root.path), which no enforcing "
+        "profile allows"));
   else if (mnt->path) {
     if (mf->is_host)
-      TRY(sr_pa_refuse(
+      TRY(sr_policy_apply_refuse(
           x, "linux.namespaces.mount", text_ns(x->a, mnt),
           "linux.namespaces.mount: path \"%s\" is the host's mount namespace, which no "
           "profile allows",
@@ -98,21 +101,21 @@ int sr_pa_apply_namespaces(struct sr_pa_ctx *x, const struct sr_policy_facts *fa
     int k = hostable[i];
     struct sr_namespace *ns = &nss[k];
     const struct sr_policy_ns_fact *f = ns_fact(facts, k);
-    const char *type = sr_ns_name(k);
+    const char *type = sr_config_ns_name(k);
     char *field = P("linux.namespaces.%s", type);
     char *asked = text_ns(x->a, ns);
     bool host = !ns->present || (ns->path && f->is_host);
     if (host && x->p->namespaces.allow_host[k])
-      TRY(sr_pa_allow(x, field, asked,
-                      P("the host's %s namespace, allowed by profile \"%s\" "
-                        "(profiles.%s.namespaces.allowHost)",
-                        type, name, name)));
+      TRY(sr_policy_apply_allow(x, field, asked,
+                                P("the host's %s namespace, allowed by profile \"%s\" "
+                                  "(profiles.%s.namespaces.allowHost)",
+                                  type, name, name)));
     else if (host) {
-      int r =
-          sr_pa_change(x, field, asked, "\"new\"",
-                       P("the host's %s namespace is replaced by a new one (profiles.%s.namespaces."
-                         "allowHost does not list \"%s\")",
-                         type, name, type));
+      int r = sr_policy_apply_change(
+          x, field, asked, "\"new\"",
+          P("the host's %s namespace is replaced by a new one (profiles.%s.namespaces."
+            "allowHost does not list \"%s\")",
+            type, name, type));
       TRY(r);
       if (r) {
         ns->present = true;
@@ -137,8 +140,8 @@ int sr_pa_apply_namespaces(struct sr_pa_ctx *x, const struct sr_policy_facts *fa
 
 /* ---- 2. Network -------------------------------------------------------------------------- */
 
-int sr_pa_apply_network(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
-                        struct sr_config *c, const struct requests *rq)
+int sr_policy_apply_namespaces_network(struct sr_pa_ctx *x, const struct sr_policy_facts *facts,
+                                       struct sr_config *c, const struct requests *rq)
 {
   struct sr_namespace *ns = &c->linux_.namespaces[SR_NS_NET];
   const struct sr_policy_ns_fact *f = ns_fact(facts, SR_NS_NET);
@@ -156,16 +159,17 @@ int sr_pa_apply_network(struct sr_pa_ctx *x, const struct sr_policy_facts *facts
 
   if (!ns->present) {
     if (x->p->network.allow_host) {
-      TRY(sr_pa_allow(x, field, asked,
-                      P("host network, allowed by profile \"%s\" (profiles.%s.network.allowHost)",
-                        name, name)));
+      TRY(sr_policy_apply_allow(
+          x, field, asked,
+          P("host network, allowed by profile \"%s\" (profiles.%s.network.allowHost)", name,
+            name)));
       granted = host = true;
     } else {
       /* Loopback only: a container asking for the host's network gets less, never more. */
       why_not = P("host network is replaced by a new network namespace with loopback only "
                   "(profiles.%s.network.allowHost is false)",
                   name);
-      int r = sr_pa_change(x, field, asked, "\"new (loopback only)\"", why_not);
+      int r = sr_policy_apply_change(x, field, asked, "\"new (loopback only)\"", why_not);
       TRY(r);
       if (r) {
         ns->present = true;
@@ -176,30 +180,33 @@ int sr_pa_apply_network(struct sr_pa_ctx *x, const struct sr_policy_facts *facts
   } else if (ns->path && f->is_host) {
     host = true;
     if (x->p->network.allow_host) {
-      TRY(sr_pa_allow(x, field, asked,
-                      P("the host's network namespace, allowed by profile \"%s\" "
-                        "(profiles.%s.network.allowHost)",
-                        name, name)));
+      TRY(sr_policy_apply_allow(x, field, asked,
+                                P("the host's network namespace, allowed by profile \"%s\" "
+                                  "(profiles.%s.network.allowHost)",
+                                  name, name)));
       granted = true;
     } else
       /* The engine named it: it would report a network the container would not have. */
-      TRY(sr_pa_refuse(x, field, asked,
-                       "linux.namespaces.network: path \"%s\" is the host's network namespace, not "
-                       "allowed by profile \"%s\" (profiles.%s.network.allowHost is false)",
-                       ns->path, name, name));
+      TRY(sr_policy_apply_refuse(
+          x, field, asked,
+          "linux.namespaces.network: path \"%s\" is the host's network namespace, not "
+          "allowed by profile \"%s\" (profiles.%s.network.allowHost is false)",
+          ns->path, name, name));
   } else if (ns->path && f->is_seerun_container) {
     if (f->container_has_network && !may)
-      TRY(sr_pa_refuse(x, field, asked,
-                       "linux.namespaces.network: path \"%s\" joins a seerun container that has "
-                       "network, not allowed by profile \"%s\" (%s)",
-                       ns->path, name, no_network));
+      TRY(sr_policy_apply_refuse(
+          x, field, asked,
+          "linux.namespaces.network: path \"%s\" joins a seerun container that has "
+          "network, not allowed by profile \"%s\" (%s)",
+          ns->path, name, no_network));
     else {
-      TRY(sr_pa_allow(x, field, asked,
-                      f->container_has_network
-                          ? "joins another seerun container's network namespace (a pod), which has "
-                            "network"
-                          : "joins another seerun container's network namespace (a pod), loopback "
-                            "only"));
+      TRY(sr_policy_apply_allow(
+          x, field, asked,
+          f->container_has_network
+              ? "joins another seerun container's network namespace (a pod), which has "
+                "network"
+              : "joins another seerun container's network namespace (a pod), loopback "
+                "only"));
       granted = f->container_has_network;
       if (!granted)
         why_not = "the pod's network namespace has loopback only";
@@ -208,13 +215,13 @@ int sr_pa_apply_network(struct sr_pa_ctx *x, const struct sr_policy_facts *facts
     /* A namespace the engine configured (CNI, netavark, slirp4netns): a request for network,
      * refused rather than hidden, since the engine would report a network that is not there. */
     if (may) {
-      TRY(sr_pa_allow(x, field, asked,
-                      P("a network namespace the engine configured; network granted "
-                        "(profiles.%s.network.allow)",
-                        name)));
+      TRY(sr_policy_apply_allow(x, field, asked,
+                                P("a network namespace the engine configured; network granted "
+                                  "(profiles.%s.network.allow)",
+                                  name)));
       granted = true;
     } else
-      TRY(sr_pa_refuse(
+      TRY(sr_policy_apply_refuse(
           x, field, asked,
           "linux.namespaces.network: path \"%s\": the engine configured a network, which "
           "profile \"%s\" does not grant (%s)",
@@ -223,7 +230,7 @@ int sr_pa_apply_network(struct sr_pa_ctx *x, const struct sr_policy_facts *facts
     granted = may;
     if (!granted)
       why_not = no_network;
-    TRY(sr_pa_allow(
+    TRY(sr_policy_apply_allow(
         x, field, asked,
         granted ? P("a new network namespace; network granted (profiles.%s.network.allow)", name)
                 : P("a new network namespace with loopback only (%s)", no_network)));
@@ -232,26 +239,27 @@ int sr_pa_apply_network(struct sr_pa_ctx *x, const struct sr_policy_facts *facts
   const char *afield = "annotations." SR_ANNOTATION_NETWORK;
   if (rq->network == NET_ENABLED) {
     if (!x->p->network.allow)
-      TRY(sr_pa_refuse(
+      TRY(sr_policy_apply_refuse(
           x, afield, "\"enabled\"",
           "annotation %s=enabled: not allowed by profile \"%s\" (profiles.%s.network.allow "
           "is false)",
           SR_ANNOTATION_NETWORK, name, name));
     else if (!granted)
-      TRY(sr_pa_refuse(x, afield, "\"enabled\"",
-                       "annotation %s=enabled: the container would have loopback only (%s)",
-                       SR_ANNOTATION_NETWORK, why_not ? why_not : "no network"));
+      TRY(sr_policy_apply_refuse(
+          x, afield, "\"enabled\"",
+          "annotation %s=enabled: the container would have loopback only (%s)",
+          SR_ANNOTATION_NETWORK, why_not ? why_not : "no network"));
     else
-      TRY(sr_pa_allow(x, afield, "\"enabled\"", "network requested and granted"));
+      TRY(sr_policy_apply_allow(x, afield, "\"enabled\"", "network requested and granted"));
   } else if (rq->network == NET_NONE) {
     if (granted && (host || ns->path))
-      TRY(sr_pa_refuse(
+      TRY(sr_policy_apply_refuse(
           x, afield, "\"none\"",
           "annotation %s=none: linux.namespaces.network is a namespace that has network",
           SR_ANNOTATION_NETWORK));
     else {
       granted = false;
-      TRY(sr_pa_allow(x, afield, "\"none\"", "loopback only, as asked"));
+      TRY(sr_policy_apply_allow(x, afield, "\"none\"", "loopback only, as asked"));
     }
   }
   x->out->network_granted = x->p->enforce ? granted : true;

@@ -23,7 +23,7 @@ static bool device_allowed(const struct sr_policy_profile *p, char type, int64_t
   return false;
 }
 
-int sr_pa_check_devices(struct sr_pa_ctx *x, const struct sr_linux *l)
+int sr_policy_apply_resources_check_devices(struct sr_pa_ctx *x, const struct sr_linux *l)
 {
   const char *name = x->name;
   for (size_t i = 0; i < l->n_devices; i++) {
@@ -35,18 +35,20 @@ int sr_pa_check_devices(struct sr_pa_ctx *x, const struct sr_linux *l)
     char *asked = P("\"%s (%c %" PRId64 ":%" PRId64 ")\"", d->path, d->type, d->major, d->minor);
     /* Dropping it would be a --device that silently is not there: refused. */
     if (!device_allowed(x->p, type, d->major, d->minor))
-      TRY(sr_pa_refuse(x, field, asked,
-                       "linux.devices[%zu]: %s device \"%s\" (%c %" PRId64 ":%" PRId64 ") is not "
-                       "allowed by profile \"%s\" (profiles.%s.devices.allowed)",
-                       i, type == 'b' ? "block" : "character", d->path, d->type, d->major, d->minor,
-                       name, name));
+      TRY(sr_policy_apply_refuse(x, field, asked,
+                                 "linux.devices[%zu]: %s device \"%s\" (%c %" PRId64 ":%" PRId64
+                                 ") is not "
+                                 "allowed by profile \"%s\" (profiles.%s.devices.allowed)",
+                                 i, type == 'b' ? "block" : "character", d->path, d->type, d->major,
+                                 d->minor, name, name));
     else
-      TRY(sr_pa_allow(x, field, asked, P("in profiles.%s.devices.allowed", name)));
+      TRY(sr_policy_apply_allow(x, field, asked, P("in profiles.%s.devices.allowed", name)));
   }
   return 0;
 }
 
-bool sr_pa_rule_covered(const struct sr_policy_profile *p, const struct sr_device_rule *r)
+bool sr_policy_apply_resources_rule_covered(const struct sr_policy_profile *p,
+                                            const struct sr_device_rule *r)
 {
   if (!r->allow)
     return true;
@@ -80,24 +82,24 @@ static int apply_device_rules(struct sr_pa_ctx *x, struct sr_resources *r)
     return 0;
   size_t uncovered = 0;
   for (size_t i = 0; i < r->n_devices; i++)
-    uncovered += !sr_pa_rule_covered(x->p, &r->devices[i]);
-  char *asked = sr_pa_text_rules(x->a, r->devices, r->n_devices);
+    uncovered += !sr_policy_apply_resources_rule_covered(x->p, &r->devices[i]);
+  char *asked = sr_policy_render_text_rules(x->a, r->devices, r->n_devices);
   if (uncovered == 0)
-    return sr_pa_allow(x, field, asked,
-                       P("every allow rule is within profiles.%s.devices.allowed", x->name));
+    return sr_policy_apply_allow(
+        x, field, asked, P("every allow rule is within profiles.%s.devices.allowed", x->name));
   /* "a *:* rwm" (privileged) or a block device: each such rule becomes the allowed nodes it
    * reaches, after a deny-all; deny rules stay. */
   size_t cap = 1 + r->n_devices + uncovered * x->p->n_devices;
   struct sr_device_rule *v = sr_arena_array(x->a, cap, sizeof(*v));
   size_t n = 0;
   if (v == NULL)
-    return sr_pa_oom(x);
+    return sr_policy_apply_oom(x);
   const struct sr_device_rule *first = &r->devices[0];
   if (first->allow || first->type != 'a' || first->major >= 0 || first->minor >= 0 ||
       strcmp(first->access, "rwm") != 0)
     v[n++] = (struct sr_device_rule){false, 'a', -1, -1, "rwm"};
   for (size_t i = 0; i < r->n_devices; i++) {
-    if (sr_pa_rule_covered(x->p, &r->devices[i])) {
+    if (sr_policy_apply_resources_rule_covered(x->p, &r->devices[i])) {
       v[n++] = r->devices[i];
       continue;
     }
@@ -105,11 +107,11 @@ static int apply_device_rules(struct sr_pa_ctx *x, struct sr_resources *r)
       if (rule_intersect(&r->devices[i], &x->p->devices[d], &v[n]))
         n++;
   }
-  int ch =
-      sr_pa_change(x, field, asked, sr_pa_text_rules(x->a, v, n),
-                   P("allow rules beyond profiles.%s.devices.allowed (every device, block devices, "
-                     "...) are narrowed to the allowed nodes",
-                     x->name));
+  int ch = sr_policy_apply_change(
+      x, field, asked, sr_policy_render_text_rules(x->a, v, n),
+      P("allow rules beyond profiles.%s.devices.allowed (every device, block devices, "
+        "...) are narrowed to the allowed nodes",
+        x->name));
   TRY(ch);
   if (ch) {
     r->devices = v;
@@ -129,10 +131,10 @@ static int floor_ceiling(struct sr_pa_ctx *x, const char *field, const char *kno
   *changed = false;
   if (value < 0) {
     if (!l->has_default)
-      return sr_pa_allow(x, field, asked,
-                         P("no limit (profiles.%s.resources.%s has no default)", name, knob));
-    int r = sr_pa_change(
-        x, field, asked, sr_pa_text_i64(x->a, true, l->def),
+      return sr_policy_apply_allow(
+          x, field, asked, P("no limit (profiles.%s.resources.%s has no default)", name, knob));
+    int r = sr_policy_apply_change(
+        x, field, asked, sr_policy_render_text_i64(x->a, true, l->def),
         P("no limit asked: the profile's applies (profiles.%s.resources.%s.default)", name, knob));
     TRY(r);
     *out = l->def;
@@ -140,19 +142,20 @@ static int floor_ceiling(struct sr_pa_ctx *x, const char *field, const char *kno
     return 0;
   }
   if (l->has_max && value > l->max) {
-    int r =
-        sr_pa_change(x, field, asked, sr_pa_text_i64(x->a, true, l->max),
-                     P("above the ceiling, lowered (profiles.%s.resources.%s.max)", name, knob));
+    int r = sr_policy_apply_change(
+        x, field, asked, sr_policy_render_text_i64(x->a, true, l->max),
+        P("above the ceiling, lowered (profiles.%s.resources.%s.max)", name, knob));
     TRY(r);
     *out = l->max;
     *changed = r > 0;
     return 0;
   }
-  return sr_pa_allow(x, field, asked, P("within profiles.%s.resources.%s", name, knob));
+  return sr_policy_apply_allow(x, field, asked, P("within profiles.%s.resources.%s", name, knob));
 }
 
-const struct sr_policy_limit *sr_pa_unified_limit(const struct sr_policy_profile *p,
-                                                  const char *key, const char **knob)
+const struct sr_policy_limit *
+sr_policy_apply_resources_unified_limit(const struct sr_policy_profile *p, const char *key,
+                                        const char **knob)
 {
   if (strcmp(key, "pids.max") == 0) {
     *knob = "pids";
@@ -165,7 +168,7 @@ const struct sr_policy_limit *sr_pa_unified_limit(const struct sr_policy_profile
   return NULL;
 }
 
-int64_t sr_pa_unified_value(const char *v)
+int64_t sr_policy_apply_resources_unified_value(const char *v)
 {
   if (strcmp(v, "max") == 0)
     return -1;
@@ -176,7 +179,7 @@ int64_t sr_pa_unified_value(const char *v)
 }
 
 /* CPUs in thousandths that quota/period allow (rounded up); -1: no limit. */
-int64_t sr_pa_cpu_milli(int64_t quota, uint64_t period)
+int64_t sr_policy_apply_resources_cpu_milli(int64_t quota, uint64_t period)
 {
   if (quota <= 0)
     return -1;
@@ -201,14 +204,15 @@ static int apply_cpu(struct sr_pa_ctx *x, struct sr_resources *r)
   const struct sr_policy_limit *l = &x->p->cpu;
   const char *name = x->name, *field = "linux.resources.cpu.quota";
   uint64_t period = r->cpu.period.set && r->cpu.period.v > 0 ? r->cpu.period.v : SR_PA_CPU_PERIOD;
-  int64_t have = sr_pa_cpu_milli(r->cpu.quota.set ? r->cpu.quota.v : -1, period);
-  char *asked = sr_pa_text_i64(x->a, r->cpu.quota.set, r->cpu.quota.v);
+  int64_t have =
+      sr_policy_apply_resources_cpu_milli(r->cpu.quota.set ? r->cpu.quota.v : -1, period);
+  char *asked = sr_policy_render_text_i64(x->a, r->cpu.quota.set, r->cpu.quota.v);
   int64_t want;
   const char *why;
   if (have < 0) {
     if (!l->has_default)
-      return sr_pa_allow(x, field, asked,
-                         P("no limit (profiles.%s.resources.cpu has no default)", name));
+      return sr_policy_apply_allow(x, field, asked,
+                                   P("no limit (profiles.%s.resources.cpu has no default)", name));
     want = l->def;
     why = P("no limit asked: the profile's applies (profiles.%s.resources.cpu.default: %g, per "
             "period of %" PRIu64 " us)",
@@ -218,9 +222,10 @@ static int apply_cpu(struct sr_pa_ctx *x, struct sr_resources *r)
     why = P("above the ceiling, lowered (profiles.%s.resources.cpu.max: %g)", name,
             (double)l->max / 1000.0);
   } else
-    return sr_pa_allow(x, field, asked, P("within profiles.%s.resources.cpu", name));
+    return sr_policy_apply_allow(x, field, asked, P("within profiles.%s.resources.cpu", name));
   int64_t quota = cpu_quota(want, period);
-  int ch = sr_pa_change(x, field, asked, sr_pa_text_i64(x->a, true, quota), why);
+  int ch =
+      sr_policy_apply_change(x, field, asked, sr_policy_render_text_i64(x->a, true, quota), why);
   TRY(ch);
   if (ch) {
     r->cpu.quota = (sr_opt_i64){true, quota};
@@ -238,8 +243,11 @@ static int apply_unified_cpu(struct sr_pa_ctx *x, struct sr_resources *r, size_t
   unsigned long long period = SR_PA_CPU_PERIOD;
   if (sscanf(v, "%31s %llu", q, &period) < 1 || period == 0)
     return 0; /* not a value the kernel takes either */
-  int64_t have = strcmp(q, "max") == 0 ? -1 : sr_pa_cpu_milli(sr_pa_unified_value(q), period);
-  if (sr_pa_unified_value(q) == -2)
+  int64_t have =
+      strcmp(q, "max") == 0
+          ? -1
+          : sr_policy_apply_resources_cpu_milli(sr_policy_apply_resources_unified_value(q), period);
+  if (sr_policy_apply_resources_unified_value(q) == -2)
     return 0;
   const char *field = P("linux.resources.unified.cpu.max");
   int64_t want;
@@ -248,11 +256,11 @@ static int apply_unified_cpu(struct sr_pa_ctx *x, struct sr_resources *r, size_t
   else if (have >= 0 && l->has_max && have > l->max)
     want = l->max;
   else
-    return sr_pa_allow(x, field, sr_pa_text_str(x->a, v),
-                       P("within profiles.%s.resources.cpu", x->name));
+    return sr_policy_apply_allow(x, field, sr_policy_render_text_str(x->a, v),
+                                 P("within profiles.%s.resources.cpu", x->name));
   char *nv = P("%" PRId64 " %llu", cpu_quota(want, period), period);
-  int ch = sr_pa_change(
-      x, field, sr_pa_text_str(x->a, v), sr_pa_text_str(x->a, nv),
+  int ch = sr_policy_apply_change(
+      x, field, sr_policy_render_text_str(x->a, v), sr_policy_render_text_str(x->a, nv),
       P("%s (profiles.%s.resources.cpu.%s)",
         have < 0 ? "no limit asked: the profile's applies" : "above the ceiling, lowered", x->name,
         have < 0 ? "default" : "max"));
@@ -262,7 +270,7 @@ static int apply_unified_cpu(struct sr_pa_ctx *x, struct sr_resources *r, size_t
   return 0;
 }
 
-int sr_pa_apply_resources(struct sr_pa_ctx *x, struct sr_config *c)
+int sr_policy_apply_resources(struct sr_pa_ctx *x, struct sr_config *c)
 {
   struct sr_resources dummy = {0};
   struct sr_resources *r = c->linux_.resources;
@@ -270,7 +278,7 @@ int sr_pa_apply_resources(struct sr_pa_ctx *x, struct sr_config *c)
   if (r == NULL && x->p->enforce && floors) {
     r = c->linux_.resources = sr_arena_alloc(x->a, sizeof(*r));
     if (r == NULL)
-      return sr_pa_oom(x);
+      return sr_policy_apply_oom(x);
   } else if (r == NULL)
     r = &dummy;
   TRY(apply_device_rules(x, r));
@@ -280,7 +288,7 @@ int sr_pa_apply_resources(struct sr_pa_ctx *x, struct sr_config *c)
   /* pids.limit: 0 and -1 both mean no limit to runc; memory.limit likewise. */
   bool pset = r->pids_limit.set && r->pids_limit.v > 0;
   TRY(floor_ceiling(x, "linux.resources.pids.limit", "pids",
-                    sr_pa_text_i64(x->a, r->pids_limit.set, r->pids_limit.v),
+                    sr_policy_render_text_i64(x->a, r->pids_limit.set, r->pids_limit.v),
                     pset ? r->pids_limit.v : -1, &x->p->pids, &v, &changed));
   if (changed)
     r->pids_limit = (sr_opt_i64){true, v};
@@ -291,7 +299,7 @@ int sr_pa_apply_resources(struct sr_pa_ctx *x, struct sr_config *c)
     mem.def = r->memory.swap.v;
   bool mset = r->memory.limit.set && r->memory.limit.v > 0;
   TRY(floor_ceiling(x, "linux.resources.memory.limit", "memory",
-                    sr_pa_text_i64(x->a, r->memory.limit.set, r->memory.limit.v),
+                    sr_policy_render_text_i64(x->a, r->memory.limit.set, r->memory.limit.v),
                     mset ? r->memory.limit.v : -1, &mem, &v, &changed));
   if (changed)
     r->memory.limit = (sr_opt_i64){true, v};
@@ -304,16 +312,16 @@ int sr_pa_apply_resources(struct sr_pa_ctx *x, struct sr_config *c)
       TRY(apply_unified_cpu(x, r, i));
       continue;
     }
-    const struct sr_policy_limit *l = sr_pa_unified_limit(x->p, k, &knob);
-    int64_t uv = l ? sr_pa_unified_value(r->unified_values[i]) : -2;
+    const struct sr_policy_limit *l = sr_policy_apply_resources_unified_limit(x->p, k, &knob);
+    int64_t uv = l ? sr_policy_apply_resources_unified_value(r->unified_values[i]) : -2;
     if (uv == -2)
       continue;
     TRY(floor_ceiling(x, P("linux.resources.unified.%s", k), knob,
-                      sr_pa_text_str(x->a, r->unified_values[i]), uv, l, &v, &changed));
+                      sr_policy_render_text_str(x->a, r->unified_values[i]), uv, l, &v, &changed));
     if (changed) {
       r->unified_values[i] = P("%" PRId64, v);
       if (r->unified_values[i] == NULL)
-        return sr_pa_oom(x);
+        return sr_policy_apply_oom(x);
     }
   }
   return 0;

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-int sr_ipaddr_parse(const char *text, struct sr_ipaddr *out)
+int sr_policy_egress_ipaddr_parse(const char *text, struct sr_ipaddr *out)
 {
   memset(out, 0, sizeof(*out));
   if (inet_pton(AF_INET, text, out->bytes) == 1) {
@@ -24,14 +24,14 @@ int sr_ipaddr_parse(const char *text, struct sr_ipaddr *out)
   return -1;
 }
 
-const char *sr_ipaddr_format(const struct sr_ipaddr *a, char *buf, size_t size)
+const char *sr_policy_egress_ipaddr_format(const struct sr_ipaddr *a, char *buf, size_t size)
 {
   if (inet_ntop(a->family, a->bytes, buf, (socklen_t)size) == NULL)
     snprintf(buf, size, "?");
   return buf;
 }
 
-int sr_cidr_parse(const char *text, struct sr_cidr *out)
+int sr_policy_egress_cidr_parse(const char *text, struct sr_cidr *out)
 {
   char buf[64];
   const char *slash = strchr(text, '/');
@@ -40,7 +40,7 @@ int sr_cidr_parse(const char *text, struct sr_cidr *out)
     return -1;
   memcpy(buf, text, n);
   buf[n] = '\0';
-  if (sr_ipaddr_parse(buf, &out->addr) < 0)
+  if (sr_policy_egress_ipaddr_parse(buf, &out->addr) < 0)
     return -1;
   unsigned max = out->addr.family == AF_INET ? 32 : 128;
   out->prefix = max;
@@ -78,8 +78,8 @@ static bool valid_name(const char *s)
   return true;
 }
 
-int sr_egress_host_parse(struct sr_arena *a, const char *text, const char *what,
-                         struct sr_egress_host *out, sr_error_t *err)
+int sr_policy_egress_host_parse(struct sr_arena *a, const char *text, const char *what,
+                                struct sr_egress_host *out, sr_error_t *err)
 {
   memset(out, 0, sizeof(*out));
   char host[300];
@@ -116,7 +116,7 @@ int sr_egress_host_parse(struct sr_arena *a, const char *text, const char *what,
   size_t hl = strlen(host);
   if (hl && host[hl - 1] == '.' && text[0] != '[')
     host[--hl] = '\0';
-  if (sr_ipaddr_parse(host, &out->ip) == 0) {
+  if (sr_policy_egress_ipaddr_parse(host, &out->ip) == 0) {
     out->is_ip = true;
   } else if (text[0] == '[') {
     return sr_error_make(err, 0, "%s: \"%s\" is not an IPv6 address", what, text);
@@ -142,12 +142,12 @@ static bool port_matches(uint16_t want, uint16_t port)
   return want ? want == port : (port == 80 || port == 443);
 }
 
-bool sr_egress_host_matches(const struct sr_egress_host *e, const char *host, uint16_t port)
+bool sr_policy_egress_host_matches(const struct sr_egress_host *e, const char *host, uint16_t port)
 {
   if (!port_matches(e->port, port))
     return false;
   struct sr_ipaddr ip;
-  bool host_is_ip = sr_ipaddr_parse(host, &ip) == 0;
+  bool host_is_ip = sr_policy_egress_ipaddr_parse(host, &ip) == 0;
   if (e->is_ip || host_is_ip)
     return e->is_ip && host_is_ip && ip.family == e->ip.family &&
            memcmp(ip.bytes, e->ip.bytes, sizeof(ip.bytes)) == 0;
@@ -160,15 +160,15 @@ bool sr_egress_host_matches(const struct sr_egress_host *e, const char *host, ui
 static bool any_matches(const struct sr_egress_host *v, size_t n, const char *host, uint16_t port)
 {
   for (size_t i = 0; i < n; i++)
-    if (sr_egress_host_matches(&v[i], host, port))
+    if (sr_policy_egress_host_matches(&v[i], host, port))
       return true;
   return false;
 }
 
-enum sr_egress_verdict sr_egress_judge(const struct sr_egress *p, const struct sr_egress_host *extra,
-                                       size_t n_extra, const struct sr_egress_host *narrow,
-                                       size_t n_narrow, const char *host, uint16_t port,
-                                       const char **knob)
+enum sr_egress_verdict sr_policy_egress_judge(const struct sr_egress *p,
+                                              const struct sr_egress_host *extra, size_t n_extra,
+                                              const struct sr_egress_host *narrow, size_t n_narrow,
+                                              const char *host, uint16_t port, const char **knob)
 {
   if (any_matches(p->deny, p->n_deny, host, port)) {
     *knob = "network.egress.deny";
@@ -259,18 +259,18 @@ static struct sr_ipaddr unmapped(const struct sr_ipaddr *a)
   return r;
 }
 
-enum sr_addr_class sr_addr_classify(const struct sr_ipaddr *in)
+enum sr_addr_class sr_policy_egress_addr_classify(const struct sr_ipaddr *in)
 {
   struct sr_ipaddr a = unmapped(in);
   for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++) {
     struct sr_cidr c;
-    if (sr_cidr_parse(ranges[i].cidr, &c) == 0 && in_cidr(&a, &c))
+    if (sr_policy_egress_cidr_parse(ranges[i].cidr, &c) == 0 && in_cidr(&a, &c))
       return ranges[i].cls;
   }
   return SR_ADDR_PUBLIC;
 }
 
-const char *sr_addr_class_name(enum sr_addr_class c)
+const char *sr_policy_egress_addr_class_name(enum sr_addr_class c)
 {
   switch (c) {
   case SR_ADDR_PUBLIC:
@@ -291,9 +291,9 @@ const char *sr_addr_class_name(enum sr_addr_class c)
   return "?";
 }
 
-bool sr_egress_address_allowed(const struct sr_egress *p, const struct sr_ipaddr *in,
-                               const struct sr_ipaddr *host_addrs, size_t n_host_addrs,
-                               const char **why)
+bool sr_policy_egress_address_allowed(const struct sr_egress *p, const struct sr_ipaddr *in,
+                                      const struct sr_ipaddr *host_addrs, size_t n_host_addrs,
+                                      const char **why)
 {
   struct sr_ipaddr a = unmapped(in);
   for (size_t i = 0; i < p->n_allow_addresses; i++)
@@ -308,12 +308,12 @@ bool sr_egress_address_allowed(const struct sr_egress *p, const struct sr_ipaddr
       return false;
     }
   }
-  enum sr_addr_class c = sr_addr_classify(&a);
-  *why = sr_addr_class_name(c);
+  enum sr_addr_class c = sr_policy_egress_addr_classify(&a);
+  *why = sr_policy_egress_addr_class_name(c);
   return c == SR_ADDR_PUBLIC;
 }
 
-const struct sr_ipaddr *sr_egress_pinned(const struct sr_egress *p, const char *host)
+const struct sr_ipaddr *sr_policy_egress_pinned(const struct sr_egress *p, const char *host)
 {
   for (size_t i = 0; i < p->n_pins; i++)
     if (strcmp(p->pins[i].name, host) == 0)

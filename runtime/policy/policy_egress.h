@@ -52,27 +52,27 @@ struct sr_egress {
 };
 
 /* Parses a host entry; `what` names it in errors ("profiles.x.network.egress.allow[2]"). */
-int sr_egress_host_parse(struct sr_arena *a, const char *text, const char *what,
-                         struct sr_egress_host *out, sr_error_t *err);
+int sr_policy_egress_host_parse(struct sr_arena *a, const char *text, const char *what,
+                                struct sr_egress_host *out, sr_error_t *err);
 /* Parses an address ("192.0.2.1", "2001:db8::1") or a range ("10.0.0.0/8"). */
-int sr_ipaddr_parse(const char *text, struct sr_ipaddr *out);
-int sr_cidr_parse(const char *text, struct sr_cidr *out);
+int sr_policy_egress_ipaddr_parse(const char *text, struct sr_ipaddr *out);
+int sr_policy_egress_cidr_parse(const char *text, struct sr_cidr *out);
 /* "192.0.2.1" or "2001:db8::1" into buf (at least 46 bytes). */
-const char *sr_ipaddr_format(const struct sr_ipaddr *a, char *buf, size_t size);
+const char *sr_policy_egress_ipaddr_format(const struct sr_ipaddr *a, char *buf, size_t size);
 
 /* Whether entry e covers host:port (host lower-case, no trailing dot; an IP literal host is
  * matched only by an IP entry). */
-bool sr_egress_host_matches(const struct sr_egress_host *e, const char *host, uint16_t port);
+bool sr_policy_egress_host_matches(const struct sr_egress_host *e, const char *host, uint16_t port);
 
 /* The request, judged: deny wins over allow; with `narrow` (an engine container's annotation
  * io.seerun.egress.allow, or NULL), the host must also match one of its entries; `extra`
  * (the sandbox caller's --allow-host entries) widens allow.  *knob names what decided, for the
  * denial's message ("network.egress.deny", "network.egress.allow", "io.seerun.egress.allow"). */
 enum sr_egress_verdict { SR_EGRESS_ALLOW, SR_EGRESS_DENY };
-enum sr_egress_verdict sr_egress_judge(const struct sr_egress *p, const struct sr_egress_host *extra,
-                                       size_t n_extra, const struct sr_egress_host *narrow,
-                                       size_t n_narrow, const char *host, uint16_t port,
-                                       const char **knob);
+enum sr_egress_verdict sr_policy_egress_judge(const struct sr_egress *p,
+                                              const struct sr_egress_host *extra, size_t n_extra,
+                                              const struct sr_egress_host *narrow, size_t n_narrow,
+                                              const char *host, uint16_t port, const char **knob);
 
 /* The class of an address (RFC 6890 and its successors), for the resolve check. */
 enum sr_addr_class {
@@ -85,17 +85,17 @@ enum sr_addr_class {
   SR_ADDR_SPECIAL,     /* the other special-purpose ranges: documentation, benchmarking,
                           reserved, 6to4 relays, IETF protocol assignments, NAT64, ... */
 };
-enum sr_addr_class sr_addr_classify(const struct sr_ipaddr *a);
-const char *sr_addr_class_name(enum sr_addr_class c);
+enum sr_addr_class sr_policy_egress_addr_classify(const struct sr_ipaddr *a);
+const char *sr_policy_egress_addr_class_name(enum sr_addr_class c);
 
 /* Whether the proxy may connect to `a`: public, or inside an allowAddresses range, and never
  * one of the host's own addresses (host_addrs) unless a range names it.  *why: the class or
  * "an address of this host" when refused. */
-bool sr_egress_address_allowed(const struct sr_egress *p, const struct sr_ipaddr *a,
-                               const struct sr_ipaddr *host_addrs, size_t n_host_addrs,
-                               const char **why);
+bool sr_policy_egress_address_allowed(const struct sr_egress *p, const struct sr_ipaddr *a,
+                                      const struct sr_ipaddr *host_addrs, size_t n_host_addrs,
+                                      const char **why);
 
 /* The pinned address of a name, or NULL. */
-const struct sr_ipaddr *sr_egress_pinned(const struct sr_egress *p, const char *host);
+const struct sr_ipaddr *sr_policy_egress_pinned(const struct sr_egress *p, const char *host);
 
 #endif

@@ -89,7 +89,7 @@ static char *sb_finish(struct sb *b, struct sr_arena *a)
   return s;
 }
 
-char *sr_pa_text_str(struct sr_arena *a, const char *s)
+char *sr_policy_render_text_str(struct sr_arena *a, const char *s)
 {
   if (s == NULL)
     return "null";
@@ -98,7 +98,7 @@ char *sr_pa_text_str(struct sr_arena *a, const char *s)
   return sb_finish(&b, a);
 }
 
-char *sr_pa_text_strv(struct sr_arena *a, char **v, size_t n)
+char *sr_policy_render_text_strv(struct sr_arena *a, char **v, size_t n)
 {
   struct sb b = {0};
   sb_add(&b, "[");
@@ -117,7 +117,7 @@ static void sb_caps(struct sb *b, uint64_t caps, bool json)
   bool first = true;
   for (int c = 0; c < 64; c++)
     if (caps & CAP_BIT(c)) {
-      const char *name = sr_name_of(SR_NAMES(sr_capability_names), c);
+      const char *name = sr_names_of(SR_NAMES(sr_names_capability), c);
       if (!first)
         sb_add(b, json ? "," : ", ");
       first = false;
@@ -132,7 +132,7 @@ static void sb_caps(struct sb *b, uint64_t caps, bool json)
     }
 }
 
-char *sr_pa_text_caps(struct sr_arena *a, uint64_t caps)
+char *sr_policy_render_text_caps(struct sr_arena *a, uint64_t caps)
 {
   struct sb b = {0};
   sb_add(&b, "[");
@@ -141,7 +141,7 @@ char *sr_pa_text_caps(struct sr_arena *a, uint64_t caps)
   return sb_finish(&b, a);
 }
 
-char *sr_pa_names_caps(struct sr_arena *a, uint64_t caps)
+char *sr_policy_render_names_caps(struct sr_arena *a, uint64_t caps)
 {
   struct sb b = {0};
   sb_caps(&b, caps, false);
@@ -158,7 +158,7 @@ static void sb_rule(struct sb *b, const struct sr_device_rule *r)
   sb_addf(b, "\"%s %c %s:%s %s\"", r->allow ? "allow" : "deny", r->type, maj, min, r->access);
 }
 
-char *sr_pa_text_rules(struct sr_arena *a, const struct sr_device_rule *r, size_t n)
+char *sr_policy_render_text_rules(struct sr_arena *a, const struct sr_device_rule *r, size_t n)
 {
   struct sb b = {0};
   sb_add(&b, "[");
@@ -171,7 +171,7 @@ char *sr_pa_text_rules(struct sr_arena *a, const struct sr_device_rule *r, size_
   return sb_finish(&b, a);
 }
 
-char *sr_pa_text_mount(struct sr_arena *a, const struct sr_mount *m)
+char *sr_policy_render_text_mount(struct sr_arena *a, const struct sr_mount *m)
 {
   struct sb b = {0};
   sb_add(&b, "{\"destination\":");
@@ -190,14 +190,14 @@ char *sr_pa_text_mount(struct sr_arena *a, const struct sr_mount *m)
   return sb_finish(&b, a);
 }
 
-char *sr_pa_text_i64(struct sr_arena *a, bool set, int64_t v)
+char *sr_policy_render_text_i64(struct sr_arena *a, bool set, int64_t v)
 {
   return set ? sr_arena_printf(a, "%" PRId64, v) : "null";
 }
 
 /* ---- Decisions as JSON ------------------------------------------------------------------- */
 
-const char *sr_decision_kind_name(enum sr_decision_kind k)
+const char *sr_policy_render_kind_name(enum sr_decision_kind k)
 {
   switch (k) {
   case SR_DECISION_ENFORCED:
@@ -210,13 +210,13 @@ const char *sr_decision_kind_name(enum sr_decision_kind k)
   return "?";
 }
 
-int sr_decisions_to_json(const struct sr_decisions *d, sr_json_gen_t g)
+int sr_policy_render_json(const struct sr_decisions *d, sr_json_gen_t g)
 {
   sr_json_array_open(g);
   for (size_t i = 0; i < d->n; i++) {
     const struct sr_decision *x = &d->list[i];
     sr_json_map_open(g);
-    sr_json_put_kv_string(g, "kind", sr_decision_kind_name(x->kind));
+    sr_json_put_kv_string(g, "kind", sr_policy_render_kind_name(x->kind));
     sr_json_put_kv_string(g, "field", x->field);
     sr_json_put_kv_string(g, "asked", x->asked);
     sr_json_put_key(g, "applied");

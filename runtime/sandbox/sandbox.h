@@ -121,26 +121,26 @@ struct sr_sandbox_ws {
 /* The runtime's mounts (the root filesystem and /out it prepares) are made in a mount
  * namespace of its own, a slave of the host's: the host never sees them, and they vanish with
  * the runtime however it ends. */
-int sr_sandbox_private_mounts(sr_error_t *err);
+int sr_sandbox_slot_private_mounts(sr_error_t *err);
 
 /* Removes what sandboxes whose runtime is gone left in this state root: their containers
  * (as delete --force does) and workspaces.  Best effort: failures are warnings. */
-void sr_sandbox_reap_stale(const struct sr_invocation *g, int rootfd, const char *real_root);
+void sr_sandbox_slot_reap_stale(const struct sr_invocation *g, int rootfd, const char *real_root);
 /* The same for `seerun gc`: the state root of g (none: nothing to do). */
-int sr_sandbox_gc(const struct sr_invocation *g, sr_error_t *err);
+int sr_sandbox_slot_gc(const struct sr_invocation *g, sr_error_t *err);
 
 /* Reserves the container id (name, or the first free sandbox-<n>) and makes the workspace:
  * the bundle directory with the mount points rootfs/ and out/. */
-int sr_sandbox_reserve(const struct sr_invocation *g, struct sr_sandbox_ws *ws, const char *name,
-                       sr_error_t *err);
+int sr_sandbox_slot_reserve(const struct sr_invocation *g, struct sr_sandbox_ws *ws,
+                            const char *name, sr_error_t *err);
 /* Once the container exists (its state directory holds the id now): the mounts of the
  * workspace are detached and the workspace removed.  Idempotent. */
-void sr_sandbox_ws_remove(struct sr_sandbox_ws *ws);
-void sr_sandbox_ws_release(struct sr_sandbox_ws *ws);
+void sr_sandbox_slot_remove(struct sr_sandbox_ws *ws);
+void sr_sandbox_slot_release(struct sr_sandbox_ws *ws);
 
 /* Whether a container's bundle is a sandbox workspace of this state root whose runtime is
  * gone. */
-bool sr_sandbox_bundle_orphaned(const char *real_root, const char *bundle);
+bool sr_sandbox_slot_bundle_orphaned(const char *real_root, const char *bundle);
 
 /* ---- sandbox_rootfs.c ---- */
 
@@ -158,7 +158,7 @@ struct sr_sandbox_sysdirs {
  * binds and the working directory. */
 int sr_sandbox_rootfs_build(const struct sr_sandbox_opts *o, const char *target,
                             struct sr_sandbox_sysdirs *sys, sr_error_t *err);
-void sr_sandbox_sysdirs_free(struct sr_sandbox_sysdirs *sys);
+void sr_sandbox_rootfs_sysdirs_free(struct sr_sandbox_sysdirs *sys);
 
 /* ---- sandbox_config.c ---- */
 
@@ -246,7 +246,7 @@ struct sr_sandbox_wait {
 };
 
 /* Blocks the signals the runtime handles (before the container exists, so none is lost). */
-int sr_sandbox_block_signals(sr_error_t *err);
+int sr_sandbox_supervise_block_signals(sr_error_t *err);
 
 /* Waits for the init (pidfd), relaying the standard streams (st) until every writer is gone.
  * A first SIGINT, SIGTERM or SIGHUP sends the command SIGTERM, and kill_after_ms later (or at
@@ -265,17 +265,18 @@ struct sr_sandbox_usage {
   uint64_t peak_memory;
   uint64_t oom_kills;
 };
-int sr_sandbox_cgroup_usage(const char *cgroup_path, struct sr_sandbox_usage *u, sr_error_t *err);
+int sr_sandbox_supervise_cgroup_usage(const char *cgroup_path, struct sr_sandbox_usage *u,
+                                      sr_error_t *err);
 
-int64_t sr_sandbox_now_ns(void);
+int64_t sr_sandbox_supervise_now_ns(void);
 
 /* ---- sandbox_collect.c ---- */
 
 /* The /out tmpfs: made by the runtime (so the container cannot remount it), its root owned
  * by the sandbox user's host id, attached at target for the container's bind.  *fd is the
  * runtime's descriptor of it, valid after the container is gone. */
-int sr_sandbox_out_create(uint64_t size, uid_t owner, gid_t group, const char *target, int *fd,
-                          sr_error_t *err);
+int sr_sandbox_collect_out_create(uint64_t size, uid_t owner, gid_t group, const char *target,
+                                  int *fd, sr_error_t *err);
 
 enum sr_collect_kind { SR_COLLECT_FILE, SR_COLLECT_DIR, SR_COLLECT_OTHER };
 
@@ -306,11 +307,11 @@ struct sr_collect_result {
  * failure to write into dst. */
 int sr_sandbox_collect(int src, int dst, uint64_t max_bytes, uint64_t max_files, bool overwrite,
                        struct sr_collect_result *res, sr_error_t *err);
-void sr_collect_result_free(struct sr_collect_result *res);
+void sr_sandbox_collect_result_free(struct sr_collect_result *res);
 
 /* A printable, valid UTF-8 rendering of a name (malloc'd): control bytes, backslashes and
  * bytes that are not part of a UTF-8 sequence become \xNN. */
-char *sr_sandbox_printable(const char *s);
+char *sr_sandbox_collect_printable(const char *s);
 
 /* ---- sandbox_apply.c: the workspace as it was, and the changes copied back ---- */
 
@@ -340,12 +341,12 @@ struct sr_ws_snapshot {
 
 /* Every entry below dir (the workspace, the lower layer's clone), protected subtrees left
  * out; at most SR_WS_SNAPSHOT_MAX entries (past it: an error naming the bound). */
-int sr_ws_snapshot_take(int dir, char *const *protect, size_t n_protect, struct sr_ws_snapshot *s,
-                        sr_error_t *err);
-void sr_ws_snapshot_release(struct sr_ws_snapshot *s);
+int sr_sandbox_apply_snapshot_take(int dir, char *const *protect, size_t n_protect,
+                                   struct sr_ws_snapshot *s, sr_error_t *err);
+void sr_sandbox_apply_snapshot_release(struct sr_ws_snapshot *s);
 
 /* Whether path is a protected path or below one. */
-bool sr_ws_protected(const char *path, char *const *protect, size_t n_protect);
+bool sr_sandbox_apply_protected(const char *path, char *const *protect, size_t n_protect);
 
 /* What became of one change: applied, or why not. */
 struct sr_ws_outcome {
@@ -372,10 +373,10 @@ struct sr_ws_apply {
  * openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
  * nothing is written through an existing name (new files are made beside it and renamed over
  * it).  An error is a failure to write into host. */
-int sr_ws_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_snapshot *snap,
-                char *const *protect, size_t n_protect, uint64_t max_bytes,
-                const char *refuse_all, struct sr_ws_apply *res, sr_error_t *err);
-void sr_ws_apply_release(struct sr_ws_apply *res);
+int sr_sandbox_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_snapshot *snap,
+                     char *const *protect, size_t n_protect, uint64_t max_bytes,
+                     const char *refuse_all, struct sr_ws_apply *res, sr_error_t *err);
+void sr_sandbox_apply_release(struct sr_ws_apply *res);
 
 /* ---- sandbox_workspace.c: --workspace, the copy-on-write workspace ---- */
 
@@ -400,21 +401,21 @@ struct sr_sandbox_cow {
   size_t protect_mounted; /* protected paths that are read-only inside */
 };
 
-void sr_sandbox_cow_init(struct sr_sandbox_cow *w);
+void sr_sandbox_workspace_init(struct sr_sandbox_cow *w);
 /* Opens the workspace directory (no symlink anywhere in the path: refused), clones it and
  * takes the snapshot: before anything of the sandbox runs. */
-int sr_sandbox_cow_open(const struct sr_sandbox_opts *o, const struct sr_sandbox_caller *c,
-                        struct sr_sandbox_cow *w, sr_error_t *err);
+int sr_sandbox_workspace_open(const struct sr_sandbox_opts *o, const struct sr_sandbox_caller *c,
+                              struct sr_sandbox_cow *w, sr_error_t *err);
 /* Once the policy has decided the user namespace (uid, gid: the sandbox user's host ids):
  * the idmapped lower, the bounded upper, the overlay attached at target, the protected paths
  * bound read-only over it.  judged: the descriptor the policy judged for the bind. */
-int sr_sandbox_cow_mount(const struct sr_sandbox_opts *o, struct sr_sandbox_cow *w, uid_t uid,
-                         gid_t gid, const char *target, int judged, sr_error_t *err);
+int sr_sandbox_workspace_mount(const struct sr_sandbox_opts *o, struct sr_sandbox_cow *w, uid_t uid,
+                               gid_t gid, const char *target, int judged, sr_error_t *err);
 /* Once every process of the sandbox is gone: the diff, and --apply (unless unfinished says
  * why the command did not finish: then every change is refused with that reason). */
-int sr_sandbox_cow_finish(const struct sr_sandbox_opts *o, struct sr_sandbox_cow *w,
-                          const char *unfinished, sr_error_t *err);
-void sr_sandbox_cow_release(struct sr_sandbox_cow *w);
+int sr_sandbox_workspace_finish(const struct sr_sandbox_opts *o, struct sr_sandbox_cow *w,
+                                const char *unfinished, sr_error_t *err);
+void sr_sandbox_workspace_release(struct sr_sandbox_cow *w);
 
 /* ---- sandbox_audit.c ---- */
 
@@ -427,15 +428,15 @@ struct sr_sandbox_caller {
   char *cwd;         /* NULL: unknown */
 };
 
-void sr_sandbox_caller_init(struct sr_sandbox_caller *c);
-void sr_sandbox_caller_release(struct sr_sandbox_caller *c);
+void sr_sandbox_audit_caller_init(struct sr_sandbox_caller *c);
+void sr_sandbox_audit_caller_release(struct sr_sandbox_caller *c);
 /* A unique id for the run: 128 random bits, in hex (33 bytes with the NUL). */
-int sr_sandbox_run_id(char out[33], sr_error_t *err);
+int sr_sandbox_audit_run_id(char out[33], sr_error_t *err);
 /* An absolute, lexically clean path for what the user gave (relative to the caller's cwd);
  * malloc'd, NULL when out of memory or cwd is unknown. */
-char *sr_sandbox_abs_path(const struct sr_sandbox_caller *c, const char *path);
+char *sr_sandbox_audit_abs_path(const struct sr_sandbox_caller *c, const char *path);
 
-void sr_sandbox_put_caller(sr_json_gen_t g, const struct sr_sandbox_caller *c);
+void sr_sandbox_audit_put_caller(sr_json_gen_t g, const struct sr_sandbox_caller *c);
 /* The audit event "sandbox-start": the request (command, caller, the paths, absolute; what
  * was asked of the limits), before anything is made. */
 int sr_sandbox_audit_start(const struct sr_audit *a, const struct sr_sandbox_opts *o,
@@ -512,15 +513,15 @@ struct sr_sandbox {
   /* The index of the first --ro bind among the generated config's mounts (they come last, in
    * order), so that a refusal of mounts[N] names the --ro the user wrote; -1: not known. */
   long ro_first_mount;
-  struct sr_sandbox_result res; /* valid after sr_sandbox_run, until sr_sandbox_release */
+  struct sr_sandbox_result res; /* valid after sr_sandbox_run, until sr_sandbox_run_release */
 };
 
 /* profile: the sandbox's --profile (NULL: the global one, or the bindings'). */
-void sr_sandbox_init(struct sr_sandbox *s, const struct sr_invocation *g, const char *profile,
-                     struct sr_sandbox_opts *o);
+void sr_sandbox_run_init(struct sr_sandbox *s, const struct sr_invocation *g, const char *profile,
+                         struct sr_sandbox_opts *o);
 /* Everything, from the policy to the collected /out; s->res says what came of it (also on a
  * failure, which leaves nothing of the sandbox behind), and is audited either way. */
 int sr_sandbox_run(struct sr_sandbox *s, sr_error_t *err);
-void sr_sandbox_release(struct sr_sandbox *s);
+void sr_sandbox_run_release(struct sr_sandbox *s);
 
 #endif

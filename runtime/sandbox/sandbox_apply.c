@@ -23,7 +23,7 @@
 
 #include "cleanup.h"
 #include "paths.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -53,7 +53,7 @@ static uint64_t hash_path(const char *p)
   return h;
 }
 
-void sr_ws_snapshot_release(struct sr_ws_snapshot *s)
+void sr_sandbox_apply_snapshot_release(struct sr_ws_snapshot *s)
 {
   free(s->v);
   free(s->names);
@@ -132,7 +132,7 @@ static struct sr_ws_snap_entry *put(struct sr_ws_snapshot *s, const char *path,
   return e;
 }
 
-bool sr_ws_protected(const char *path, char *const *protect, size_t n_protect)
+bool sr_sandbox_apply_protected(const char *path, char *const *protect, size_t n_protect)
 {
   /* Every .git, not only HOST's own: a workspace may hold more than one repository (or the
    * code may make one below it), and a hook or core.fsmonitor there runs on the host. */
@@ -177,7 +177,7 @@ static int snap_dir(struct snap_walk *w, int dir, size_t plen, int depth, sr_err
     size_t clen = plen + (plen ? 1 : 0) + nlen;
     struct stat st;
     int r = 0;
-    if (!sr_ws_protected(w->path, w->protect, w->n_protect) &&
+    if (!sr_sandbox_apply_protected(w->path, w->protect, w->n_protect) &&
         fstatat(dir, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
       if (w->s->n >= SR_WS_SNAPSHOT_MAX)
         r = sr_error_make(err, E2BIG,
@@ -187,9 +187,8 @@ static int snap_dir(struct snap_walk *w, int dir, size_t plen, int depth, sr_err
       else if (put(w->s, w->path, &st) == NULL)
         r = sr_error_make(err, ENOMEM, "--workspace: the snapshot");
       else if (S_ISDIR(st.st_mode) && depth < MAX_DEPTH) {
-        _cleanup_close_ int sub = sr_openat2(dir, de->d_name,
-                                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
-                                             RESOLVE);
+        _cleanup_close_ int sub = sr_paths_openat2(
+            dir, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE);
         if (sub >= 0)
           r = snap_dir(w, sub, clen, depth + 1, err);
       }
@@ -201,8 +200,8 @@ static int snap_dir(struct snap_walk *w, int dir, size_t plen, int depth, sr_err
   return 0;
 }
 
-int sr_ws_snapshot_take(int dir, char *const *protect, size_t n_protect, struct sr_ws_snapshot *s,
-                        sr_error_t *err)
+int sr_sandbox_apply_snapshot_take(int dir, char *const *protect, size_t n_protect,
+                                   struct sr_ws_snapshot *s, sr_error_t *err)
 {
   memset(s, 0, sizeof(*s));
   struct stat st;
@@ -271,7 +270,7 @@ static int keep(struct ap *a, const char *path, mode_t mode, const char *reason,
   char *p = strdup(path);
   if (p == NULL)
     return sr_error_make(err, ENOMEM, "--apply");
-  r->kept[r->n_kept++] = (struct sr_collect_entry){p, sr_odiff_type_name(mode), 0, reason};
+  r->kept[r->n_kept++] = (struct sr_collect_entry){p, sr_overlay_diff_type_name(mode), 0, reason};
   return 0;
 }
 
@@ -290,7 +289,8 @@ static int open_parent(struct ap *a, const char *path, const char **name, const 
     snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
     *name = slash + 1;
   }
-  int fd = sr_openat2(a->host, dir[0] ? dir : ".", O_PATH | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE);
+  int fd =
+      sr_paths_openat2(a->host, dir[0] ? dir : ".", O_PATH | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE);
   if (fd < 0) {
     *why = errno == ELOOP   ? "a symbolic link on its way on the host: not applied"
            : errno == EXDEV ? "another filesystem mounted on its way on the host: not applied"
@@ -316,8 +316,8 @@ static int make_tmp(struct ap *a, int dir, char *buf, size_t size)
     if (getrandom(&r, sizeof(r), 0) != sizeof(r))
       r = ((uint64_t)getpid() << 32) ^ a->tmp_seq;
     snprintf(buf, size, ".seerun-apply.%016llx.%u", (unsigned long long)r, a->tmp_seq++);
-    int fd = sr_openat2(dir, buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600,
-                        RESOLVE);
+    int fd = sr_paths_openat2(dir, buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600,
+                              RESOLVE);
     if (fd >= 0 || errno != EEXIST)
       return fd;
   }
@@ -335,8 +335,8 @@ static bool changed_errno(int e)
 /* The upper's file at path, opened and checked to be what the diff listed. */
 static int open_upper_file(struct ap *a, const struct sr_odiff_entry *e, struct stat *st)
 {
-  int fd = sr_openat2(a->upper, e->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0,
-                      RESOLVE);
+  int fd = sr_paths_openat2(a->upper, e->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0,
+                            RESOLVE);
   if (fd < 0)
     return -1;
   if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) || st->st_nlink != 1 ||
@@ -391,7 +391,7 @@ static int apply_file(struct ap *a, const struct sr_odiff_entry *e, struct sr_ws
       saved = n < 0 ? errno : EIO;
       break;
     }
-    if (sr_write_all(fd, a->buf, (size_t)n) < 0)
+    if (sr_fileio_write_all(fd, a->buf, (size_t)n) < 0)
       saved = errno;
     left -= (uint64_t)n;
   }
@@ -438,7 +438,7 @@ static int apply_dir(struct ap *a, const struct sr_odiff_entry *e, struct sr_ws_
   struct stat st, dst;
   if (e->kind == SR_ODIFF_MODIFIED) {
     _cleanup_close_ int fd =
-        sr_openat2(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE);
+        sr_paths_openat2(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE);
     if (fd < 0 || fstat(fd, &st) < 0 || !unchanged(&st, se) || st.st_mode != se->mode) {
       out->reason = CHANGED;
       return 0;
@@ -463,7 +463,7 @@ static int apply_dir(struct ap *a, const struct sr_odiff_entry *e, struct sr_ws_
     return sr_error_sys(err, "--apply: mkdir `%s`", e->path);
   }
   _cleanup_close_ int fd =
-      sr_openat2(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE);
+      sr_paths_openat2(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE);
   /* The one just made (root's, empty), not one put in its place since. */
   if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != geteuid() || st.st_nlink != 2) {
     out->reason = CHANGED;
@@ -488,7 +488,7 @@ static int delete_tree(struct ap *a, int dir, const char *name, char *path, size
   struct stat st;
   struct sr_ws_snap_entry *se = find(a->snap, path);
   const char *reason = NULL;
-  if (sr_ws_protected(path, a->protect, a->n_protect))
+  if (sr_sandbox_apply_protected(path, a->protect, a->n_protect))
     reason = "a protected path: not deleted";
   else if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !unchanged(&st, se))
     reason = top ? CHANGED : "changed on the host during the run: not deleted";
@@ -503,7 +503,7 @@ static int delete_tree(struct ap *a, int dir, const char *name, char *path, size
   }
   if (S_ISDIR(st.st_mode)) {
     _cleanup_close_ int sub =
-        sr_openat2(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE);
+        sr_paths_openat2(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE);
     struct stat got;
     if (sub < 0 || fstat(sub, &got) < 0 || got.st_dev != st.st_dev || got.st_ino != st.st_ino) {
       *why = CHANGED;
@@ -570,7 +570,7 @@ static int apply_delete(struct ap *a, const struct sr_odiff_entry *e, struct sr_
 static int apply_one(struct ap *a, const struct sr_odiff_entry *e, struct sr_ws_outcome *out,
                      sr_error_t *err)
 {
-  if (sr_ws_protected(e->path, a->protect, a->n_protect)) {
+  if (sr_sandbox_apply_protected(e->path, a->protect, a->n_protect)) {
     out->reason = "a protected path: not applied";
     return 0;
   }
@@ -589,9 +589,9 @@ static int apply_one(struct ap *a, const struct sr_odiff_entry *e, struct sr_ws_
   return 0;
 }
 
-int sr_ws_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_snapshot *snap,
-                char *const *protect, size_t n_protect, uint64_t max_bytes,
-                const char *refuse_all, struct sr_ws_apply *res, sr_error_t *err)
+int sr_sandbox_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_snapshot *snap,
+                     char *const *protect, size_t n_protect, uint64_t max_bytes,
+                     const char *refuse_all, struct sr_ws_apply *res, sr_error_t *err)
 {
   memset(res, 0, sizeof(*res));
   res->done = true;
@@ -629,7 +629,7 @@ int sr_ws_apply(int host, int upper, const struct sr_odiff *diff, struct sr_ws_s
   return 0;
 }
 
-void sr_ws_apply_release(struct sr_ws_apply *res)
+void sr_sandbox_apply_release(struct sr_ws_apply *res)
 {
   for (size_t i = 0; i < res->n_kept; i++)
     free(res->kept[i].path);

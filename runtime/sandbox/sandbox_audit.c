@@ -12,7 +12,7 @@
 #include "cleanup.h"
 #include "json.h"
 #include "paths.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +23,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-void sr_sandbox_caller_init(struct sr_sandbox_caller *c)
+void sr_sandbox_audit_caller_init(struct sr_sandbox_caller *c)
 {
   memset(c, 0, sizeof(*c));
   c->uid = getuid();
@@ -33,7 +33,7 @@ void sr_sandbox_caller_init(struct sr_sandbox_caller *c)
   char buf[32];
   size_t len;
   sr_error_t e = NULL;
-  if (sr_read_small_file_at(AT_FDCWD, "/proc/self/loginuid", buf, sizeof(buf), &len, &e) == 0) {
+  if (sr_fileio_read_small_at(AT_FDCWD, "/proc/self/loginuid", buf, sizeof(buf), &len, &e) == 0) {
     char *end;
     unsigned long long v = strtoull(buf, &end, 10);
     if (end != buf && v < 4294967295ull) /* (uid_t)-1: no login */
@@ -43,13 +43,13 @@ void sr_sandbox_caller_init(struct sr_sandbox_caller *c)
   c->cwd = getcwd(NULL, 0);
 }
 
-void sr_sandbox_caller_release(struct sr_sandbox_caller *c)
+void sr_sandbox_audit_caller_release(struct sr_sandbox_caller *c)
 {
   free(c->cwd);
   c->cwd = NULL;
 }
 
-int sr_sandbox_run_id(char out[33], sr_error_t *err)
+int sr_sandbox_audit_run_id(char out[33], sr_error_t *err)
 {
   unsigned char b[16];
   size_t got = 0;
@@ -66,7 +66,7 @@ int sr_sandbox_run_id(char out[33], sr_error_t *err)
   return 0;
 }
 
-char *sr_sandbox_abs_path(const struct sr_sandbox_caller *c, const char *path)
+char *sr_sandbox_audit_abs_path(const struct sr_sandbox_caller *c, const char *path)
 {
   char buf[PATH_MAX];
   sr_error_t err = NULL;
@@ -80,7 +80,7 @@ char *sr_sandbox_abs_path(const struct sr_sandbox_caller *c, const char *path)
   return strdup(buf);
 }
 
-void sr_sandbox_put_caller(sr_json_gen_t g, const struct sr_sandbox_caller *c)
+void sr_sandbox_audit_put_caller(sr_json_gen_t g, const struct sr_sandbox_caller *c)
 {
   sr_json_put_key(g, "caller");
   sr_json_map_open(g);
@@ -144,7 +144,7 @@ static void put_start(sr_json_gen_t g, const void *arg)
   for (size_t i = 0; i < o->argc; i++)
     sr_json_put_string(g, o->argv[i]);
   sr_json_array_close(g);
-  sr_sandbox_put_caller(g, e->c);
+  sr_sandbox_audit_put_caller(g, e->c);
   /* Every path absolute: the --ro sources are resolved already, --out as the caller meant it. */
   put_opt_string(g, "rootfs", o->rootfs_dir);
   sr_json_put_key(g, "ro");
@@ -162,7 +162,7 @@ static void put_start(sr_json_gen_t g, const void *arg)
    * what stays read-only, whether the changes are to be applied. */
   sr_json_put_key(g, "workspace");
   if (o->ws_host) {
-    char *abs = sr_sandbox_abs_path(e->c, o->ws_host);
+    char *abs = sr_sandbox_audit_abs_path(e->c, o->ws_host);
     sr_json_map_open(g);
     sr_json_put_kv_string(g, "directory", abs ? abs : o->ws_host);
     free(abs);

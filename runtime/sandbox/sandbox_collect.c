@@ -23,7 +23,7 @@
 #include "cleanup.h"
 #include "mountapi.h"
 #include "paths.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -40,10 +40,10 @@
 #define DST_RESOLVE (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
 #define COPY_CHUNK (128 * 1024)
 
-int sr_sandbox_out_create(uint64_t size, uid_t owner, gid_t group, const char *target, int *fd,
-                          sr_error_t *err)
+int sr_sandbox_collect_out_create(uint64_t size, uid_t owner, gid_t group, const char *target,
+                                  int *fd, sr_error_t *err)
 {
-  _cleanup_close_ int fsfd = sr_fsopen("tmpfs", FSOPEN_CLOEXEC);
+  _cleanup_close_ int fsfd = sr_mountapi_fsopen("tmpfs", FSOPEN_CLOEXEC);
   if (fsfd < 0)
     return sr_error_sys(err, "sandbox /out: fsopen tmpfs");
   char sz[32], uid[32], gid[32];
@@ -51,22 +51,23 @@ int sr_sandbox_out_create(uint64_t size, uid_t owner, gid_t group, const char *t
   snprintf(uid, sizeof(uid), "%u", (unsigned)owner);
   snprintf(gid, sizeof(gid), "%u", (unsigned)group);
   bool owned = owner != (uid_t)-1;
-  if (sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "size", sz, 0) < 0 ||
-      sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "mode", owned ? "0755" : "01777", 0) < 0 ||
-      (owned && sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "uid", uid, 0) < 0) ||
-      (owned && sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "gid", gid, 0) < 0) ||
-      sr_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+  if (sr_mountapi_fsconfig(fsfd, FSCONFIG_SET_STRING, "size", sz, 0) < 0 ||
+      sr_mountapi_fsconfig(fsfd, FSCONFIG_SET_STRING, "mode", owned ? "0755" : "01777", 0) < 0 ||
+      (owned && sr_mountapi_fsconfig(fsfd, FSCONFIG_SET_STRING, "uid", uid, 0) < 0) ||
+      (owned && sr_mountapi_fsconfig(fsfd, FSCONFIG_SET_STRING, "gid", gid, 0) < 0) ||
+      sr_mountapi_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
     return sr_error_sys(err, "sandbox /out: create the tmpfs");
-  _cleanup_close_ int mnt = sr_fsmount(fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+  _cleanup_close_ int mnt =
+      sr_mountapi_fsmount(fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
   if (mnt < 0)
     return sr_error_sys(err, "sandbox /out: fsmount");
-  if (sr_move_mount(mnt, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+  if (sr_mountapi_move_mount(mnt, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) < 0)
     return sr_error_sys(err, "sandbox /out: attach it at `%s`", target);
   *fd = steal_fd(mnt);
   return 0;
 }
 
-void sr_collect_result_free(struct sr_collect_result *res)
+void sr_sandbox_collect_result_free(struct sr_collect_result *res)
 {
   for (size_t i = 0; i < res->n_collected; i++)
     free(res->collected[i].path);
@@ -88,7 +89,7 @@ struct walk {
   bool stop;
 };
 
-char *sr_sandbox_printable(const char *s)
+char *sr_sandbox_collect_printable(const char *s)
 {
   size_t n = strlen(s);
   char *out = malloc(n * 4 + 1);
@@ -139,7 +140,7 @@ static int add_entry(struct sr_collect_entry **v, size_t *n, size_t *cap, const 
     *v = nv;
     *cap = nc;
   }
-  char *p = sr_sandbox_printable(path);
+  char *p = sr_sandbox_collect_printable(path);
   if (p == NULL)
     return -1;
   (*v)[(*n)++] = (struct sr_collect_entry){p, type, size, reason};
@@ -226,19 +227,19 @@ static int copy_file(struct walk *w, int src_dir, int dst_dir, const char *name,
     return refuse(w, "file", size, "larger than what is left of the byte bound: not collected",
                   err);
   }
-  _cleanup_close_ int in =
-      sr_openat2(src_dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0, SRC_RESOLVE);
+  _cleanup_close_ int in = sr_paths_openat2(
+      src_dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0, SRC_RESOLVE);
   struct stat got;
   if (in < 0 || !same_inode(in, st, &got) || got.st_nlink != 1 || got.st_size != st->st_size)
     return refuse(w, "file", size, "changed or unreadable while collected: not collected", err);
-  _cleanup_close_ int out = sr_openat2(
+  _cleanup_close_ int out = sr_paths_openat2(
       dst_dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600, DST_RESOLVE);
   /* Replaced by name, never written through: unlinkat removes a symlink, not its target, and
    * refuses a directory. */
   if (out < 0 && errno == EEXIST && w->overwrite) {
     if (unlinkat(dst_dir, name, 0) == 0)
-      out = sr_openat2(dst_dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600,
-                       DST_RESOLVE);
+      out = sr_paths_openat2(dst_dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                             0600, DST_RESOLVE);
     else
       errno = EEXIST; /* a directory of that name: refused as it was */
   }
@@ -254,7 +255,7 @@ static int copy_file(struct walk *w, int src_dir, int dst_dir, const char *name,
       continue;
     if (n <= 0)
       break; /* shorter than it said: what there was is copied */
-    if (sr_write_all(out, w->buf, (size_t)n) < 0) {
+    if (sr_fileio_write_all(out, w->buf, (size_t)n) < 0) {
       int saved = errno;
       unlinkat(dst_dir, name, 0);
       return sr_error_make(err, saved, "--out: write `%s`", w->path);
@@ -280,15 +281,15 @@ static int copy_dir(struct walk *w, int src_dir, int dst_dir, const char *name,
     w->res->complete = false;
     return refuse(w, "directory", 0, "nested too deep: not collected", err);
   }
-  _cleanup_close_ int in =
-      sr_openat2(src_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, SRC_RESOLVE);
+  _cleanup_close_ int in = sr_paths_openat2(
+      src_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, SRC_RESOLVE);
   struct stat got;
   if (in < 0 || !same_inode(in, st, &got))
     return refuse(w, "directory", 0, "changed or unreadable while collected: not collected", err);
   if (mkdirat(dst_dir, name, 0700) < 0 && errno != EEXIST)
     return sr_error_sys(err, "--out: mkdir `%s`", w->path);
-  _cleanup_close_ int out =
-      sr_openat2(dst_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, DST_RESOLVE);
+  _cleanup_close_ int out = sr_paths_openat2(
+      dst_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, DST_RESOLVE);
   if (out < 0)
     return refuse(w, "directory", 0,
                   "exists in the output directory and is not a directory: "

@@ -131,7 +131,7 @@ static void put_output(sr_json_gen_t g, const struct sr_sandbox_result *r, bool 
 
 static void put_printable(sr_json_gen_t g, const char *key, const char *raw)
 {
-  _cleanup_free_ char *p = sr_sandbox_printable(raw);
+  _cleanup_free_ char *p = sr_sandbox_collect_printable(raw);
   sr_json_put_kv_string(g, key, p ? p : "?");
 }
 
@@ -177,8 +177,8 @@ static void put_workspace(sr_json_gen_t g, const struct sr_sandbox_result *r, bo
       const struct sr_odiff_entry *e = &w->diff.v[i];
       sr_json_map_open(g);
       put_printable(g, "path", e->path);
-      sr_json_put_kv_string(g, "change", sr_odiff_kind_name(e->kind));
-      sr_json_put_kv_string(g, "type", sr_odiff_type_name(e->mode));
+      sr_json_put_kv_string(g, "change", sr_overlay_diff_kind_name(e->kind));
+      sr_json_put_kv_string(g, "type", sr_overlay_diff_type_name(e->mode));
       sr_json_put_kv_u64(g, "size", e->size);
       if (a) {
         sr_json_put_kv_bool(g, "applied", a->v[i].applied);
@@ -213,7 +213,7 @@ static void put_workspace(sr_json_gen_t g, const struct sr_sandbox_result *r, bo
         continue;
       sr_json_map_open(g);
       put_printable(g, "path", w->diff.v[i].path);
-      sr_json_put_kv_string(g, "change", sr_odiff_kind_name(w->diff.v[i].kind));
+      sr_json_put_kv_string(g, "change", sr_overlay_diff_kind_name(w->diff.v[i].kind));
       sr_json_put_kv_string(g, "reason", a->v[i].reason ? a->v[i].reason : "not applied");
       sr_json_map_close(g);
       shown++;
@@ -317,7 +317,7 @@ static void put_result(sr_json_gen_t g, const struct sr_sandbox_result *r, bool 
   put_output(g, r, audit);
   put_workspace(g, r, audit);
   if (r->caller)
-    sr_sandbox_put_caller(g, r->caller);
+    sr_sandbox_audit_put_caller(g, r->caller);
   if (!audit) {
     /* The proxy's requests (sr_egress_record_to_json's document), or null without it. */
     sr_json_put_key(g, "egress");

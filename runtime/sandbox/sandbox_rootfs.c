@@ -22,7 +22,7 @@
 
 #include "cleanup.h"
 #include "mountapi.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +36,7 @@
 /* Top-level names that merged-/usr systems make links into /usr. */
 static const char *const top_links[] = {"bin", "sbin", "lib", "lib32", "lib64", "libx32"};
 
-void sr_sandbox_sysdirs_free(struct sr_sandbox_sysdirs *sys)
+void sr_sandbox_rootfs_sysdirs_free(struct sr_sandbox_sysdirs *sys)
 {
   for (size_t i = 0; i < sys->n; i++)
     free(sys->paths[i]);
@@ -90,7 +90,7 @@ static int write_file(int root, const char *name, const char *text, sr_error_t *
 {
   _cleanup_close_ int fd =
       openat(root, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0 || sr_write_all(fd, text, strlen(text)) < 0)
+  if (fd < 0 || sr_fileio_write_all(fd, text, strlen(text)) < 0)
     return sr_error_sys(err, "sandbox root filesystem: write `/%s`", name);
   return 0;
 }
@@ -103,7 +103,7 @@ static int write_resolv_conf(int root, bool network, sr_error_t *err)
     _cleanup_free_ char *buf = NULL;
     size_t len;
     sr_error_t e = NULL;
-    if (sr_read_file_at(AT_FDCWD, "/etc/resolv.conf", 64 * 1024, &buf, &len, &e) < 0)
+    if (sr_fileio_read_at(AT_FDCWD, "/etc/resolv.conf", 64 * 1024, &buf, &len, &e) < 0)
       sr_error_free(&e);
     size_t used = 0;
     char *save = NULL;
@@ -219,18 +219,18 @@ static bool below_a_mount(const struct sr_sandbox_opts *o, const struct sr_sandb
 int sr_sandbox_rootfs_build(const struct sr_sandbox_opts *o, const char *target,
                             struct sr_sandbox_sysdirs *sys, sr_error_t *err)
 {
-  _cleanup_close_ int fsfd = sr_fsopen("tmpfs", FSOPEN_CLOEXEC);
+  _cleanup_close_ int fsfd = sr_mountapi_fsopen("tmpfs", FSOPEN_CLOEXEC);
   if (fsfd < 0)
     return sr_error_sys(err, "sandbox root filesystem: fsopen tmpfs");
   char inodes[32];
   snprintf(inodes, sizeof(inodes), "%zu", 256 + 8 * o->n_ro + (o->ws_dest ? 8 : 0));
-  if (sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "size", "1m", 0) < 0 ||
-      sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "nr_inodes", inodes, 0) < 0 ||
-      sr_fsconfig(fsfd, FSCONFIG_SET_STRING, "mode", "0755", 0) < 0 ||
-      sr_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+  if (sr_mountapi_fsconfig(fsfd, FSCONFIG_SET_STRING, "size", "1m", 0) < 0 ||
+      sr_mountapi_fsconfig(fsfd, FSCONFIG_SET_STRING, "nr_inodes", inodes, 0) < 0 ||
+      sr_mountapi_fsconfig(fsfd, FSCONFIG_SET_STRING, "mode", "0755", 0) < 0 ||
+      sr_mountapi_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
     return sr_error_sys(err, "sandbox root filesystem: create the tmpfs");
   _cleanup_close_ int root =
-      sr_fsmount(fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+      sr_mountapi_fsmount(fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
   if (root < 0)
     return sr_error_sys(err, "sandbox root filesystem: fsmount");
 
@@ -259,7 +259,7 @@ int sr_sandbox_rootfs_build(const struct sr_sandbox_opts *o, const char *target,
   if (o->workdir && strcmp(o->workdir, "/") != 0 && !below_a_mount(o, sys, o->workdir) &&
       mkdir_p_at(root, o->workdir + 1, false, err) < 0)
     return sr_error_wrap(err, "--workdir `%s`", o->workdir);
-  if (sr_move_mount(root, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+  if (sr_mountapi_move_mount(root, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) < 0)
     return sr_error_sys(err, "sandbox root filesystem: attach it at `%s`", target);
   return 0;
 }

@@ -31,7 +31,8 @@
 #include "supervisor.h"
 #include "terminal.h"
 #include "stored.h"
-#include "util.h"
+#include "fileio.h"
+#include "proc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -59,7 +60,7 @@ static char *decisions_text(const struct sr_decisions *d, sr_error_t *err)
   _cleanup_gen_ sr_json_gen_t g = NULL;
   if (sr_json_gen_new(&g, false, err) < 0)
     return NULL;
-  sr_decisions_to_json(d, g);
+  sr_policy_render_json(d, g);
   const unsigned char *buf;
   size_t n;
   if (sr_json_gen_buf(g, &buf, &n, err) < 0) {
@@ -91,11 +92,12 @@ static int allow_hosts(struct sr_sandbox *s, sr_error_t *err)
     const struct sr_egress_host *h = &o->allow_hosts[i];
     const char *why;
     char buf[64];
-    if (h->is_ip && !sr_egress_address_allowed(&p->network.egress, &h->ip, NULL, 0, &why))
-      return sr_error_make(err, 0, "--allow-host %s: a %s address, which the proxy refuses "
-                                   "whoever allows it (profiles.%s.network.egress."
-                                   "allowAddresses)",
-                           sr_ipaddr_format(&h->ip, buf, sizeof(buf)), why, p->name);
+    if (h->is_ip && !sr_policy_egress_address_allowed(&p->network.egress, &h->ip, NULL, 0, &why))
+      return sr_error_make(err, 0,
+                           "--allow-host %s: a %s address, which the proxy refuses "
+                           "whoever allows it (profiles.%s.network.egress."
+                           "allowAddresses)",
+                           sr_policy_egress_ipaddr_format(&h->ip, buf, sizeof(buf)), why, p->name);
   }
   s->ctx.egress_extra = o->allow_hosts;
   s->ctx.n_egress_extra = o->n_allow_hosts;
@@ -108,7 +110,7 @@ static int allow_hosts(struct sr_sandbox *s, sr_error_t *err)
 static int enforce_policy(struct sr_sandbox *s, sr_error_t *err)
 {
   /* Never needed: every sandbox runs in a user namespace.  Checked, not assumed. */
-  if (sr_config_needs_sealed_exe(s->ctx.config))
+  if (sr_sealed_needed(s->ctx.config))
     return sr_error_make(err, 0, "sandbox: the config would leave the sandbox without a user "
                                  "namespace");
   struct sr_decisions d = {0};
@@ -208,10 +210,10 @@ static bool profile_has_tmp(const struct sr_policy_profile *p)
 static int prepare(struct sr_sandbox *s, sr_error_t *err)
 {
   struct sr_sandbox_opts *o = s->o;
-  if (sr_sandbox_run_id(s->run_id, err) < 0)
+  if (sr_sandbox_audit_run_id(s->run_id, err) < 0)
     return -1;
   s->res.run_id = s->run_id;
-  if (sr_policy_load(&s->g, &s->pc, err) < 0)
+  if (sr_policy_run_load(&s->g, &s->pc, err) < 0)
     return -1;
   /* Every line of this run names it: its container id is a slot that the next run reuses. */
   s->pc.audit.run_id = s->run_id;
@@ -223,7 +225,7 @@ static int prepare(struct sr_sandbox *s, sr_error_t *err)
   o->own_tmp = !profile_has_tmp(s->pc.profile);
   if (o->own_tmp && o->own_tmp_size == 0)
     o->own_tmp_size = DEFAULT_TMP_SIZE;
-  if (sr_sandbox_private_mounts(err) < 0 ||
+  if (sr_sandbox_slot_private_mounts(err) < 0 ||
       sr_statedir_open_root(s->g.root, true, &s->ws.rootfd, err) < 0)
     return -1;
   char real[PATH_MAX];
@@ -232,8 +234,8 @@ static int prepare(struct sr_sandbox *s, sr_error_t *err)
   s->ws.real_root = strdup(real);
   if (s->ws.real_root == NULL)
     return sr_error_make(err, ENOMEM, "sandbox");
-  sr_sandbox_reap_stale(&s->g, s->ws.rootfd, s->ws.real_root);
-  if (sr_sandbox_reserve(&s->g, &s->ws, o->name, err) < 0)
+  sr_sandbox_slot_reap_stale(&s->g, s->ws.rootfd, s->ws.real_root);
+  if (sr_sandbox_slot_reserve(&s->g, &s->ws, o->name, err) < 0)
     return -1;
   s->res.id = s->ws.id;
   s->co.id = s->ws.id;
@@ -307,7 +309,7 @@ static int use_out_mount(struct sr_sandbox *s, const char *out_source, sr_error_
   long idx = mount_index(s, out_source, SR_SANDBOX_OUT);
   if (idx < 0)
     return sr_error_make(err, 0, "sandbox /out: no bind of `%s` in the config", out_source);
-  if (sr_host_objects_replace_mount(&s->ctx.host, (size_t)idx, s->out_fd) < 0)
+  if (sr_policy_facts_objects_replace_mount(&s->ctx.host, (size_t)idx, s->out_fd) < 0)
     return sr_error_sys(err, "sandbox /out");
   return 0;
 }
@@ -321,9 +323,10 @@ static int use_workspace(struct sr_sandbox *s, uid_t uid, gid_t gid, sr_error_t 
     return sr_error_make(err, 0, "--workspace: no bind of `%s` in the config", s->cow.host_abs);
   char target[PATH_MAX];
   snprintf(target, sizeof(target), "%s/" SR_SANDBOX_WS_MOUNT, s->ws.bundle);
-  if (sr_sandbox_cow_mount(s->o, &s->cow, uid, gid, target, s->ctx.host.mount_fd[idx], err) < 0)
+  if (sr_sandbox_workspace_mount(s->o, &s->cow, uid, gid, target, s->ctx.host.mount_fd[idx], err) <
+      0)
     return -1;
-  if (sr_host_objects_replace_mount(&s->ctx.host, (size_t)idx, s->cow.overlay) < 0)
+  if (sr_policy_facts_objects_replace_mount(&s->ctx.host, (size_t)idx, s->cow.overlay) < 0)
     return sr_error_sys(err, "--workspace");
   /* The activity record's files: the workspace's changes are its upper layer against the
    * lower one (an output), not a walk of the merged mount against a baseline. */
@@ -346,7 +349,7 @@ static int create(struct sr_sandbox *s, sr_error_t *err)
   if (o->out_dir && open_out_dir(o->out_dir, o->out_overwrite, &s->dst_fd, err) < 0)
     return -1;
   /* The workspace as it is before anything of the sandbox runs. */
-  if (o->ws_host && sr_sandbox_cow_open(o, &s->caller, &s->cow, err) < 0)
+  if (o->ws_host && sr_sandbox_workspace_open(o, &s->caller, &s->cow, err) < 0)
     return -1;
   if (make_config(s, out_source, err) < 0)
     return -1;
@@ -358,11 +361,11 @@ static int create(struct sr_sandbox *s, sr_error_t *err)
   if (o->out_dir) {
     uint64_t size =
         o->out_max_bytes > SR_SANDBOX_OUT_MIN_SIZE ? o->out_max_bytes : SR_SANDBOX_OUT_MIN_SIZE;
-    if (sr_sandbox_out_create(size, uid, gid, out_source, &s->out_fd, err) < 0 ||
+    if (sr_sandbox_collect_out_create(size, uid, gid, out_source, &s->out_fd, err) < 0 ||
         use_out_mount(s, out_source, err) < 0)
       return -1;
   }
-  if (sr_sandbox_block_signals(err) < 0)
+  if (sr_sandbox_supervise_block_signals(err) < 0)
     return -1;
   /* --tty: the init allocates the pty from the container's devpts and sends the master. */
   _cleanup_close_ int console = -1;
@@ -371,7 +374,7 @@ static int create(struct sr_sandbox *s, sr_error_t *err)
   /* The container's process inherits the pipes, never the caller's descriptors. */
   if (sr_sandbox_stdio_open(&s->stdio, err) < 0)
     return -1;
-  int r = sr_container_create(&s->ctx, err);
+  int r = sr_create(&s->ctx, err);
   sr_sandbox_stdio_restore(&s->stdio);
   if (r < 0)
     return -1;
@@ -423,13 +426,13 @@ static void collect_egress(struct sr_sandbox *s)
   size_t len;
   /* What the code tried (the activity record), when the supervisor kept one. */
   if (c->rec->supervisor_activity &&
-      sr_read_file_at(c->dirfd, SR_ACT_FILE, 1 << 20, &s->activity_json, &len, &err) == 0)
+      sr_fileio_read_at(c->dirfd, SR_ACT_FILE, 1 << 20, &s->activity_json, &len, &err) == 0)
     s->res.activity_json = s->activity_json;
   sr_error_free(&err);
   if (!c->rec->egress_proxy)
     return;
-  if (sr_read_file_at(c->dirfd, SR_SUPERVISOR_EGRESS_FILE, 1 << 20, &s->egress_json, &len,
-                      &err) < 0) {
+  if (sr_fileio_read_at(c->dirfd, SR_SUPERVISOR_EGRESS_FILE, 1 << 20, &s->egress_json, &len, &err) <
+      0) {
     _cleanup_free_ char *t = sr_error_text(err);
     sr_warn("sandbox: the egress record: %s", t ? t : "");
     sr_error_free(&err);
@@ -444,12 +447,12 @@ static int run(struct sr_sandbox *s, sr_error_t *err)
   struct sr_sandbox_opts *o = s->o;
   if (sr_audit_event(&s->pc.audit, "start", NULL, err) < 0)
     return -1;
-  int64_t started = sr_sandbox_now_ns();
+  int64_t started = sr_sandbox_supervise_now_ns();
   if (sr_container_start(s->ctx.container, s->ctx.config, NULL, err) < 0)
     return -1;
   /* The container's state directory holds the id now; the workspace goes while the command
    * runs. */
-  sr_sandbox_ws_remove(&s->ws);
+  sr_sandbox_slot_remove(&s->ws);
   pid_t pid = s->ctx.init_pid;
   _cleanup_close_ int pidfd = s->ctx.init_pidfd;
   s->ctx.init_pidfd = -1;
@@ -467,14 +470,14 @@ static int run(struct sr_sandbox *s, sr_error_t *err)
   s->res.status = w.status;
   s->res.exit_code = w.caller_signal ? 128 + w.caller_signal
                      : w.timed_out   ? SR_SANDBOX_EXIT_TIMEOUT
-                                     : sr_exit_status(w.status, 255);
+                                     : sr_proc_exit_status(w.status, 255);
   s->res.timed_out = w.timed_out;
   s->res.interrupted = w.interrupted;
   s->res.caller_signal = w.caller_signal;
   s->res.wall_ns = w.wall_ns;
   s->res.ru = w.ru;
   sr_error_t e = NULL;
-  if (sr_sandbox_cgroup_usage(s->cgroup_path, &s->res.usage, &e) < 0) {
+  if (sr_sandbox_supervise_cgroup_usage(s->cgroup_path, &s->res.usage, &e) < 0) {
     _cleanup_free_ char *t = sr_error_text(e);
     sr_warn("sandbox: read the cgroup's figures: %s", t ? t : "");
     sr_error_free(&e);
@@ -498,7 +501,7 @@ static int run(struct sr_sandbox *s, sr_error_t *err)
       : s->res.caller_signal   ? "the command was stopped by seerun's signal: nothing applied"
       : s->res.usage.oom_kills ? "the command was killed out of memory: nothing applied"
                                : NULL;
-  if (o->ws_host && sr_sandbox_cow_finish(o, &s->cow, unfinished, err) < 0)
+  if (o->ws_host && sr_sandbox_workspace_finish(o, &s->cow, unfinished, err) < 0)
     return -1;
   if (o->out_dir) {
     /* Every process of the sandbox is dead (its cgroup is gone): the tree is final. */
@@ -531,7 +534,7 @@ static void undo(struct sr_sandbox *s)
       remove_container(s);
   }
   sr_create_ctx_release(&s->ctx);
-  sr_sandbox_ws_remove(&s->ws);
+  sr_sandbox_slot_remove(&s->ws);
   /* A container that could not be removed keeps its range: released, it could be handed to
    * another container while this one still runs on it. */
   if (s->range_taken && !s->created)
@@ -554,8 +557,8 @@ static int exec_failure_status(const struct sr_error_s *e)
   }
 }
 
-void sr_sandbox_init(struct sr_sandbox *s, const struct sr_invocation *g, const char *profile,
-                     struct sr_sandbox_opts *o)
+void sr_sandbox_run_init(struct sr_sandbox *s, const struct sr_invocation *g, const char *profile,
+                         struct sr_sandbox_opts *o)
 {
   memset(s, 0, sizeof(*s));
   s->g = *g;
@@ -566,7 +569,7 @@ void sr_sandbox_init(struct sr_sandbox *s, const struct sr_invocation *g, const 
   s->o = o;
   s->out_fd = s->dst_fd = -1;
   s->ws.rootfd = -1;
-  sr_sandbox_cow_init(&s->cow);
+  sr_sandbox_workspace_init(&s->cow);
   s->res.o = o;
   s->res.ws = o->ws_host ? &s->cow : NULL;
   s->watchdog.fd = -1;
@@ -577,9 +580,9 @@ void sr_sandbox_init(struct sr_sandbox *s, const struct sr_invocation *g, const 
   s->ctx = (struct sr_create_ctx)SR_PREPARE_CTX(&s->g, &s->co);
   s->res.argv = o->argv;
   s->res.argc = o->argc;
-  sr_sandbox_caller_init(&s->caller);
+  sr_sandbox_audit_caller_init(&s->caller);
   s->res.caller = &s->caller;
-  s->out_abs = o->out_dir ? sr_sandbox_abs_path(&s->caller, o->out_dir) : NULL;
+  s->out_abs = o->out_dir ? sr_sandbox_audit_abs_path(&s->caller, o->out_dir) : NULL;
   s->res.timeout_ms = o->timeout_ms;
   s->res.kill_after_ms = o->kill_after_ms;
   s->res.output_max_bytes = o->output_max_bytes;
@@ -617,22 +620,22 @@ int sr_sandbox_run(struct sr_sandbox *s, sr_error_t *err)
   return r;
 }
 
-void sr_sandbox_release(struct sr_sandbox *s)
+void sr_sandbox_run_release(struct sr_sandbox *s)
 {
   sr_create_ctx_release(&s->ctx);
   sr_sandbox_watchdog_stop(&s->watchdog);
   sr_sandbox_stdio_release(&s->stdio);
-  sr_collect_result_free(&s->collected);
-  sr_sandbox_cow_release(&s->cow);
+  sr_sandbox_collect_result_free(&s->collected);
+  sr_sandbox_workspace_release(&s->cow);
   if (s->out_fd >= 0)
     close(s->out_fd);
   if (s->dst_fd >= 0)
     close(s->dst_fd);
   s->out_fd = s->dst_fd = -1;
-  sr_sandbox_ws_release(&s->ws);
-  sr_sandbox_sysdirs_free(&s->sys);
-  sr_policy_ctx_release(&s->pc);
-  sr_sandbox_caller_release(&s->caller);
+  sr_sandbox_slot_release(&s->ws);
+  sr_sandbox_rootfs_sysdirs_free(&s->sys);
+  sr_policy_run_ctx_release(&s->pc);
+  sr_sandbox_audit_caller_release(&s->caller);
   free(s->out_abs);
   s->out_abs = NULL;
   free(s->rootfs);

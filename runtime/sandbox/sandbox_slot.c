@@ -26,7 +26,8 @@
 #include "log.h"
 #include "statedir.h"
 #include "stored.h"
-#include "util.h"
+#include "dir.h"
+#include "proc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -48,7 +49,7 @@
  * run. */
 #define MAX_SLOTS 4096
 
-int sr_sandbox_private_mounts(sr_error_t *err)
+int sr_sandbox_slot_private_mounts(sr_error_t *err)
 {
   if (unshare(CLONE_NEWNS) < 0)
     return sr_error_sys(err, "sandbox: unshare the mount namespace");
@@ -82,7 +83,7 @@ static bool owner_dead(const char *token)
   return parse_owner(token, &pid, &start) && !sr_proc_is(pid, start);
 }
 
-bool sr_sandbox_bundle_orphaned(const char *real_root, const char *bundle)
+bool sr_sandbox_slot_bundle_orphaned(const char *real_root, const char *bundle)
 {
   size_t rl = strlen(real_root);
   if (strncmp(bundle, real_root, rl) != 0 || bundle[rl] != '/' ||
@@ -100,7 +101,7 @@ bool sr_sandbox_bundle_orphaned(const char *real_root, const char *bundle)
  * another, live workspace: a live workspace is never empty. */
 static void remove_contents(int dirfd, int depth)
 {
-  _cleanup_dir_ DIR *d = sr_opendir_fd(dirfd);
+  _cleanup_dir_ DIR *d = sr_dir_open_fd(dirfd);
   if (d == NULL)
     return;
   struct dirent *de;
@@ -138,7 +139,7 @@ static bool reap_reservation(const struct sr_invocation *g, int rootfd, const ch
   _cleanup_close_ int fd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     return errno == ENOENT;
-  _cleanup_dir_ DIR *d = sr_opendir_fd(fd);
+  _cleanup_dir_ DIR *d = sr_dir_open_fd(fd);
   if (d == NULL)
     return false;
   struct dirent *de;
@@ -175,7 +176,7 @@ static void reap_container(const struct sr_invocation *g, const char *id, const 
     return;
   }
   /* Checked again under the lock: it may have been deleted and the id reused meanwhile. */
-  if (c->rec->bundle == NULL || !sr_sandbox_bundle_orphaned(real_root, c->rec->bundle))
+  if (c->rec->bundle == NULL || !sr_sandbox_slot_bundle_orphaned(real_root, c->rec->bundle))
     return;
   const char *fields[] = {"force", "true", "reason", "its sandbox runtime is gone", NULL};
   if (sr_stored_audit(g, c, "delete", fields, &err) < 0 ||
@@ -202,17 +203,17 @@ static bool is_orphaned_container(int rootfd, const char *id, const char *real_r
 {
   sr_error_t err = NULL;
   _cleanup_container_ struct sr_container *c = NULL;
-  if (sr_container_load(rootfd, id, false, &c, &err) < 0) {
+  if (sr_statedir_load(rootfd, id, false, &c, &err) < 0) {
     sr_error_free(&err);
     remove_if_abandoned(rootfd, id);
     return false;
   }
-  return c->rec->bundle && sr_sandbox_bundle_orphaned(real_root, c->rec->bundle);
+  return c->rec->bundle && sr_sandbox_slot_bundle_orphaned(real_root, c->rec->bundle);
 }
 
-void sr_sandbox_reap_stale(const struct sr_invocation *g, int rootfd, const char *real_root)
+void sr_sandbox_slot_reap_stale(const struct sr_invocation *g, int rootfd, const char *real_root)
 {
-  _cleanup_dir_ DIR *d = sr_opendir_fd(rootfd);
+  _cleanup_dir_ DIR *d = sr_dir_open_fd(rootfd);
   if (d == NULL)
     return;
   _cleanup_strv_ char **orphans = NULL;
@@ -241,7 +242,7 @@ void sr_sandbox_reap_stale(const struct sr_invocation *g, int rootfd, const char
     reap_container(g, orphans[i], real_root);
 }
 
-int sr_sandbox_gc(const struct sr_invocation *g, sr_error_t *err)
+int sr_sandbox_slot_gc(const struct sr_invocation *g, sr_error_t *err)
 {
   struct stat st;
   if (stat(g->root, &st) < 0 && errno == ENOENT)
@@ -252,7 +253,7 @@ int sr_sandbox_gc(const struct sr_invocation *g, sr_error_t *err)
   char real[PATH_MAX];
   if (realpath(g->root, real) == NULL)
     return sr_error_sys(err, "state directory `%s`", g->root);
-  sr_sandbox_reap_stale(g, rootfd, real);
+  sr_sandbox_slot_reap_stale(g, rootfd, real);
   return 0;
 }
 
@@ -306,8 +307,8 @@ static int try_id(const struct sr_invocation *g, struct sr_sandbox_ws *ws, const
   return 1;
 }
 
-int sr_sandbox_reserve(const struct sr_invocation *g, struct sr_sandbox_ws *ws, const char *name,
-                       sr_error_t *err)
+int sr_sandbox_slot_reserve(const struct sr_invocation *g, struct sr_sandbox_ws *ws,
+                            const char *name, sr_error_t *err)
 {
   char owner[64];
   uint64_t start;
@@ -343,7 +344,7 @@ int sr_sandbox_reserve(const struct sr_invocation *g, struct sr_sandbox_ws *ws, 
   return 0;
 }
 
-void sr_sandbox_ws_remove(struct sr_sandbox_ws *ws)
+void sr_sandbox_slot_remove(struct sr_sandbox_ws *ws)
 {
   if (ws->rootfd < 0 || (ws->reservation == NULL && ws->tmp_name == NULL))
     return;
@@ -378,9 +379,9 @@ void sr_sandbox_ws_remove(struct sr_sandbox_ws *ws)
   }
 }
 
-void sr_sandbox_ws_release(struct sr_sandbox_ws *ws)
+void sr_sandbox_slot_release(struct sr_sandbox_ws *ws)
 {
-  sr_sandbox_ws_remove(ws);
+  sr_sandbox_slot_remove(ws);
   if (ws->rootfd >= 0)
     close(ws->rootfd);
   ws->rootfd = -1;

@@ -9,7 +9,8 @@
 
 #include "cgroup.h"
 #include "cleanup.h"
-#include "util.h"
+#include "fileio.h"
+#include "pidfd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +31,7 @@
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
-int64_t sr_sandbox_now_ns(void)
+int64_t sr_sandbox_supervise_now_ns(void)
 {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -44,7 +45,7 @@ static void forwarded_set(sigset_t *set)
     sigaddset(set, forwarded[i]);
 }
 
-int sr_sandbox_block_signals(sr_error_t *err)
+int sr_sandbox_supervise_block_signals(sr_error_t *err)
 {
   /* The container's process unblocks everything before it execs (process_exec.c). */
   sigset_t set;
@@ -125,9 +126,10 @@ int sr_sandbox_supervise(pid_t pid, int pidfd, const char *cgroup_path, uint64_t
           w->caller_signal = sig;
           sr_pidfd_send_signal(pidfd, SIGTERM);
           kfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-          if (kfd < 0 ||
-              arm(kfd, sr_sandbox_now_ns() + (int64_t)(kill_after_ms ? kill_after_ms : 1) * 1000000,
-                  err) < 0)
+          if (kfd < 0 || arm(kfd,
+                             sr_sandbox_supervise_now_ns() +
+                                 (int64_t)(kill_after_ms ? kill_after_ms : 1) * 1000000,
+                             err) < 0)
             return sr_error_sys(err, "sandbox: timerfd (--kill-after)");
         } else {
           w->interrupted = true;
@@ -161,7 +163,7 @@ int sr_sandbox_supervise(pid_t pid, int pidfd, const char *cgroup_path, uint64_t
     if (errno != EINTR)
       return sr_error_sys(err, "sandbox: wait for the command");
   }
-  w->wall_ns = sr_sandbox_now_ns() - started_ns;
+  w->wall_ns = sr_sandbox_supervise_now_ns() - started_ns;
   return 0;
 }
 
@@ -173,7 +175,7 @@ static bool read_cg_file(const char *dir, const char *file, char *buf, size_t si
   size_t len;
   sr_error_t e = NULL;
   snprintf(path, sizeof(path), "%s/%s", dir, file);
-  if (sr_read_small_file_at(AT_FDCWD, path, buf, size, &len, &e) < 0) {
+  if (sr_fileio_read_small_at(AT_FDCWD, path, buf, size, &len, &e) < 0) {
     sr_error_free(&e);
     return false;
   }
@@ -202,7 +204,8 @@ static uint64_t keyed(const char *text, const char *key)
 /* The few figures the result reports, straight from the files that hold them (the same files
  * and units as sr_cgroup_stats, which reads some thirty: everything `events --stats` shows,
  * more than the rest of a sandbox's bookkeeping costs). */
-int sr_sandbox_cgroup_usage(const char *cgroup_path, struct sr_sandbox_usage *u, sr_error_t *err)
+int sr_sandbox_supervise_cgroup_usage(const char *cgroup_path, struct sr_sandbox_usage *u,
+                                      sr_error_t *err)
 {
   memset(u, 0, sizeof(*u));
   struct statfs sfs;

@@ -12,13 +12,13 @@
  *   name.
  *
  * What remains (the container's state) is an orphan of a dead runtime: the next `seerun
- * sandbox` or `seerun gc` removes it (sr_sandbox_reap_stale). */
+ * sandbox` or `seerun gc` removes it (sr_sandbox_slot_reap_stale). */
 #include "build.h"
 
 #include "sandbox.h"
 
 #include "cgroup.h"
-#include "util.h"
+#include "pidfd.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -57,7 +57,7 @@ static void filter_releasep(scmp_filter_ctx *ctx)
 
 static const char *flag_name(unsigned int flag)
 {
-  const char *n = sr_name_of(SR_NAMES(sr_seccomp_flag_names), flag);
+  const char *n = sr_names_of(SR_NAMES(sr_names_seccomp_flag), flag);
   return n ? n : "(unknown flag)";
 }
 
@@ -67,11 +67,11 @@ static const char *action_name(uint32_t action, char *buf, size_t size)
   uint32_t base = action & 0xffff0000U;
   const char *n;
   if (base == SCMP_ACT_ERRNO(0) || base == SCMP_ACT_TRACE(0)) {
-    n = sr_name_of(SR_NAMES(sr_seccomp_action_names), base);
+    n = sr_names_of(SR_NAMES(sr_names_seccomp_action), base);
     snprintf(buf, size, "%s(%u)", n ? n : "?", action & 0xffffU);
     return buf;
   }
-  n = sr_name_of(SR_NAMES(sr_seccomp_action_names), action);
+  n = sr_names_of(SR_NAMES(sr_names_seccomp_action), action);
   if (n)
     return n;
   snprintf(buf, size, "0x%08x", action);
@@ -80,7 +80,7 @@ static const char *action_name(uint32_t action, char *buf, size_t size)
 
 static const char *arch_name(uint32_t arch, char *buf, size_t size)
 {
-  const char *n = sr_name_of(SR_NAMES(sr_seccomp_arch_names), arch);
+  const char *n = sr_names_of(SR_NAMES(sr_names_seccomp_arch), arch);
   if (n)
     return n;
   snprintf(buf, size, "0x%08x", arch);

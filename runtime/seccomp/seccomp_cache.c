@@ -19,31 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* ---- SHA-256 (nettle) ------------------------------------------------------------------ */
-
-void sr_sha256_init(struct sr_sha256 *c)
-{
-  sha256_init(&c->ctx);
-}
-
-void sr_sha256_update(struct sr_sha256 *c, const void *data, size_t len)
-{
-  sha256_update(&c->ctx, len, data);
-}
-
-void sr_sha256_final(struct sr_sha256 *c, uint8_t digest[SR_SHA256_LEN])
-{
-  sha256_digest(&c->ctx, SR_SHA256_LEN, digest);
-}
-
-void sr_sha256(const void *data, size_t len, uint8_t digest[SR_SHA256_LEN])
-{
-  struct sr_sha256 c;
-  sr_sha256_init(&c);
-  sr_sha256_update(&c, data, len);
-  sr_sha256_final(&c, digest);
-}
-
 /* ---- the key --------------------------------------------------------------------------- */
 
 /* A field added to these structs must be added to the key below (and this check updated):
@@ -280,8 +255,8 @@ static bool returns_notify(const struct sock_filter *insns, size_t len)
   return false;
 }
 
-int sr_seccomp_prepare(const struct sr_seccomp *s, int cache_dirfd, struct sr_seccomp_prog *out,
-                       sr_error_t *err)
+int sr_seccomp_cache_prepare(const struct sr_seccomp *s, int cache_dirfd,
+                             struct sr_seccomp_prog *out, sr_error_t *err)
 {
   uint8_t key[SR_SHA256_LEN];
   char name[2 * SR_SHA256_LEN + 1];
@@ -310,7 +285,7 @@ int sr_seccomp_prepare(const struct sr_seccomp *s, int cache_dirfd, struct sr_se
   return 0;
 }
 
-int sr_seccomp_prog_load(const struct sr_seccomp_prog *p, int *notify_fd, sr_error_t *err)
+int sr_seccomp_cache_prog_load(const struct sr_seccomp_prog *p, int *notify_fd, sr_error_t *err)
 {
   unsigned int flags = p->flags;
   long rc;
@@ -351,22 +326,22 @@ int sr_seccomp_prog_load(const struct sr_seccomp_prog *p, int *notify_fd, sr_err
   return 0;
 }
 
-void sr_seccomp_prog_release(struct sr_seccomp_prog *p)
+void sr_seccomp_cache_prog_release(struct sr_seccomp_prog *p)
 {
   free(p->insns);
   memset(p, 0, sizeof(*p));
 }
 
-int sr_seccomp_install_cached(const struct sr_seccomp *s, int cache_dirfd, int *notify_fd,
-                              sr_error_t *err)
+int sr_seccomp_cache_install(const struct sr_seccomp *s, int cache_dirfd, int *notify_fd,
+                             sr_error_t *err)
 {
   struct sr_seccomp_prog p;
   int rc;
 
   *notify_fd = -1;
-  if (sr_seccomp_prepare(s, cache_dirfd, &p, err) < 0)
+  if (sr_seccomp_cache_prepare(s, cache_dirfd, &p, err) < 0)
     return -1;
-  rc = sr_seccomp_prog_load(&p, notify_fd, err);
-  sr_seccomp_prog_release(&p);
+  rc = sr_seccomp_cache_prog_load(&p, notify_fd, err);
+  sr_seccomp_cache_prog_release(&p);
   return rc;
 }

@@ -17,24 +17,11 @@
 #include <linux/filter.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <nettle/sha2.h>
 #include <stdint.h>
 
 #include "config.h"
 #include "error.h"
-
-/* ---- SHA-256 (nettle's) --------------------------------------------------------------- */
-
-#define SR_SHA256_LEN SHA256_DIGEST_SIZE
-
-struct sr_sha256 {
-  struct sha256_ctx ctx;
-};
-
-void sr_sha256_init(struct sr_sha256 *c);
-void sr_sha256_update(struct sr_sha256 *c, const void *data, size_t len);
-void sr_sha256_final(struct sr_sha256 *c, uint8_t digest[SR_SHA256_LEN]);
-void sr_sha256(const void *data, size_t len, uint8_t digest[SR_SHA256_LEN]);
+#include "sha256.h"
 
 /* ---- the cache directory ------------------------------------------------------------- */
 
@@ -44,7 +31,7 @@ void sr_sha256(const void *data, size_t len, uint8_t digest[SR_SHA256_LEN]);
 /* Opens the cache directory under the state root `rootfd`, creating it (mode 0700) when
  * missing.  Returns the fd (O_CLOEXEC) or -1: the cache is an optimization, so any failure
  * (a read-only state root, a symlink in its place) means no cache, never an error.  Whether
- * the directory is safe to use is checked at each use (sr_seccomp_prepare). */
+ * the directory is safe to use is checked at each use (sr_seccomp_cache_prepare). */
 int sr_seccomp_cache_open(int rootfd);
 
 /* ---- compiled filters ---------------------------------------------------------------- */
@@ -63,15 +50,15 @@ struct sr_seccomp_prog {
 void sr_seccomp_cache_key(const struct sr_seccomp *s, uint8_t key[SR_SHA256_LEN]);
 
 /* Compiles `s`, or reads it from the cache directory `cache_dirfd` (-1: no cache), into *out
- * (release it with sr_seccomp_prog_release).  A compiled program is written to the cache
+ * (release it with sr_seccomp_cache_prog_release).  A compiled program is written to the cache
  * (atomically: a temporary file renamed over the entry).  Errors are sr_seccomp_install's
  * for the description; cache problems are not errors.  s == NULL gives an empty program.
  *
  * No syscall here changes the calling process: the runtime can prepare the program before
- * it forks the container process, which then only loads it (sr_seccomp_prog_load) and never
+ * it forks the container process, which then only loads it (sr_seccomp_cache_prog_load) and never
  * needs the cache directory, its uid, or libseccomp. */
-int sr_seccomp_prepare(const struct sr_seccomp *s, int cache_dirfd, struct sr_seccomp_prog *out,
-                       sr_error_t *err);
+int sr_seccomp_cache_prepare(const struct sr_seccomp *s, int cache_dirfd,
+                             struct sr_seccomp_prog *out, sr_error_t *err);
 
 /* Loads `p` into the calling thread with seccomp(SECCOMP_SET_MODE_FILTER) and exactly the
  * config's flags (TSYNC, LOG, SPEC_ALLOW, ...), plus NEW_LISTENER when the program notifies
@@ -79,12 +66,12 @@ int sr_seccomp_prepare(const struct sr_seccomp *s, int cache_dirfd, struct sr_se
  * does).  *notify_fd is the listener (O_CLOEXEC, owned by the caller) or -1.  An empty
  * program loads nothing.  The contract is sr_seccomp_install's: no_new_privs or
  * CAP_SYS_ADMIN is the caller's business, and the errors read the same. */
-int sr_seccomp_prog_load(const struct sr_seccomp_prog *p, int *notify_fd, sr_error_t *err);
+int sr_seccomp_cache_prog_load(const struct sr_seccomp_prog *p, int *notify_fd, sr_error_t *err);
 
-void sr_seccomp_prog_release(struct sr_seccomp_prog *p);
+void sr_seccomp_cache_prog_release(struct sr_seccomp_prog *p);
 
 /* sr_seccomp_install through the cache: prepare, then load, in the calling process. */
-int sr_seccomp_install_cached(const struct sr_seccomp *s, int cache_dirfd, int *notify_fd,
-                              sr_error_t *err);
+int sr_seccomp_cache_install(const struct sr_seccomp *s, int cache_dirfd, int *notify_fd,
+                             sr_error_t *err);
 
 #endif

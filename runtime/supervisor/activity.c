@@ -4,7 +4,8 @@
 
 #include "cleanup.h"
 #include "fd_pass.h"
-#include "util.h"
+#include "fileio.h"
+#include "rfc3339.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -469,7 +470,7 @@ static void to_json(const struct sr_activity *a, sr_json_gen_t g, bool brief)
   }
   sr_json_put_key(g, "files");
   if (a->files) {
-    sr_act_files_to_json(a->files, g, brief);
+    sr_activity_files_to_json(a->files, g, brief);
   } else if (a->files_unseen) {
     sr_json_map_open(g);
     sr_json_put_kv_bool(g, "walked", false);
@@ -523,7 +524,7 @@ int sr_activity_flush(struct sr_activity *a, int state_dirfd)
   size_t len;
   _cleanup_free_ char *text = render(a, &len);
   sr_error_t err = NULL;
-  if (text == NULL || sr_write_file_atomic(state_dirfd, SR_ACT_FILE, text, len, 0600, &err) < 0) {
+  if (text == NULL || sr_fileio_write_atomic(state_dirfd, SR_ACT_FILE, text, len, 0600, &err) < 0) {
     sr_error_free(&err);
     return -1;
   }
@@ -555,7 +556,7 @@ static void put_event(sr_json_gen_t g, const void *data)
  * once; one there already (the other of supervisor and settle got first) is as good. */
 static int mark_done(int state_dirfd, sr_error_t *err)
 {
-  if (sr_write_file_new(state_dirfd, SR_ACT_DONE, "", 0, 0600, err) == 0)
+  if (sr_fileio_write_new(state_dirfd, SR_ACT_DONE, "", 0, 0600, err) == 0)
     return 0;
   if ((*err)->status != EEXIST)
     return -1;
@@ -565,7 +566,7 @@ static int mark_done(int state_dirfd, sr_error_t *err)
 
 void sr_activity_finish(struct sr_activity *a, const struct sr_audit *audit, int state_dirfd)
 {
-  sr_now_rfc3339(a->stopped, sizeof(a->stopped));
+  sr_rfc3339_now(a->stopped, sizeof(a->stopped));
   sr_activity_flush(a, state_dirfd);
   struct event_fields f = {.complete = a->seccomp_visible && !a->listeners_refused,
                            .reason = !a->seccomp_visible ? a->seccomp_unseen
@@ -620,7 +621,7 @@ int sr_activity_recv_listener(int sock, char *msg, size_t size)
 {
   char buf[16] = "";
   size_t got;
-  int fd = sr_fd_recv(sock, MSG_DONTWAIT, buf, sizeof(buf) - 1, &got);
+  int fd = sr_fd_pass_recv(sock, MSG_DONTWAIT, buf, sizeof(buf) - 1, &got);
   if (got > 0)
     snprintf(msg, size, "%.*s", (int)got, buf);
   return fd;
@@ -628,5 +629,5 @@ int sr_activity_recv_listener(int sock, char *msg, size_t size)
 
 int sr_activity_send_listener(int sock, int listener)
 {
-  return sr_fd_send(sock, listener, "L", 1);
+  return sr_fd_pass_send(sock, listener, "L", 1);
 }

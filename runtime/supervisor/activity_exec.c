@@ -2,7 +2,7 @@
 
 #include "activity.h"
 
-#include "util.h"
+#include "rfc3339.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -178,7 +178,7 @@ static void record_exec(struct sr_activity *a, pid_t pid, uint64_t pidns)
   struct sr_act_exec *e = &a->exec[a->n_exec];
   memset(e, 0, sizeof(*e));
   e->pid = pid;
-  sr_now_rfc3339(e->time, sizeof(e->time));
+  sr_rfc3339_now(e->time, sizeof(e->time));
   snprintf(path, sizeof(path), "/proc/%d/exe", pid);
   ssize_t l = readlink(path, e->exe, sizeof(e->exe) - 1);
   e->exe[l > 0 ? (size_t)l : 0] = '\0';

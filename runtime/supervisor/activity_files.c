@@ -59,7 +59,7 @@ struct sr_act_files {
   size_t n_list[SR_ACT_NCHANGE];
 };
 
-struct sr_act_files *sr_act_files_new(struct sr_act_places *ps)
+struct sr_act_files *sr_activity_files_new(struct sr_act_places *ps)
 {
   struct sr_act_files *f = calloc(1, sizeof(*f));
   if (f) {
@@ -68,8 +68,8 @@ struct sr_act_files *sr_act_files_new(struct sr_act_places *ps)
     f->arena = malloc(SR_ACT_BASE_BYTES);
   }
   if (f == NULL || f->ent == NULL || f->slot == NULL || f->arena == NULL) {
-    sr_act_files_free(f);
-    sr_act_places_close(ps);
+    sr_activity_files_free(f);
+    sr_activity_places_close(ps);
     return NULL;
   }
   memset(f->slot, 0xff, TABLE_SLOTS * sizeof(*f->slot));
@@ -79,11 +79,11 @@ struct sr_act_files *sr_act_files_new(struct sr_act_places *ps)
   return f;
 }
 
-void sr_act_files_free(struct sr_act_files *f)
+void sr_activity_files_free(struct sr_act_files *f)
 {
   if (f == NULL)
     return;
-  sr_act_places_close(&f->ps);
+  sr_activity_places_close(&f->ps);
   free(f->ent);
   free(f->slot);
   free(f->arena);
@@ -92,7 +92,7 @@ void sr_act_files_free(struct sr_act_files *f)
 
 /* ---- Names -------------------------------------------------------------------------------- */
 
-void sr_act_render_name(const char *s, size_t len, char *out, size_t size)
+void sr_activity_files_render_name(const char *s, size_t len, char *out, size_t size)
 {
   static const char hex[] = "0123456789abcdef";
   size_t o = 0;
@@ -293,7 +293,7 @@ static void visit_baseline(struct sr_act_files *f, size_t place, const char *rel
     f->ps.p[place].baseline_cut = true;
 }
 
-void sr_act_files_baseline(struct sr_act_files *f)
+void sr_activity_files_baseline(struct sr_act_files *f)
 {
   clock_gettime(CLOCK_REALTIME_COARSE, &f->base_time);
   clock_gettime(CLOCK_MONOTONIC, &f->deadline);
@@ -399,7 +399,7 @@ static void visit_stop(struct sr_act_files *f, size_t place, const char *rel, si
   note(f, place, born ? SR_ACT_ADDED : SR_ACT_MODIFIED, rel, len, sx->stx_mode, sx->stx_size);
 }
 
-void sr_act_files_walk(struct sr_act_files *f)
+void sr_activity_files_walk(struct sr_act_files *f)
 {
   clock_gettime(CLOCK_MONOTONIC, &f->deadline);
   f->deadline.tv_nsec += (SR_ACT_WALK_MS % 1000) * 1000000l;
@@ -450,15 +450,15 @@ static void put_path(sr_json_gen_t g, const struct sr_act_place *pl, const struc
 {
   char rendered[SR_ACT_NAME_KEEP * 4 + 8], label[sizeof(pl->path) * 4 + 8];
   char full[sizeof(rendered) + sizeof(label) + 8];
-  sr_act_render_name(l->path, l->len, rendered, sizeof(rendered));
-  sr_act_render_name(pl->path, strlen(pl->path), label, sizeof(label));
+  sr_activity_files_render_name(l->path, l->len, rendered, sizeof(rendered));
+  sr_activity_files_render_name(pl->path, strlen(pl->path), label, sizeof(label));
   bool root = strcmp(pl->path, "/") == 0;
   snprintf(full, sizeof(full), "%s%s%s%s", root ? "" : label, l->len || root ? "/" : "",
            rendered, l->cut ? "..." : "");
   sr_json_put_kv_string(g, "path", full);
 }
 
-void sr_act_files_to_json(const struct sr_act_files *f, sr_json_gen_t g, bool brief)
+void sr_activity_files_to_json(const struct sr_act_files *f, sr_json_gen_t g, bool brief)
 {
   uint64_t total[SR_ACT_NCHANGE] = {0}, bytes[SR_ACT_NCHANGE] = {0};
   bool lower_bound = false, deletions_known = true;
@@ -489,7 +489,7 @@ void sr_act_files_to_json(const struct sr_act_files *f, sr_json_gen_t g, bool br
   for (size_t i = 0; i < f->ps.n; i++) {
     const struct sr_act_place *pl = &f->ps.p[i];
     char label[sizeof(pl->path) * 4 + 8];
-    sr_act_render_name(pl->path, strlen(pl->path), label, sizeof(label));
+    sr_activity_files_render_name(pl->path, strlen(pl->path), label, sizeof(label));
     sr_json_map_open(g);
     sr_json_put_kv_string(g, "path", label);
     sr_json_put_kv_string(g, "kind", pl->kind);

@@ -3,7 +3,7 @@
  *
  * A place is a writable directory (or file) the container sees: each of its writable tmpfs
  * mounts, bind mounts and a writable root, found in its mount table when it is created
- * (sr_act_places_open) and opened then, by descriptor, before any of its code has run.  The
+ * (sr_activity_places_open) and opened then, by descriptor, before any of its code has run.  The
  * supervisor holds those descriptors and the container's mount namespace, so what is in a
  * tmpfs outlives the container's processes until it has been walked.
  *
@@ -14,7 +14,7 @@
  *    baseline, not found).  Where the baseline was cut (a large bind or root), an entry not
  *    in it counts when its ctime is later than the baseline (a ctime cannot be set back):
  *    "added" if its birth time is later too, else "modified"; deletions are then not known.
- *  - A place with a lower layer (an overlay's upper directory, sr_act_places_add with a lower
+ *  - A place with a lower layer (an overlay's upper directory, sr_activity_places_add with a lower
  *    descriptor) needs no baseline: its upper directory is the change (a whiteout: deleted,
  *    a name the lower layer has: modified, else added).
  *
@@ -80,30 +80,30 @@ struct sr_act_places {
 /* Finds and opens the writable places of the container whose init is `pid` (alive: pidfd),
  * before any of its code has run.  `outputs` (NULL-terminated, may be NULL): the container
  * paths the caller expects to be written (role "output").  On failure nothing stays open. */
-int sr_act_places_open(pid_t pid, int pidfd, const char *const *outputs,
-                       struct sr_act_places *out, sr_error_t *err);
+int sr_activity_places_open(pid_t pid, int pidfd, const char *const *outputs,
+                            struct sr_act_places *out, sr_error_t *err);
 /* Adds a place by descriptor (taken over: closed with the set, also on failure): label is the
  * path the container sees, kind "tmpfs"/"bind"/"root"/"upper" ("upper": dirfd is an overlay's
  * upper directory and lower_fd the lower layer's root, else -1), role as above.  It replaces a
  * place of the same label that the mount table gave (the overlay mount itself). */
-int sr_act_places_add(struct sr_act_places *ps, const char *label, const char *kind,
-                      const char *role, int dirfd, int lower_fd, sr_error_t *err);
-void sr_act_places_close(struct sr_act_places *ps);
+int sr_activity_places_add(struct sr_act_places *ps, const char *label, const char *kind,
+                           const char *role, int dirfd, int lower_fd, sr_error_t *err);
+void sr_activity_places_close(struct sr_act_places *ps);
 
 struct sr_act_files;
 
 /* The supervisor's record of the places (taken over); NULL on ENOMEM. */
-struct sr_act_files *sr_act_files_new(struct sr_act_places *ps);
-void sr_act_files_free(struct sr_act_files *f);
+struct sr_act_files *sr_activity_files_new(struct sr_act_places *ps);
+void sr_activity_files_free(struct sr_act_files *f);
 /* At create, before the container's code runs. */
-void sr_act_files_baseline(struct sr_act_files *f);
-/* When it stops: walks and compares (the places stay open: sr_act_files_free, or the exit). */
-void sr_act_files_walk(struct sr_act_files *f);
+void sr_activity_files_baseline(struct sr_act_files *f);
+/* When it stops: walks and compares (the places stay open: sr_activity_files_free, or the exit). */
+void sr_activity_files_walk(struct sr_act_files *f);
 /* The "files" member of the record (brief: without the list of changes). */
-void sr_act_files_to_json(const struct sr_act_files *f, sr_json_gen_t g, bool brief);
+void sr_activity_files_to_json(const struct sr_act_files *f, sr_json_gen_t g, bool brief);
 
 /* A name of the container's as printable ASCII, any other byte and '\' as \xNN (at most
  * size-1 characters; "..." ends a name cut short). */
-void sr_act_render_name(const char *s, size_t len, char *out, size_t size);
+void sr_activity_files_render_name(const char *s, size_t len, char *out, size_t size);
 
 #endif

@@ -64,7 +64,7 @@ static uint64_t mnt_id_of(int fd)
   return sx.stx_mnt_id;
 }
 
-void sr_act_places_close(struct sr_act_places *ps)
+void sr_activity_places_close(struct sr_act_places *ps)
 {
   for (size_t i = 0; i < ps->n; i++) {
     if (ps->p[i].fd >= 0)
@@ -79,8 +79,8 @@ void sr_act_places_close(struct sr_act_places *ps)
   ps->mntns_fd = -1;
 }
 
-int sr_act_places_add(struct sr_act_places *ps, const char *label, const char *kind,
-                      const char *role, int dirfd, int lower_fd, sr_error_t *err)
+int sr_activity_places_add(struct sr_act_places *ps, const char *label, const char *kind,
+                           const char *role, int dirfd, int lower_fd, sr_error_t *err)
 {
   struct stat st;
   if (fstat(dirfd, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
@@ -185,14 +185,14 @@ static int open_place(struct sr_act_places *ps, int rootfd, char *line,
   const char *role = listed(outputs, mp)                     ? "output"
                      : tmpfs && strcmp(mp, "/dev") != 0 ? "scratch"
                                                              : "other";
-  if (sr_act_places_add(ps, mp, kind, role, use, -1, err) < 0)
+  if (sr_activity_places_add(ps, mp, kind, role, use, -1, err) < 0)
     return -1;
   snprintf(ps->p[ps->n - 1].fs, sizeof(ps->p[0].fs), "%s", fstype);
   return 0;
 }
 
-int sr_act_places_open(pid_t pid, int pidfd, const char *const *outputs,
-                       struct sr_act_places *out, sr_error_t *err)
+int sr_activity_places_open(pid_t pid, int pidfd, const char *const *outputs,
+                            struct sr_act_places *out, sr_error_t *err)
 {
   memset(out, 0, sizeof(*out));
   out->mntns_fd = -1;
@@ -214,7 +214,7 @@ int sr_act_places_open(pid_t pid, int pidfd, const char *const *outputs,
   size_t cap = 0;
   while (getline(&line, &cap, f) > 0)
     if (open_place(out, rootfd, line, outputs, err) < 0) {
-      sr_act_places_close(out);
+      sr_activity_places_close(out);
       return -1;
     }
   out->mntns_fd = steal_fd(ns);

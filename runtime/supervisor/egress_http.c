@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-void sr_http_request_release(struct sr_http_request *r)
+void sr_egress_http_request_release(struct sr_http_request *r)
 {
   free(r->origin_head);
   memset(r, 0, sizeof(*r));
@@ -98,8 +98,9 @@ static bool header_is(const char *name, size_t n, const char *want)
   return strlen(want) == n && strncasecmp(name, want, n) == 0;
 }
 
-enum sr_http_parse sr_http_parse_request(const char *buf, size_t len, struct sr_http_request *out,
-                                         size_t *head_len, int *status, const char **reason)
+enum sr_http_parse sr_egress_http_parse_request(const char *buf, size_t len,
+                                                struct sr_http_request *out, size_t *head_len,
+                                                int *status, const char **reason)
 {
   memset(out, 0, sizeof(*out));
   const char *end = NULL;

@@ -31,9 +31,10 @@ enum sr_http_parse {
 /* Parses the head at buf[0..len) (bytes read so far).  On SR_HTTP_OK, *head_len is the
  * head's length (the body or tunnel data start there).  On SR_HTTP_BAD, *status (400, 405,
  * 411, 431, 501, 505) and *reason (static text for the one-line body).  Free with
- * sr_http_request_release. */
-enum sr_http_parse sr_http_parse_request(const char *buf, size_t len, struct sr_http_request *out,
-                                         size_t *head_len, int *status, const char **reason);
-void sr_http_request_release(struct sr_http_request *r);
+ * sr_egress_http_request_release. */
+enum sr_http_parse sr_egress_http_parse_request(const char *buf, size_t len,
+                                                struct sr_http_request *out, size_t *head_len,
+                                                int *status, const char **reason);
+void sr_egress_http_request_release(struct sr_http_request *r);
 
 #endif

@@ -80,7 +80,7 @@ int sr_egress_proxy_listen_in(int netns_fd, int *listen_fd, sr_error_t *err)
         (fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
         bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 128) < 0 ||
-        sr_fd_send(sv[1], fd, "", 1) < 0) {
+        sr_fd_pass_send(sv[1], fd, "", 1) < 0) {
       int e = errno;
       (void)!write(sv[1], &e, sizeof(e));
       _exit(1);
@@ -90,7 +90,7 @@ int sr_egress_proxy_listen_in(int netns_fd, int *listen_fd, sr_error_t *err)
   close(sv[1]);
   char c;
   size_t got;
-  int fd = sr_fd_recv(sv[0], 0, &c, 1, &got);
+  int fd = sr_fd_pass_recv(sv[0], 0, &c, 1, &got);
   int e = errno;
   if (fd < 0) {
     int child = 0;
@@ -196,10 +196,10 @@ static enum sr_http_parse read_head(int fd, char *buf, size_t size, size_t *len,
   *len = 0;
   uint64_t deadline = now_ms() + HEAD_TIMEOUT_MS;
   for (;;) {
-    enum sr_http_parse p = sr_http_parse_request(buf, *len, r, head, status, reason);
+    enum sr_http_parse p = sr_egress_http_parse_request(buf, *len, r, head, status, reason);
     if (p != SR_HTTP_NEED_MORE)
       return p;
-    sr_http_request_release(r);
+    sr_egress_http_request_release(r);
     uint64_t t = now_ms();
     if (t >= deadline || !wait_readable(fd, (int)(deadline - t))) {
       *status = 408;
@@ -242,7 +242,7 @@ static int connect_to(const struct sr_ipaddr *a, uint16_t port, const char *bind
     return -1;
   if (bind_address) {
     struct sr_ipaddr b;
-    if (sr_ipaddr_parse(bind_address, &b) == 0 && b.family == a->family) {
+    if (sr_policy_egress_ipaddr_parse(bind_address, &b) == 0 && b.family == a->family) {
       struct sockaddr_storage bs;
       memset(&bs, 0, sizeof(bs));
       if (b.family == AF_INET) {
@@ -283,12 +283,12 @@ static bool resolve(struct proxy *px, const char *host, struct sr_ipaddr *out, c
                     size_t rsize, const char **why)
 {
   const struct sr_egress *p = px->cfg->policy;
-  const struct sr_ipaddr *pin = sr_egress_pinned(p, host);
+  const struct sr_ipaddr *pin = sr_policy_egress_pinned(p, host);
   struct sr_ipaddr lit;
-  if (pin || sr_ipaddr_parse(host, &lit) == 0) {
+  if (pin || sr_policy_egress_ipaddr_parse(host, &lit) == 0) {
     *out = pin ? *pin : lit;
-    sr_ipaddr_format(out, refused, rsize);
-    return sr_egress_address_allowed(p, out, px->host_addrs, px->n_host_addrs, why);
+    sr_policy_egress_ipaddr_format(out, refused, rsize);
+    return sr_policy_egress_address_allowed(p, out, px->host_addrs, px->n_host_addrs, why);
   }
   struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
   struct addrinfo *res = NULL;
@@ -308,8 +308,8 @@ static bool resolve(struct proxy *px, const char *host, struct sr_ipaddr *out, c
       memcpy(a.bytes, &((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr, 16);
     else
       continue;
-    sr_ipaddr_format(&a, refused, rsize);
-    ok = sr_egress_address_allowed(p, &a, px->host_addrs, px->n_host_addrs, why);
+    sr_policy_egress_ipaddr_format(&a, refused, rsize);
+    ok = sr_policy_egress_address_allowed(p, &a, px->host_addrs, px->n_host_addrs, why);
     if (ok)
       *out = a;
   }
@@ -438,14 +438,14 @@ static void serve_one(struct conn *c)
 
   const char *knob = NULL, *why = NULL;
   char body[512];
-  if (sr_egress_judge(cfg->policy, cfg->extra, cfg->n_extra, cfg->narrow, cfg->n_narrow, r.host,
-                      r.port, &knob) != SR_EGRESS_ALLOW) {
+  if (sr_policy_egress_judge(cfg->policy, cfg->extra, cfg->n_extra, cfg->narrow, cfg->n_narrow,
+                             r.host, r.port, &knob) != SR_EGRESS_ALLOW) {
     snprintf(body, sizeof(body), "seerun: egress to %s:%u denied by profile \"%s\" (%s)", r.host,
              r.port, cfg->profile, knob);
     answer(fd, 403, body);
     snprintf(e.reason, sizeof(e.reason), "%s", knob);
     report(px, &e);
-    sr_http_request_release(&r);
+    sr_egress_http_request_release(&r);
     return;
   }
   struct sr_ipaddr addr;
@@ -461,7 +461,7 @@ static void serve_one(struct conn *c)
     snprintf(e.reason, sizeof(e.reason), "%s%s%s", e.address[0] ? e.address : "",
              e.address[0] ? " is " : "", why);
     report(px, &e);
-    sr_http_request_release(&r);
+    sr_egress_http_request_release(&r);
     return;
   }
   int origin = connect_to(&addr, r.port, cfg->policy->bind_address);
@@ -471,7 +471,7 @@ static void serve_one(struct conn *c)
     answer(fd, errno == ETIMEDOUT ? 504 : 502, body);
     snprintf(e.reason, sizeof(e.reason), "connect: %s", strerror(errno));
     report(px, &e);
-    sr_http_request_release(&r);
+    sr_egress_http_request_release(&r);
     return;
   }
 
@@ -492,7 +492,7 @@ static void serve_one(struct conn *c)
     /* The client's first bytes decide, whenever they come: the server's are relayed
      * meanwhile (SSH and SMTP servers speak first), the client's held until judged. */
     for (;;) {
-      s = sr_tls_client_hello_sni(first, have, sni, sizeof(sni));
+      s = sr_tls_sni_client_hello(first, have, sni, sizeof(sni));
       bool more = s == SR_SNI_NEED_MORE || have == 0 ||
                   (s == SR_SNI_NOT_TLS && http_start(first, have) < 0);
       if (!more || have >= sizeof(first))
@@ -519,7 +519,7 @@ static void serve_one(struct conn *c)
       }
     }
     struct sr_ipaddr lit;
-    bool literal = sr_ipaddr_parse(r.host, &lit) == 0;
+    bool literal = sr_policy_egress_ipaddr_parse(r.host, &lit) == 0;
     const char *bad = NULL;
     if (s == SR_SNI_MALFORMED || (s == SR_SNI_NEED_MORE && have >= sizeof(first)))
       bad = "a malformed TLS ClientHello";
@@ -538,7 +538,7 @@ static void serve_one(struct conn *c)
         e.reason[sizeof(e.reason) - 2] = '~';
       report(px, &e);
       close(origin);
-      sr_http_request_release(&r);
+      sr_egress_http_request_release(&r);
       return;
     }
     closed.bytes_down = down;
@@ -566,7 +566,7 @@ static void serve_one(struct conn *c)
   closed.allowed = 1;
   closed.duration_ms = now_ms() - t0;
   report(px, &closed);
-  sr_http_request_release(&r);
+  sr_egress_http_request_release(&r);
 }
 
 static void *conn_thread(void *arg)
@@ -750,7 +750,7 @@ int sr_egress_proxy_start(const struct sr_egress_proxy_config *cfg, pid_t *pid, 
   return 0;
 }
 
-int sr_egress_events_drain(int events, sr_egress_event_fn fn, void *data)
+int sr_egress_proxy_events_drain(int events, sr_egress_event_fn fn, void *data)
 {
   for (;;) {
     struct sr_egress_event e;

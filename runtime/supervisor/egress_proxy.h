@@ -8,7 +8,8 @@
  * descriptors it needs) before it reads a byte from the container, then serves a thread per
  * connection.  What it decides goes back to the caller as fixed-size records over a socket
  * (struct sr_egress_event), so that the audit log, root-owned and opened per line, is written
- * by the caller (sr_egress_events_drain), never by the process that parses untrusted input. */
+ * by the caller (sr_egress_proxy_events_drain), never by the process that parses untrusted input.
+ */
 #ifndef SEERUN_EGRESS_PROXY_H
 #define SEERUN_EGRESS_PROXY_H
 
@@ -64,6 +65,6 @@ int sr_egress_proxy_listen_in(int netns_fd, int *listen_fd, sr_error_t *err);
 
 /* Reads the events waiting on `events` (non-blocking) and hands each, validated, to fn. */
 typedef void (*sr_egress_event_fn)(void *data, const struct sr_egress_event *e);
-int sr_egress_events_drain(int events, sr_egress_event_fn fn, void *data);
+int sr_egress_proxy_events_drain(int events, sr_egress_event_fn fn, void *data);
 
 #endif

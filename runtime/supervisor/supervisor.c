@@ -9,7 +9,10 @@
 #include "egress_proxy.h"
 #include "egress_record.h"
 #include "json.h"
-#include "util.h"
+#include "fileio.h"
+#include "pidfd.h"
+#include "proc.h"
+#include "rfc3339.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -65,7 +68,7 @@ static void write_record(const struct sr_egress_record *rec, int dirfd)
   }
   sr_egress_record_to_json(rec, g);
   if (sr_json_gen_buf(g, &buf, &len, &err) < 0 ||
-      sr_write_file_atomic(dirfd, SR_SUPERVISOR_EGRESS_FILE, buf, len, 0600, &err) < 0)
+      sr_fileio_write_atomic(dirfd, SR_SUPERVISOR_EGRESS_FILE, buf, len, 0600, &err) < 0)
     sr_error_free(&err);
 }
 
@@ -139,7 +142,7 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
   for (size_t i = 0; i < SR_ACT_LISTENERS; i++)
     w.listener[i] = -1;
   if (cfg->activity) {
-    sr_now_rfc3339(act.started, sizeof(act.started));
+    sr_rfc3339_now(act.started, sizeof(act.started));
     act.seccomp_visible = cfg->seccomp_unseen == NULL;
     act.seccomp_unseen = cfg->seccomp_unseen;
     act.execs_watched = cfg->exec_fd >= 0;
@@ -181,7 +184,7 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
     if (r < 0)
       continue;
     if (p[1].revents & (POLLIN | POLLHUP)) {
-      if (sr_egress_events_drain(events, sr_egress_record_add, &rec) != 0)
+      if (sr_egress_proxy_events_drain(events, sr_egress_record_add, &rec) != 0)
         break; /* the proxy has gone */
     }
     if (p[3].revents & POLLIN)
@@ -253,13 +256,13 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
     sr_activity_read_cgroup(&act, &cg);
     /* What the code left in its writable places, before their mounts are let go. */
     if (act.files)
-      sr_act_files_walk(act.files);
+      sr_activity_files_walk(act.files);
   }
   if (proxy > 0) {
     kill(proxy, SIGKILL);
     while (waitpid(proxy, NULL, 0) < 0 && errno == EINTR)
       ;
-    sr_egress_events_drain(events, sr_egress_record_add, &rec);
+    sr_egress_proxy_events_drain(events, sr_egress_record_add, &rec);
     sr_egress_record_close(&rec);
     write_record(&rec, cfg->state_dirfd);
   }
@@ -347,10 +350,10 @@ int sr_supervisor_start(const struct sr_supervisor_config *cfg, pid_t *pid, uint
      * code has run yet. */
     struct sr_act_files *files = NULL;
     if (cfg->activity && cfg->places) {
-      files = sr_act_files_new(&places);
+      files = sr_activity_files_new(&places);
       if (files == NULL)
         _exit(125);
-      sr_act_files_baseline(files);
+      sr_activity_files_baseline(files);
     }
     (void)!write(5, "", 1);
     close(5);

@@ -92,7 +92,7 @@ static enum sr_sni parse_hello(struct rd hs, char *name, size_t size)
   return exts.bad || hs.bad ? SR_SNI_MALFORMED : SR_SNI_ABSENT;
 }
 
-enum sr_sni sr_tls_client_hello_sni(const unsigned char *buf, size_t len, char *name,
+enum sr_sni sr_tls_sni_client_hello(const unsigned char *buf, size_t len, char *name,
                                     size_t name_size)
 {
   /* The handshake message may span records: gather their payloads until it is whole. */

@@ -17,7 +17,7 @@ enum sr_sni {
   SR_SNI_MALFORMED, /* a handshake record that is not a well-formed ClientHello */
 };
 
-enum sr_sni sr_tls_client_hello_sni(const unsigned char *buf, size_t len, char *name,
+enum sr_sni sr_tls_sni_client_hello(const unsigned char *buf, size_t len, char *name,
                                     size_t name_size);
 
 #endif

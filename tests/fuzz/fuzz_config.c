@@ -59,7 +59,7 @@ static void render_decisions(const struct sr_decisions *d)
   sr_error_t err = NULL;
   if (sr_json_gen_new(&g, false, &err) < 0)
     abort();
-  if (sr_decisions_to_json(d, g) < 0)
+  if (sr_policy_render_json(d, g) < 0)
     abort();
 }
 
@@ -145,22 +145,23 @@ static void apply_profile(const uint8_t *data, size_t size, const struct sr_poli
     if (d.list[i].field == NULL)
       abort();
   render_decisions(&d);
-  (void)sr_policy_network_granted(&d);
+  (void)sr_policy_apply_network_granted(&d);
   runtime_consumers(c);
 
   /* What `update` and `exec` then judge: the decided resources, the decided process. */
   if (r == 0 && c->linux_.resources) {
     struct sr_resources applied;
     struct sr_decisions du = {0};
-    if (sr_policy_check_update(p, &c->arena, c->linux_.resources, &applied, &du, &err) < 0)
+    if (sr_policy_apply_update_check(p, &c->arena, c->linux_.resources, &applied, &du, &err) < 0)
       sr_error_free(&err);
     render_decisions(&du);
   }
   if (r == 0) {
     struct sr_process *ep = NULL;
-    if (sr_process_parse((const char *)data, size, "process.json", &c->arena, &ep, &err) == 0) {
+    if (sr_config_parse_process((const char *)data, size, "process.json", &c->arena, &ep, &err) ==
+        0) {
       struct sr_decisions de = {0};
-      if (sr_policy_apply_exec(p, &c->arena, c->process, ep, &de, &err) < 0)
+      if (sr_policy_apply_update_exec(p, &c->arena, c->process, ep, &de, &err) < 0)
         sr_error_free(&err);
       render_decisions(&de);
     } else {
@@ -205,7 +206,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
   struct sr_arena a = {0};
   struct sr_process *p = NULL;
-  if (sr_process_parse((const char *)data, size, "process.json", &a, &p, &err) == 0) {
+  if (sr_config_parse_process((const char *)data, size, "process.json", &a, &p, &err) == 0) {
     if (p == NULL || err != NULL || p->n_args == 0 || p->args[p->n_args] != NULL)
       abort();
   } else {
@@ -217,14 +218,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   /* The same bytes as `update --resources` reads them, judged by every built-in profile. */
   struct sr_arena ra = {0};
   struct sr_resources *r = NULL;
-  if (sr_resources_parse((const char *)data, size, "--resources", &ra, &r, &err) == 0) {
+  if (sr_config_update_parse_resources((const char *)data, size, "--resources", &ra, &r, &err) ==
+      0) {
     if (r == NULL || err != NULL)
       abort();
     const struct sr_policy *pol = builtin_policy();
     for (size_t i = 0; i < pol->n_profiles; i++) {
       struct sr_resources applied;
       struct sr_decisions du = {0};
-      if (sr_policy_check_update(&pol->profiles[i], &ra, r, &applied, &du, &err) < 0) {
+      if (sr_policy_apply_update_check(&pol->profiles[i], &ra, r, &applied, &du, &err) < 0) {
         if (du.n == 0 || du.list[du.n - 1].kind != SR_DECISION_REFUSED)
           abort();
         check_refusal(err, "");

@@ -25,8 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   size_t head = 0;
   int status = 0;
   const char *reason = NULL;
-  enum sr_http_parse p = sr_http_parse_request((const char *)data, size, &r, &head, &status,
-                                               &reason);
+  enum sr_http_parse p =
+      sr_egress_http_parse_request((const char *)data, size, &r, &head, &status, &reason);
   if (p == SR_HTTP_OK) {
     if (head == 0 || head > size || r.host[0] == '\0' || r.port == 0)
       abort();
@@ -38,10 +38,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   } else if (p == SR_HTTP_BAD && (status < 400 || reason == NULL)) {
     abort();
   }
-  sr_http_request_release(&r);
+  sr_egress_http_request_release(&r);
 
   char name[256];
-  if (sr_tls_client_hello_sni(data, size, name, sizeof(name)) == SR_SNI_FOUND) {
+  if (sr_tls_sni_client_hello(data, size, name, sizeof(name)) == SR_SNI_FOUND) {
     size_t n = strnlen(name, sizeof(name));
     if (n == sizeof(name))
       abort();
@@ -57,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct sr_arena a = {0};
     struct sr_egress_host h;
     sr_error_t err = NULL;
-    if (sr_egress_host_parse(&a, text, "allow[0]", &h, &err) < 0) {
+    if (sr_policy_egress_host_parse(&a, text, "allow[0]", &h, &err) < 0) {
       char *t = sr_error_text(err);
       if (t == NULL || strncmp(t, "allow[0]", 8) != 0)
         abort();
@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (h.name == NULL || err != NULL) {
       abort();
     } else {
-      (void)sr_egress_host_matches(&h, h.name, 443);
+      (void)sr_policy_egress_host_matches(&h, h.name, 443);
     }
     sr_arena_release(&a);
   }

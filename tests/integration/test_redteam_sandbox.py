@@ -29,7 +29,7 @@ def _sh_name(b):
 def test_result_document_stays_utf8_whatever_the_names_in_out_and_the_workspace(
         sandbox, tmp_path):
     """README: "Paths are printable: control bytes, backslashes and bytes that are not UTF-8
-    as \\xNN".  sr_sandbox_printable takes any lead byte 0xE0-0xF7 followed by continuation
+    as \\xNN".  sr_sandbox_collect_printable takes any lead byte 0xE0-0xF7 followed by continuation
     bytes as UTF-8, so surrogates, overlong forms and code points past U+10FFFF reach the
     result document raw (yajl_gen_validate_utf8 is off): the document is no longer UTF-8 JSON
     and a strict reader (Python's json, serde_json, ...) cannot read the result at all --
@@ -57,7 +57,7 @@ def test_result_document_stays_utf8_whatever_the_names_in_out_and_the_workspace(
 
 def test_audit_log_stays_utf8_whatever_the_refused_names(sandbox, hardened, tmp_path):
     """The same bytes through the audit log: the sandbox-result line lists /out's refused
-    entries (a symlink, say) with sr_sandbox_printable, so one line of the operator's audit
+    entries (a symlink, say) with sr_sandbox_collect_printable, so one line of the operator's audit
     log is not UTF-8 (and `seerun review`, or any JSON-lines reader, trips on it)."""
     out = tmp_path / "out"
     script = "; ".join(f'ln -s /etc/passwd "/out/l$(printf \'{_sh_name(b)}\')"'

@@ -34,7 +34,7 @@ static yajl_val record(struct sr_act_files *f)
   size_t len;
   yajl_val v = NULL;
   CHECK_OK(sr_json_gen_new(&g, false, &err), err);
-  sr_act_files_to_json(f, g, false);
+  sr_activity_files_to_json(f, g, false);
   CHECK_OK(sr_json_gen_buf(g, &buf, &len, &err), err);
   CHECK_OK(sr_json_parse((const char *)buf, len, &v, &err), err);
   return v;
@@ -67,12 +67,12 @@ static void a_bind_place_added_modified_deleted(void)
   put(dir, "gone", "12345");
   struct sr_act_places ps = {.mntns_fd = -1};
   sr_error_t err = NULL;
-  CHECK_OK(sr_act_places_add(&ps, "/data", "bind", "other",
-                             open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), -1, &err),
+  CHECK_OK(sr_activity_places_add(&ps, "/data", "bind", "other",
+                                  open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), -1, &err),
            err);
-  struct sr_act_files *f = sr_act_files_new(&ps);
+  struct sr_act_files *f = sr_activity_files_new(&ps);
   CHECK(f != NULL);
-  sr_act_files_baseline(f);
+  sr_activity_files_baseline(f);
   put(dir, "change", "after, longer");
   put(dir, "new", "abc");
   char p[512];
@@ -80,7 +80,7 @@ static void a_bind_place_added_modified_deleted(void)
   unlink(p);
   snprintf(p, sizeof(p), "%s/link", dir);
   CHECK(symlink("/etc", p) == 0);
-  sr_act_files_walk(f);
+  sr_activity_files_walk(f);
   yajl_val v = record(f);
   CHECK(v != NULL);
   CHECK_STR_EQ(change_of(v, "/data/new"), "added");
@@ -91,7 +91,7 @@ static void a_bind_place_added_modified_deleted(void)
   CHECK(num(v, "added") == 2 && num(v, "modified") == 1 && num(v, "deleted") == 1);
   CHECK(num(v, "bytesAdded") == 3 && num(v, "bytesModified") == 13 && num(v, "bytesDeleted") == 5);
   yajl_tree_free(v);
-  sr_act_files_free(f);
+  sr_activity_files_free(f);
   const char *names[] = {"keep", "change", "new", "link"};
   for (size_t i = 0; i < 4; i++) {
     snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
@@ -117,14 +117,14 @@ static void an_upper_layer_against_its_lower_one(void)
   bool whiteout = mknod(p, S_IFCHR | 0000, makedev(0, 0)) == 0; /* needs CAP_MKNOD */
   struct sr_act_places ps = {.mntns_fd = -1};
   sr_error_t err = NULL;
-  CHECK_OK(sr_act_places_add(&ps, "/work", "upper", "output",
-                             open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC),
-                             open(lower, O_PATH | O_DIRECTORY | O_CLOEXEC), &err),
+  CHECK_OK(sr_activity_places_add(&ps, "/work", "upper", "output",
+                                  open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC),
+                                  open(lower, O_PATH | O_DIRECTORY | O_CLOEXEC), &err),
            err);
-  struct sr_act_files *f = sr_act_files_new(&ps);
+  struct sr_act_files *f = sr_activity_files_new(&ps);
   CHECK(f != NULL);
-  sr_act_files_baseline(f);
-  sr_act_files_walk(f);
+  sr_activity_files_baseline(f);
+  sr_activity_files_walk(f);
   yajl_val v = record(f);
   CHECK_STR_EQ(change_of(v, "/work/edited"), "modified");
   CHECK_STR_EQ(change_of(v, "/work/sub/fresh"), "added");
@@ -132,7 +132,7 @@ static void an_upper_layer_against_its_lower_one(void)
   if (whiteout)
     CHECK_STR_EQ(change_of(v, "/work/removed"), "deleted");
   yajl_tree_free(v);
-  sr_act_files_free(f);
+  sr_activity_files_free(f);
   const char *names[] = {"edited", "removed", "sub/fresh", "sub"};
   for (size_t i = 0; i < 4; i++) {
     snprintf(p, sizeof(p), "%s/%s", upper, names[i]);
@@ -147,11 +147,11 @@ static void an_upper_layer_against_its_lower_one(void)
 static void names_are_printable_ascii(void)
 {
   char out[64];
-  sr_act_render_name("a\nb\xff\\c\"", 7, out, sizeof(out));
+  sr_activity_files_render_name("a\nb\xff\\c\"", 7, out, sizeof(out));
   CHECK_STR_EQ(out, "a\\x0ab\\xff\\x5cc\"");
   char longname[100];
   memset(longname, 'x', sizeof(longname));
-  sr_act_render_name(longname, sizeof(longname), out, 16);
+  sr_activity_files_render_name(longname, sizeof(longname), out, 16);
   CHECK(strlen(out) < 16 && strcmp(out + strlen(out) - 3, "...") == 0);
 }
 

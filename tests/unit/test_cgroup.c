@@ -7,7 +7,7 @@
 #include "cgroup.h"
 #include "cleanup.h"
 #include "unit.h"
-#include "util.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +31,7 @@ static void put_file(const char *dir, const char *file, const char *content)
   char p[PATH_MAX];
   snprintf(p, sizeof(p), "%s/%s", dir, file);
   int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0 || sr_write_all(fd, content, strlen(content)) < 0)
+  if (fd < 0 || sr_fileio_write_all(fd, content, strlen(content)) < 0)
     unit_fail(__FILE__, __LINE__, "cannot write %s: %s", p, strerror(errno));
   if (fd >= 0)
     close(fd);
@@ -44,7 +44,7 @@ static const char *slurp(const char *dir, const char *file)
   char p[PATH_MAX];
   snprintf(p, sizeof(p), "%s/%s", dir, file);
   sr_error_t e = NULL;
-  if (sr_read_small_file_at(AT_FDCWD, p, buf, sizeof(buf), NULL, &e) < 0) {
+  if (sr_fileio_read_small_at(AT_FDCWD, p, buf, sizeof(buf), NULL, &e) < 0) {
     sr_error_free(&e);
     return "(missing)";
   }
@@ -256,7 +256,7 @@ static bool in_cgroup_everywhere(pid_t pid, const char *path, int *lines)
   sr_error_t e = NULL;
   snprintf(p, sizeof(p), "/proc/%d/cgroup", (int)pid);
   *lines = 0;
-  if (sr_read_small_file_at(AT_FDCWD, p, buf, sizeof(buf), NULL, &e) < 0) {
+  if (sr_fileio_read_small_at(AT_FDCWD, p, buf, sizeof(buf), NULL, &e) < 0) {
     sr_error_free(&e);
     return false;
   }
@@ -832,7 +832,7 @@ static void real_v1_container_lifecycle(void)
 
   _cleanup_strv_ char **names = NULL;
   size_t nn = 0;
-  CHECK_OK(sr_cg_v1_hierarchies(cg, &names, &nn, &err), err);
+  CHECK_OK(sr_cgroup_v1_hierarchies(cg, &names, &nn, &err), err);
   CHECK(nn >= 9);
   for (size_t i = 0; i < nn; i++) {
     snprintf(d, sizeof(d), "/sys/fs/cgroup/%s%s", names[i], path);
@@ -917,7 +917,7 @@ static void real_v2_container_with_device_filter(void)
   CHECK_OK(sr_cgroup_attach(cg, dev.pid, &err), err);
   char p[64], self[4096];
   snprintf(p, sizeof(p), "/proc/%d/cgroup", (int)dev.pid);
-  sr_read_small_file_at(AT_FDCWD, p, self, sizeof(self), NULL, &err);
+  sr_fileio_read_small_at(AT_FDCWD, p, self, sizeof(self), NULL, &err);
   clear_error(&err);
   char want[128];
   snprintf(want, sizeof(want), "0::%s\n", path);
@@ -1099,7 +1099,7 @@ static void cgroup_paths_resolve_as_runc_does(void)
 
   /* Relative: below this process's own cgroup (name=systemd on v1, else pids, else 0::). */
   char text[8192], own[4096] = "", pids_own[4096] = "", v2_own[4096] = "";
-  CHECK_OK(sr_read_small_file_at(AT_FDCWD, "/proc/self/cgroup", text, sizeof(text), NULL, &err),
+  CHECK_OK(sr_fileio_read_small_at(AT_FDCWD, "/proc/self/cgroup", text, sizeof(text), NULL, &err),
            err);
   char *save = NULL;
   for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {

@@ -183,7 +183,7 @@ static void check_mount(const struct sr_mount *m, const char *dest, const char *
 /* `spec --rootless`: runc's specconv.ToRootless applied to the default template. */
 static void the_rootless_template_is_the_default_turned_as_runc_turns_it(void)
 {
-  char *text = sr_rootless_spec(1000, 1001);
+  char *text = sr_spec_default_rootless(1000, 1001);
   CHECK(text != NULL);
   if (text == NULL)
     return;
@@ -855,7 +855,7 @@ static void exec_process_json_parses_on_its_own(void)
   struct sr_process *p = NULL;
   sr_error_t err = NULL;
   const char *json = JSON({"user": {"uid": 5, "gid": 6}, "args": ["ls", "-l"], "cwd": "/tmp"});
-  CHECK_OK(sr_process_parse(json, strlen(json), "process.json", &a, &p, &err), err);
+  CHECK_OK(sr_config_parse_process(json, strlen(json), "process.json", &a, &p, &err), err);
   if (p) {
     CHECK_UINT_EQ(p->user.uid, 5);
     CHECK_STR_EQ(p->args[1], "-l");
@@ -864,7 +864,7 @@ static void exec_process_json_parses_on_its_own(void)
   sr_error_free(&err);
 
   json = JSON({"user": {"uid": 5, "gid": 6}, "args": [], "cwd": "/tmp"});
-  CHECK(sr_process_parse(json, strlen(json), "process.json", &a, &p, &err) < 0);
+  CHECK(sr_config_parse_process(json, strlen(json), "process.json", &a, &p, &err) < 0);
   CHECK_ERR_CONTAINS(err, "process.json: args: must be a non-empty array");
   sr_error_free(&err);
   sr_arena_release(&a);
@@ -1316,12 +1316,12 @@ static void sysctls_must_be_namespaced_and_in_a_namespace_of_the_container(void)
     CHECK_UINT_EQ(c->linux_.n_sysctl, 6);
     sr_config_free(c);
   }
-  CHECK(sr_sysctl_namespace("net.core.somaxconn") == SR_NS_NET);
-  CHECK(sr_sysctl_namespace("kernel.msgmnb") == SR_NS_IPC);
-  CHECK(sr_sysctl_namespace("kernel/hostname") == SR_NS_UTS);
-  CHECK(sr_sysctl_namespace("kernel.shmmni.x") == -1);
-  CHECK(sr_sysctl_namespace("vm.overcommit_memory") == -1);
-  CHECK(sr_sysctl_namespace("network.x") == -1);
+  CHECK(sr_config_sysctl_namespace("net.core.somaxconn") == SR_NS_NET);
+  CHECK(sr_config_sysctl_namespace("kernel.msgmnb") == SR_NS_IPC);
+  CHECK(sr_config_sysctl_namespace("kernel/hostname") == SR_NS_UTS);
+  CHECK(sr_config_sysctl_namespace("kernel.shmmni.x") == -1);
+  CHECK(sr_config_sysctl_namespace("vm.overcommit_memory") == -1);
+  CHECK(sr_config_sysctl_namespace("network.x") == -1);
 }
 
 static void a_key_given_twice_is_refused(void)

@@ -18,7 +18,7 @@ static struct sr_egress_host host(const char *text)
 {
   struct sr_egress_host h;
   sr_error_t err = NULL;
-  CHECK_OK(sr_egress_host_parse(&arena, text, "allow[0]", &h, &err), err);
+  CHECK_OK(sr_policy_egress_host_parse(&arena, text, "allow[0]", &h, &err), err);
   return h;
 }
 
@@ -26,7 +26,7 @@ static void host_refused(const char *text, const char *want)
 {
   struct sr_egress_host h;
   sr_error_t err = NULL;
-  CHECK(sr_egress_host_parse(&arena, text, "allow[0]", &h, &err) < 0);
+  CHECK(sr_policy_egress_host_parse(&arena, text, "allow[0]", &h, &err) < 0);
   char *msg = err ? sr_error_text(err) : NULL;
   CHECK(msg && strstr(msg, want));
   if (msg == NULL || strstr(msg, want) == NULL)
@@ -39,33 +39,33 @@ static void host_entries_parse_and_match(void)
 {
   struct sr_egress_host h = host("PyPI.org");
   CHECK_STR_EQ(h.name, "pypi.org");
-  CHECK(sr_egress_host_matches(&h, "pypi.org", 443));
-  CHECK(sr_egress_host_matches(&h, "pypi.org", 80));
-  CHECK(!sr_egress_host_matches(&h, "pypi.org", 8080));
-  CHECK(!sr_egress_host_matches(&h, "evilpypi.org", 443));
-  CHECK(!sr_egress_host_matches(&h, "files.pypi.org", 443));
+  CHECK(sr_policy_egress_host_matches(&h, "pypi.org", 443));
+  CHECK(sr_policy_egress_host_matches(&h, "pypi.org", 80));
+  CHECK(!sr_policy_egress_host_matches(&h, "pypi.org", 8080));
+  CHECK(!sr_policy_egress_host_matches(&h, "evilpypi.org", 443));
+  CHECK(!sr_policy_egress_host_matches(&h, "files.pypi.org", 443));
 
   h = host("*.example.org");
   CHECK(h.wildcard);
-  CHECK(sr_egress_host_matches(&h, "a.example.org", 443));
-  CHECK(sr_egress_host_matches(&h, "a.b.example.org", 443));
-  CHECK(!sr_egress_host_matches(&h, "example.org", 443));
-  CHECK(!sr_egress_host_matches(&h, "badexample.org", 443));
+  CHECK(sr_policy_egress_host_matches(&h, "a.example.org", 443));
+  CHECK(sr_policy_egress_host_matches(&h, "a.b.example.org", 443));
+  CHECK(!sr_policy_egress_host_matches(&h, "example.org", 443));
+  CHECK(!sr_policy_egress_host_matches(&h, "badexample.org", 443));
 
   h = host("git.example.org:22");
-  CHECK(sr_egress_host_matches(&h, "git.example.org", 22));
-  CHECK(!sr_egress_host_matches(&h, "git.example.org", 443));
+  CHECK(sr_policy_egress_host_matches(&h, "git.example.org", 22));
+  CHECK(!sr_policy_egress_host_matches(&h, "git.example.org", 443));
 
   h = host("192.0.2.7");
   CHECK(h.is_ip);
-  CHECK(sr_egress_host_matches(&h, "192.0.2.7", 443));
-  CHECK(!sr_egress_host_matches(&h, "192.0.2.8", 443));
+  CHECK(sr_policy_egress_host_matches(&h, "192.0.2.7", 443));
+  CHECK(!sr_policy_egress_host_matches(&h, "192.0.2.8", 443));
   h = host("[2001:db8::1]:8443");
   CHECK(h.is_ip && h.port == 8443);
-  CHECK(sr_egress_host_matches(&h, "2001:db8:0::1", 8443));
+  CHECK(sr_policy_egress_host_matches(&h, "2001:db8:0::1", 8443));
   /* A name entry never matches an IP literal, whatever it resolves to. */
   h = host("localhost");
-  CHECK(!sr_egress_host_matches(&h, "127.0.0.1", 80));
+  CHECK(!sr_policy_egress_host_matches(&h, "127.0.0.1", 80));
 
   host_refused("", "not a host name");
   host_refused("a..b", "not a host name");
@@ -84,34 +84,39 @@ static void deny_wins_and_annotations_only_narrow(void)
   struct sr_egress_host deny[] = {host("secret.example.org")};
   struct sr_egress p = {.allow = allow, .n_allow = 2, .deny = deny, .n_deny = 1};
   const char *knob;
-  CHECK_INT_EQ(sr_egress_judge(&p, NULL, 0, NULL, 0, "a.example.org", 443, &knob), SR_EGRESS_ALLOW);
-  CHECK_INT_EQ(sr_egress_judge(&p, NULL, 0, NULL, 0, "secret.example.org", 443, &knob),
+  CHECK_INT_EQ(sr_policy_egress_judge(&p, NULL, 0, NULL, 0, "a.example.org", 443, &knob),
+               SR_EGRESS_ALLOW);
+  CHECK_INT_EQ(sr_policy_egress_judge(&p, NULL, 0, NULL, 0, "secret.example.org", 443, &knob),
                SR_EGRESS_DENY);
   CHECK_STR_EQ(knob, "network.egress.deny");
-  CHECK_INT_EQ(sr_egress_judge(&p, NULL, 0, NULL, 0, "example.com", 443, &knob), SR_EGRESS_DENY);
+  CHECK_INT_EQ(sr_policy_egress_judge(&p, NULL, 0, NULL, 0, "example.com", 443, &knob),
+               SR_EGRESS_DENY);
   CHECK_STR_EQ(knob, "network.egress.allow");
 
   /* The annotation narrows: pypi.org is the profile's, but not the annotation's. */
   struct sr_egress_host narrow[] = {host("a.example.org"), host("other.net")};
-  CHECK_INT_EQ(sr_egress_judge(&p, NULL, 0, narrow, 2, "pypi.org", 443, &knob), SR_EGRESS_DENY);
+  CHECK_INT_EQ(sr_policy_egress_judge(&p, NULL, 0, narrow, 2, "pypi.org", 443, &knob),
+               SR_EGRESS_DENY);
   CHECK_STR_EQ(knob, "io.seerun.egress.allow");
-  CHECK_INT_EQ(sr_egress_judge(&p, NULL, 0, narrow, 2, "a.example.org", 443, &knob),
+  CHECK_INT_EQ(sr_policy_egress_judge(&p, NULL, 0, narrow, 2, "a.example.org", 443, &knob),
                SR_EGRESS_ALLOW);
   /* ... and cannot widen: other.net is the annotation's only. */
-  CHECK_INT_EQ(sr_egress_judge(&p, NULL, 0, narrow, 2, "other.net", 443, &knob), SR_EGRESS_DENY);
+  CHECK_INT_EQ(sr_policy_egress_judge(&p, NULL, 0, narrow, 2, "other.net", 443, &knob),
+               SR_EGRESS_DENY);
 
   /* The sandbox caller's --allow-host widens, but never past deny. */
   struct sr_egress_host extra[] = {host("other.net"), host("secret.example.org")};
-  CHECK_INT_EQ(sr_egress_judge(&p, extra, 2, NULL, 0, "other.net", 443, &knob), SR_EGRESS_ALLOW);
-  CHECK_INT_EQ(sr_egress_judge(&p, extra, 2, NULL, 0, "secret.example.org", 443, &knob),
+  CHECK_INT_EQ(sr_policy_egress_judge(&p, extra, 2, NULL, 0, "other.net", 443, &knob),
+               SR_EGRESS_ALLOW);
+  CHECK_INT_EQ(sr_policy_egress_judge(&p, extra, 2, NULL, 0, "secret.example.org", 443, &knob),
                SR_EGRESS_DENY);
 }
 
 static enum sr_addr_class cls(const char *text)
 {
   struct sr_ipaddr a;
-  CHECK(sr_ipaddr_parse(text, &a) == 0);
-  return sr_addr_classify(&a);
+  CHECK(sr_policy_egress_ipaddr_parse(text, &a) == 0);
+  return sr_policy_egress_addr_classify(&a);
 }
 
 static void address_classes(void)
@@ -146,37 +151,37 @@ static void address_classes(void)
 static void allowed_addresses_and_the_hosts_own(void)
 {
   struct sr_cidr ranges[1];
-  CHECK(sr_cidr_parse("10.200.0.0/24", &ranges[0]) == 0);
+  CHECK(sr_policy_egress_cidr_parse("10.200.0.0/24", &ranges[0]) == 0);
   struct sr_egress p = {.allow_addresses = ranges, .n_allow_addresses = 1};
   struct sr_ipaddr a, host_addrs[1];
   const char *why;
-  CHECK(sr_ipaddr_parse("10.200.0.9", &a) == 0);
-  CHECK(sr_egress_address_allowed(&p, &a, NULL, 0, &why));
-  CHECK(sr_ipaddr_parse("10.201.0.9", &a) == 0);
-  CHECK(!sr_egress_address_allowed(&p, &a, NULL, 0, &why));
+  CHECK(sr_policy_egress_ipaddr_parse("10.200.0.9", &a) == 0);
+  CHECK(sr_policy_egress_address_allowed(&p, &a, NULL, 0, &why));
+  CHECK(sr_policy_egress_ipaddr_parse("10.201.0.9", &a) == 0);
+  CHECK(!sr_policy_egress_address_allowed(&p, &a, NULL, 0, &why));
   CHECK_STR_EQ(why, "private");
-  CHECK(sr_ipaddr_parse("169.254.169.254", &a) == 0);
-  CHECK(!sr_egress_address_allowed(&p, &a, NULL, 0, &why));
+  CHECK(sr_policy_egress_ipaddr_parse("169.254.169.254", &a) == 0);
+  CHECK(!sr_policy_egress_address_allowed(&p, &a, NULL, 0, &why));
   CHECK_STR_EQ(why, "link-local");
   /* A public address of the host itself is refused: its other services listen there. */
-  CHECK(sr_ipaddr_parse("203.0.114.5", &host_addrs[0]) == 0);
-  CHECK(sr_ipaddr_parse("::ffff:203.0.114.5", &a) == 0);
-  CHECK(!sr_egress_address_allowed(&p, &a, host_addrs, 1, &why));
+  CHECK(sr_policy_egress_ipaddr_parse("203.0.114.5", &host_addrs[0]) == 0);
+  CHECK(sr_policy_egress_ipaddr_parse("::ffff:203.0.114.5", &a) == 0);
+  CHECK(!sr_policy_egress_address_allowed(&p, &a, host_addrs, 1, &why));
   CHECK_STR_EQ(why, "an address of this host");
-  CHECK(sr_ipaddr_parse("203.0.114.6", &a) == 0);
-  CHECK(sr_egress_address_allowed(&p, &a, host_addrs, 1, &why));
+  CHECK(sr_policy_egress_ipaddr_parse("203.0.114.6", &a) == 0);
+  CHECK(sr_policy_egress_address_allowed(&p, &a, host_addrs, 1, &why));
 
   struct sr_cidr c;
-  CHECK(sr_cidr_parse("10.0.0.0/33", &c) < 0);
-  CHECK(sr_cidr_parse("10.0.0.0/", &c) < 0);
-  CHECK(sr_cidr_parse("fd00::/7", &c) == 0 && c.prefix == 7);
+  CHECK(sr_policy_egress_cidr_parse("10.0.0.0/33", &c) < 0);
+  CHECK(sr_policy_egress_cidr_parse("10.0.0.0/", &c) < 0);
+  CHECK(sr_policy_egress_cidr_parse("fd00::/7", &c) == 0 && c.prefix == 7);
 }
 
 static enum sr_http_parse parse(const char *text, struct sr_http_request *r, int *status,
                                 const char **reason)
 {
   size_t head = 0;
-  return sr_http_parse_request(text, strlen(text), r, &head, status, reason);
+  return sr_egress_http_parse_request(text, strlen(text), r, &head, status, reason);
 }
 
 static void http_connect_and_forward_requests(void)
@@ -186,17 +191,17 @@ static void http_connect_and_forward_requests(void)
   const char *reason = NULL;
   size_t head = 0;
   const char *c = "CONNECT PyPI.org:443 HTTP/1.1\r\nHost: pypi.org:443\r\n\r\n\x16\x03";
-  CHECK_INT_EQ(sr_http_parse_request(c, strlen(c), &r, &head, &status, &reason), SR_HTTP_OK);
+  CHECK_INT_EQ(sr_egress_http_parse_request(c, strlen(c), &r, &head, &status, &reason), SR_HTTP_OK);
   CHECK(r.connect);
   CHECK_STR_EQ(r.host, "pypi.org");
   CHECK_INT_EQ(r.port, 443);
   CHECK_INT_EQ(head, strlen(c) - 2);
-  sr_http_request_release(&r);
+  sr_egress_http_request_release(&r);
 
   CHECK_INT_EQ(parse("CONNECT [2001:db8::1]:8443 HTTP/1.1\r\n\r\n", &r, &status, &reason),
                SR_HTTP_OK);
   CHECK_STR_EQ(r.host, "2001:db8::1");
-  sr_http_request_release(&r);
+  sr_egress_http_request_release(&r);
 
   CHECK_INT_EQ(parse("GET http://Example.org:8080/a/b?c=d HTTP/1.1\r\nHost: example.org:8080\r\n"
                      "Proxy-Connection: keep-alive\r\nProxy-Authorization: Basic x\r\n"
@@ -208,19 +213,19 @@ static void http_connect_and_forward_requests(void)
   CHECK_INT_EQ(r.port, 8080);
   CHECK_STR_EQ(r.origin_head, "GET /a/b?c=d HTTP/1.1\r\nHost: example.org:8080\r\n"
                               "Accept: */*\r\nConnection: close\r\n\r\n");
-  sr_http_request_release(&r);
+  sr_egress_http_request_release(&r);
 
   CHECK_INT_EQ(parse("GET http://example.org HTTP/1.0\r\n\r\n", &r, &status, &reason), SR_HTTP_OK);
   CHECK_STR_EQ(r.origin_head, "GET / HTTP/1.0\r\nHost: example.org\r\nConnection: close\r\n\r\n");
   CHECK_INT_EQ(r.port, 80);
-  sr_http_request_release(&r);
+  sr_egress_http_request_release(&r);
 
   CHECK_INT_EQ(parse("POST http://example.org/x HTTP/1.1\r\nHost: example.org\r\n"
                      "Content-Length: 5\r\n\r\nhello",
                      &r, &status, &reason),
                SR_HTTP_OK);
   CHECK_INT_EQ(r.content_length, 5);
-  sr_http_request_release(&r);
+  sr_egress_http_request_release(&r);
 }
 
 static void http_bad(const char *text, int want_status)
@@ -231,7 +236,7 @@ static void http_bad(const char *text, int want_status)
   CHECK_INT_EQ(parse(text, &r, &status, &reason), SR_HTTP_BAD);
   CHECK_INT_EQ(status, want_status);
   CHECK(reason != NULL);
-  sr_http_request_release(&r);
+  sr_egress_http_request_release(&r);
 }
 
 static void http_requests_refused(void)
@@ -321,13 +326,13 @@ static void tls_server_name(void)
   unsigned char hello[600], frag[700];
   char name[256];
   size_t n = client_hello(hello, "PyPI.org");
-  CHECK_INT_EQ(sr_tls_client_hello_sni(hello, n, name, sizeof(name)), SR_SNI_FOUND);
+  CHECK_INT_EQ(sr_tls_sni_client_hello(hello, n, name, sizeof(name)), SR_SNI_FOUND);
   CHECK_STR_EQ(name, "pypi.org");
   for (size_t k = 0; k < n; k += 7)
-    CHECK_INT_EQ(sr_tls_client_hello_sni(hello, k, name, sizeof(name)), SR_SNI_NEED_MORE);
+    CHECK_INT_EQ(sr_tls_sni_client_hello(hello, k, name, sizeof(name)), SR_SNI_NEED_MORE);
 
   n = client_hello(hello, NULL);
-  CHECK_INT_EQ(sr_tls_client_hello_sni(hello, n, name, sizeof(name)), SR_SNI_ABSENT);
+  CHECK_INT_EQ(sr_tls_sni_client_hello(hello, n, name, sizeof(name)), SR_SNI_ABSENT);
 
   /* The same hello split over two records. */
   n = client_hello(hello, "a.example.org");
@@ -341,23 +346,23 @@ static void tls_server_name(void)
   frag[8 + first] = (unsigned char)(rest >> 8);
   frag[9 + first] = (unsigned char)rest;
   memcpy(frag + 10 + first, hello + 5 + first, rest);
-  CHECK_INT_EQ(sr_tls_client_hello_sni(frag, n + 5, name, sizeof(name)), SR_SNI_FOUND);
+  CHECK_INT_EQ(sr_tls_sni_client_hello(frag, n + 5, name, sizeof(name)), SR_SNI_FOUND);
   CHECK_STR_EQ(name, "a.example.org");
 
-  CHECK_INT_EQ(sr_tls_client_hello_sni((const unsigned char *)"SSH-2.0-x\r\n", 11, name,
-                                       sizeof(name)),
-               SR_SNI_NOT_TLS);
+  CHECK_INT_EQ(
+      sr_tls_sni_client_hello((const unsigned char *)"SSH-2.0-x\r\n", 11, name, sizeof(name)),
+      SR_SNI_NOT_TLS);
   /* A lying length inside the hello. */
   n = client_hello(hello, "pypi.org");
   hello[9 + 2 + 32] = 200; /* session id length past the end */
-  CHECK_INT_EQ(sr_tls_client_hello_sni(hello, n, name, sizeof(name)), SR_SNI_MALFORMED);
+  CHECK_INT_EQ(sr_tls_sni_client_hello(hello, n, name, sizeof(name)), SR_SNI_MALFORMED);
   /* A handshake that is not a ClientHello. */
   n = client_hello(hello, "pypi.org");
   hello[5] = 2;
-  CHECK_INT_EQ(sr_tls_client_hello_sni(hello, n, name, sizeof(name)), SR_SNI_MALFORMED);
+  CHECK_INT_EQ(sr_tls_sni_client_hello(hello, n, name, sizeof(name)), SR_SNI_MALFORMED);
   /* A control character in the name. */
   n = client_hello(hello, "pypi\001org");
-  CHECK_INT_EQ(sr_tls_client_hello_sni(hello, n, name, sizeof(name)), SR_SNI_MALFORMED);
+  CHECK_INT_EQ(sr_tls_sni_client_hello(hello, n, name, sizeof(name)), SR_SNI_MALFORMED);
 }
 
 static struct sr_policy *policy(const char *profiles, sr_error_t *err)

@@ -15,7 +15,7 @@ static int split(struct sr_arena *a, const char *type, char **opts, size_t n,
   struct sr_mount m = {.field = "mounts[0]", .type = (char *)type, .source = "overlay"};
   sr_error_t err = NULL;
   CHECK_OK(sr_mount_options_parse(a, opts, n, "mounts[0].options", &m.opts, &err), err);
-  int r = sr_mount_data_split(a, &m, "mounts[0].options", d, &err);
+  int r = sr_mount_paths_data_split(a, &m, "mounts[0].options", d, &err);
   *why = err ? sr_error_text(err) : NULL;
   sr_error_free(&err);
   return r;
@@ -84,8 +84,8 @@ static void other_types_return_their_path_options_as_unjudged(void)
   CHECK_UINT_EQ(d.n_plain, 2);
   struct sr_mount disk = {.type = "ext4", .source = "/dev/vda"}, tmp = {.type = "tmpfs",
                                                                          .source = "/dev/shm"};
-  CHECK(sr_mount_source_is_path(&disk));
-  CHECK(!sr_mount_source_is_path(&tmp));
+  CHECK(sr_mount_paths_source_is_path(&disk));
+  CHECK(!sr_mount_paths_source_is_path(&tmp));
   sr_arena_release(&a);
 }
 

@@ -76,10 +76,10 @@ static void the_mountinfo_line_of_a_mount(void)
   char line[] = "612 28 0:55 / /var/lib/x/merged rw,relatime shared:300 - overlay overlay "
                 "rw,lowerdir=/l,upperdir=/u,workdir=/w\n";
   char other[] = "613 28 0:56 / /mnt rw - tmpfs tmpfs rw\n";
-  CHECK(sr_mountinfo_superopts(other, 612) == NULL);
-  CHECK_STR_EQ(sr_mountinfo_superopts(line, 612), "rw,lowerdir=/l,upperdir=/u,workdir=/w");
+  CHECK(sr_overlay_layers_superopts(other, 612) == NULL);
+  CHECK_STR_EQ(sr_overlay_layers_superopts(line, 612), "rw,lowerdir=/l,upperdir=/u,workdir=/w");
   char no_sep[] = "612 28 0:55 / /m rw\n";
-  CHECK(sr_mountinfo_superopts(no_sep, 612) == NULL);
+  CHECK(sr_overlay_layers_superopts(no_sep, 612) == NULL);
 }
 
 int main(void)

@@ -248,7 +248,7 @@ static size_t count_kind(const struct sr_decisions *d, enum sr_decision_kind k)
 static void dump_decisions(const struct sr_decisions *d)
 {
   for (size_t i = 0; i < d->n; i++)
-    fprintf(stderr, "  %-8s %s: %s -> %s (%s)\n", sr_decision_kind_name(d->list[i].kind),
+    fprintf(stderr, "  %-8s %s: %s -> %s (%s)\n", sr_policy_render_kind_name(d->list[i].kind),
             d->list[i].field, d->list[i].asked, d->list[i].applied ? d->list[i].applied : "-",
             d->list[i].reason);
 }
@@ -263,7 +263,7 @@ static void dump_decisions(const struct sr_decisions *d)
       dump_decisions(d);                                                                           \
       break;                                                                                       \
     }                                                                                              \
-    CHECK_STR_EQ(sr_decision_kind_name(unit_d_->kind), sr_decision_kind_name(kind_));              \
+    CHECK_STR_EQ(sr_policy_render_kind_name(unit_d_->kind), sr_policy_render_kind_name(kind_));    \
     if ((asked_) != NULL)                                                                          \
       CHECK_STR_EQ(unit_d_->asked, (const char *)(asked_));                                        \
     if ((applied_) != NULL)                                                                        \
@@ -1024,7 +1024,7 @@ static void a_clean_config_passes_the_default_profile_untouched_but_for_the_audi
     dump_decisions(&r.d);
   /* It did not ask for network: its new network namespace keeps loopback only. */
   CHECK(!r.d.network_granted);
-  CHECK(!sr_policy_network_granted(&r.d));
+  CHECK(!sr_policy_apply_network_granted(&r.d));
   CHECK_DECISION(&r.d, "root.readonly", SR_DECISION_ALLOWED, "true", "true");
   CHECK_DECISION(&r.d, "linux.seccomp", SR_DECISION_ALLOWED,
                  "{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"rules\":1}", NULL);
@@ -1044,7 +1044,7 @@ static void a_clean_config_passes_the_default_profile_untouched_but_for_the_audi
   CHECK_INT_EQ(count_kind(&r.d, SR_DECISION_REFUSED), 0);
   CHECK_INT_EQ(count_kind(&r.d, SR_DECISION_ENFORCED), 0);
   CHECK(r.d.network_granted);
-  CHECK(sr_policy_network_granted(&r.d));
+  CHECK(sr_policy_apply_network_granted(&r.d));
   CHECK_DECISION(&r.d, "annotations.io.seerun.network", SR_DECISION_ALLOWED, "\"enabled\"",
                  "\"enabled\"");
   run_done(&r);
@@ -1570,8 +1570,8 @@ static void seccomp_is_recorded_as_mandatory(void)
   CHECK_DECISION(&r.d, "linux.seccomp", SR_DECISION_ENFORCED, "null",
                  "\"built-in default filter\"");
   run_done(&r);
-  CHECK(sr_policy_builtin_seccomp(profile("default")));
-  CHECK(!sr_policy_builtin_seccomp(class_profile("permissive")));
+  CHECK(sr_policy_apply_builtin_seccomp(profile("default")));
+  CHECK(!sr_policy_apply_builtin_seccomp(class_profile("permissive")));
 
   /* An allow-all filter is recorded as such. */
   run_apply(&r, profile("default"),
@@ -2361,7 +2361,7 @@ static void cpu_limits_are_floored_and_capped(void)
   sr_error_t err = NULL;
   struct sr_resources req = {0}, applied = {0};
   req.cpu.quota = (sr_opt_i64){true, 300000};
-  CHECK(sr_policy_check_update(p, &a, &req, &applied, &d, &err) < 0);
+  CHECK(sr_policy_apply_update_check(p, &a, &req, &applied, &d, &err) < 0);
   CHECK_ERR_CONTAINS(err, "update: linux.resources.cpu.quota: 300000 us per 100000 us is 3 CPUs, "
                           "above the ceiling of profile \"untrusted-user-code\" "
                           "(profiles.untrusted-user-code.resources.cpu.max is 2)");
@@ -2369,13 +2369,13 @@ static void cpu_limits_are_floored_and_capped(void)
   d = (struct sr_decisions){0};
   memset(&req, 0, sizeof(req));
   req.cpu.quota = (sr_opt_i64){true, -1};
-  CHECK(sr_policy_check_update(p, &a, &req, &applied, &d, &err) < 0);
+  CHECK(sr_policy_apply_update_check(p, &a, &req, &applied, &d, &err) < 0);
   CHECK_ERR_CONTAINS(err, "the CPU limit cannot be removed");
   sr_error_free(&err);
   d = (struct sr_decisions){0};
   memset(&req, 0, sizeof(req));
   req.cpu.quota = (sr_opt_i64){true, 150000};
-  CHECK_OK(sr_policy_check_update(p, &a, &req, &applied, &d, &err), err);
+  CHECK_OK(sr_policy_apply_update_check(p, &a, &req, &applied, &d, &err), err);
   sr_error_free(&err);
   sr_arena_release(&a);
 }
@@ -2390,7 +2390,7 @@ static void an_update_cannot_lift_a_limit_above_the_ceiling(void)
   sr_error_t err = NULL;
   struct sr_resources req = {0}, applied = {0};
   req.memory.limit = (sr_opt_i64){true, INT64_C(100) << 30};
-  CHECK(sr_policy_check_update(p, &a, &req, &applied, &d, &err) < 0);
+  CHECK(sr_policy_apply_update_check(p, &a, &req, &applied, &d, &err) < 0);
   CHECK_ERR_CONTAINS(err, "update: linux.resources.memory.limit: 107374182400 is above the "
                           "ceiling of profile \"network-service\" "
                           "(profiles.network-service.resources.memory.max is 68719476736)");
@@ -2401,7 +2401,7 @@ static void an_update_cannot_lift_a_limit_above_the_ceiling(void)
   d = (struct sr_decisions){0};
   memset(&req, 0, sizeof(req));
   req.pids_limit = (sr_opt_i64){true, -1};
-  CHECK(sr_policy_check_update(p, &a, &req, &applied, &d, &err) < 0);
+  CHECK(sr_policy_apply_update_check(p, &a, &req, &applied, &d, &err) < 0);
   CHECK_ERR_CONTAINS(err, "update: linux.resources.pids.limit: the limit cannot be removed "
                           "(profile \"network-service\" requires one: "
                           "profiles.network-service.resources.pids.default)");
@@ -2413,7 +2413,7 @@ static void an_update_cannot_lift_a_limit_above_the_ceiling(void)
   struct sr_device_rule all = {true, 'a', -1, -1, "rwm"};
   req.devices = &all;
   req.n_devices = 1;
-  CHECK(sr_policy_check_update(p, &a, &req, &applied, &d, &err) < 0);
+  CHECK(sr_policy_apply_update_check(p, &a, &req, &applied, &d, &err) < 0);
   CHECK_ERR_CONTAINS(err, "update: linux.resources.devices[0]: an allow rule beyond profile "
                           "\"network-service\" (profiles.network-service.devices.allowed)");
   sr_error_free(&err);
@@ -2424,7 +2424,7 @@ static void an_update_cannot_lift_a_limit_above_the_ceiling(void)
   req.memory.limit = (sr_opt_i64){true, INT64_C(8) << 30};
   req.pids_limit = (sr_opt_i64){true, 2000};
   req.cpu.shares = (sr_opt_u64){true, 512};
-  CHECK_OK(sr_policy_check_update(p, &a, &req, &applied, &d, &err), err);
+  CHECK_OK(sr_policy_apply_update_check(p, &a, &req, &applied, &d, &err), err);
   CHECK_INT_EQ(applied.memory.limit.v, INT64_C(8) << 30);
   CHECK_INT_EQ(applied.pids_limit.v, 2000);
   CHECK_UINT_EQ(applied.cpu.shares.v, 512);
@@ -2438,7 +2438,7 @@ static void an_update_cannot_lift_a_limit_above_the_ceiling(void)
   req.memory.limit = (sr_opt_i64){true, -1};
   struct sr_policy *pol = policy_of(policy_with_profile(JSON({"enforce": false})));
   if (pol) {
-    CHECK_OK(sr_policy_check_update(sr_policy_profile(pol, "p"), &a, &req, &applied, &d, &err),
+    CHECK_OK(sr_policy_apply_update_check(sr_policy_profile(pol, "p"), &a, &req, &applied, &d, &err),
              err);
     CHECK(d.n == 1 && d.list[0].kind == SR_DECISION_ALLOWED &&
           strcmp(d.list[0].reason, "permissive") == 0);
@@ -2628,10 +2628,10 @@ static void only_the_hooks_a_profile_lists_run(void)
                 "whatever its arguments say: an entry of profiles.p.hooks.allowedPaths allows it "
                 "only with \"args\" patterns that match this hook's args");
   run_done(&r);
-  CHECK(sr_policy_hook_is_interpreter("/usr/bin/python3.11"));
-  CHECK(sr_policy_hook_is_interpreter("/usr/bin/env"));
-  CHECK(sr_policy_hook_is_interpreter("/bin/busybox"));
-  CHECK(!sr_policy_hook_is_interpreter("/usr/sbin/dockerd"));
+  CHECK(sr_policy_apply_hooks_is_interpreter("/usr/bin/python3.11"));
+  CHECK(sr_policy_apply_hooks_is_interpreter("/usr/bin/env"));
+  CHECK(sr_policy_apply_hooks_is_interpreter("/bin/busybox"));
+  CHECK(!sr_policy_apply_hooks_is_interpreter("/usr/sbin/dockerd"));
   sr_policy_free(pol);
 
   /* The policy file: an entry is a path or {path, args}. */
@@ -2751,10 +2751,10 @@ static void an_exec_gains_nothing_beyond_what_create_decided(void)
            "\"apparmorProfile\": \"unconfined\", \"capabilities\": {\"bounding\": %s, "
            "\"effective\": %s, \"permitted\": %s}}",
            ALL_CAPS, ALL_CAPS, ALL_CAPS);
-  CHECK_OK(sr_process_parse(proc, strlen(proc), "process.json", &a, &e, &err), err);
+  CHECK_OK(sr_config_parse_process(proc, strlen(proc), "process.json", &a, &e, &err), err);
   if (e) {
     struct sr_decisions d = {0};
-    CHECK_OK(sr_policy_apply_exec(p, &a, r.c->process, e, &d, &err), err);
+    CHECK_OK(sr_policy_apply_update_exec(p, &a, r.c->process, e, &d, &err), err);
     uint64_t want = CAP(CAP_KILL) | CAP(CAP_NET_BIND_SERVICE);
     CHECK_UINT_EQ(e->capabilities->sets[SR_CAP_BOUNDING], want);
     CHECK_UINT_EQ(e->capabilities->sets[SR_CAP_EFFECTIVE], want);
@@ -2772,7 +2772,7 @@ static void an_exec_gains_nothing_beyond_what_create_decided(void)
     /* An exec in a leaked descriptor. */
     d = (struct sr_decisions){0};
     e->cwd = "/proc/self/fd/5";
-    CHECK(sr_policy_apply_exec(p, &a, r.c->process, e, &d, &err) < 0);
+    CHECK(sr_policy_apply_update_exec(p, &a, r.c->process, e, &d, &err) < 0);
     CHECK_ERR_CONTAINS(err, "process.cwd: \"/proc/self/fd/5\" is under /proc");
     sr_error_free(&err);
   }
@@ -3493,7 +3493,7 @@ static void decisions_are_written_as_a_json_array(void)
   sr_error_t err = NULL;
   sr_json_gen_t g;
   CHECK_OK(sr_json_gen_new(&g, false, &err), err);
-  sr_decisions_to_json(&r.d, g);
+  sr_policy_render_json(&r.d, g);
   char *text = gen_text(g);
   sr_json_gen_freep(&g);
   yajl_val root = NULL;

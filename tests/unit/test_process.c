@@ -205,7 +205,7 @@ static void user_with_few_caps(void)
   /* Ambient needs the capability inheritable too, which the config does not give. */
   CHECK(sr_caps_ambient_unraisable(c->process->capabilities) == CAP_BIT(CAP_NET_BIND_SERVICE));
   CHECK(sr_caps_unknown_to_kernel(c->process->capabilities) == 0);
-  CHECK_OK(sr_identity_apply(&c->process->user, c->process->capabilities, &err));
+  CHECK_OK(sr_caps_apply_identity(&c->process->user, c->process->capabilities, &err));
   CHECK_STATUS("Uid", "1000\t1000\t1000\t1000");
   CHECK_STATUS("Gid", "1000\t1000\t1000\t1000");
   CHECK_STATUS("Groups", "10 20");
@@ -214,7 +214,7 @@ static void user_with_few_caps(void)
   mode_t old = umask(0);
   CHECK(old == 077);
   CHECK_STATUS("NoNewPrivs", "0");
-  CHECK_OK(sr_no_new_privs(&err));
+  CHECK_OK(sr_caps_no_new_privs(&err));
   CHECK_STATUS("NoNewPrivs", "1");
 }
 
@@ -229,7 +229,7 @@ static void user_with_ambient_cap(void)
   if (c == NULL)
     BAIL("config");
   CHECK(sr_caps_ambient_unraisable(c->process->capabilities) == 0);
-  CHECK_OK(sr_identity_apply(&c->process->user, c->process->capabilities, &err));
+  CHECK_OK(sr_caps_apply_identity(&c->process->user, c->process->capabilities, &err));
   CHECK_STATUS("Groups", "");
   uint64_t nb = CAP_BIT(CAP_NET_BIND_SERVICE);
   CHECK_CAPS(nb, nb, nb, nb, nb);
@@ -241,7 +241,7 @@ static void root_without_capabilities(void)
   if (c == NULL)
     BAIL("config");
   CHECK(c->process->capabilities == NULL);
-  CHECK_OK(sr_identity_apply(&c->process->user, NULL, &err));
+  CHECK_OK(sr_caps_apply_identity(&c->process->user, NULL, &err));
   CHECK_STATUS("Uid", "0\t0\t0\t0");
   CHECK_STATUS("Groups", "");
   CHECK_CAPS(0, 0, 0, 0, 0);
@@ -252,7 +252,7 @@ static void user_without_capabilities(void)
   _cleanup_config_ struct sr_config *c = load("{\"uid\":1000,\"gid\":1000}", "", "");
   if (c == NULL)
     BAIL("config");
-  CHECK_OK(sr_identity_apply(&c->process->user, NULL, &err));
+  CHECK_OK(sr_caps_apply_identity(&c->process->user, NULL, &err));
   CHECK_STATUS("Uid", "1000\t1000\t1000\t1000");
   CHECK_CAPS(0, 0, 0, 0, 0);
 }
@@ -268,7 +268,7 @@ static void root_with_all_capabilities(void)
     BAIL("open_memstream");
   for (unsigned i = 0; i < 64; i++)
     if (held & BIT(i))
-      fprintf(f, "%s\"%s\"", ftell(f) ? "," : "", sr_name_of(SR_NAMES(sr_capability_names), i));
+      fprintf(f, "%s\"%s\"", ftell(f) ? "," : "", sr_names_of(SR_NAMES(sr_names_capability), i));
   fclose(f);
   _cleanup_free_ char *caps = NULL;
   if (asprintf(&caps,
@@ -279,7 +279,7 @@ static void root_with_all_capabilities(void)
   _cleanup_config_ struct sr_config *c = load("{\"uid\":0,\"gid\":0}", caps, "");
   if (c == NULL)
     BAIL("config");
-  CHECK_OK(sr_identity_apply(&c->process->user, c->process->capabilities, &err));
+  CHECK_OK(sr_caps_apply_identity(&c->process->user, c->process->capabilities, &err));
   CHECK_CAPS(held, held, held, held, held);
 }
 
@@ -291,7 +291,7 @@ static void unknown_capability_ignored(void)
   for (int s = 0; s < SR_CAP_SET_COUNT; s++)
     caps.sets[s] = CAP_BIT(CAP_KILL) | BIT(63);
   CHECK(sr_caps_unknown_to_kernel(&caps) == BIT(63));
-  CHECK_OK(sr_identity_apply(&u, &caps, &err));
+  CHECK_OK(sr_caps_apply_identity(&u, &caps, &err));
   CHECK_CAPS(CAP_BIT(CAP_KILL), CAP_BIT(CAP_KILL), CAP_BIT(CAP_KILL), CAP_BIT(CAP_KILL),
              CAP_BIT(CAP_KILL));
 }
@@ -302,7 +302,8 @@ static void effective_not_permitted(void)
   struct sr_capabilities caps = {{0}};
   caps.sets[SR_CAP_EFFECTIVE] = CAP_BIT(CAP_KILL);
   caps.sets[SR_CAP_BOUNDING] = CAP_BIT(CAP_KILL);
-  CHECK_FAILS(sr_identity_apply(&u, &caps, &err), "capset: effective but not permitted: CAP_KILL");
+  CHECK_FAILS(sr_caps_apply_identity(&u, &caps, &err),
+              "capset: effective but not permitted: CAP_KILL");
 }
 
 /* Asking for a capability the runtime does not hold fails and names it. */
@@ -334,9 +335,9 @@ static void capability_not_held(void)
   struct sr_user u = {.uid = 0, .gid = 0};
   struct sr_capabilities caps = {{0}};
   caps.sets[SR_CAP_PERMITTED] = caps.sets[SR_CAP_BOUNDING] = BIT(missing) | CAP_BIT(CAP_KILL);
-  CHECK_FAILS(sr_identity_apply(&u, &caps, &err), "capset: not held by the runtime: ");
-  CHECK_FAILS(sr_identity_apply(&u, &caps, &err),
-              sr_name_of(SR_NAMES(sr_capability_names), missing));
+  CHECK_FAILS(sr_caps_apply_identity(&u, &caps, &err), "capset: not held by the runtime: ");
+  CHECK_FAILS(sr_caps_apply_identity(&u, &caps, &err),
+              sr_names_of(SR_NAMES(sr_names_capability), missing));
 }
 
 /* In a user namespace whose setgroups is "deny", no additional gids is fine; some is an error. */
@@ -367,7 +368,7 @@ static void setgroups_deny_without_gids(void)
   if (enter_userns_setgroups_deny() < 0)
     return;
   struct sr_user u = {.uid = 0, .gid = 0};
-  CHECK_OK(sr_identity_apply(&u, NULL, &err));
+  CHECK_OK(sr_caps_apply_identity(&u, NULL, &err));
   CHECK_CAPS(0, 0, 0, 0, 0);
 }
 
@@ -377,7 +378,7 @@ static void setgroups_deny_with_gids(void)
     return;
   uint32_t gids[] = {0};
   struct sr_user u = {.uid = 0, .gid = 0, .additional_gids = gids, .n_additional_gids = 1};
-  CHECK_FAILS(sr_identity_apply(&u, NULL, &err), "setgroups [0]");
+  CHECK_FAILS(sr_caps_apply_identity(&u, NULL, &err), "setgroups [0]");
 }
 
 static void mask_names(void)
@@ -401,7 +402,7 @@ static void rlimits_lowered(void)
            "");
   if (c == NULL)
     BAIL("config");
-  CHECK_OK(sr_process_apply_rlimits(c->process, &err));
+  CHECK_OK(sr_process_attrs_apply_rlimits(c->process, &err));
   struct rlimit r;
   CHECK(getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur == 100 && r.rlim_max == 200);
   CHECK(getrlimit(RLIMIT_CORE, &r) == 0 && r.rlim_cur == 0 && r.rlim_max == 0);
@@ -428,7 +429,7 @@ static void rlimit_hard_cannot_be_raised(void)
            "\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"soft\":64,\"hard\":256}]", "");
   if (c == NULL)
     BAIL("config");
-  CHECK_FAILS(sr_process_apply_rlimits(c->process, &err),
+  CHECK_FAILS(sr_process_attrs_apply_rlimits(c->process, &err),
               "process.rlimits: setrlimit RLIMIT_NOFILE 64/256 (raising the hard limit above "
               "the current 128 needs CAP_SYS_RESOURCE): Operation not permitted");
   CHECK(getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur == 64 && r.rlim_max == 128);
@@ -460,14 +461,14 @@ static void oom_score_adj_raised(void)
   _cleanup_config_ struct sr_config *unset = load("{\"uid\":0,\"gid\":0}", "", "");
   if (unset == NULL)
     BAIL("config");
-  CHECK_OK(sr_process_set_oom_score_adj(unset->process, getpid(), &err));
+  CHECK_OK(sr_process_attrs_set_oom_score_adj(unset->process, getpid(), &err));
   _cleanup_free_ char *same = read_file("/proc/self/oom_score_adj");
   CHECK(before && same && strcmp(before, same) == 0);
 
   _cleanup_config_ struct sr_config *c = load("{\"uid\":0,\"gid\":0}", "\"oomScoreAdj\":500", "");
   if (c == NULL)
     BAIL("config");
-  CHECK_OK(sr_process_set_oom_score_adj(c->process, getpid(), &err));
+  CHECK_OK(sr_process_attrs_set_oom_score_adj(c->process, getpid(), &err));
   _cleanup_free_ char *after = read_file("/proc/self/oom_score_adj");
   CHECK_STREQ(after, "500");
 }
@@ -478,7 +479,7 @@ static void io_priority_best_effort(void)
       "{\"uid\":0,\"gid\":0}", "\"ioPriority\":{\"class\":\"IOPRIO_CLASS_BE\",\"priority\":5}", "");
   if (c == NULL)
     BAIL("config");
-  CHECK_OK(sr_process_apply_io_priority(c->process, &err));
+  CHECK_OK(sr_process_attrs_apply_io_priority(c->process, &err));
   long v = syscall(SYS_ioprio_get, 1 /* IOPRIO_WHO_PROCESS */, 0);
   CHECK(v == ((2 << 13) | 5));
 }
@@ -489,7 +490,7 @@ static void scheduler_batch(void)
       load("{\"uid\":0,\"gid\":0}", "\"scheduler\":{\"policy\":\"SCHED_BATCH\",\"nice\":5}", "");
   if (c == NULL)
     BAIL("config");
-  CHECK_OK(sr_process_apply_scheduler(c->process, &err));
+  CHECK_OK(sr_process_attrs_apply_scheduler(c->process, &err));
   CHECK(sched_getscheduler(0) == SCHED_BATCH);
   errno = 0;
   int nice = getpriority(PRIO_PROCESS, 0);
@@ -500,7 +501,7 @@ static void scheduler_batch(void)
       load("{\"uid\":0,\"gid\":0}", "\"scheduler\":{\"policy\":\"SCHED_FIFO\"}", "");
   if (bad == NULL)
     BAIL("config");
-  CHECK_FAILS(sr_process_apply_scheduler(bad->process, &err),
+  CHECK_FAILS(sr_process_attrs_apply_scheduler(bad->process, &err),
               "process.scheduler: sched_setattr SCHED_FIFO (nice 0, priority 0");
 }
 
@@ -510,7 +511,7 @@ static void personality_linux32(void)
       load("{\"uid\":0,\"gid\":0}", "", "\"personality\":{\"domain\":\"LINUX32\"}");
   if (c == NULL)
     BAIL("config");
-  CHECK_OK(sr_process_apply_personality(&c->linux_, &err));
+  CHECK_OK(sr_process_attrs_apply_personality(&c->linux_, &err));
   CHECK((personality(0xffffffff) & PER_MASK) == PER_LINUX32);
   struct utsname u;
   CHECK(uname(&u) == 0 && strcmp(u.machine, "i686") == 0);
@@ -522,7 +523,7 @@ static void no_personality_changes_nothing(void)
   if (c == NULL)
     BAIL("config");
   int before = personality(0xffffffff);
-  CHECK_OK(sr_process_apply_personality(&c->linux_, &err));
+  CHECK_OK(sr_process_attrs_apply_personality(&c->linux_, &err));
   CHECK(personality(0xffffffff) == before);
 }
 
@@ -532,24 +533,24 @@ static void cpu_affinity(void)
 {
   const char *field = "process.execCPUAffinity.final";
   cpu_set_t set;
-  CHECK_OK(sr_process_apply_cpu_affinity("0", field, &err));
+  CHECK_OK(sr_process_attrs_apply_cpu_affinity("0", field, &err));
   CHECK(sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) == 1 && CPU_ISSET(0, &set));
   /* Absent or empty: left alone. */
-  CHECK_OK(sr_process_apply_cpu_affinity(NULL, field, &err));
-  CHECK_OK(sr_process_apply_cpu_affinity("", field, &err));
+  CHECK_OK(sr_process_attrs_apply_cpu_affinity(NULL, field, &err));
+  CHECK_OK(sr_process_attrs_apply_cpu_affinity("", field, &err));
   CHECK(sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) == 1);
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   if (n >= 2) {
-    CHECK_OK(sr_process_apply_cpu_affinity("0-1", field, &err));
+    CHECK_OK(sr_process_attrs_apply_cpu_affinity("0-1", field, &err));
     CHECK(sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) == 2);
-    CHECK_OK(sr_process_apply_cpu_affinity("1,0", field, &err));
+    CHECK_OK(sr_process_attrs_apply_cpu_affinity("1,0", field, &err));
     CHECK(sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) == 2);
   }
   const char *bad[] = {"0-", "a",  "3-1", ",",     "0,",  ",0",  "0,,1",
                        " 0", "0 ", "-1",  "0-1-2", "1e3", "0x1", "99999999999999999999"};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     _cleanup_error_ sr_error_t err = NULL;
-    if (sr_process_apply_cpu_affinity(bad[i], field, &err) >= 0) {
+    if (sr_process_attrs_apply_cpu_affinity(bad[i], field, &err) >= 0) {
       FAIL("CPU list \"%s\" accepted", bad[i]);
       continue;
     }
@@ -557,10 +558,10 @@ static void cpu_affinity(void)
     if (t == NULL || strncmp(t, field, strlen(field)) != 0)
       FAIL("CPU list \"%s\": error \"%s\" does not start with the field", bad[i], t ? t : "?");
   }
-  CHECK_FAILS(sr_process_apply_cpu_affinity("3-1", field, &err),
+  CHECK_FAILS(sr_process_attrs_apply_cpu_affinity("3-1", field, &err),
               "process.execCPUAffinity.final: \"3-1\": range 3-1 is reversed");
   /* Only CPUs that do not exist: the kernel refuses, and the error says which field. */
-  CHECK_FAILS(sr_process_apply_cpu_affinity("65000", field, &err),
+  CHECK_FAILS(sr_process_attrs_apply_cpu_affinity("65000", field, &err),
               "process.execCPUAffinity.final: sched_setaffinity \"65000\"");
 }
 
@@ -570,10 +571,10 @@ static void proc_writes_stay_in_procfs(void)
 {
   _cleanup_close_ int proc_fd = open_proc();
   /* thread-self/ and self/ name this process. */
-  CHECK_OK(sr_write_proc_file(proc_fd, "thread-self/comm", "seerun-test", &err));
+  CHECK_OK(sr_process_attrs_write_proc(proc_fd, "thread-self/comm", "seerun-test", &err));
   _cleanup_free_ char *comm = read_file("/proc/self/comm");
   CHECK_STREQ(comm, "seerun-test");
-  CHECK_OK(sr_write_proc_file(proc_fd, "self/oom_score_adj", "300", &err));
+  CHECK_OK(sr_process_attrs_write_proc(proc_fd, "self/oom_score_adj", "300", &err));
   _cleanup_free_ char *oom = read_file("/proc/self/oom_score_adj");
   CHECK_STREQ(oom, "300");
 
@@ -593,19 +594,20 @@ static void proc_writes_stay_in_procfs(void)
   snprintf(fdlink, sizeof(fdlink), "self/fd/%d", ffd);
 
   /* "..", magic links (cwd, root, fd), plain symlinks, absolute paths. */
-  CHECK_FAILS(sr_write_proc_file(proc_fd, up, "x", &err), "leaves the procfs");
-  CHECK_FAILS(sr_write_proc_file(proc_fd, "self/cwd/f", "x", &err), "symlink");
-  CHECK_FAILS(sr_write_proc_file(proc_fd, root, "x", &err), "symlink");
-  CHECK_FAILS(sr_write_proc_file(proc_fd, fdlink, "x", &err), "symlink");
-  CHECK_FAILS(sr_write_proc_file(proc_fd, "mounts", "x", &err), "symlink"); /* -> self/mounts */
-  CHECK_FAILS(sr_write_proc_file(proc_fd, file, "x", &err), "not a relative path");
-  CHECK_FAILS(sr_write_proc_file(proc_fd, "", "x", &err), "not a relative path");
-  CHECK_FAILS(sr_write_proc_file(proc_fd, "self/nonexistent", "x", &err),
+  CHECK_FAILS(sr_process_attrs_write_proc(proc_fd, up, "x", &err), "leaves the procfs");
+  CHECK_FAILS(sr_process_attrs_write_proc(proc_fd, "self/cwd/f", "x", &err), "symlink");
+  CHECK_FAILS(sr_process_attrs_write_proc(proc_fd, root, "x", &err), "symlink");
+  CHECK_FAILS(sr_process_attrs_write_proc(proc_fd, fdlink, "x", &err), "symlink");
+  CHECK_FAILS(sr_process_attrs_write_proc(proc_fd, "mounts", "x", &err),
+              "symlink"); /* -> self/mounts */
+  CHECK_FAILS(sr_process_attrs_write_proc(proc_fd, file, "x", &err), "not a relative path");
+  CHECK_FAILS(sr_process_attrs_write_proc(proc_fd, "", "x", &err), "not a relative path");
+  CHECK_FAILS(sr_process_attrs_write_proc(proc_fd, "self/nonexistent", "x", &err),
               "No such file or directory");
 
   /* A directory that is not a procfs receives nothing. */
   _cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  CHECK_FAILS(sr_write_proc_file(dfd, "f", "new", &err), "open /proc/f: not on procfs");
+  CHECK_FAILS(sr_process_attrs_write_proc(dfd, "f", "new", &err), "open /proc/f: not on procfs");
 
   _cleanup_free_ char *content = read_file(file);
   CHECK_STREQ(content, "orig");
@@ -626,7 +628,7 @@ static void proc_write_not_redirected_by_bind_mount(void)
     BAIL("bind /proc/self/comm over %s: %s", target, strerror(errno));
   _cleanup_close_ int proc_fd = open_proc();
   _cleanup_free_ char *before = read_file("/proc/self/comm");
-  CHECK_FAILS(sr_write_proc_file(proc_fd, "self/oom_score_adj", "500", &err),
+  CHECK_FAILS(sr_process_attrs_write_proc(proc_fd, "self/oom_score_adj", "500", &err),
               "crosses a mount point");
   _cleanup_free_ char *after = read_file("/proc/self/comm");
   CHECK(before && after && strcmp(before, after) == 0);
@@ -645,8 +647,8 @@ static void lsm_labels_ignored_when_disabled(void)
   if (c == NULL)
     BAIL("config");
   bool aa = true;
-  CHECK_OK(sr_apparmor_enabled(proc_fd, &aa, &err));
-  bool se = sr_selinux_enabled();
+  CHECK_OK(sr_lsm_apparmor_enabled(proc_fd, &aa, &err));
+  bool se = sr_lsm_selinux_enabled();
   if (se || aa) {
     printf("  (an LSM is enabled here: SELinux %d, AppArmor %d; ignore checks skipped)\n", se, aa);
     return;
@@ -663,9 +665,9 @@ static void lsm_labels_ignored_when_disabled(void)
   CHECK(ignored == 0);
 
   /* SELinux is off here: no mount gets a context, whatever the label. */
-  CHECK(sr_selinux_fs_context("system_u:object_r:container_file_t:s0:c1,c2", "tmpfs") == NULL);
-  CHECK(sr_selinux_fs_context("", "tmpfs") == NULL);
-  CHECK(sr_selinux_fs_context(NULL, "mqueue") == NULL);
+  CHECK(sr_lsm_selinux_fs_context("system_u:object_r:container_file_t:s0:c1,c2", "tmpfs") == NULL);
+  CHECK(sr_lsm_selinux_fs_context("", "tmpfs") == NULL);
+  CHECK(sr_lsm_selinux_fs_context(NULL, "mqueue") == NULL);
 }
 
 int main(void)

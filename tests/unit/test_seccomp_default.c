@@ -550,7 +550,7 @@ static void body_stacked(void *p)
   for (int step = 0; step < 2; step++) {
     bool dflt = (step == 0) == (a->order == 0);
     int r = dflt               ? sr_seccomp_default_install(&err)
-            : a->cache_fd >= 0 ? sr_seccomp_install_cached(a->config, a->cache_fd, &notify, &err)
+            : a->cache_fd >= 0 ? sr_seccomp_cache_install(a->config, a->cache_fd, &notify, &err)
                                : sr_seccomp_install(a->config, &notify, &err);
     CHECK_OK(r, err);
     if (r < 0)
@@ -791,7 +791,7 @@ static void body_getcwd_denied(void *p)
   _cleanup_error_ sr_error_t err = NULL;
   int notify;
   char buf[64];
-  CHECK_OK(sr_seccomp_prog_load(prog, &notify, &err), err);
+  CHECK_OK(sr_seccomp_cache_prog_load(prog, &notify, &err), err);
   CHECK_INT_EQ(notify, -1);
   CHECK_INT_EQ(status_field("Seccomp_filters"), base_filters + 1);
   CHECK_INT_EQ(SYSCALL_ERRNO(SYS_getcwd, buf, sizeof(buf)), EPERM);
@@ -803,7 +803,7 @@ static double prepare_us(const struct sr_seccomp *s, int dirfd, struct sr_seccom
 {
   _cleanup_error_ sr_error_t err = NULL;
   double t0 = now_us();
-  int r = sr_seccomp_prepare(s, dirfd, out, &err);
+  int r = sr_seccomp_cache_prepare(s, dirfd, out, &err);
   double t1 = now_us();
   CHECK_OK(r, err);
   return t1 - t0;
@@ -834,7 +834,7 @@ static void the_cache_compiles_once_and_then_loads_the_entry(void)
     if (t < t_hit)
       t_hit = t;
     if (i < 6)
-      sr_seccomp_prog_release(&hit);
+      sr_seccomp_cache_prog_release(&hit);
   }
   CHECK_INT_EQ(hit.len, miss.len);
   CHECK(hit.len == miss.len && memcmp(hit.insns, miss.insns, miss.len * 8) == 0);
@@ -846,8 +846,8 @@ static void the_cache_compiles_once_and_then_loads_the_entry(void)
 
   /* The cached program behaves as the compiled one. */
   CHECK_CHILD_OK(reap(spawn_plain(body_getcwd_denied, &hit)));
-  sr_seccomp_prog_release(&miss);
-  sr_seccomp_prog_release(&hit);
+  sr_seccomp_cache_prog_release(&miss);
+  sr_seccomp_cache_prog_release(&hit);
 }
 
 static void corrupt_byte(const char *name, off_t at)
@@ -879,7 +879,7 @@ static bool prepared_from_cache(const struct sr_seccomp *s, int dirfd,
   prepare_us(s, dirfd, &p);
   bool cached = p.cached;
   CHECK(p.len == want->len && memcmp(p.insns, want->insns, want->len * 8) == 0);
-  sr_seccomp_prog_release(&p);
+  sr_seccomp_cache_prog_release(&p);
   return cached;
 }
 
@@ -926,13 +926,13 @@ static void a_bad_entry_is_recompiled_and_replaced(void)
   /* A foreign entry: another filter's (valid) entry under this filter's name. */
   struct sr_seccomp_prog o;
   prepare_us(other->linux_.seccomp, dirfd, &o);
-  sr_seccomp_prog_release(&o);
+  sr_seccomp_cache_prog_release(&o);
   CHECK(rename(other_path, path) == 0);
   CHECK(!prepared_from_cache(s, dirfd, &good));
   CHECK(prepared_from_cache(s, dirfd, &good));
   /* A symlink to a valid entry is not followed, and is replaced by a file. */
   prepare_us(other->linux_.seccomp, dirfd, &o);
-  sr_seccomp_prog_release(&o);
+  sr_seccomp_cache_prog_release(&o);
   CHECK(unlink(path) == 0);
   CHECK(symlink(other_path, path) == 0);
   CHECK(!prepared_from_cache(s, dirfd, &good));
@@ -946,7 +946,7 @@ static void a_bad_entry_is_recompiled_and_replaced(void)
   count_entries(&entries, &temps);
   CHECK_INT_EQ(entries, 2);
   CHECK_INT_EQ(temps, 0);
-  sr_seccomp_prog_release(&good);
+  sr_seccomp_cache_prog_release(&good);
 }
 
 struct cached_arg {
@@ -960,7 +960,7 @@ static void body_install_cached(void *p)
   _cleanup_error_ sr_error_t err = NULL;
   int notify;
   char buf[64];
-  CHECK_OK(sr_seccomp_install_cached(a->s, a->dirfd, &notify, &err), err);
+  CHECK_OK(sr_seccomp_cache_install(a->s, a->dirfd, &notify, &err), err);
   CHECK_INT_EQ(notify, -1);
   CHECK_INT_EQ(SYSCALL_ERRNO(SYS_getcwd, buf, sizeof(buf)), EPERM);
 }
@@ -982,17 +982,17 @@ static void an_unsafe_cache_directory_is_not_used(void)
   CHECK(chmod(cache_path, 0777) == 0);
   prepare_us(s, dirfd, &p);
   CHECK(!p.cached && p.len > 0);
-  sr_seccomp_prog_release(&p);
+  sr_seccomp_cache_prog_release(&p);
   count_entries(&entries, &temps);
   CHECK_INT_EQ(entries + temps, 0);
   /* ... and a valid entry there is not read. */
   CHECK(chmod(cache_path, 0700) == 0);
   prepare_us(s, dirfd, &p);
-  sr_seccomp_prog_release(&p);
+  sr_seccomp_cache_prog_release(&p);
   CHECK(chmod(cache_path, 0777) == 0);
   prepare_us(s, dirfd, &p);
   CHECK(!p.cached);
-  sr_seccomp_prog_release(&p);
+  sr_seccomp_cache_prog_release(&p);
   CHECK(chmod(cache_path, 0700) == 0);
   empty_cache();
 
@@ -1001,13 +1001,13 @@ static void an_unsafe_cache_directory_is_not_used(void)
     CHECK(chown(cache_path, 1000, 1000) == 0);
     prepare_us(s, dirfd, &p);
     CHECK(!p.cached);
-    sr_seccomp_prog_release(&p);
+    sr_seccomp_cache_prog_release(&p);
     CHECK(chown(cache_path, 0, 0) == 0);
   }
   /* No cache at all. */
   prepare_us(s, -1, &p);
   CHECK(!p.cached && p.len > 0);
-  sr_seccomp_prog_release(&p);
+  sr_seccomp_cache_prog_release(&p);
   /* And the whole install works with an unusable directory. */
   CHECK(chmod(cache_path, 0777) == 0);
   struct cached_arg a = {s, dirfd};
@@ -1050,7 +1050,7 @@ static void body_cached_tsync(void *p)
   while (t.stage != 1)
     pthread_cond_wait(&t.c, &t.m);
   pthread_mutex_unlock(&t.m);
-  CHECK_OK(sr_seccomp_install_cached(a->s, a->dirfd, &notify, &err), err);
+  CHECK_OK(sr_seccomp_cache_install(a->s, a->dirfd, &notify, &err), err);
   CHECK_INT_EQ(notify, -1);
   pthread_mutex_lock(&t.m);
   t.stage = 2;
@@ -1126,7 +1126,7 @@ static void body_no_filter(void *p)
 {
   _cleanup_error_ sr_error_t err = NULL;
   int notify = -2;
-  CHECK_OK(sr_seccomp_install_cached(NULL, -1, &notify, &err), err);
+  CHECK_OK(sr_seccomp_cache_install(NULL, -1, &notify, &err), err);
   CHECK_INT_EQ(notify, -1);
   CHECK_INT_EQ(status_field("Seccomp_filters"), base_filters);
 }
