@@ -26,8 +26,9 @@ static int id_map_item(struct sr_arena *a, yajl_val v, const char *ip, void *ite
   return 0;
 }
 
-int sr_parse_id_maps(struct sr_arena *a, yajl_val obj, const char *path, const char *key,
-                     struct sr_id_map **out, size_t *n, sr_error_t *err)
+int sr_config_linux_parse_id_maps(struct sr_arena *a, yajl_val obj, const char *path,
+                                  const char *key, struct sr_id_map **out, size_t *n,
+                                  sr_error_t *err)
 {
   void *items;
   if (sr_json_walk_objects(a, obj, path, key, sizeof(**out), &items, n, id_map_item, NULL,

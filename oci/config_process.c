@@ -44,7 +44,7 @@ static int rlimit_item(struct sr_arena *a, yajl_val v, const char *ip, void *ite
       sr_json_get_u64(v, ip, "soft", UINT64_MAX, true, &r->soft, NULL, err) < 0 ||
       sr_json_get_u64(v, ip, "hard", UINT64_MAX, true, &r->hard, NULL, err) < 0)
     return -1;
-  if (!sr_name_lookup(SR_NAMES(sr_rlimit_names), type, &res))
+  if (!sr_names_lookup(SR_NAMES(sr_names_rlimit), type, &res))
     return sr_error_config_at(err, ip, "type", "unknown rlimit \"%s\"", type);
   r->resource = (int)res;
   for (size_t j = 0; j < i; j++)

@@ -92,8 +92,8 @@ static int rule_item(struct sr_arena *a, yajl_val v, const char *ip, void *items
   return parse_rule(a, v, ip, ctx, (struct sr_seccomp_rule *)items + i, err);
 }
 
-int sr_parse_seccomp(struct sr_arena *a, yajl_val obj, const char *path, struct sr_seccomp *s,
-                     sr_error_t *err)
+int sr_config_seccomp_parse(struct sr_arena *a, yajl_val obj, const char *path,
+                            struct sr_seccomp *s, sr_error_t *err)
 {
   if (parse_action(a, obj, path, "defaultAction", "defaultErrnoRet", &s->default_action,
                    &s->uses_notify, err) < 0)

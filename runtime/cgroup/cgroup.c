@@ -108,13 +108,13 @@ int sr_cgroup_putf(const struct sr_cg_dir *d, const char *file, const char *fiel
     value = NULL;
     return sr_error_make(err, ENOMEM, "%s", field);
   }
-  if (sr_cg_write(d, file, value, err) < 0)
+  if (sr_cgroup_write(d, file, value, err) < 0)
     return explain ? explain(d, file, field, err) : sr_error_wrap(err, "%s", field);
   return 0;
 }
 
-int sr_cg_write_lines(const struct sr_cg_dir *d, const char *file, char *const *lines, size_t n,
-                      sr_error_t *err)
+int sr_cgroup_write_lines(const struct sr_cg_dir *d, const char *file, char *const *lines, size_t n,
+                          sr_error_t *err)
 {
   /* No O_CREAT: a missing file means the controller is absent, which must be an error. */
   _cleanup_close_ int fd = openat(d->fd, file, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);

@@ -183,7 +183,8 @@ void sr_cgroup_dir_close(struct sr_cg_dir *d);
 #define _cleanup_cg_dir_ __attribute__((cleanup(sr_cgroup_dir_close)))
 
 /* "cgroup: write `file` = value in dir: reason"; never creates the file. */
-int sr_cg_write(const struct sr_cg_dir *d, const char *file, const char *value, sr_error_t *err);
+int sr_cgroup_write(const struct sr_cg_dir *d, const char *file, const char *value,
+                    sr_error_t *err);
 /* How a failed write of a config field's value reads: the write's error in *err, made into
  * one that names the field. */
 typedef int (*sr_cgroup_explain_fn)(const struct sr_cg_dir *d, const char *file, const char *field,
@@ -235,18 +236,20 @@ const char *sr_cgroup_unified_base(const struct sr_cgroup *cg, char *buf, size_t
 
 /* Statistics helpers: memory.stat into st (raw keys), one memory.stat value, appending a blkio
  * or hugetlb entry (NULL/-1: out of memory), the page sizes of hugetlb.<size><suffix> files. */
-int sr_cg_stats_memory_stat(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr_error_t *err);
-uint64_t sr_cg_stats_lookup(const struct sr_cgroup_stats *st, const char *key);
-int sr_cg_stats_add_blkio(struct sr_cgroup_stats *st, uint64_t major, uint64_t minor,
-                          const char *op, uint64_t value);
-struct sr_hugetlb_stat *sr_cg_stats_add_hugetlb(struct sr_cgroup_stats *st, const char *size);
+int sr_cgroup_stats_memory_stat(const struct sr_cg_dir *d, struct sr_cgroup_stats *st,
+                                sr_error_t *err);
+uint64_t sr_cgroup_stats_lookup(const struct sr_cgroup_stats *st, const char *key);
+int sr_cgroup_stats_add_blkio(struct sr_cgroup_stats *st, uint64_t major, uint64_t minor,
+                              const char *op, uint64_t value);
+struct sr_hugetlb_stat *sr_cgroup_v2_stats_add_hugetlb(struct sr_cgroup_stats *st,
+                                                       const char *size);
 /* A growing NULL-terminated list of names (the v1 hierarchies, the hugetlb sizes): the first
  * len bytes of name added at the end, *count counting it; -1 when out of memory. */
 int sr_cgroup_names_add(char ***v, size_t *count, const char *name, size_t len);
 /* The list in strcmp order. */
 void sr_cgroup_names_sort(char **v, size_t count);
-int sr_cg_hugetlb_sizes(const struct sr_cg_dir *d, const char *suffix, char ***sizes, size_t *n,
-                        sr_error_t *err);
+int sr_cgroup_v2_hugetlb_sizes(const struct sr_cg_dir *d, const char *suffix, char ***sizes,
+                               size_t *n, sr_error_t *err);
 
 /* exclusive: the leaf must be new in every hierarchy (EEXIST: the leaves this call made are
  * removed again). */

@@ -20,7 +20,7 @@
 
 /* ---- Hierarchies ---- */
 
-void sr_cg_v1_list_free(struct sr_cg_v1_list *l)
+void sr_cgroup_v1_list_free(struct sr_cg_v1_list *l)
 {
   if (l == NULL)
     return;
@@ -309,7 +309,7 @@ static int v1_memory(struct sr_cgroup *cg, const struct sr_resources *r, sr_erro
                       "%" PRId64, m->reservation.v) < 0)
     return -1;
   /* Kernel memory limits are gone from recent kernels: best effort, as runc 1.1. */
-  if (m->kernel.set && sr_cg_has(&d, "memory.kmem.limit_in_bytes") &&
+  if (m->kernel.set && sr_cgroup_has(&d, "memory.kmem.limit_in_bytes") &&
       PUT(&d, "memory.kmem.limit_in_bytes", "linux.resources.memory.kernel", err, "%" PRId64,
           m->kernel.v) < 0) {
     if ((*err)->status != EOPNOTSUPP)
@@ -444,7 +444,7 @@ static int v1_blkio(struct sr_cgroup *cg, const struct sr_resources *r, sr_error
   if (ctl(cg, "blkio", "linux.resources.blockIO", &d, err) < 0)
     return -1;
   /* Without CFQ, the weights live in the BFQ files (runc). */
-  bool bfq = !sr_cg_has(&d, "blkio.weight") && sr_cg_has(&d, "blkio.bfq.weight");
+  bool bfq = !sr_cgroup_has(&d, "blkio.weight") && sr_cgroup_has(&d, "blkio.bfq.weight");
   if (weight && PUT(&d, bfq ? "blkio.bfq.weight" : "blkio.weight",
                            "linux.resources.blockIO.weight", err, "%" PRIu64, b->weight.v) < 0)
     return -1;
@@ -493,12 +493,12 @@ static int v1_blkio(struct sr_cgroup *cg, const struct sr_resources *r, sr_error
 static int v1_or_unified(struct sr_cgroup *cg, const char *controller, struct sr_cg_dir *d,
                          sr_error_t *err)
 {
-  int found = sr_cg_v1_controller(cg, controller, d, err);
+  int found = sr_cgroup_v1_controller(cg, controller, d, err);
   if (found != 0)
     return found;
   if (!cg->hybrid)
     return 0;
-  return sr_cg_unified_open(cg, d, err) < 0 ? -1 : 2;
+  return sr_cgroup_unified_open(cg, d, err) < 0 ? -1 : 2;
 }
 
 static int v1_hugetlb(struct sr_cgroup *cg, const struct sr_resources *r, sr_error_t *err)
@@ -515,7 +515,7 @@ static int v1_hugetlb(struct sr_cgroup *cg, const struct sr_resources *r, sr_err
     return sr_error_make(err, 0, "%s: the hugetlb cgroup controller is not mounted under %s",
                          field, cg->root);
   if (found == 2)
-    return sr_cg_v2_hugetlb(&d, r, err);
+    return sr_cgroup_v2_hugetlb(&d, r, err);
   for (size_t i = 0; i < r->n_hugepage_limits; i++) {
     const struct sr_hugepage_limit *h = &r->hugepage_limits[i];
     char file[64];
@@ -524,7 +524,7 @@ static int v1_hugetlb(struct sr_cgroup *cg, const struct sr_resources *r, sr_err
       return sr_error_wrap(err, "[%zu] (pageSize %s)", i, h->page_size);
     /* Reservation accounting, where the kernel has it, is what the spec prefers. */
     snprintf(file, sizeof(file), "hugetlb.%s.rsvd.limit_in_bytes", h->page_size);
-    if (sr_cg_has(&d, file) && PUT(&d, file, field, err, "%" PRIu64, h->limit) < 0)
+    if (sr_cgroup_has(&d, file) && PUT(&d, file, field, err, "%" PRIu64, h->limit) < 0)
       return -1;
   }
   return 0;
@@ -622,7 +622,7 @@ int sr_cgroup_v1_freeze(struct sr_cgroup *cg, bool frozen, sr_error_t *err)
     return sr_error_make(err, 0, "cgroup: the freezer controller is not mounted under %s",
                          cg->root);
   if (found == 2)
-    return sr_cg_v2_freeze(&d, frozen, err);
+    return sr_cgroup_v2_freeze(&d, frozen, err);
   const char *want = frozen ? "FROZEN" : "THAWED";
   int64_t deadline = sr_cgroup_now_ms() + SR_CG_TIMEOUT_MS;
   for (unsigned i = 0;; i++) {
@@ -658,8 +658,8 @@ int sr_cgroup_v1_is_frozen(struct sr_cgroup *cg, bool *frozen, sr_error_t *err)
   if (found <= 0)
     return found;
   if (found == 2)
-    return sr_cg_v2_is_frozen(&d, frozen, err);
-  int64_t deadline = sr_cg_now_ms() + SR_CG_TIMEOUT_MS;
+    return sr_cgroup_v2_is_frozen(&d, frozen, err);
+  int64_t deadline = sr_cgroup_now_ms() + SR_CG_TIMEOUT_MS;
   char state[32];
   for (;;) {
     if (read_state(&d, state, sizeof(state), err) < 0)
@@ -687,10 +687,10 @@ int sr_cgroup_v1_is_frozen(struct sr_cgroup *cg, bool *frozen, sr_error_t *err)
 static int cpuacct_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr_error_t *err)
 {
   char buf[32768]; /* one number per CPU */
-  if (sr_cg_read_u64_opt(d, "cpuacct.usage", &st->cpu_usage_total, err) < 0)
+  if (sr_cgroup_read_u64_opt(d, "cpuacct.usage", &st->cpu_usage_total, err) < 0)
     return -1;
-  if (sr_cg_has(d, "cpuacct.usage_percpu")) {
-    if (sr_cg_read(d, "cpuacct.usage_percpu", buf, sizeof(buf), err) < 0)
+  if (sr_cgroup_has(d, "cpuacct.usage_percpu")) {
+    if (sr_cgroup_read(d, "cpuacct.usage_percpu", buf, sizeof(buf), err) < 0)
       return -1;
     size_t n = 0;
     for (char *p = buf; *p;) {
@@ -707,14 +707,14 @@ static int cpuacct_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, 
       p = end;
     }
   }
-  if (sr_cg_has(d, "cpuacct.stat")) {
+  if (sr_cgroup_has(d, "cpuacct.stat")) {
     /* In USER_HZ ticks; reported in ns like the total. */
     uint64_t user, sys;
     long hz = sysconf(_SC_CLK_TCK);
     if (hz <= 0)
       hz = 100;
-    if (sr_cg_read_keyed(d, "cpuacct.stat", "user", &user, err) < 0 ||
-        sr_cg_read_keyed(d, "cpuacct.stat", "system", &sys, err) < 0)
+    if (sr_cgroup_read_keyed(d, "cpuacct.stat", "user", &user, err) < 0 ||
+        sr_cgroup_read_keyed(d, "cpuacct.stat", "system", &sys, err) < 0)
       return -1;
     st->cpu_usage_user = user * (1000000000ull / (uint64_t)hz);
     st->cpu_usage_kernel = sys * (1000000000ull / (uint64_t)hz);
@@ -724,30 +724,30 @@ static int cpuacct_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, 
 
 static int cpu_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr_error_t *err)
 {
-  if (sr_cg_has(d, "cpu.stat") &&
-      (sr_cg_read_keyed(d, "cpu.stat", "nr_periods", &st->cpu_throttling_periods, err) < 0 ||
-       sr_cg_read_keyed(d, "cpu.stat", "nr_throttled", &st->cpu_throttled_periods, err) < 0 ||
-       sr_cg_read_keyed(d, "cpu.stat", "throttled_time", &st->cpu_throttled_time, err) < 0))
+  if (sr_cgroup_has(d, "cpu.stat") &&
+      (sr_cgroup_read_keyed(d, "cpu.stat", "nr_periods", &st->cpu_throttling_periods, err) < 0 ||
+       sr_cgroup_read_keyed(d, "cpu.stat", "nr_throttled", &st->cpu_throttled_periods, err) < 0 ||
+       sr_cgroup_read_keyed(d, "cpu.stat", "throttled_time", &st->cpu_throttled_time, err) < 0))
     return -1;
   return 0;
 }
 
 static int memory_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr_error_t *err)
 {
-  if (sr_cg_read_u64_opt(d, "memory.usage_in_bytes", &st->memory_usage, err) < 0 ||
-      sr_cg_read_u64_opt(d, "memory.max_usage_in_bytes", &st->memory_max_usage, err) < 0 ||
-      sr_cg_read_u64_opt(d, "memory.limit_in_bytes", &st->memory_limit, err) < 0 ||
-      sr_cg_read_u64_opt(d, "memory.failcnt", &st->memory_failcnt, err) < 0 ||
-      sr_cg_read_u64_opt(d, "memory.memsw.usage_in_bytes", &st->swap_usage, err) < 0 ||
-      sr_cg_read_u64_opt(d, "memory.memsw.limit_in_bytes", &st->swap_limit, err) < 0)
+  if (sr_cgroup_read_u64_opt(d, "memory.usage_in_bytes", &st->memory_usage, err) < 0 ||
+      sr_cgroup_read_u64_opt(d, "memory.max_usage_in_bytes", &st->memory_max_usage, err) < 0 ||
+      sr_cgroup_read_u64_opt(d, "memory.limit_in_bytes", &st->memory_limit, err) < 0 ||
+      sr_cgroup_read_u64_opt(d, "memory.failcnt", &st->memory_failcnt, err) < 0 ||
+      sr_cgroup_read_u64_opt(d, "memory.memsw.usage_in_bytes", &st->swap_usage, err) < 0 ||
+      sr_cgroup_read_u64_opt(d, "memory.memsw.limit_in_bytes", &st->swap_limit, err) < 0)
     return -1;
-  if (sr_cg_has(d, "memory.stat")) {
-    if (sr_cg_stats_memory_stat(d, st, err) < 0)
+  if (sr_cgroup_has(d, "memory.stat")) {
+    if (sr_cgroup_stats_memory_stat(d, st, err) < 0)
       return -1;
     st->memory_cache = sr_cgroup_stats_lookup(st, "cache");
   }
-  if (sr_cg_has(d, "memory.oom_control") &&
-      sr_cg_read_keyed(d, "memory.oom_control", "oom_kill", &st->oom_kill_count, err) < 0)
+  if (sr_cgroup_has(d, "memory.oom_control") &&
+      sr_cgroup_read_keyed(d, "memory.oom_control", "oom_kill", &st->oom_kill_count, err) < 0)
     return -1;
   return 0;
 }
@@ -758,10 +758,10 @@ static int blkio_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr
   static const char *const files[] = {"blkio.io_service_bytes_recursive",
                                       "blkio.throttle.io_service_bytes_recursive"};
   for (size_t f = 0; f < 2 && st->n_blkio_bytes == 0; f++) {
-    if (!sr_cg_has(d, files[f]))
+    if (!sr_cgroup_has(d, files[f]))
       continue;
     char buf[16384];
-    if (sr_cg_read(d, files[f], buf, sizeof(buf), err) < 0)
+    if (sr_cgroup_read(d, files[f], buf, sizeof(buf), err) < 0)
       return -1;
     char *save = NULL;
     for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -781,19 +781,19 @@ static int hugetlb_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, 
 {
   _cleanup_strv_ char **sizes = NULL;
   size_t n;
-  if (sr_cg_hugetlb_sizes(d, ".usage_in_bytes", &sizes, &n, err) < 0)
+  if (sr_cgroup_v2_hugetlb_sizes(d, ".usage_in_bytes", &sizes, &n, err) < 0)
     return -1;
   for (size_t i = 0; i < n; i++) {
     char f1[64], f2[64], f3[64];
-    struct sr_hugetlb_stat *h = sr_cg_stats_add_hugetlb(st, sizes[i]);
+    struct sr_hugetlb_stat *h = sr_cgroup_v2_stats_add_hugetlb(st, sizes[i]);
     if (h == NULL)
       return sr_error_make(err, ENOMEM, "cgroup: hugetlb");
     snprintf(f1, sizeof(f1), "hugetlb.%s.usage_in_bytes", sizes[i]);
     snprintf(f2, sizeof(f2), "hugetlb.%s.max_usage_in_bytes", sizes[i]);
     snprintf(f3, sizeof(f3), "hugetlb.%s.failcnt", sizes[i]);
-    if (sr_cg_read_u64_opt(d, f1, &h->usage, err) < 0 ||
-        sr_cg_read_u64_opt(d, f2, &h->max_usage, err) < 0 ||
-        sr_cg_read_u64_opt(d, f3, &h->failcnt, err) < 0)
+    if (sr_cgroup_read_u64_opt(d, f1, &h->usage, err) < 0 ||
+        sr_cgroup_read_u64_opt(d, f2, &h->max_usage, err) < 0 ||
+        sr_cgroup_read_u64_opt(d, f3, &h->failcnt, err) < 0)
       return -1;
   }
   return 0;
@@ -801,8 +801,8 @@ static int hugetlb_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, 
 
 static int pids_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr_error_t *err)
 {
-  if (sr_cg_read_u64_opt(d, "pids.current", &st->pids_current, err) < 0 ||
-      sr_cg_read_u64_opt(d, "pids.max", &st->pids_limit, err) < 0)
+  if (sr_cgroup_read_u64_opt(d, "pids.current", &st->pids_current, err) < 0 ||
+      sr_cgroup_read_u64_opt(d, "pids.max", &st->pids_limit, err) < 0)
     return -1;
   if (st->pids_limit == UINT64_MAX)
     st->pids_limit = 0;
@@ -817,7 +817,7 @@ static int v1_controller_stats(struct sr_cgroup *cg, const char *controller,
                                struct sr_cgroup_stats *st, sr_error_t *err)
 {
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  int found = sr_cg_v1_controller(cg, controller, &d, err);
+  int found = sr_cgroup_v1_controller(cg, controller, &d, err);
   if (found <= 0)
     return found;
   return read(&d, st, err);

@@ -360,7 +360,7 @@ int sr_cgroup_v2_hugetlb(const struct sr_cg_dir *d, const struct sr_resources *r
       return sr_error_wrap(err, "[%zu] (pageSize %s)", i, h->page_size);
     /* Reservation accounting, where the kernel has it, is what the spec prefers. */
     snprintf(file, sizeof(file), "hugetlb.%s.rsvd.max", h->page_size);
-    if (sr_cg_has(d, file) && PUT(d, file, field, err, "%" PRIu64, h->limit) < 0)
+    if (sr_cgroup_has(d, file) && PUT(d, file, field, err, "%" PRIu64, h->limit) < 0)
       return -1;
   }
   return 0;
@@ -508,7 +508,7 @@ static int opt_keyed(const struct sr_cg_dir *d, const char *file, const char *ke
   return sr_cgroup_read_keyed(d, file, key, v, err);
 }
 
-struct sr_hugetlb_stat *sr_cg_stats_add_hugetlb(struct sr_cgroup_stats *st, const char *size)
+struct sr_hugetlb_stat *sr_cgroup_v2_stats_add_hugetlb(struct sr_cgroup_stats *st, const char *size)
 {
   struct sr_hugetlb_stat *nv = realloc(st->hugetlb, (st->n_hugetlb + 1) * sizeof(*st->hugetlb));
   if (nv == NULL)

@@ -55,7 +55,7 @@ int sr_cli_common_print_json(sr_json_gen_t g, sr_error_t *err)
 int sr_cli_common_open_id_only(const struct sr_global *g, const char *cmd, int argc, char **argv,
                         bool lock, const char **id, struct sr_container **ct)
 {
-  int r = sr_cli_parse_id_only(cmd, argc, argv, id);
+  int r = sr_cli_common_parse_id_only(cmd, argc, argv, id);
   if (r)
     return r;
   if (sr_cli_setup(g, 0, false) < 0)

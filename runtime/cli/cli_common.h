@@ -18,7 +18,7 @@ int sr_cli_common_parse_flag(const char *cmd, const char *usage, int argc, char 
 
 /* Commands that take only a container id (start, state, pause, resume): 0 with *id set, 1 on
  * a usage error (printed), 2 after --help. */
-int sr_cli_parse_id_only(const char *cmd, int argc, char **argv, const char **id);
+int sr_cli_common_parse_id_only(const char *cmd, int argc, char **argv, const char **id);
 /* Their common start: the id parsed as above, the process set up, the stored container opened
  * (locked when lock is set) into *ct: 0, or 1 when it failed (reported), or 2 after --help. */
 /* The document g holds printed on stdout as one line (-1 with err when it is not whole). */

@@ -316,7 +316,7 @@ static int set_opts(struct restore_run *run, criu_opts *opts, const struct sr_cr
       criu_local_add_cg_root(opts, NULL, run->ctx->cgroup->path) < 0)
     return sr_error_make(err, ENOMEM, "criu options");
   sr_criu_set_common_opts(opts, o, cg_mode, imgfd, workfd);
-  criu_local_set_notify_cb(opts, sr_restore_notify);
+  criu_local_set_notify_cb(opts, sr_restore_checks_notify);
   return 0;
 }
 

@@ -30,7 +30,7 @@ ssize_t sr_fd_pass_send_some(int sock, int fd, const char *data, size_t len)
   return n;
 }
 
-int sr_fd_send(int sock, int fd, const char *data, size_t len)
+int sr_fd_pass_send(int sock, int fd, const char *data, size_t len)
 {
   return sr_fd_pass_send_some(sock, fd, data, len) == (ssize_t)len ? 0 : -1;
 }

@@ -104,7 +104,7 @@ static int make_symlink_target(int rootfd, int parent, char *path, const char *n
     if (mkpath(rootfd, rel, kind, depth + 1, &made, err) < 0)
       return sr_error_wrap(err, "`/%s` in the container is a dangling symlink", path);
   }
-  return hand_out(sr_openat2(rootfd, path, O_PATH, 0, IN_ROOT), kind, path, out, err);
+  return hand_out(sr_paths_openat2(rootfd, path, O_PATH, 0, IN_ROOT), kind, path, out, err);
 }
 
 static int mkpath(int rootfd, char *path, enum sr_mkpath_kind kind, int depth, int *out,
@@ -112,7 +112,7 @@ static int mkpath(int rootfd, char *path, enum sr_mkpath_kind kind, int depth, i
 {
   if (depth > 255)
     return sr_error_make(err, ELOOP, "`/%s` in the container", path);
-  int fd = sr_openat2(rootfd, path, O_PATH, 0, IN_ROOT);
+  int fd = sr_paths_openat2(rootfd, path, O_PATH, 0, IN_ROOT);
   if (fd >= 0)
     return hand_out(fd, kind, path, out, err);
   if (errno != ENOENT)

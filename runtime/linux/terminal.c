@@ -65,7 +65,7 @@ int sr_terminal_setup(int console_fd, const struct sr_process *p, bool bind_cons
     if (ioctl(slave, TIOCSWINSZ, &ws) < 0)
       return sr_error_sys(err, "terminal: set console size");
   }
-  if (sr_fd_send(console_fd, master, name, strlen(name)) < 0)
+  if (sr_fd_pass_send(console_fd, master, name, strlen(name)) < 0)
     return sr_error_sys(err, "--console-socket: send the pty master");
   /* One message and nothing more: the engine's listener sees the end of the stream now, not
    * when this process execs (the descriptor is shared with the parent, so it is not closed). */
@@ -94,7 +94,7 @@ int sr_terminal_recv_master(int sock, int *master, sr_error_t *err)
   char name[256];
   size_t got;
   errno = 0;
-  int fd = sr_fd_recv(sock, 0, name, sizeof(name), &got);
+  int fd = sr_fd_pass_recv(sock, 0, name, sizeof(name), &got);
   if (fd >= 0) {
     *master = fd;
     return 0;
