@@ -3,6 +3,7 @@
 #include "cleanup.h"
 #include "config_parse.h"
 #include "mount_options.h"
+#include "path.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -112,11 +113,11 @@ static int check_oci_version(const char *v, sr_error_t *err)
   return 0;
 }
 
-static int parse_hook(struct sr_arena *a, yajl_val v, const char *path, struct sr_hook *h,
-                      sr_error_t *err)
+static int hook_item(struct sr_arena *a, yajl_val v, const char *path, void *items, size_t i,
+                     void *ctx, sr_error_t *err)
 {
-  if (sr_json_want_object(v, path, err) < 0)
-    return -1;
+  (void)ctx;
+  struct sr_hook *h = (struct sr_hook *)items + i;
   if (sr_json_get_string(a, v, path, "path", true, &h->path, err) < 0 ||
       sr_json_get_strv(a, v, path, "args", false, &h->args, &h->n_args, err) < 0 ||
       sr_json_get_strv(a, v, path, "env", false, &h->env, &h->n_env, err) < 0 ||
@@ -139,67 +140,27 @@ static int parse_hooks(struct sr_arena *a, yajl_val root, struct sr_hooks *out, 
   if (hooks == NULL)
     return 0;
   for (int k = 0; k < SR_HOOK_COUNT; k++) {
-    yajl_val arr;
-    char *path = sr_json_path(a, "hooks", hook_names[k]);
-    if (path == NULL)
-      return SR_OOM(err, "hooks");
-    if (sr_json_get_array(hooks, "hooks", hook_names[k], false, &arr, err) < 0)
+    void *items;
+    if (sr_json_walk_objects(a, hooks, "hooks", hook_names[k], sizeof(struct sr_hook), &items,
+                             &out->n[k], hook_item, NULL, err) < 0)
       return -1;
-    if (arr == NULL)
-      continue;
-    size_t n = arr->u.array.len;
-    out->list[k] = sr_arena_array(a, n ? n : 1, sizeof(struct sr_hook));
-    if (out->list[k] == NULL)
-      return SR_OOM(err, path);
-    out->n[k] = n;
-    for (size_t i = 0; i < n; i++) {
-      char *ip = sr_json_index_path(a, path, i);
-      if (ip == NULL)
-        return SR_OOM(err, path);
-      if (parse_hook(a, arr->u.array.values[i], ip, &out->list[k][i], err) < 0)
-        return -1;
-    }
+    out->list[k] = items;
   }
   return 0;
 }
 
-/* dest made absolute and cleaned: no "", "." or ".." components, ".." never above "/". */
+/* dest made absolute and cleaned (oci/common/path.h), in the arena. */
 static char *clean_destination(struct sr_arena *a, const char *dest)
 {
-  size_t len = strlen(dest);
-  char *out = sr_arena_alloc(a, len + 2);
-  if (out == NULL)
-    return NULL;
-  size_t o = 0;
-  for (const char *p = dest; *p;) {
-    while (*p == '/')
-      p++;
-    size_t n = strcspn(p, "/");
-    if (n == 0 || (n == 1 && p[0] == '.')) {
-      /* nothing */
-    } else if (n == 2 && p[0] == '.' && p[1] == '.') {
-      while (o > 0 && out[o - 1] != '/')
-        o--;
-      if (o > 0)
-        o--;
-    } else {
-      out[o++] = '/';
-      memcpy(out + o, p, n);
-      o += n;
-    }
-    p += n;
-  }
-  if (o == 0)
-    out[o++] = '/';
-  out[o] = '\0';
+  char *out = sr_arena_alloc(a, strlen(dest) + 2);
+  if (out != NULL)
+    sr_path_clean(dest, out);
   return out;
 }
 
 static int parse_mount(struct sr_arena *a, yajl_val v, const char *path, struct sr_mount *m,
                        sr_error_t *err)
 {
-  if (sr_json_want_object(v, path, err) < 0)
-    return -1;
   if (sr_json_get_string(a, v, path, "destination", true, &m->destination, err) < 0 ||
       sr_json_get_string(a, v, path, "type", false, &m->type, err) < 0 ||
       sr_json_get_string(a, v, path, "source", false, &m->source, err) < 0 ||
@@ -241,26 +202,24 @@ static int parse_mount(struct sr_arena *a, yajl_val v, const char *path, struct 
   return 0;
 }
 
+static int mount_item(struct sr_arena *a, yajl_val v, const char *ip, void *items, size_t i,
+                      void *ctx, sr_error_t *err)
+{
+  (void)ctx;
+  struct sr_mount *m = (struct sr_mount *)items + i;
+  if (parse_mount(a, v, ip, m, err) < 0)
+    return -1;
+  m->field = ip;
+  return 0;
+}
+
 static int parse_mounts(struct sr_arena *a, yajl_val root, struct sr_config *c, sr_error_t *err)
 {
-  yajl_val arr;
-  if (sr_json_get_array(root, "", "mounts", false, &arr, err) < 0)
+  void *items;
+  if (sr_json_walk_objects(a, root, "", "mounts", sizeof(*c->mounts), &items, &c->n_mounts,
+                           mount_item, NULL, err) < 0)
     return -1;
-  if (arr == NULL)
-    return 0;
-  size_t n = arr->u.array.len;
-  c->mounts = sr_arena_array(a, n ? n : 1, sizeof(struct sr_mount));
-  if (c->mounts == NULL)
-    return SR_OOM(err, "mounts");
-  c->n_mounts = n;
-  for (size_t i = 0; i < n; i++) {
-    char *ip = sr_json_index_path(a, "mounts", i);
-    if (ip == NULL)
-      return SR_OOM(err, "mounts");
-    if (parse_mount(a, arr->u.array.values[i], ip, &c->mounts[i], err) < 0)
-      return -1;
-    c->mounts[i].field = ip;
-  }
+  c->mounts = items;
   return 0;
 }
 

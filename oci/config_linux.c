@@ -9,41 +9,32 @@
 #include <sys/mount.h>
 #include <sys/personality.h>
 
+static int id_map_item(struct sr_arena *a, yajl_val v, const char *ip, void *items, size_t i,
+                       void *ctx, sr_error_t *err)
+{
+  (void)a, (void)ctx;
+  uint64_t c, h, s;
+  if (sr_json_get_u64(v, ip, "containerID", UINT32_MAX, true, &c, NULL, err) < 0 ||
+      sr_json_get_u64(v, ip, "hostID", UINT32_MAX, true, &h, NULL, err) < 0 ||
+      sr_json_get_u64(v, ip, "size", UINT32_MAX, true, &s, NULL, err) < 0)
+    return -1;
+  if (s == 0)
+    return sr_error_config_at(err, ip, "size", "must be greater than zero");
+  if (c + s - 1 > UINT32_MAX || h + s - 1 > UINT32_MAX)
+    return sr_error_config_at(err, ip, NULL, "range goes past 4294967295");
+  ((struct sr_id_map *)items)[i] = (struct sr_id_map){(uint32_t)c, (uint32_t)h, (uint32_t)s};
+  return 0;
+}
+
 int sr_config_linux_parse_id_maps(struct sr_arena *a, yajl_val obj, const char *path,
                                   const char *key, struct sr_id_map **out, size_t *n,
                                   sr_error_t *err)
 {
-  yajl_val arr;
-  *out = NULL;
-  *n = 0;
-  if (sr_json_get_array(obj, path, key, false, &arr, err) < 0)
+  void *items;
+  if (sr_json_walk_objects(a, obj, path, key, sizeof(**out), &items, n, id_map_item, NULL,
+                           err) < 0)
     return -1;
-  if (arr == NULL)
-    return 0;
-  char *kp = sr_json_path(a, path, key);
-  size_t len = arr->u.array.len;
-  struct sr_id_map *m = sr_arena_array(a, len ? len : 1, sizeof(*m));
-  if (kp == NULL || m == NULL)
-    return SR_OOM(err, path);
-  for (size_t i = 0; i < len; i++) {
-    yajl_val v = arr->u.array.values[i];
-    char *ip = sr_json_index_path(a, kp, i);
-    uint64_t c, h, s;
-    if (ip == NULL)
-      return SR_OOM(err, path);
-    if (sr_json_want_object(v, ip, err) < 0 ||
-        sr_json_get_u64(v, ip, "containerID", UINT32_MAX, true, &c, NULL, err) < 0 ||
-        sr_json_get_u64(v, ip, "hostID", UINT32_MAX, true, &h, NULL, err) < 0 ||
-        sr_json_get_u64(v, ip, "size", UINT32_MAX, true, &s, NULL, err) < 0)
-      return -1;
-    if (s == 0)
-      return sr_error_config_at(err, ip, "size", "must be greater than zero");
-    if (c + s - 1 > UINT32_MAX || h + s - 1 > UINT32_MAX)
-      return sr_error_config_at(err, ip, NULL, "range goes past 4294967295");
-    m[i] = (struct sr_id_map){(uint32_t)c, (uint32_t)h, (uint32_t)s};
-  }
-  *out = m;
-  *n = len;
+  *out = items;
   return 0;
 }
 
@@ -118,55 +109,50 @@ static int parse_time_offsets(struct sr_arena *a, yajl_val obj, const char *path
   return 0;
 }
 
+static int device_item(struct sr_arena *a, yajl_val v, const char *ip, void *items, size_t i,
+                       void *ctx, sr_error_t *err)
+{
+  (void)ctx;
+  struct sr_device *d = (struct sr_device *)items + i;
+  char *type;
+  uint64_t u;
+  if (sr_json_get_string(a, v, ip, "type", true, &type, err) < 0 ||
+      sr_json_get_string(a, v, ip, "path", true, &d->path, err) < 0)
+    return -1;
+  if (strlen(type) != 1 || strchr("cbup", type[0]) == NULL)
+    return sr_error_config_at(err, ip, "type", "unknown device type \"%s\" (c, b, u or p)", type);
+  d->type = type[0];
+  bool need_numbers = d->type != 'p';
+  if (sr_json_get_i64(v, ip, "major", 0, UINT32_MAX, need_numbers, &d->major, NULL, err) < 0 ||
+      sr_json_get_i64(v, ip, "minor", 0, UINT32_MAX, need_numbers, &d->minor, NULL, err) < 0)
+    return -1;
+  if (sr_json_get_u64(v, ip, "fileMode", 07777, false, &u, &d->has_file_mode, err) < 0)
+    return -1;
+  d->file_mode = (uint32_t)u;
+  if (sr_json_get_u64(v, ip, "uid", UINT32_MAX, false, &u, &d->has_uid, err) < 0)
+    return -1;
+  d->uid = (uint32_t)u;
+  if (sr_json_get_u64(v, ip, "gid", UINT32_MAX, false, &u, &d->has_gid, err) < 0)
+    return -1;
+  d->gid = (uint32_t)u;
+  /* Cleaned as runc's filepath.Clean does: "/dev/x/" and "/dev//./x" name /dev/x, for the
+   * node, its cgroup rule and the policy alike (oci/common/path.h). */
+  if (d->path[0] == '/')
+    sr_path_clean(d->path, d->path);
+  if (d->path[0] != '/' || strcmp(d->path, "/") == 0)
+    return sr_error_config_at(err, ip, "path", "must be an absolute path below /, got \"%s\"",
+                              d->path);
+  return 0;
+}
+
 static int parse_devices(struct sr_arena *a, yajl_val obj, const char *path, struct sr_linux *l,
                          sr_error_t *err)
 {
-  yajl_val arr;
-  if (sr_json_get_array(obj, path, "devices", false, &arr, err) < 0)
+  void *items;
+  if (sr_json_walk_objects(a, obj, path, "devices", sizeof(*l->devices), &items, &l->n_devices,
+                           device_item, NULL, err) < 0)
     return -1;
-  if (arr == NULL)
-    return 0;
-  size_t n = arr->u.array.len;
-  l->devices = sr_arena_array(a, n ? n : 1, sizeof(struct sr_device));
-  if (l->devices == NULL)
-    return SR_OOM(err, path);
-  for (size_t i = 0; i < n; i++) {
-    yajl_val v = arr->u.array.values[i];
-    struct sr_device *d = &l->devices[i];
-    char *ip = sr_arena_printf(a, "%s.devices[%zu]", path, i);
-    char *type;
-    uint64_t u;
-    if (ip == NULL)
-      return SR_OOM(err, path);
-    if (sr_json_want_object(v, ip, err) < 0 ||
-        sr_json_get_string(a, v, ip, "type", true, &type, err) < 0 ||
-        sr_json_get_string(a, v, ip, "path", true, &d->path, err) < 0)
-      return -1;
-    if (strlen(type) != 1 || strchr("cbup", type[0]) == NULL)
-      return sr_error_config_at(err, ip, "type", "unknown device type \"%s\" (c, b, u or p)", type);
-    d->type = type[0];
-    bool need_numbers = d->type != 'p';
-    if (sr_json_get_i64(v, ip, "major", 0, UINT32_MAX, need_numbers, &d->major, NULL, err) < 0 ||
-        sr_json_get_i64(v, ip, "minor", 0, UINT32_MAX, need_numbers, &d->minor, NULL, err) < 0)
-      return -1;
-    if (sr_json_get_u64(v, ip, "fileMode", 07777, false, &u, &d->has_file_mode, err) < 0)
-      return -1;
-    d->file_mode = (uint32_t)u;
-    if (sr_json_get_u64(v, ip, "uid", UINT32_MAX, false, &u, &d->has_uid, err) < 0)
-      return -1;
-    d->uid = (uint32_t)u;
-    if (sr_json_get_u64(v, ip, "gid", UINT32_MAX, false, &u, &d->has_gid, err) < 0)
-      return -1;
-    d->gid = (uint32_t)u;
-    /* Cleaned as runc's filepath.Clean does: "/dev/x/" and "/dev//./x" name /dev/x, for the
-     * node, its cgroup rule and the policy alike (oci/common/path.h). */
-    if (d->path[0] == '/')
-      sr_path_clean(d->path, d->path);
-    if (d->path[0] != '/' || strcmp(d->path, "/") == 0)
-      return sr_error_config_at(err, ip, "path", "must be an absolute path below /, got \"%s\"",
-                                d->path);
-  }
-  l->n_devices = n;
+  l->devices = items;
   return 0;
 }
 

@@ -33,41 +33,36 @@ static int parse_capabilities(struct sr_arena *a, yajl_val obj, const char *path
   return 0;
 }
 
+static int rlimit_item(struct sr_arena *a, yajl_val v, const char *ip, void *items, size_t i,
+                       void *ctx, sr_error_t *err)
+{
+  (void)ctx;
+  struct sr_rlimit *rl = items, *r = &rl[i];
+  char *type;
+  int64_t res;
+  if (sr_json_get_string(a, v, ip, "type", true, &type, err) < 0 ||
+      sr_json_get_u64(v, ip, "soft", UINT64_MAX, true, &r->soft, NULL, err) < 0 ||
+      sr_json_get_u64(v, ip, "hard", UINT64_MAX, true, &r->hard, NULL, err) < 0)
+    return -1;
+  if (!sr_names_lookup(SR_NAMES(sr_names_rlimit), type, &res))
+    return sr_error_config_at(err, ip, "type", "unknown rlimit \"%s\"", type);
+  r->resource = (int)res;
+  for (size_t j = 0; j < i; j++)
+    if (rl[j].resource == r->resource)
+      return sr_error_config_at(err, ip, "type", "duplicate rlimit \"%s\"", type);
+  if (r->soft > r->hard)
+    return sr_error_config_at(err, ip, NULL, "soft limit exceeds the hard limit");
+  return 0;
+}
+
 static int parse_rlimits(struct sr_arena *a, yajl_val obj, const char *path, struct sr_process *p,
                          sr_error_t *err)
 {
-  yajl_val arr;
-  if (sr_json_get_array(obj, path, "rlimits", false, &arr, err) < 0)
+  void *items;
+  if (sr_json_walk_objects(a, obj, path, "rlimits", sizeof(*p->rlimits), &items, &p->n_rlimits,
+                           rlimit_item, NULL, err) < 0)
     return -1;
-  if (arr == NULL)
-    return 0;
-  size_t n = arr->u.array.len;
-  p->rlimits = sr_arena_array(a, n ? n : 1, sizeof(struct sr_rlimit));
-  if (p->rlimits == NULL)
-    return SR_OOM(err, path);
-  for (size_t i = 0; i < n; i++) {
-    char *ip = sr_arena_printf(a, "%s%srlimits[%zu]", path, path[0] ? "." : "", i);
-    if (ip == NULL)
-      return SR_OOM(err, path);
-    yajl_val v = arr->u.array.values[i];
-    char *type;
-    int64_t res;
-    struct sr_rlimit *r = &p->rlimits[i];
-    if (sr_json_want_object(v, ip, err) < 0 ||
-        sr_json_get_string(a, v, ip, "type", true, &type, err) < 0 ||
-        sr_json_get_u64(v, ip, "soft", UINT64_MAX, true, &r->soft, NULL, err) < 0 ||
-        sr_json_get_u64(v, ip, "hard", UINT64_MAX, true, &r->hard, NULL, err) < 0)
-      return -1;
-    if (!sr_names_lookup(SR_NAMES(sr_names_rlimit), type, &res))
-      return sr_error_config_at(err, ip, "type", "unknown rlimit \"%s\"", type);
-    r->resource = (int)res;
-    for (size_t j = 0; j < i; j++)
-      if (p->rlimits[j].resource == r->resource)
-        return sr_error_config_at(err, ip, "type", "duplicate rlimit \"%s\"", type);
-    if (r->soft > r->hard)
-      return sr_error_config_at(err, ip, NULL, "soft limit exceeds the hard limit");
-  }
-  p->n_rlimits = n;
+  p->rlimits = items;
   return 0;
 }
 

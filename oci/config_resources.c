@@ -12,62 +12,52 @@
 /* path is "" for the document of `update --resources`: "devices[0]", not ".devices[0]". */
 #define SEP(path) ((path)[0] ? "." : "")
 
-static char *item_path(struct sr_arena *a, const char *path, const char *key, size_t i)
+static int device_rule_item(struct sr_arena *a, yajl_val v, const char *ip, void *items,
+                            size_t i, void *ctx, sr_error_t *err)
 {
-  return sr_arena_printf(a, "%s%s%s[%zu]", path, SEP(path), key, i);
+  (void)ctx;
+  struct sr_device_rule *d = (struct sr_device_rule *)items + i;
+  char *type = NULL, *access = NULL;
+  bool has_allow;
+  if (sr_json_get_bool(v, ip, "allow", &d->allow, &has_allow, err) < 0 ||
+      sr_json_get_string(a, v, ip, "type", false, &type, err) < 0 ||
+      sr_json_get_string(a, v, ip, "access", false, &access, err) < 0)
+    return -1;
+  if (!has_allow)
+    return sr_error_config_at(err, ip, "allow", "required");
+  d->type = 'a';
+  if (type && type[0]) {
+    if (strlen(type) != 1 || strchr("acb", type[0]) == NULL)
+      return sr_error_config_at(err, ip, "type", "unknown device type \"%s\" (a, c or b)", type);
+    d->type = type[0];
+  }
+  bool has;
+  if (sr_json_get_i64(v, ip, "major", -1, UINT32_MAX, false, &d->major, &has, err) < 0)
+    return -1;
+  if (!has)
+    d->major = -1;
+  if (sr_json_get_i64(v, ip, "minor", -1, UINT32_MAX, false, &d->minor, &has, err) < 0)
+    return -1;
+  if (!has)
+    d->minor = -1;
+  if (access == NULL || access[0] == '\0')
+    access = "rwm";
+  size_t len = strlen(access);
+  if (len > 3 || strspn(access, "rwm") != len)
+    return sr_error_config_at(err, ip, "access", "\"%s\" is not a combination of r, w and m",
+                              access);
+  memcpy(d->access, access, len + 1);
+  return 0;
 }
 
 static int parse_device_rules(struct sr_arena *a, yajl_val obj, const char *path,
                               struct sr_resources *r, sr_error_t *err)
 {
-  yajl_val arr;
-  if (sr_json_get_array(obj, path, "devices", false, &arr, err) < 0)
+  void *items;
+  if (sr_json_walk_objects(a, obj, path, "devices", sizeof(*r->devices), &items, &r->n_devices,
+                           device_rule_item, NULL, err) < 0)
     return -1;
-  if (arr == NULL)
-    return 0;
-  size_t n = arr->u.array.len;
-  r->devices = sr_arena_array(a, n ? n : 1, sizeof(struct sr_device_rule));
-  if (r->devices == NULL)
-    return SR_OOM(err, path);
-  for (size_t i = 0; i < n; i++) {
-    yajl_val v = arr->u.array.values[i];
-    struct sr_device_rule *d = &r->devices[i];
-    char *ip = item_path(a, path, "devices", i);
-    char *type = NULL, *access = NULL;
-    bool has_allow;
-    if (ip == NULL)
-      return SR_OOM(err, path);
-    if (sr_json_want_object(v, ip, err) < 0 ||
-        sr_json_get_bool(v, ip, "allow", &d->allow, &has_allow, err) < 0 ||
-        sr_json_get_string(a, v, ip, "type", false, &type, err) < 0 ||
-        sr_json_get_string(a, v, ip, "access", false, &access, err) < 0)
-      return -1;
-    if (!has_allow)
-      return sr_error_config_at(err, ip, "allow", "required");
-    d->type = 'a';
-    if (type && type[0]) {
-      if (strlen(type) != 1 || strchr("acb", type[0]) == NULL)
-        return sr_error_config_at(err, ip, "type", "unknown device type \"%s\" (a, c or b)", type);
-      d->type = type[0];
-    }
-    bool has;
-    if (sr_json_get_i64(v, ip, "major", -1, UINT32_MAX, false, &d->major, &has, err) < 0)
-      return -1;
-    if (!has)
-      d->major = -1;
-    if (sr_json_get_i64(v, ip, "minor", -1, UINT32_MAX, false, &d->minor, &has, err) < 0)
-      return -1;
-    if (!has)
-      d->minor = -1;
-    if (access == NULL || access[0] == '\0')
-      access = "rwm";
-    size_t len = strlen(access);
-    if (len > 3 || strspn(access, "rwm") != len)
-      return sr_error_config_at(err, ip, "access", "\"%s\" is not a combination of r, w and m",
-                                access);
-    memcpy(d->access, access, len + 1);
-  }
-  r->n_devices = n;
+  r->devices = items;
   return 0;
 }
 
@@ -110,60 +100,51 @@ static int parse_cpu(struct sr_arena *a, yajl_val obj, const char *path, struct 
   return 0;
 }
 
+static int weight_device_item(struct sr_arena *a, yajl_val v, const char *ip, void *items,
+                              size_t i, void *ctx, sr_error_t *err)
+{
+  (void)a, (void)ctx;
+  struct sr_weight_device *d = (struct sr_weight_device *)items + i;
+  if (sr_json_get_i64(v, ip, "major", 0, UINT32_MAX, true, &d->major, NULL, err) < 0 ||
+      sr_json_get_i64(v, ip, "minor", 0, UINT32_MAX, true, &d->minor, NULL, err) < 0 ||
+      GET_U64(v, ip, "weight", UINT16_MAX, d->weight) < 0 ||
+      GET_U64(v, ip, "leafWeight", UINT16_MAX, d->leaf_weight) < 0)
+    return -1;
+  return 0;
+}
+
 static int parse_weight_devices(struct sr_arena *a, yajl_val obj, const char *path,
                                 struct sr_resources *r, sr_error_t *err)
 {
-  yajl_val arr;
-  if (sr_json_get_array(obj, path, "weightDevice", false, &arr, err) < 0)
+  void *items;
+  if (sr_json_walk_objects(a, obj, path, "weightDevice", sizeof(*r->block_io.weight_devices),
+                           &items, &r->block_io.n_weight_devices, weight_device_item, NULL,
+                           err) < 0)
     return -1;
-  if (arr == NULL)
-    return 0;
-  size_t n = arr->u.array.len;
-  r->block_io.weight_devices = sr_arena_array(a, n ? n : 1, sizeof(struct sr_weight_device));
-  if (r->block_io.weight_devices == NULL)
-    return SR_OOM(err, path);
-  for (size_t i = 0; i < n; i++) {
-    yajl_val v = arr->u.array.values[i];
-    struct sr_weight_device *d = &r->block_io.weight_devices[i];
-    char *ip = item_path(a, path, "weightDevice", i);
-    if (ip == NULL)
-      return SR_OOM(err, path);
-    if (sr_json_want_object(v, ip, err) < 0 ||
-        sr_json_get_i64(v, ip, "major", 0, UINT32_MAX, true, &d->major, NULL, err) < 0 ||
-        sr_json_get_i64(v, ip, "minor", 0, UINT32_MAX, true, &d->minor, NULL, err) < 0 ||
-        GET_U64(v, ip, "weight", UINT16_MAX, d->weight) < 0 ||
-        GET_U64(v, ip, "leafWeight", UINT16_MAX, d->leaf_weight) < 0)
-      return -1;
-  }
-  r->block_io.n_weight_devices = n;
+  r->block_io.weight_devices = items;
+  return 0;
+}
+
+static int throttle_item(struct sr_arena *a, yajl_val v, const char *ip, void *items, size_t i,
+                         void *ctx, sr_error_t *err)
+{
+  (void)a, (void)ctx;
+  struct sr_throttle_device *d = (struct sr_throttle_device *)items + i;
+  if (sr_json_get_i64(v, ip, "major", 0, UINT32_MAX, true, &d->major, NULL, err) < 0 ||
+      sr_json_get_i64(v, ip, "minor", 0, UINT32_MAX, true, &d->minor, NULL, err) < 0 ||
+      sr_json_get_u64(v, ip, "rate", UINT64_MAX, true, &d->rate, NULL, err) < 0)
+    return -1;
   return 0;
 }
 
 static int parse_throttle(struct sr_arena *a, yajl_val obj, const char *path, const char *key,
                           struct sr_throttle_device **out, size_t *count, sr_error_t *err)
 {
-  yajl_val arr;
-  if (sr_json_get_array(obj, path, key, false, &arr, err) < 0)
+  void *items;
+  if (sr_json_walk_objects(a, obj, path, key, sizeof(**out), &items, count, throttle_item, NULL,
+                           err) < 0)
     return -1;
-  if (arr == NULL)
-    return 0;
-  size_t n = arr->u.array.len;
-  *out = sr_arena_array(a, n ? n : 1, sizeof(struct sr_throttle_device));
-  if (*out == NULL)
-    return SR_OOM(err, path);
-  for (size_t i = 0; i < n; i++) {
-    yajl_val v = arr->u.array.values[i];
-    struct sr_throttle_device *d = &(*out)[i];
-    char *ip = item_path(a, path, key, i);
-    if (ip == NULL)
-      return SR_OOM(err, path);
-    if (sr_json_want_object(v, ip, err) < 0 ||
-        sr_json_get_i64(v, ip, "major", 0, UINT32_MAX, true, &d->major, NULL, err) < 0 ||
-        sr_json_get_i64(v, ip, "minor", 0, UINT32_MAX, true, &d->minor, NULL, err) < 0 ||
-        sr_json_get_u64(v, ip, "rate", UINT64_MAX, true, &d->rate, NULL, err) < 0)
-      return -1;
-  }
-  *count = n;
+  *out = items;
   return 0;
 }
 
@@ -183,33 +164,41 @@ static int parse_block_io(struct sr_arena *a, yajl_val obj, const char *path,
   return 0;
 }
 
+static int hugepage_item(struct sr_arena *a, yajl_val v, const char *ip, void *items, size_t i,
+                         void *ctx, sr_error_t *err)
+{
+  (void)ctx;
+  struct sr_hugepage_limit *h = (struct sr_hugepage_limit *)items + i;
+  if (sr_json_get_string(a, v, ip, "pageSize", true, &h->page_size, err) < 0 ||
+      sr_json_get_u64(v, ip, "limit", UINT64_MAX, true, &h->limit, NULL, err) < 0)
+    return -1;
+  /* The page size names a cgroup file (hugetlb.<size>.limit_in_bytes): no path tricks. */
+  if (h->page_size[0] == '\0' || strpbrk(h->page_size, "/.") != NULL)
+    return sr_error_config_at(err, ip, "pageSize", "invalid page size \"%s\"", h->page_size);
+  return 0;
+}
+
 static int parse_hugepages(struct sr_arena *a, yajl_val obj, const char *path,
                            struct sr_resources *r, sr_error_t *err)
 {
-  yajl_val arr;
-  if (sr_json_get_array(obj, path, "hugepageLimits", false, &arr, err) < 0)
+  void *items;
+  if (sr_json_walk_objects(a, obj, path, "hugepageLimits", sizeof(*r->hugepage_limits), &items,
+                           &r->n_hugepage_limits, hugepage_item, NULL, err) < 0)
     return -1;
-  if (arr == NULL)
-    return 0;
-  size_t n = arr->u.array.len;
-  r->hugepage_limits = sr_arena_array(a, n ? n : 1, sizeof(struct sr_hugepage_limit));
-  if (r->hugepage_limits == NULL)
-    return SR_OOM(err, path);
-  for (size_t i = 0; i < n; i++) {
-    yajl_val v = arr->u.array.values[i];
-    struct sr_hugepage_limit *h = &r->hugepage_limits[i];
-    char *ip = item_path(a, path, "hugepageLimits", i);
-    if (ip == NULL)
-      return SR_OOM(err, path);
-    if (sr_json_want_object(v, ip, err) < 0 ||
-        sr_json_get_string(a, v, ip, "pageSize", true, &h->page_size, err) < 0 ||
-        sr_json_get_u64(v, ip, "limit", UINT64_MAX, true, &h->limit, NULL, err) < 0)
-      return -1;
-    /* The page size names a cgroup file (hugetlb.<size>.limit_in_bytes): no path tricks. */
-    if (h->page_size[0] == '\0' || strpbrk(h->page_size, "/.") != NULL)
-      return sr_error_config_at(err, ip, "pageSize", "invalid page size \"%s\"", h->page_size);
-  }
-  r->n_hugepage_limits = n;
+  r->hugepage_limits = items;
+  return 0;
+}
+
+static int priority_item(struct sr_arena *a, yajl_val v, const char *ip, void *items, size_t i,
+                         void *ctx, sr_error_t *err)
+{
+  (void)ctx;
+  struct sr_net_priority *p = (struct sr_net_priority *)items + i;
+  uint64_t u;
+  if (sr_json_get_string(a, v, ip, "name", true, &p->name, err) < 0 ||
+      sr_json_get_u64(v, ip, "priority", UINT32_MAX, true, &u, NULL, err) < 0)
+    return -1;
+  p->priority = (uint32_t)u;
   return 0;
 }
 
@@ -221,28 +210,11 @@ static int parse_network(struct sr_arena *a, yajl_val obj, const char *path,
                       err) < 0)
     return -1;
   r->network.class_id = (uint32_t)u;
-  yajl_val arr;
-  if (sr_json_get_array(obj, path, "priorities", false, &arr, err) < 0)
+  void *items;
+  if (sr_json_walk_objects(a, obj, path, "priorities", sizeof(*r->network.priorities), &items,
+                           &r->network.n_priorities, priority_item, NULL, err) < 0)
     return -1;
-  if (arr == NULL)
-    return 0;
-  size_t n = arr->u.array.len;
-  r->network.priorities = sr_arena_array(a, n ? n : 1, sizeof(struct sr_net_priority));
-  if (r->network.priorities == NULL)
-    return SR_OOM(err, path);
-  for (size_t i = 0; i < n; i++) {
-    yajl_val v = arr->u.array.values[i];
-    struct sr_net_priority *p = &r->network.priorities[i];
-    char *ip = item_path(a, path, "priorities", i);
-    if (ip == NULL)
-      return SR_OOM(err, path);
-    if (sr_json_want_object(v, ip, err) < 0 ||
-        sr_json_get_string(a, v, ip, "name", true, &p->name, err) < 0 ||
-        sr_json_get_u64(v, ip, "priority", UINT32_MAX, true, &u, NULL, err) < 0)
-      return -1;
-    p->priority = (uint32_t)u;
-  }
-  r->network.n_priorities = n;
+  r->network.priorities = items;
   return 0;
 }
 

@@ -86,6 +86,12 @@ static int parse_rule(struct sr_arena *a, yajl_val v, const char *path, struct s
   return 0;
 }
 
+static int rule_item(struct sr_arena *a, yajl_val v, const char *ip, void *items, size_t i,
+                     void *ctx, sr_error_t *err)
+{
+  return parse_rule(a, v, ip, ctx, (struct sr_seccomp_rule *)items + i, err);
+}
+
 int sr_config_seccomp_parse(struct sr_arena *a, yajl_val obj, const char *path,
                             struct sr_seccomp *s, sr_error_t *err)
 {
@@ -120,23 +126,11 @@ int sr_config_seccomp_parse(struct sr_arena *a, yajl_val obj, const char *path,
   if (sr_json_get_string(a, obj, path, "listenerPath", false, &s->listener_path, err) < 0 ||
       sr_json_get_string(a, obj, path, "listenerMetadata", false, &s->listener_metadata, err) < 0)
     return -1;
-  yajl_val arr;
-  if (sr_json_get_array(obj, path, "syscalls", false, &arr, err) < 0)
+  void *items;
+  if (sr_json_walk_objects(a, obj, path, "syscalls", sizeof(*s->rules), &items, &s->n_rules,
+                           rule_item, s, err) < 0)
     return -1;
-  if (arr) {
-    n = arr->u.array.len;
-    s->rules = sr_arena_array(a, n ? n : 1, sizeof(struct sr_seccomp_rule));
-    if (s->rules == NULL)
-      return SR_OOM(err, path);
-    for (size_t i = 0; i < n; i++) {
-      char *ip = sr_arena_printf(a, "%s.syscalls[%zu]", path, i);
-      if (ip == NULL)
-        return SR_OOM(err, path);
-      if (parse_rule(a, arr->u.array.values[i], ip, s, &s->rules[i], err) < 0)
-        return -1;
-    }
-    s->n_rules = n;
-  }
+  s->rules = items;
   if (s->uses_notify && (s->listener_path == NULL || s->listener_path[0] == '\0'))
     return sr_error_config_at(err, path, "listenerPath",
                               "required when an action is SCMP_ACT_NOTIFY");

@@ -268,30 +268,74 @@ int sr_json_want_object(yajl_val v, const char *path, sr_error_t *err)
   return 0;
 }
 
-int sr_json_get_object(yajl_val obj, const char *path, const char *key, bool required,
-                       yajl_val *out, sr_error_t *err)
+/* The object or array under key (type), NULL when absent. */
+static int get_typed(yajl_val obj, const char *path, const char *key, bool required,
+                     yajl_type type, const char *what, yajl_val *out, sr_error_t *err)
 {
   yajl_val v = sr_json_field(obj, key);
   *out = NULL;
   if (v == NULL)
     return required ? missing(path, key, err) : 0;
-  if (!YAJL_IS_OBJECT(v))
-    return sr_error_config_at(err, path, key, "must be an object");
+  if (v->type != type)
+    return sr_error_config_at(err, path, key, "must be %s", what);
   *out = v;
   return 0;
+}
+
+int sr_json_get_object(yajl_val obj, const char *path, const char *key, bool required,
+                       yajl_val *out, sr_error_t *err)
+{
+  return get_typed(obj, path, key, required, yajl_t_object, "an object", out, err);
 }
 
 int sr_json_get_array(yajl_val obj, const char *path, const char *key, bool required,
                       yajl_val *out, sr_error_t *err)
 {
-  yajl_val v = sr_json_field(obj, key);
-  *out = NULL;
-  if (v == NULL)
-    return required ? missing(path, key, err) : 0;
-  if (!YAJL_IS_ARRAY(v))
-    return sr_error_config_at(err, path, key, "must be an array");
-  *out = v;
+  return get_typed(obj, path, key, required, yajl_t_array, "an array", out, err);
+}
+
+static int walk(struct sr_arena *a, yajl_val obj, const char *path, const char *key, size_t size,
+                bool objects, void **items, size_t *n, sr_json_item_fn item, void *ctx,
+                sr_error_t *err)
+{
+  yajl_val arr;
+  *items = NULL;
+  *n = 0;
+  if (sr_json_get_array(obj, path, key, false, &arr, err) < 0)
+    return -1;
+  if (arr == NULL)
+    return 0;
+  size_t len = arr->u.array.len;
+  char *kp = sr_json_path(a, path, key);
+  void *storage = sr_arena_array(a, len ? len : 1, size);
+  if (kp == NULL || storage == NULL)
+    return sr_error_make(err, ENOMEM, "%s", path);
+  for (size_t i = 0; i < len; i++) {
+    yajl_val v = arr->u.array.values[i];
+    char *ip = sr_json_index_path(a, kp, i);
+    if (ip == NULL)
+      return sr_error_make(err, ENOMEM, "%s", path);
+    if ((objects && sr_json_want_object(v, ip, err) < 0) ||
+        item(a, v, ip, storage, i, ctx, err) < 0)
+      return -1;
+  }
+  *items = storage;
+  *n = len;
   return 0;
+}
+
+int sr_json_walk_objects(struct sr_arena *a, yajl_val obj, const char *path, const char *key,
+                         size_t size, void **items, size_t *n, sr_json_item_fn item, void *ctx,
+                         sr_error_t *err)
+{
+  return walk(a, obj, path, key, size, true, items, n, item, ctx, err);
+}
+
+int sr_json_walk_array(struct sr_arena *a, yajl_val obj, const char *path, const char *key,
+                       size_t size, void **items, size_t *n, sr_json_item_fn item, void *ctx,
+                       sr_error_t *err)
+{
+  return walk(a, obj, path, key, size, false, items, n, item, ctx, err);
 }
 
 int sr_json_as_string(struct sr_arena *a, yajl_val v, const char *path, char **out,
@@ -383,30 +427,36 @@ int sr_json_as_u64(yajl_val v, const char *path, uint64_t max, uint64_t *out, sr
   return 0;
 }
 
+/* The number under key for the getters below: 1 with it and its full path, 0 when absent and
+ * not required, -1 with err when required. */
+static int number_field(yajl_val obj, const char *path, const char *key, bool required,
+                        bool *present, yajl_val *v, char full[static 512], sr_error_t *err)
+{
+  *v = sr_json_field(obj, key);
+  if (present)
+    *present = *v != NULL;
+  if (*v == NULL)
+    return required ? missing(path, key, err) : 0;
+  snprintf(full, 512, FIELD_FMT, FIELD_ARGS(path, key));
+  return 1;
+}
+
 int sr_json_get_i64(yajl_val obj, const char *path, const char *key, int64_t min, int64_t max,
                     bool required, int64_t *out, bool *present, sr_error_t *err)
 {
-  yajl_val v = sr_json_field(obj, key);
-  if (present)
-    *present = v != NULL;
-  if (v == NULL)
-    return required ? missing(path, key, err) : 0;
+  yajl_val v;
   char full[512];
-  snprintf(full, sizeof(full), FIELD_FMT, FIELD_ARGS(path, key));
-  return sr_json_as_i64(v, full, min, max, out, err);
+  int r = number_field(obj, path, key, required, present, &v, full, err);
+  return r <= 0 ? r : sr_json_as_i64(v, full, min, max, out, err);
 }
 
 int sr_json_get_u64(yajl_val obj, const char *path, const char *key, uint64_t max, bool required,
                     uint64_t *out, bool *present, sr_error_t *err)
 {
-  yajl_val v = sr_json_field(obj, key);
-  if (present)
-    *present = v != NULL;
-  if (v == NULL)
-    return required ? missing(path, key, err) : 0;
+  yajl_val v;
   char full[512];
-  snprintf(full, sizeof(full), FIELD_FMT, FIELD_ARGS(path, key));
-  return sr_json_as_u64(v, full, max, out, err);
+  int r = number_field(obj, path, key, required, present, &v, full, err);
+  return r <= 0 ? r : sr_json_as_u64(v, full, max, out, err);
 }
 
 int sr_json_get_strv(struct sr_arena *a, yajl_val obj, const char *path, const char *key,

@@ -50,6 +50,20 @@ int sr_json_get_strv(struct sr_arena *a, yajl_val obj, const char *path, const c
 int sr_json_get_string_map(struct sr_arena *a, yajl_val obj, const char *path, const char *key,
                            char ***keys, char ***values, size_t *n, sr_error_t *err);
 
+/* An optional array of objects under key, walked in order: *items gets arena storage for its
+ * *n elements of `size` bytes each (NULL and 0 when the array is absent), and each element,
+ * checked to be an object, goes to item() with its path ("path.key[i]", "key[i]" at the top),
+ * the storage and its index. */
+typedef int (*sr_json_item_fn)(struct sr_arena *a, yajl_val v, const char *path, void *items,
+                               size_t i, void *ctx, sr_error_t *err);
+int sr_json_walk_objects(struct sr_arena *a, yajl_val obj, const char *path, const char *key,
+                         size_t size, void **items, size_t *n, sr_json_item_fn item, void *ctx,
+                         sr_error_t *err);
+/* The same for an array whose elements item() checks itself (a name or an object, say). */
+int sr_json_walk_array(struct sr_arena *a, yajl_val obj, const char *path, const char *key,
+                       size_t size, void **items, size_t *n, sr_json_item_fn item, void *ctx,
+                       sr_error_t *err);
+
 /* Conversions of one value (used for array elements). */
 int sr_json_as_string(struct sr_arena *a, yajl_val v, const char *path, char **out,
                       sr_error_t *err);

@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <linux/magic.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,47 @@ int sr_cgroup_write(const struct sr_cg_dir *d, const char *file, const char *val
 {
   char *line = (char *)value;
   return sr_cgroup_write_lines(d, file, &line, 1, err);
+}
+
+int sr_cgroup_names_add(char ***v, size_t *count, const char *name, size_t len)
+{
+  char **nv = realloc(*v, (*count + 2) * sizeof(char *));
+  if (nv == NULL)
+    return -1;
+  *v = nv;
+  nv[*count] = strndup(name, len);
+  nv[*count + 1] = NULL;
+  if (nv[*count] == NULL)
+    return -1;
+  (*count)++;
+  return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void sr_cgroup_names_sort(char **v, size_t count)
+{
+  qsort(v, count, sizeof(char *), cmp_str);
+}
+
+int sr_cgroup_putf(const struct sr_cg_dir *d, const char *file, const char *field,
+               sr_cgroup_explain_fn explain, sr_error_t *err, const char *fmt, ...)
+{
+  _cleanup_free_ char *value = NULL;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vasprintf(&value, fmt, ap);
+  va_end(ap);
+  if (n < 0) {
+    value = NULL;
+    return sr_error_make(err, ENOMEM, "%s", field);
+  }
+  if (sr_cgroup_write(d, file, value, err) < 0)
+    return explain ? explain(d, file, field, err) : sr_error_wrap(err, "%s", field);
+  return 0;
 }
 
 int sr_cgroup_write_lines(const struct sr_cg_dir *d, const char *file, char *const *lines, size_t n,

@@ -185,6 +185,15 @@ void sr_cgroup_dir_close(struct sr_cg_dir *d);
 /* "cgroup: write `file` = value in dir: reason"; never creates the file. */
 int sr_cgroup_write(const struct sr_cg_dir *d, const char *file, const char *value,
                     sr_error_t *err);
+/* How a failed write of a config field's value reads: the write's error in *err, made into
+ * one that names the field. */
+typedef int (*sr_cgroup_explain_fn)(const struct sr_cg_dir *d, const char *file, const char *field,
+                                sr_error_t *err);
+/* The value fmt makes written to file: an error naming field when it cannot be made (ENOMEM)
+ * or written (explained by explain, or "field: <the write's error>" when it is NULL). */
+__attribute__((format(printf, 6, 7))) int sr_cgroup_putf(const struct sr_cg_dir *d, const char *file,
+                                                     const char *field, sr_cgroup_explain_fn explain,
+                                                     sr_error_t *err, const char *fmt, ...);
 /* One open, one write(2) per line (files such as io.max parse one entry per write). */
 int sr_cgroup_write_lines(const struct sr_cg_dir *d, const char *file, char *const *lines, size_t n,
                           sr_error_t *err);
@@ -234,6 +243,11 @@ int sr_cgroup_stats_add_blkio(struct sr_cgroup_stats *st, uint64_t major, uint64
                               const char *op, uint64_t value);
 struct sr_hugetlb_stat *sr_cgroup_v2_stats_add_hugetlb(struct sr_cgroup_stats *st,
                                                        const char *size);
+/* A growing NULL-terminated list of names (the v1 hierarchies, the hugetlb sizes): the first
+ * len bytes of name added at the end, *count counting it; -1 when out of memory. */
+int sr_cgroup_names_add(char ***v, size_t *count, const char *name, size_t len);
+/* The list in strcmp order. */
+void sr_cgroup_names_sort(char **v, size_t count);
 int sr_cgroup_v2_hugetlb_sizes(const struct sr_cg_dir *d, const char *suffix, char ***sizes,
                                size_t *n, sr_error_t *err);
 

@@ -20,11 +20,6 @@
 
 /* ---- Hierarchies ---- */
 
-static int cmp_str(const void *a, const void *b)
-{
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 void sr_cgroup_v1_list_free(struct sr_cg_v1_list *l)
 {
   if (l == NULL)
@@ -96,17 +91,10 @@ static int list_hierarchies(const struct sr_cgroup *cg, char ***names, size_t *n
       seen[count].dev = st.st_dev;
       seen[count].ino = st.st_ino;
     }
-    char **nv = realloc(v, (count + 2) * sizeof(char *));
-    if (nv == NULL)
+    if (sr_cgroup_names_add(&v, &count, de->d_name, strlen(de->d_name)) < 0)
       return sr_error_make(err, ENOMEM, "cgroup hierarchies");
-    v = nv;
-    v[count] = strdup(de->d_name);
-    v[count + 1] = NULL;
-    if (v[count] == NULL)
-      return sr_error_make(err, ENOMEM, "cgroup hierarchies");
-    count++;
   }
-  qsort(v, count, sizeof(char *), cmp_str);
+  sr_cgroup_names_sort(v, count);
   *names = steal_ptr(v);
   *n = count;
   return 0;
@@ -253,23 +241,8 @@ static int ctl(const struct sr_cgroup *cg, const char *controller, const char *f
   return 0;
 }
 
-__attribute__((format(printf, 5, 6))) static int put(const struct sr_cg_dir *d, const char *file,
-                                                     const char *field, sr_error_t *err,
-                                                     const char *fmt, ...)
-{
-  _cleanup_free_ char *value = NULL;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vasprintf(&value, fmt, ap);
-  va_end(ap);
-  if (n < 0) {
-    value = NULL;
-    return sr_error_make(err, ENOMEM, "%s", field);
-  }
-  if (sr_cgroup_write(d, file, value, err) < 0)
-    return sr_error_wrap(err, "%s", field);
-  return 0;
-}
+/* A value for a config field written to a controller's file (cgroup.h). */
+#define PUT(d, file, field, err, ...) sr_cgroup_putf((d), (file), (field), NULL, (err), __VA_ARGS__)
 
 static int v1_devices(struct sr_cgroup *cg, const struct sr_resources *r, sr_error_t *err)
 {
@@ -278,7 +251,7 @@ static int v1_devices(struct sr_cgroup *cg, const struct sr_resources *r, sr_err
   if (ctl(cg, "devices", field, &d, err) < 0)
     return -1;
   /* Default deny, then the rules in order: the kernel keeps the exceptions in sequence. */
-  if (put(&d, "devices.deny", field, err, "a") < 0)
+  if (PUT(&d, "devices.deny", field, err, "a") < 0)
     return -1;
   for (size_t i = 0; r && i < r->n_devices; i++) {
     const struct sr_device_rule *x = &r->devices[i];
@@ -287,7 +260,7 @@ static int v1_devices(struct sr_cgroup *cg, const struct sr_resources *r, sr_err
       snprintf(maj, sizeof(maj), "%" PRId64, x->major);
     if (x->minor >= 0)
       snprintf(min, sizeof(min), "%" PRId64, x->minor);
-    if (put(&d, x->allow ? "devices.allow" : "devices.deny", field, err, "%c %s:%s %s", x->type,
+    if (PUT(&d, x->allow ? "devices.allow" : "devices.deny", field, err, "%c %s:%s %s", x->type,
             maj, min, x->access) < 0)
       return sr_error_wrap(err, "devices[%zu]", i);
   }
@@ -320,41 +293,41 @@ static int v1_memory(struct sr_cgroup *cg, const struct sr_resources *r, sr_erro
     if (sr_cgroup_read_u64(&d, "memory.limit_in_bytes", &cur, err) < 0)
       return sr_error_wrap(err, "%s", lf);
     bool swap_first = swap == -1 || cur < (uint64_t)swap;
-    if (swap_first && put(&d, "memory.memsw.limit_in_bytes", sf, err, "%" PRId64, swap) < 0)
+    if (swap_first && PUT(&d, "memory.memsw.limit_in_bytes", sf, err, "%" PRId64, swap) < 0)
       return -1;
-    if (put(&d, "memory.limit_in_bytes", lf, err, "%" PRId64, m->limit.v) < 0)
+    if (PUT(&d, "memory.limit_in_bytes", lf, err, "%" PRId64, m->limit.v) < 0)
       return -1;
-    if (!swap_first && put(&d, "memory.memsw.limit_in_bytes", sf, err, "%" PRId64, swap) < 0)
+    if (!swap_first && PUT(&d, "memory.memsw.limit_in_bytes", sf, err, "%" PRId64, swap) < 0)
       return -1;
   } else {
-    if (limit_set && put(&d, "memory.limit_in_bytes", lf, err, "%" PRId64, m->limit.v) < 0)
+    if (limit_set && PUT(&d, "memory.limit_in_bytes", lf, err, "%" PRId64, m->limit.v) < 0)
       return -1;
-    if (swap_set && put(&d, "memory.memsw.limit_in_bytes", sf, err, "%" PRId64, swap) < 0)
+    if (swap_set && PUT(&d, "memory.memsw.limit_in_bytes", sf, err, "%" PRId64, swap) < 0)
       return -1;
   }
-  if (resv_set && put(&d, "memory.soft_limit_in_bytes", "linux.resources.memory.reservation", err,
+  if (resv_set && PUT(&d, "memory.soft_limit_in_bytes", "linux.resources.memory.reservation", err,
                       "%" PRId64, m->reservation.v) < 0)
     return -1;
   /* Kernel memory limits are gone from recent kernels: best effort, as runc 1.1. */
   if (m->kernel.set && sr_cgroup_has(&d, "memory.kmem.limit_in_bytes") &&
-      put(&d, "memory.kmem.limit_in_bytes", "linux.resources.memory.kernel", err, "%" PRId64,
+      PUT(&d, "memory.kmem.limit_in_bytes", "linux.resources.memory.kernel", err, "%" PRId64,
           m->kernel.v) < 0) {
     if ((*err)->status != EOPNOTSUPP)
       return -1;
     sr_error_free(err);
   }
   if (m->kernel_tcp.set &&
-      put(&d, "memory.kmem.tcp.limit_in_bytes", "linux.resources.memory.kernelTCP", err, "%" PRId64,
+      PUT(&d, "memory.kmem.tcp.limit_in_bytes", "linux.resources.memory.kernelTCP", err, "%" PRId64,
           m->kernel_tcp.v) < 0)
     return -1;
-  if (m->swappiness.set && put(&d, "memory.swappiness", "linux.resources.memory.swappiness", err,
+  if (m->swappiness.set && PUT(&d, "memory.swappiness", "linux.resources.memory.swappiness", err,
                                "%" PRIu64, m->swappiness.v) < 0)
     return -1;
   if (m->has_disable_oom_killer &&
-      put(&d, "memory.oom_control", "linux.resources.memory.disableOOMKiller", err, "%d",
+      PUT(&d, "memory.oom_control", "linux.resources.memory.disableOOMKiller", err, "%d",
           m->disable_oom_killer ? 1 : 0) < 0)
     return -1;
-  if (m->has_use_hierarchy && put(&d, "memory.use_hierarchy", "linux.resources.memory.useHierarchy",
+  if (m->has_use_hierarchy && PUT(&d, "memory.use_hierarchy", "linux.resources.memory.useHierarchy",
                                   err, "%d", m->use_hierarchy ? 1 : 0) < 0)
     return -1;
   return 0;
@@ -372,10 +345,10 @@ static int v1_cpu(struct sr_cgroup *cg, const struct sr_resources *r, sr_error_t
     if (ctl(cg, "cpu", "linux.resources.cpu", &d, err) < 0)
       return -1;
     if (shares &&
-        put(&d, "cpu.shares", "linux.resources.cpu.shares", err, "%" PRIu64, c->shares.v) < 0)
+        PUT(&d, "cpu.shares", "linux.resources.cpu.shares", err, "%" PRIu64, c->shares.v) < 0)
       return -1;
     bool period_again = false;
-    if (period && put(&d, "cpu.cfs_period_us", "linux.resources.cpu.period", err, "%" PRIu64,
+    if (period && PUT(&d, "cpu.cfs_period_us", "linux.resources.cpu.period", err, "%" PRIu64,
                       c->period.v) < 0) {
       /* A shorter period can make old_quota/new_period exceed the parent's ratio: retry
        * after the quota (runc). */
@@ -385,13 +358,13 @@ static int v1_cpu(struct sr_cgroup *cg, const struct sr_resources *r, sr_error_t
       period_again = true;
     }
     if (quota &&
-        put(&d, "cpu.cfs_quota_us", "linux.resources.cpu.quota", err, "%" PRId64, c->quota.v) < 0)
+        PUT(&d, "cpu.cfs_quota_us", "linux.resources.cpu.quota", err, "%" PRId64, c->quota.v) < 0)
       return -1;
-    if (period_again && put(&d, "cpu.cfs_period_us", "linux.resources.cpu.period", err, "%" PRIu64,
+    if (period_again && PUT(&d, "cpu.cfs_period_us", "linux.resources.cpu.period", err, "%" PRIu64,
                             c->period.v) < 0)
       return -1;
     if (c->burst.set &&
-        put(&d, "cpu.cfs_burst_us", "linux.resources.cpu.burst", err, "%" PRIu64, c->burst.v) < 0)
+        PUT(&d, "cpu.cfs_burst_us", "linux.resources.cpu.burst", err, "%" PRIu64, c->burst.v) < 0)
       return -1;
     if ((c->realtime_runtime.set || c->realtime_period.set) &&
         !sr_cgroup_has(&d, "cpu.rt_runtime_us"))
@@ -399,15 +372,15 @@ static int v1_cpu(struct sr_cgroup *cg, const struct sr_resources *r, sr_error_t
                            "linux.resources.cpu.realtimeRuntime: the kernel has no "
                            "realtime group scheduling (no cpu.rt_runtime_us in %s)",
                            d.path);
-    if (c->realtime_period.set && put(&d, "cpu.rt_period_us", "linux.resources.cpu.realtimePeriod",
+    if (c->realtime_period.set && PUT(&d, "cpu.rt_period_us", "linux.resources.cpu.realtimePeriod",
                                       err, "%" PRIu64, c->realtime_period.v) < 0)
       return -1;
     if (c->realtime_runtime.set &&
-        put(&d, "cpu.rt_runtime_us", "linux.resources.cpu.realtimeRuntime", err, "%" PRId64,
+        PUT(&d, "cpu.rt_runtime_us", "linux.resources.cpu.realtimeRuntime", err, "%" PRId64,
             c->realtime_runtime.v) < 0)
       return -1;
     if (c->idle.set &&
-        put(&d, "cpu.idle", "linux.resources.cpu.idle", err, "%" PRId64, c->idle.v) < 0)
+        PUT(&d, "cpu.idle", "linux.resources.cpu.idle", err, "%" PRId64, c->idle.v) < 0)
       return -1;
   }
   if ((c->cpus && *c->cpus) || (c->mems && *c->mems)) {
@@ -415,10 +388,10 @@ static int v1_cpu(struct sr_cgroup *cg, const struct sr_resources *r, sr_error_t
     if (ctl(cg, "cpuset", "linux.resources.cpu.cpus", &d, err) < 0)
       return -1;
     if (c->cpus && *c->cpus &&
-        put(&d, "cpuset.cpus", "linux.resources.cpu.cpus", err, "%s", c->cpus) < 0)
+        PUT(&d, "cpuset.cpus", "linux.resources.cpu.cpus", err, "%s", c->cpus) < 0)
       return -1;
     if (c->mems && *c->mems &&
-        put(&d, "cpuset.mems", "linux.resources.cpu.mems", err, "%s", c->mems) < 0)
+        PUT(&d, "cpuset.mems", "linux.resources.cpu.mems", err, "%s", c->mems) < 0)
       return -1;
   }
   return 0;
@@ -433,8 +406,8 @@ static int v1_pids(struct sr_cgroup *cg, const struct sr_resources *r, sr_error_
   if (ctl(cg, "pids", field, &d, err) < 0)
     return -1;
   if (r->pids_limit.v < 0)
-    return put(&d, "pids.max", field, err, "max");
-  return put(&d, "pids.max", field, err, "%" PRId64, r->pids_limit.v);
+    return PUT(&d, "pids.max", field, err, "max");
+  return PUT(&d, "pids.max", field, err, "%" PRId64, r->pids_limit.v);
 }
 
 /* Entries of one per-device file: one write each, as the kernel parses them. */
@@ -472,21 +445,21 @@ static int v1_blkio(struct sr_cgroup *cg, const struct sr_resources *r, sr_error
     return -1;
   /* Without CFQ, the weights live in the BFQ files (runc). */
   bool bfq = !sr_cgroup_has(&d, "blkio.weight") && sr_cgroup_has(&d, "blkio.bfq.weight");
-  if (weight && put(&d, bfq ? "blkio.bfq.weight" : "blkio.weight",
+  if (weight && PUT(&d, bfq ? "blkio.bfq.weight" : "blkio.weight",
                            "linux.resources.blockIO.weight", err, "%" PRIu64, b->weight.v) < 0)
     return -1;
-  if (leaf_weight && put(&d, "blkio.leaf_weight", "linux.resources.blockIO.leafWeight", err,
+  if (leaf_weight && PUT(&d, "blkio.leaf_weight", "linux.resources.blockIO.leafWeight", err,
                                 "%" PRIu64, b->leaf_weight.v) < 0)
     return -1;
   for (size_t i = 0; i < b->n_weight_devices; i++) {
     const struct sr_weight_device *w = &b->weight_devices[i];
     if (w->weight.set &&
-        put(&d, bfq ? "blkio.bfq.weight_device" : "blkio.weight_device",
+        PUT(&d, bfq ? "blkio.bfq.weight_device" : "blkio.weight_device",
             "linux.resources.blockIO.weightDevice", err, "%" PRId64 ":%" PRId64 " %" PRIu64,
             w->major, w->minor, w->weight.v) < 0)
       return -1;
     if (w->leaf_weight.set &&
-        put(&d, "blkio.leaf_weight_device", "linux.resources.blockIO.weightDevice", err,
+        PUT(&d, "blkio.leaf_weight_device", "linux.resources.blockIO.weightDevice", err,
             "%" PRId64 ":%" PRId64 " %" PRIu64, w->major, w->minor, w->leaf_weight.v) < 0)
       return -1;
   }
@@ -515,33 +488,43 @@ static int v1_blkio(struct sr_cgroup *cg, const struct sr_resources *r, sr_error
   return 0;
 }
 
+/* Where a controller is: 1 with its v1 directory in d; on a hybrid host without it in v1,
+ * 2 with the unified directory in d (where it may be instead); 0 on another host without it. */
+static int v1_or_unified(struct sr_cgroup *cg, const char *controller, struct sr_cg_dir *d,
+                         sr_error_t *err)
+{
+  int found = sr_cgroup_v1_controller(cg, controller, d, err);
+  if (found != 0)
+    return found;
+  if (!cg->hybrid)
+    return 0;
+  return sr_cgroup_unified_open(cg, d, err) < 0 ? -1 : 2;
+}
+
 static int v1_hugetlb(struct sr_cgroup *cg, const struct sr_resources *r, sr_error_t *err)
 {
   if (r->n_hugepage_limits == 0)
     return 0;
   const char *field = "linux.resources.hugepageLimits";
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  int found = sr_cgroup_v1_controller(cg, "hugetlb", &d, err);
+  /* Hybrid hosts may have hugetlb only on the unified mount. */
+  int found = v1_or_unified(cg, "hugetlb", &d, err);
   if (found < 0)
     return sr_error_wrap(err, "%s", field);
-  if (found == 0) {
-    /* Hybrid hosts may have hugetlb only on the unified mount. */
-    if (!cg->hybrid)
-      return sr_error_make(err, 0, "%s: the hugetlb cgroup controller is not mounted under %s",
-                           field, cg->root);
-    if (sr_cgroup_unified_open(cg, &d, err) < 0)
-      return sr_error_wrap(err, "%s", field);
+  if (found == 0)
+    return sr_error_make(err, 0, "%s: the hugetlb cgroup controller is not mounted under %s",
+                         field, cg->root);
+  if (found == 2)
     return sr_cgroup_v2_hugetlb(&d, r, err);
-  }
   for (size_t i = 0; i < r->n_hugepage_limits; i++) {
     const struct sr_hugepage_limit *h = &r->hugepage_limits[i];
     char file[64];
     snprintf(file, sizeof(file), "hugetlb.%s.limit_in_bytes", h->page_size);
-    if (put(&d, file, field, err, "%" PRIu64, h->limit) < 0)
+    if (PUT(&d, file, field, err, "%" PRIu64, h->limit) < 0)
       return sr_error_wrap(err, "[%zu] (pageSize %s)", i, h->page_size);
     /* Reservation accounting, where the kernel has it, is what the spec prefers. */
     snprintf(file, sizeof(file), "hugetlb.%s.rsvd.limit_in_bytes", h->page_size);
-    if (sr_cgroup_has(&d, file) && put(&d, file, field, err, "%" PRIu64, h->limit) < 0)
+    if (sr_cgroup_has(&d, file) && PUT(&d, file, field, err, "%" PRIu64, h->limit) < 0)
       return -1;
   }
   return 0;
@@ -552,7 +535,7 @@ static int v1_network(struct sr_cgroup *cg, const struct sr_resources *r, sr_err
   if (r->network.has_class_id) {
     _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
     if (ctl(cg, "net_cls", "linux.resources.network.classID", &d, err) < 0 ||
-        put(&d, "net_cls.classid", "linux.resources.network.classID", err, "%" PRIu32,
+        PUT(&d, "net_cls.classid", "linux.resources.network.classID", err, "%" PRIu32,
             r->network.class_id) < 0)
       return -1;
   }
@@ -594,7 +577,7 @@ static int v1_rdma(struct sr_cgroup *cg, const struct sr_resources *r, sr_error_
       snprintf(h, sizeof(h), " hca_handle=%" PRIu64, l->hca_handles.v);
     if (l->hca_objects.set)
       snprintf(o, sizeof(o), " hca_object=%" PRIu64, l->hca_objects.v);
-    if ((*h || *o) && put(&d, "rdma.max", field, err, "%s%s%s", l->device, h, o) < 0)
+    if ((*h || *o) && PUT(&d, "rdma.max", field, err, "%s%s%s", l->device, h, o) < 0)
       return -1;
   }
   return 0;
@@ -632,17 +615,14 @@ static int read_state(const struct sr_cg_dir *d, char *buf, size_t size, sr_erro
 int sr_cgroup_v1_freeze(struct sr_cgroup *cg, bool frozen, sr_error_t *err)
 {
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  int found = sr_cgroup_v1_controller(cg, "freezer", &d, err);
+  int found = v1_or_unified(cg, "freezer", &d, err);
   if (found < 0)
     return -1;
-  if (found == 0) {
-    if (!cg->hybrid)
-      return sr_error_make(err, 0, "cgroup: the freezer controller is not mounted under %s",
-                           cg->root);
-    if (sr_cgroup_unified_open(cg, &d, err) < 0)
-      return -1;
+  if (found == 0)
+    return sr_error_make(err, 0, "cgroup: the freezer controller is not mounted under %s",
+                         cg->root);
+  if (found == 2)
     return sr_cgroup_v2_freeze(&d, frozen, err);
-  }
   const char *want = frozen ? "FROZEN" : "THAWED";
   int64_t deadline = sr_cgroup_now_ms() + SR_CG_TIMEOUT_MS;
   for (unsigned i = 0;; i++) {
@@ -674,16 +654,11 @@ int sr_cgroup_v1_is_frozen(struct sr_cgroup *cg, bool *frozen, sr_error_t *err)
 {
   _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
   *frozen = false;
-  int found = sr_cgroup_v1_controller(cg, "freezer", &d, err);
-  if (found < 0)
-    return -1;
-  if (found == 0) {
-    if (!cg->hybrid)
-      return 0;
-    if (sr_cgroup_unified_open(cg, &d, err) < 0)
-      return -1;
+  int found = v1_or_unified(cg, "freezer", &d, err);
+  if (found <= 0)
+    return found;
+  if (found == 2)
     return sr_cgroup_v2_is_frozen(&d, frozen, err);
-  }
   int64_t deadline = sr_cgroup_now_ms() + SR_CG_TIMEOUT_MS;
   char state[32];
   for (;;) {
@@ -709,97 +684,84 @@ int sr_cgroup_v1_is_frozen(struct sr_cgroup *cg, bool *frozen, sr_error_t *err)
 
 /* ---- Statistics ---- */
 
-static int v1_cpu_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err)
+static int cpuacct_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr_error_t *err)
 {
-  _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  int found = sr_cgroup_v1_controller(cg, "cpuacct", &d, err);
-  if (found < 0)
+  char buf[32768]; /* one number per CPU */
+  if (sr_cgroup_read_u64_opt(d, "cpuacct.usage", &st->cpu_usage_total, err) < 0)
     return -1;
-  if (found) {
-    char buf[32768]; /* one number per CPU */
-    if (sr_cgroup_read_u64_opt(&d, "cpuacct.usage", &st->cpu_usage_total, err) < 0)
+  if (sr_cgroup_has(d, "cpuacct.usage_percpu")) {
+    if (sr_cgroup_read(d, "cpuacct.usage_percpu", buf, sizeof(buf), err) < 0)
       return -1;
-    if (sr_cgroup_has(&d, "cpuacct.usage_percpu")) {
-      if (sr_cgroup_read(&d, "cpuacct.usage_percpu", buf, sizeof(buf), err) < 0)
-        return -1;
-      size_t n = 0;
-      for (char *p = buf; *p;) {
-        char *end;
-        unsigned long long v = strtoull(p, &end, 10);
-        if (end == p)
-          break;
-        uint64_t *nv = realloc(st->cpu_percpu, (n + 1) * sizeof(uint64_t));
-        if (nv == NULL)
-          return sr_error_make(err, ENOMEM, "cgroup: cpuacct.usage_percpu");
-        st->cpu_percpu = nv;
-        nv[n++] = v;
-        st->n_percpu = n;
-        p = end;
-      }
-    }
-    if (sr_cgroup_has(&d, "cpuacct.stat")) {
-      /* In USER_HZ ticks; reported in ns like the total. */
-      uint64_t user, sys;
-      long hz = sysconf(_SC_CLK_TCK);
-      if (hz <= 0)
-        hz = 100;
-      if (sr_cgroup_read_keyed(&d, "cpuacct.stat", "user", &user, err) < 0 ||
-          sr_cgroup_read_keyed(&d, "cpuacct.stat", "system", &sys, err) < 0)
-        return -1;
-      st->cpu_usage_user = user * (1000000000ull / (uint64_t)hz);
-      st->cpu_usage_kernel = sys * (1000000000ull / (uint64_t)hz);
+    size_t n = 0;
+    for (char *p = buf; *p;) {
+      char *end;
+      unsigned long long v = strtoull(p, &end, 10);
+      if (end == p)
+        break;
+      uint64_t *nv = realloc(st->cpu_percpu, (n + 1) * sizeof(uint64_t));
+      if (nv == NULL)
+        return sr_error_make(err, ENOMEM, "cgroup: cpuacct.usage_percpu");
+      st->cpu_percpu = nv;
+      nv[n++] = v;
+      st->n_percpu = n;
+      p = end;
     }
   }
-  sr_cgroup_dir_close(&d);
-  found = sr_cgroup_v1_controller(cg, "cpu", &d, err);
-  if (found < 0)
-    return -1;
-  if (found && sr_cgroup_has(&d, "cpu.stat") &&
-      (sr_cgroup_read_keyed(&d, "cpu.stat", "nr_periods", &st->cpu_throttling_periods, err) < 0 ||
-       sr_cgroup_read_keyed(&d, "cpu.stat", "nr_throttled", &st->cpu_throttled_periods, err) < 0 ||
-       sr_cgroup_read_keyed(&d, "cpu.stat", "throttled_time", &st->cpu_throttled_time, err) < 0))
+  if (sr_cgroup_has(d, "cpuacct.stat")) {
+    /* In USER_HZ ticks; reported in ns like the total. */
+    uint64_t user, sys;
+    long hz = sysconf(_SC_CLK_TCK);
+    if (hz <= 0)
+      hz = 100;
+    if (sr_cgroup_read_keyed(d, "cpuacct.stat", "user", &user, err) < 0 ||
+        sr_cgroup_read_keyed(d, "cpuacct.stat", "system", &sys, err) < 0)
+      return -1;
+    st->cpu_usage_user = user * (1000000000ull / (uint64_t)hz);
+    st->cpu_usage_kernel = sys * (1000000000ull / (uint64_t)hz);
+  }
+  return 0;
+}
+
+static int cpu_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr_error_t *err)
+{
+  if (sr_cgroup_has(d, "cpu.stat") &&
+      (sr_cgroup_read_keyed(d, "cpu.stat", "nr_periods", &st->cpu_throttling_periods, err) < 0 ||
+       sr_cgroup_read_keyed(d, "cpu.stat", "nr_throttled", &st->cpu_throttled_periods, err) < 0 ||
+       sr_cgroup_read_keyed(d, "cpu.stat", "throttled_time", &st->cpu_throttled_time, err) < 0))
     return -1;
   return 0;
 }
 
-static int v1_memory_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err)
+static int memory_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr_error_t *err)
 {
-  _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  int found = sr_cgroup_v1_controller(cg, "memory", &d, err);
-  if (found <= 0)
-    return found;
-  if (sr_cgroup_read_u64_opt(&d, "memory.usage_in_bytes", &st->memory_usage, err) < 0 ||
-      sr_cgroup_read_u64_opt(&d, "memory.max_usage_in_bytes", &st->memory_max_usage, err) < 0 ||
-      sr_cgroup_read_u64_opt(&d, "memory.limit_in_bytes", &st->memory_limit, err) < 0 ||
-      sr_cgroup_read_u64_opt(&d, "memory.failcnt", &st->memory_failcnt, err) < 0 ||
-      sr_cgroup_read_u64_opt(&d, "memory.memsw.usage_in_bytes", &st->swap_usage, err) < 0 ||
-      sr_cgroup_read_u64_opt(&d, "memory.memsw.limit_in_bytes", &st->swap_limit, err) < 0)
+  if (sr_cgroup_read_u64_opt(d, "memory.usage_in_bytes", &st->memory_usage, err) < 0 ||
+      sr_cgroup_read_u64_opt(d, "memory.max_usage_in_bytes", &st->memory_max_usage, err) < 0 ||
+      sr_cgroup_read_u64_opt(d, "memory.limit_in_bytes", &st->memory_limit, err) < 0 ||
+      sr_cgroup_read_u64_opt(d, "memory.failcnt", &st->memory_failcnt, err) < 0 ||
+      sr_cgroup_read_u64_opt(d, "memory.memsw.usage_in_bytes", &st->swap_usage, err) < 0 ||
+      sr_cgroup_read_u64_opt(d, "memory.memsw.limit_in_bytes", &st->swap_limit, err) < 0)
     return -1;
-  if (sr_cgroup_has(&d, "memory.stat")) {
-    if (sr_cgroup_stats_memory_stat(&d, st, err) < 0)
+  if (sr_cgroup_has(d, "memory.stat")) {
+    if (sr_cgroup_stats_memory_stat(d, st, err) < 0)
       return -1;
     st->memory_cache = sr_cgroup_stats_lookup(st, "cache");
   }
-  if (sr_cgroup_has(&d, "memory.oom_control") &&
-      sr_cgroup_read_keyed(&d, "memory.oom_control", "oom_kill", &st->oom_kill_count, err) < 0)
+  if (sr_cgroup_has(d, "memory.oom_control") &&
+      sr_cgroup_read_keyed(d, "memory.oom_control", "oom_kill", &st->oom_kill_count, err) < 0)
     return -1;
   return 0;
 }
 
-static int v1_blkio_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err)
+static int blkio_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr_error_t *err)
 {
-  _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  int found = sr_cgroup_v1_controller(cg, "blkio", &d, err);
-  if (found <= 0)
-    return found;
   /* CFQ's file, else the throttling layer's (always there), as runc. */
   static const char *const files[] = {"blkio.io_service_bytes_recursive",
                                       "blkio.throttle.io_service_bytes_recursive"};
   for (size_t f = 0; f < 2 && st->n_blkio_bytes == 0; f++) {
-    if (!sr_cgroup_has(&d, files[f]))
+    if (!sr_cgroup_has(d, files[f]))
       continue;
     char buf[16384];
-    if (sr_cgroup_read(&d, files[f], buf, sizeof(buf), err) < 0)
+    if (sr_cgroup_read(d, files[f], buf, sizeof(buf), err) < 0)
       return -1;
     char *save = NULL;
     for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -813,6 +775,52 @@ static int v1_blkio_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_e
     }
   }
   return 0;
+}
+
+static int hugetlb_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr_error_t *err)
+{
+  _cleanup_strv_ char **sizes = NULL;
+  size_t n;
+  if (sr_cgroup_v2_hugetlb_sizes(d, ".usage_in_bytes", &sizes, &n, err) < 0)
+    return -1;
+  for (size_t i = 0; i < n; i++) {
+    char f1[64], f2[64], f3[64];
+    struct sr_hugetlb_stat *h = sr_cgroup_v2_stats_add_hugetlb(st, sizes[i]);
+    if (h == NULL)
+      return sr_error_make(err, ENOMEM, "cgroup: hugetlb");
+    snprintf(f1, sizeof(f1), "hugetlb.%s.usage_in_bytes", sizes[i]);
+    snprintf(f2, sizeof(f2), "hugetlb.%s.max_usage_in_bytes", sizes[i]);
+    snprintf(f3, sizeof(f3), "hugetlb.%s.failcnt", sizes[i]);
+    if (sr_cgroup_read_u64_opt(d, f1, &h->usage, err) < 0 ||
+        sr_cgroup_read_u64_opt(d, f2, &h->max_usage, err) < 0 ||
+        sr_cgroup_read_u64_opt(d, f3, &h->failcnt, err) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+static int pids_stats(const struct sr_cg_dir *d, struct sr_cgroup_stats *st, sr_error_t *err)
+{
+  if (sr_cgroup_read_u64_opt(d, "pids.current", &st->pids_current, err) < 0 ||
+      sr_cgroup_read_u64_opt(d, "pids.max", &st->pids_limit, err) < 0)
+    return -1;
+  if (st->pids_limit == UINT64_MAX)
+    st->pids_limit = 0;
+  return 0;
+}
+
+/* One controller's statistics, read from its v1 directory by read; none where it is not
+ * mounted. */
+static int v1_controller_stats(struct sr_cgroup *cg, const char *controller,
+                               int (*read)(const struct sr_cg_dir *d, struct sr_cgroup_stats *st,
+                                           sr_error_t *err),
+                               struct sr_cgroup_stats *st, sr_error_t *err)
+{
+  _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
+  int found = sr_cgroup_v1_controller(cg, controller, &d, err);
+  if (found <= 0)
+    return found;
+  return read(&d, st, err);
 }
 
 static int v1_hugetlb_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err)
@@ -832,41 +840,17 @@ static int v1_hugetlb_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr
     }
     return sr_cgroup_v2_hugetlb_stats(&d, st, err);
   }
-  _cleanup_strv_ char **sizes = NULL;
-  size_t n;
-  if (sr_cgroup_v2_hugetlb_sizes(&d, ".usage_in_bytes", &sizes, &n, err) < 0)
-    return -1;
-  for (size_t i = 0; i < n; i++) {
-    char f1[64], f2[64], f3[64];
-    struct sr_hugetlb_stat *h = sr_cgroup_v2_stats_add_hugetlb(st, sizes[i]);
-    if (h == NULL)
-      return sr_error_make(err, ENOMEM, "cgroup: hugetlb");
-    snprintf(f1, sizeof(f1), "hugetlb.%s.usage_in_bytes", sizes[i]);
-    snprintf(f2, sizeof(f2), "hugetlb.%s.max_usage_in_bytes", sizes[i]);
-    snprintf(f3, sizeof(f3), "hugetlb.%s.failcnt", sizes[i]);
-    if (sr_cgroup_read_u64_opt(&d, f1, &h->usage, err) < 0 ||
-        sr_cgroup_read_u64_opt(&d, f2, &h->max_usage, err) < 0 ||
-        sr_cgroup_read_u64_opt(&d, f3, &h->failcnt, err) < 0)
-      return -1;
-  }
-  return 0;
+  return hugetlb_stats(&d, st, err);
 }
 
 int sr_cgroup_v1_stats(struct sr_cgroup *cg, struct sr_cgroup_stats *st, sr_error_t *err)
 {
-  if (v1_cpu_stats(cg, st, err) < 0 || v1_memory_stats(cg, st, err) < 0 ||
-      v1_blkio_stats(cg, st, err) < 0 || v1_hugetlb_stats(cg, st, err) < 0)
+  if (v1_controller_stats(cg, "cpuacct", cpuacct_stats, st, err) < 0 ||
+      v1_controller_stats(cg, "cpu", cpu_stats, st, err) < 0 ||
+      v1_controller_stats(cg, "memory", memory_stats, st, err) < 0 ||
+      v1_controller_stats(cg, "blkio", blkio_stats, st, err) < 0 ||
+      v1_hugetlb_stats(cg, st, err) < 0 ||
+      v1_controller_stats(cg, "pids", pids_stats, st, err) < 0)
     return -1;
-  _cleanup_cg_dir_ struct sr_cg_dir d = {.fd = -1};
-  int found = sr_cgroup_v1_controller(cg, "pids", &d, err);
-  if (found < 0)
-    return -1;
-  if (found) {
-    if (sr_cgroup_read_u64_opt(&d, "pids.current", &st->pids_current, err) < 0 ||
-        sr_cgroup_read_u64_opt(&d, "pids.max", &st->pids_limit, err) < 0)
-      return -1;
-    if (st->pids_limit == UINT64_MAX)
-      st->pids_limit = 0;
-  }
   return 0;
 }

@@ -110,23 +110,8 @@ static int explain(const struct sr_cg_dir *d, const char *file, const char *fiel
                        field, ctrl, d->path, list);
 }
 
-__attribute__((format(printf, 5, 6))) static int put(const struct sr_cg_dir *d, const char *file,
-                                                     const char *field, sr_error_t *err,
-                                                     const char *fmt, ...)
-{
-  _cleanup_free_ char *value = NULL;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vasprintf(&value, fmt, ap);
-  va_end(ap);
-  if (n < 0) {
-    value = NULL;
-    return sr_error_make(err, ENOMEM, "%s", field);
-  }
-  if (sr_cgroup_write(d, file, value, err) < 0)
-    return explain(d, file, field, err);
-  return 0;
-}
+/* A value for a config field written to a controller's file (cgroup.h). */
+#define PUT(d, file, field, err, ...) sr_cgroup_putf((d), (file), (field), explain, (err), __VA_ARGS__)
 
 static int put_lines(const struct sr_cg_dir *d, const char *file, const char *field, char **lines,
                      size_t n, sr_error_t *err)
@@ -193,21 +178,21 @@ static int v2_memory(const struct sr_cg_dir *d, const struct sr_resources *r, bo
                            "current usage %" PRIu64 " of %s (checkBeforeUpdate)",
                            limit, cur, d->path);
   }
-  if (*swapv && put(d, "memory.swap.max", sf, err, "%s", swapv) < 0) {
+  if (*swapv && PUT(d, "memory.swap.max", sf, err, "%s", swapv) < 0) {
     /* Without swap accounting, "no swap limit" and "no swap" hold anyway (runc). */
     bool moot = strcmp(swapv, "max") == 0 || strcmp(swapv, "0") == 0;
     if (!moot || sr_cgroup_has(d, "memory.swap.max") || !sr_cgroup_has(d, "memory.max"))
       return -1;
     sr_error_free(err);
   }
-  if (limit == -1 && put(d, "memory.max", "linux.resources.memory.limit", err, "max") < 0)
+  if (limit == -1 && PUT(d, "memory.max", "linux.resources.memory.limit", err, "max") < 0)
     return -1;
-  if (limit > 0 && put(d, "memory.max", "linux.resources.memory.limit", err, "%" PRId64, limit) < 0)
+  if (limit > 0 && PUT(d, "memory.max", "linux.resources.memory.limit", err, "%" PRId64, limit) < 0)
     return -1;
-  if (resv == -1 && put(d, "memory.low", "linux.resources.memory.reservation", err, "max") < 0)
+  if (resv == -1 && PUT(d, "memory.low", "linux.resources.memory.reservation", err, "max") < 0)
     return -1;
   if (resv > 0 &&
-      put(d, "memory.low", "linux.resources.memory.reservation", err, "%" PRId64, resv) < 0)
+      PUT(d, "memory.low", "linux.resources.memory.reservation", err, "%" PRId64, resv) < 0)
     return -1;
   /* memory.kernel: v2 accounts kernel memory with the rest, there is no separate limit;
    * ignored, as runc does. */
@@ -235,7 +220,7 @@ static int v2_cpu_max(const struct sr_cg_dir *d, const struct sr_resources *r, b
     snprintf(q, sizeof(q), "%" PRId64, c->quota.v);
   if (period)
     snprintf(p, sizeof(p), "%" PRIu64, c->period.v);
-  return put(d, "cpu.max", quota ? "linux.resources.cpu.quota" : "linux.resources.cpu.period", err,
+  return PUT(d, "cpu.max", quota ? "linux.resources.cpu.quota" : "linux.resources.cpu.period", err,
              "%s %s", q, p);
 }
 
@@ -246,14 +231,14 @@ static int v2_cpu(const struct sr_cg_dir *d, const struct sr_resources *r, bool 
   if (c->shares.set && c->shares.v != 0) {
     /* runc's mapping of [2, 262144] onto [1, 10000]. */
     uint64_t s = c->shares.v < 2 ? 2 : c->shares.v > 262144 ? 262144 : c->shares.v;
-    if (put(d, "cpu.weight", "linux.resources.cpu.shares", err, "%" PRIu64,
+    if (PUT(d, "cpu.weight", "linux.resources.cpu.shares", err, "%" PRIu64,
             1 + ((s - 2) * 9999) / 262142) < 0)
       return -1;
   }
   bool quota = c->quota.set && c->quota.v != 0, period = c->period.set && c->period.v != 0;
   bool burst_again = false;
   if (c->burst.set &&
-      put(d, "cpu.max.burst", "linux.resources.cpu.burst", err, "%" PRIu64, c->burst.v) < 0) {
+      PUT(d, "cpu.max.burst", "linux.resources.cpu.burst", err, "%" PRIu64, c->burst.v) < 0) {
     /* Kernels before 5.14 have no burst: it only loosens a limit, so best effort (runc).  A
      * burst above the current quota is refused (EINVAL) until the new quota is in. */
     bool absent = !sr_cgroup_has(d, "cpu.max.burst") && sr_cgroup_has(d, "cpu.max");
@@ -265,15 +250,15 @@ static int v2_cpu(const struct sr_cg_dir *d, const struct sr_resources *r, bool 
   if ((quota || period) && v2_cpu_max(d, r, update, err) < 0)
     return -1;
   if (burst_again &&
-      put(d, "cpu.max.burst", "linux.resources.cpu.burst", err, "%" PRIu64, c->burst.v) < 0)
+      PUT(d, "cpu.max.burst", "linux.resources.cpu.burst", err, "%" PRIu64, c->burst.v) < 0)
     return -1;
-  if (c->idle.set && put(d, "cpu.idle", "linux.resources.cpu.idle", err, "%" PRId64, c->idle.v) < 0)
+  if (c->idle.set && PUT(d, "cpu.idle", "linux.resources.cpu.idle", err, "%" PRId64, c->idle.v) < 0)
     return -1;
   if (c->cpus && *c->cpus &&
-      put(d, "cpuset.cpus", "linux.resources.cpu.cpus", err, "%s", c->cpus) < 0)
+      PUT(d, "cpuset.cpus", "linux.resources.cpu.cpus", err, "%s", c->cpus) < 0)
     return -1;
   if (c->mems && *c->mems &&
-      put(d, "cpuset.mems", "linux.resources.cpu.mems", err, "%s", c->mems) < 0)
+      PUT(d, "cpuset.mems", "linux.resources.cpu.mems", err, "%s", c->mems) < 0)
     return -1;
   return 0;
 }
@@ -345,13 +330,13 @@ static int v2_io(const struct sr_cg_dir *d, const struct sr_resources *r, sr_err
   bool bfq = sr_cgroup_has(d, "io.bfq.weight");
   const char *wf = bfq ? "io.bfq.weight" : "io.weight";
   if (b->weight.set && b->weight.v != 0 &&
-      put(d, wf, "linux.resources.blockIO.weight", err, "%" PRIu64,
+      PUT(d, wf, "linux.resources.blockIO.weight", err, "%" PRIu64,
           bfq ? b->weight.v : io_weight(b->weight.v)) < 0)
     return -1;
   for (size_t i = 0; i < b->n_weight_devices; i++) {
     const struct sr_weight_device *w = &b->weight_devices[i];
     if (w->weight.set &&
-        put(d, wf, "linux.resources.blockIO.weightDevice", err, "%" PRId64 ":%" PRId64 " %" PRIu64,
+        PUT(d, wf, "linux.resources.blockIO.weightDevice", err, "%" PRId64 ":%" PRId64 " %" PRIu64,
             w->major, w->minor, bfq ? w->weight.v : io_weight(w->weight.v)) < 0)
       return -1;
   }
@@ -371,11 +356,11 @@ int sr_cgroup_v2_hugetlb(const struct sr_cg_dir *d, const struct sr_resources *r
     const struct sr_hugepage_limit *h = &r->hugepage_limits[i];
     char file[64];
     snprintf(file, sizeof(file), "hugetlb.%s.max", h->page_size);
-    if (put(d, file, field, err, "%" PRIu64, h->limit) < 0)
+    if (PUT(d, file, field, err, "%" PRIu64, h->limit) < 0)
       return sr_error_wrap(err, "[%zu] (pageSize %s)", i, h->page_size);
     /* Reservation accounting, where the kernel has it, is what the spec prefers. */
     snprintf(file, sizeof(file), "hugetlb.%s.rsvd.max", h->page_size);
-    if (sr_cgroup_has(d, file) && put(d, file, field, err, "%" PRIu64, h->limit) < 0)
+    if (sr_cgroup_has(d, file) && PUT(d, file, field, err, "%" PRIu64, h->limit) < 0)
       return -1;
   }
   return 0;
@@ -391,7 +376,7 @@ static int v2_rdma(const struct sr_cg_dir *d, const struct sr_resources *r, sr_e
     if (l->hca_objects.set)
       snprintf(o, sizeof(o), " hca_object=%" PRIu64, l->hca_objects.v);
     if ((*h || *o) &&
-        put(d, "rdma.max", "linux.resources.rdma", err, "%s%s%s", l->device, h, o) < 0)
+        PUT(d, "rdma.max", "linux.resources.rdma", err, "%s%s%s", l->device, h, o) < 0)
       return -1;
   }
   return 0;
@@ -457,8 +442,8 @@ int sr_cgroup_v2_apply(struct sr_cgroup *cg, const struct sr_resources *r, bool 
     return 0;
   if (r->pids_limit.set) {
     /* 0 is a valid limit (no new process at all); -1 is "max". */
-    int rc = r->pids_limit.v < 0 ? put(&d, "pids.max", "linux.resources.pids.limit", err, "max")
-                                 : put(&d, "pids.max", "linux.resources.pids.limit", err,
+    int rc = r->pids_limit.v < 0 ? PUT(&d, "pids.max", "linux.resources.pids.limit", err, "max")
+                                 : PUT(&d, "pids.max", "linux.resources.pids.limit", err,
                                        "%" PRId64, r->pids_limit.v);
     if (rc < 0)
       return -1;
@@ -523,11 +508,6 @@ static int opt_keyed(const struct sr_cg_dir *d, const char *file, const char *ke
   return sr_cgroup_read_keyed(d, file, key, v, err);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 struct sr_hugetlb_stat *sr_cgroup_v2_stats_add_hugetlb(struct sr_cgroup_stats *st, const char *size)
 {
   struct sr_hugetlb_stat *nv = realloc(st->hugetlb, (st->n_hugetlb + 1) * sizeof(*st->hugetlb));
@@ -565,17 +545,10 @@ int sr_cgroup_v2_hugetlb_sizes(const struct sr_cg_dir *d, const char *suffix, ch
     size_t szl = nl - 8 - sl;
     if (memchr(name + 8, '.', szl) != NULL || szl >= 16)
       continue;
-    char **nv = realloc(v, (count + 2) * sizeof(char *));
-    if (nv == NULL)
+    if (sr_cgroup_names_add(&v, &count, name + 8, szl) < 0)
       return sr_error_make(err, ENOMEM, "cgroup: hugetlb");
-    v = nv;
-    v[count] = strndup(name + 8, szl);
-    v[count + 1] = NULL;
-    if (v[count] == NULL)
-      return sr_error_make(err, ENOMEM, "cgroup: hugetlb");
-    count++;
   }
-  qsort(v, count, sizeof(char *), cmp_str);
+  sr_cgroup_names_sort(v, count);
   *sizes = steal_ptr(v);
   *n = count;
   return 0;

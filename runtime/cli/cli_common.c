@@ -17,9 +17,7 @@ int sr_cli_common_parse_flag(const char *cmd, const char *usage, int argc, char 
     longopts[1] = (struct option){flag, no_argument, NULL, flag[0]};
     shortopts[1] = flag[0];
   }
-  sr_opts_normalize(argc, argv, longopts, false);
-  optind = 0; /* a full restart of getopt: see opts.h */
-  opterr = 0;
+  sr_opts_begin(argc, argv, longopts, false);
   int c;
   while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
     if (c == 'h') {
@@ -44,6 +42,30 @@ int sr_cli_common_parse_id_only(const char *cmd, int argc, char **argv, const ch
   return 0;
 }
 
+int sr_cli_common_print_json(sr_json_gen_t g, sr_error_t *err)
+{
+  const unsigned char *buf;
+  size_t len;
+  if (sr_json_gen_buf(g, &buf, &len, err) < 0)
+    return -1;
+  printf("%.*s\n", (int)len, buf);
+  return 0;
+}
+
+int sr_cli_common_open_id_only(const struct sr_global *g, const char *cmd, int argc, char **argv,
+                        bool lock, const char **id, struct sr_container **ct)
+{
+  int r = sr_cli_common_parse_id_only(cmd, argc, argv, id);
+  if (r)
+    return r;
+  if (sr_cli_setup(g, 0, false) < 0)
+    return 1;
+  sr_error_t err = NULL;
+  if (sr_stored_open(&g->run, *id, lock, ct, &err) < 0)
+    return sr_cli_fail(&err);
+  return 0;
+}
+
 #define CREATE_USAGE "[command options] <container-id>"
 
 int sr_cli_common_parse_create_options(const char *cmd, int argc, char **argv,
@@ -51,9 +73,7 @@ int sr_cli_common_parse_create_options(const char *cmd, int argc, char **argv,
                                        struct sr_create_opts *o, const char **bundle,
                                        int (*extra)(int c, void *data), void *data)
 {
-  sr_opts_normalize(argc, argv, opts, false);
-  optind = 0; /* a full restart of getopt: see opts.h */
-  opterr = 0;
+  sr_opts_begin(argc, argv, opts, false);
   int c;
   while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
     switch (c) {

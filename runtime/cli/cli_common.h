@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "container.h"
 #include "error.h"
+#include "json.h"
 #include "prepare.h"
 #include "statedir.h"
 #include "stored.h"
@@ -18,6 +19,13 @@ int sr_cli_common_parse_flag(const char *cmd, const char *usage, int argc, char 
 /* Commands that take only a container id (start, state, pause, resume): 0 with *id set, 1 on
  * a usage error (printed), 2 after --help. */
 int sr_cli_common_parse_id_only(const char *cmd, int argc, char **argv, const char **id);
+/* Their common start: the id parsed as above, the process set up, the stored container opened
+ * (locked when lock is set) into *ct: 0, or 1 when it failed (reported), or 2 after --help. */
+/* The document g holds printed on stdout as one line (-1 with err when it is not whole). */
+int sr_cli_common_print_json(sr_json_gen_t g, sr_error_t *err);
+
+int sr_cli_common_open_id_only(const struct sr_global *g, const char *cmd, int argc, char **argv,
+                        bool lock, const char **id, struct sr_container **ct);
 
 /* The long options sr_cli_common_parse_create_options handles, at the head of create's and run's
  * tables (which add their own and the terminating entry), so that the table and the parser agree.

@@ -183,15 +183,25 @@ static int parse(const char *cmd, const char *usage, const struct option *opts, 
   return 0;
 }
 
+/* parse, then the criu binary of the command line and the process set up: 0, or the exit
+ * status (0 after --help, 1 otherwise). */
+static int begin(const struct sr_global *g, const char *cmd, const char *usage,
+                 const struct option *opts, int argc, char **argv, struct parsed *p, int *status)
+{
+  int r = parse(cmd, usage, opts, argc, argv, p);
+  *status = r == 2 ? 0 : 1;
+  if (r)
+    return -1;
+  p->c.binary = g->criu;
+  return sr_cli_setup(g, 0, false) < 0 ? -1 : 0;
+}
+
 int sr_cmd_checkpoint(const struct sr_global *g, int argc, char **argv)
 {
   struct parsed p = {0};
-  int r = parse("checkpoint", CHECKPOINT_USAGE, checkpoint_opts, argc, argv, &p);
-  if (r)
-    return r == 2 ? 0 : 1;
-  p.c.binary = g->criu;
-  if (sr_cli_setup(g, 0, false) < 0)
-    return 1;
+  int st;
+  if (begin(g, "checkpoint", CHECKPOINT_USAGE, checkpoint_opts, argc, argv, &p, &st) < 0)
+    return st;
   sr_error_t err = NULL;
   return sr_criu_run_checkpoint(&g->run, p.id, &p.c, &err) < 0 ? sr_cli_fail(&err) : 0;
 }
@@ -199,12 +209,9 @@ int sr_cmd_checkpoint(const struct sr_global *g, int argc, char **argv)
 int sr_cmd_checkpoint_restore(const struct sr_global *g, int argc, char **argv)
 {
   struct parsed p = {0};
-  int r = parse("restore", RESTORE_USAGE, restore_opts, argc, argv, &p);
-  if (r)
-    return r == 2 ? 0 : 1;
-  p.c.binary = g->criu;
-  if (sr_cli_setup(g, 0, false) < 0)
-    return 1;
+  int st;
+  if (begin(g, "restore", RESTORE_USAGE, restore_opts, argc, argv, &p, &st) < 0)
+    return st;
   sr_error_t err = NULL;
   int status = 0;
   if (sr_criu_run_restore(&g->run, &p.create, p.bundle, &p.c, &status, &err) < 0)

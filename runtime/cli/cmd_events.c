@@ -125,11 +125,8 @@ static int emit(const char *type, const char *id, const struct sr_cgroup_stats *
     gen_stats(g, st);
   }
   sr_json_map_close(g);
-  const unsigned char *buf;
-  size_t len;
-  if (sr_json_gen_buf(g, &buf, &len, err) < 0)
+  if (sr_cli_common_print_json(g, err) < 0)
     return -1;
-  printf("%.*s\n", (int)len, buf);
   fflush(stdout);
   return 0;
 }
@@ -180,9 +177,7 @@ int sr_cmd_events(const struct sr_global *g, int argc, char **argv)
                                            {NULL, 0, NULL, 0}};
   bool once = false;
   double interval = 5;
-  sr_opts_normalize(argc, argv, longopts, false);
-  optind = 0; /* a full restart of getopt: see opts.h */
-  opterr = 0;
+  sr_opts_begin(argc, argv, longopts, false);
   int c;
   while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
     switch (c) {

@@ -323,9 +323,7 @@ int sr_cmd_exec(const struct sr_global *g, int argc, char **argv)
   };
   _cleanup_(exec_args_release) struct exec_args ea = {0};
   struct sr_exec_opts o = {.console_fd = -1};
-  sr_opts_normalize(argc, argv, longopts, true);
-  optind = 0; /* a full restart of getopt: see opts.h */
-  opterr = 0;
+  sr_opts_begin(argc, argv, longopts, true);
   int c;
   while ((c = getopt_long(argc, argv, "+e:tu:g:p:dc:h", longopts, NULL)) != -1) {
     switch (c) {

@@ -103,12 +103,7 @@ static int print_json(struct row *rows, size_t n, sr_error_t *err)
     sr_json_map_close(g);
   }
   sr_json_array_close(g);
-  const unsigned char *buf;
-  size_t len;
-  if (sr_json_gen_buf(g, &buf, &len, err) < 0)
-    return -1;
-  printf("%.*s\n", (int)len, buf);
-  return 0;
+  return sr_cli_common_print_json(g, err);
 }
 
 int sr_cmd_list(const struct sr_global *g, int argc, char **argv)
@@ -119,9 +114,7 @@ int sr_cmd_list(const struct sr_global *g, int argc, char **argv)
                                            {NULL, 0, NULL, 0}};
   const char *format = "table";
   bool quiet = false;
-  sr_opts_normalize(argc, argv, longopts, false);
-  optind = 0; /* a full restart of getopt: see opts.h */
-  opterr = 0;
+  sr_opts_begin(argc, argv, longopts, false);
   int c;
   while ((c = getopt_long(argc, argv, "f:qh", longopts, NULL)) != -1) {
     switch (c) {

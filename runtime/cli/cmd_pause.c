@@ -11,15 +11,11 @@
 static int freeze(const struct sr_global *g, const char *cmd, bool frozen, int argc, char **argv)
 {
   const char *id;
-  int r = sr_cli_common_parse_id_only(cmd, argc, argv, &id);
+  _cleanup_stored_ struct sr_container *ct = NULL;
+  int r = sr_cli_common_open_id_only(g, cmd, argc, argv, true, &id, &ct);
   if (r)
     return r == 2 ? 0 : 1;
-  if (sr_cli_setup(g, 0, false) < 0)
-    return 1;
   sr_error_t err = NULL;
-  _cleanup_stored_ struct sr_container *ct = NULL;
-  if (sr_stored_open(&g->run, id, true, &ct, &err) < 0)
-    return sr_cli_fail(&err);
   enum sr_status st = sr_container_status(ct);
   if (frozen && st != SR_STATUS_RUNNING) {
     sr_error_make(&err, 0, "container \"%s\" not running (it is %s)", id,

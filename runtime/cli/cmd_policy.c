@@ -18,16 +18,6 @@
 
 #define USAGE "show | check --bundle DIR"
 
-static int print_gen(sr_json_gen_t g, sr_error_t *err)
-{
-  const unsigned char *buf;
-  size_t len;
-  if (sr_json_gen_buf(g, &buf, &len, err) < 0)
-    return -1;
-  printf("%.*s\n", (int)len, buf);
-  return 0;
-}
-
 static int show(const struct sr_global *g)
 {
   sr_error_t err = NULL;
@@ -43,7 +33,7 @@ static int show(const struct sr_global *g)
   sr_json_put_key(gen, "settings");
   sr_policy_profile_to_json(pc.profile, gen);
   sr_json_map_close(gen);
-  return print_gen(gen, &err) < 0 ? sr_cli_fail(&err) : 0;
+  return sr_cli_common_print_json(gen, &err) < 0 ? sr_cli_fail(&err) : 0;
 }
 
 static int check(const struct sr_global *g, const char *bundle_arg)
@@ -88,7 +78,7 @@ static int check(const struct sr_global *g, const char *bundle_arg)
     sr_json_put_key(gen, "decisions");
     sr_policy_render_json(&d, gen);
     sr_json_map_close(gen);
-    print_gen(gen, &gerr);
+    sr_cli_common_print_json(gen, &gerr);
   }
   /* Without its document the check did not answer: a failure, unless it refused anyway. */
   if (r == 0 && gerr)
@@ -106,9 +96,7 @@ int sr_cmd_policy(const struct sr_global *g, int argc, char **argv)
   if (argc < 2)
     return sr_cli_usage_error("policy", USAGE, "show or check is required");
   const char *sub = argv[1];
-  sr_opts_normalize(argc - 1, argv + 1, longopts, false);
-  optind = 0; /* a full restart of getopt: see opts.h */
-  opterr = 0;
+  sr_opts_begin(argc - 1, argv + 1, longopts, false);
   int c;
   while ((c = getopt_long(argc - 1, argv + 1, "b:h", longopts, NULL)) != -1) {
     switch (c) {

@@ -115,9 +115,7 @@ int sr_cmd_ps(const struct sr_global *g, int argc, char **argv)
                                            {"help", no_argument, NULL, 'h'},
                                            {NULL, 0, NULL, 0}};
   const char *format = "table";
-  sr_opts_normalize(argc, argv, longopts, true);
-  optind = 0; /* a full restart of getopt: see opts.h */
-  opterr = 0;
+  sr_opts_begin(argc, argv, longopts, true);
   int c;
   while ((c = getopt_long(argc, argv, "+f:h", longopts, NULL)) != -1) {
     switch (c) {

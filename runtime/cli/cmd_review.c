@@ -587,9 +587,7 @@ int sr_cmd_review(const struct sr_global *g, int argc, char **argv)
                                            {NULL, 0, NULL, 0}};
   double since = -1;
   bool json = false;
-  sr_opts_normalize(argc, argv, longopts, false);
-  optind = 0; /* a full restart of getopt: see opts.h */
-  opterr = 0;
+  sr_opts_begin(argc, argv, longopts, false);
   int c;
   while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
     switch (c) {

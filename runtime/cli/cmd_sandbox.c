@@ -543,9 +543,7 @@ static int parse_option(struct cli *c, int opt, const char *arg)
 /* 0: parsed; SR_SANDBOX_EXIT_RUNTIME: error (printed); -2: help printed. */
 static int parse_args(struct cli *c, int argc, char **argv)
 {
-  sr_opts_normalize(argc, argv, longopts, true);
-  optind = 0; /* a full restart of getopt: see opts.h */
-  opterr = 0;
+  sr_opts_begin(argc, argv, longopts, true);
   int opt;
   while ((opt = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
     if (opt == 'h') {

@@ -12,16 +12,13 @@
 int sr_cmd_start(const struct sr_global *g, int argc, char **argv)
 {
   const char *id;
-  int r = sr_cli_common_parse_id_only("start", argc, argv, &id);
+  _cleanup_stored_ struct sr_container *ct = NULL;
+  int r = sr_cli_common_open_id_only(g, "start", argc, argv, true, &id, &ct);
   if (r)
     return r == 2 ? 0 : 1;
-  if (sr_cli_setup(g, 0, false) < 0)
-    return 1;
   sr_error_t err = NULL;
-  _cleanup_stored_ struct sr_container *ct = NULL;
   _cleanup_config_ struct sr_config *config = NULL;
-  if (sr_stored_open(&g->run, id, true, &ct, &err) < 0 ||
-      sr_container_load_config(ct, &config, &err) < 0 ||
+  if (sr_container_load_config(ct, &config, &err) < 0 ||
       sr_stored_audit(&g->run, ct, "start", NULL, &err) < 0)
     return sr_cli_fail(&err);
   /* The poststart hooks come from the config copy: judged again (the policy is loaded only

@@ -11,16 +11,13 @@
 int sr_cmd_state(const struct sr_global *g, int argc, char **argv)
 {
   const char *id;
-  int r = sr_cli_common_parse_id_only("state", argc, argv, &id);
+  _cleanup_stored_ struct sr_container *ct = NULL;
+  int r = sr_cli_common_open_id_only(g, "state", argc, argv, false, &id, &ct);
   if (r)
     return r == 2 ? 0 : 1;
-  if (sr_cli_setup(g, 0, false) < 0)
-    return 1;
   sr_error_t err = NULL;
-  _cleanup_stored_ struct sr_container *ct = NULL;
   _cleanup_free_ char *json = NULL;
-  if (sr_stored_open(&g->run, id, false, &ct, &err) < 0 ||
-      sr_container_state_json(ct, true, &json, &err) < 0)
+  if (sr_container_state_json(ct, true, &json, &err) < 0)
     return sr_cli_fail(&err);
   printf("%s\n", json);
   return 0;

@@ -238,9 +238,7 @@ int sr_cmd_update(const struct sr_global *g, int argc, char **argv)
   sr_error_t err = NULL;
   struct flag flags[32];
   size_t nflags = 0;
-  sr_opts_normalize(argc, argv, longopts, false);
-  optind = 0; /* a full restart of getopt: see opts.h */
-  opterr = 0;
+  sr_opts_begin(argc, argv, longopts, false);
   int c;
   while ((c = getopt_long(argc, argv, "r:h", longopts, NULL)) != -1) {
     if (c == 'h') {

@@ -51,3 +51,10 @@ bool sr_opts_int(const char *s, int max, int *out)
   *out = (int)v;
   return true;
 }
+
+void sr_opts_begin(int argc, char **argv, const struct option *longopts, bool stop_at_arg)
+{
+  sr_opts_normalize(argc, argv, longopts, stop_at_arg);
+  optind = 0;
+  opterr = 0;
+}

@@ -16,6 +16,10 @@
  * first non-option argument when stop_at_arg (the "+" mode of getopt). */
 void sr_opts_normalize(int argc, char **argv, const struct option *longopts, bool stop_at_arg);
 
+/* Before a verb's getopt_long loop: its arguments normalized as above, and getopt restarted in
+ * full (optind = 0: see the top of this file) with its own messages off (opterr = 0). */
+void sr_opts_begin(int argc, char **argv, const struct option *longopts, bool stop_at_arg);
+
 /* Parses a non-negative int option value, for --preserve-fds and the like. */
 bool sr_opts_int(const char *s, int max, int *out);
 

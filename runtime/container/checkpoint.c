@@ -20,13 +20,6 @@
 #include <unistd.h>
 
 #ifdef HAVE_CRIU
-#include <criu.h>
-
-static void free_opts(criu_opts **o)
-{
-  if (*o)
-    criu_local_free_opts(*o);
-}
 
 /* Makes the directory if needed and opens it. */
 static int open_dir(const char *path, const char *option, int *out, sr_error_t *err)
@@ -148,7 +141,7 @@ int sr_checkpoint(struct sr_container *c, const struct sr_config *config,
   size_t n = 0;
   if (sr_criu_mountinfo_read(pid, &m, &n, err) < 0)
     return sr_error_wrap(err, "checkpoint `%s`", c->id);
-  _cleanup_(free_opts) criu_opts *opts = NULL;
+  _cleanup_criu_opts_ criu_opts *opts = NULL;
   int r = -1;
   if (criu_local_init_opts(&opts) < 0) {
     sr_error_make(err, ENOMEM, "criu options");
@@ -160,17 +153,9 @@ int sr_checkpoint(struct sr_container *c, const struct sr_config *config,
     sr_error_make(err, ENOMEM, "criu options");
     goto out;
   }
-  criu_local_set_images_dir_fd(opts, imgfd);
-  criu_local_set_work_dir_fd(opts, workfd);
-  criu_local_set_log_level(opts, 4);
+  sr_criu_set_common_opts(opts, o, cg_mode, imgfd, workfd);
   criu_local_set_pid(opts, pid);
   criu_local_set_leave_running(opts, o->leave_running);
-  criu_local_set_tcp_established(opts, o->tcp_established);
-  criu_local_set_ext_unix_sk(opts, o->ext_unix_sk);
-  criu_local_set_shell_job(opts, o->shell_job);
-  criu_local_set_file_locks(opts, o->file_locks);
-  criu_local_set_manage_cgroups(opts, true);
-  criu_local_set_manage_cgroups_mode(opts, (enum criu_cg_mode)cg_mode);
   /* Binds from outside the container (root filesystem, bind sources, device nodes, masks) are
    * named by their mount point; restore supplies what the policy decides for each name. */
   for (size_t i = 0; i < n; i++)

@@ -48,10 +48,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-int sr_create_state_json(const struct sr_create_ctx *ctx, const char *status, pid_t pid,
-                         char **out, sr_error_t *err)
+/* The OCI state of the container being created. */
+static struct sr_oci_state create_state(const struct sr_create_ctx *ctx, const char *status,
+                                        pid_t pid)
 {
-  struct sr_oci_state s = {
+  return (struct sr_oci_state){
       .id = ctx->o->id,
       .status = status,
       .pid = pid,
@@ -63,24 +64,19 @@ int sr_create_state_json(const struct sr_create_ctx *ctx, const char *status, pi
       .annotation_values = ctx->config->annotation_values,
       .n_annotations = ctx->config->n_annotations,
   };
+}
+
+int sr_create_state_json(const struct sr_create_ctx *ctx, const char *status, pid_t pid,
+                         char **out, sr_error_t *err)
+{
+  struct sr_oci_state s = create_state(ctx, status, pid);
   size_t len;
   return sr_state_json(&s, false, out, &len, err);
 }
 
 int sr_create_notify_state_json(const struct sr_create_ctx *ctx, char **out, sr_error_t *err)
 {
-  struct sr_oci_state s = {
-      .id = ctx->o->id,
-      .status = "creating",
-      .pid = ctx->host_pid,
-      .bundle = ctx->o->bundle,
-      .rootfs = ctx->rootfs,
-      .created = ctx->created,
-      .owner = "",
-      .annotation_keys = ctx->config->annotation_keys,
-      .annotation_values = ctx->config->annotation_values,
-      .n_annotations = ctx->config->n_annotations,
-  };
+  struct sr_oci_state s = create_state(ctx, "creating", ctx->host_pid);
   const struct sr_seccomp *sc = ctx->config->linux_.seccomp;
   return sr_state_process_json(&s, ctx->host_pid, sc ? sc->listener_metadata : NULL, out, err);
 }

@@ -13,9 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef HAVE_CRIU
-#include <criu.h>
-#endif
 
 #ifndef CRIU_BINARY
 #define CRIU_BINARY "criu"
@@ -246,3 +243,25 @@ bool sr_criu_usable(const char *binary)
   return ok;
 #endif
 }
+
+#ifdef HAVE_CRIU
+void sr_criu_set_common_opts(criu_opts *opts, const struct sr_criu_opts *o, int cg_mode,
+                             int imgfd, int workfd)
+{
+  criu_local_set_images_dir_fd(opts, imgfd);
+  criu_local_set_work_dir_fd(opts, workfd);
+  criu_local_set_log_level(opts, 4);
+  criu_local_set_tcp_established(opts, o->tcp_established);
+  criu_local_set_ext_unix_sk(opts, o->ext_unix_sk);
+  criu_local_set_shell_job(opts, o->shell_job);
+  criu_local_set_file_locks(opts, o->file_locks);
+  criu_local_set_manage_cgroups(opts, true);
+  criu_local_set_manage_cgroups_mode(opts, (enum criu_cg_mode)cg_mode);
+}
+
+void sr_criu_free_opts(criu_opts **opts)
+{
+  if (*opts)
+    criu_local_free_opts(*opts);
+}
+#endif

@@ -37,4 +37,16 @@ int sr_criu_cg_mode(const char *mode, int *out, sr_error_t *err);
 /* Adds the last error CRIU wrote into its log (dirfd/name) to err: "criu: ... (see PATH)". */
 void sr_criu_explain(int dirfd, const char *dir, const char *name, sr_error_t *err);
 
+#ifdef HAVE_CRIU
+#include <criu.h>
+
+/* The options dump and restore set alike: the image and work directories, CRIU's log level,
+ * what the flags ask (--tcp-established, --ext-unix-sk, --shell-job, --file-locks) and cgroups
+ * managed in cg_mode. */
+void sr_criu_set_common_opts(criu_opts *opts, const struct sr_criu_opts *o, int cg_mode,
+                             int imgfd, int workfd);
+void sr_criu_free_opts(criu_opts **opts);
+#define _cleanup_criu_opts_ __attribute__((cleanup(sr_criu_free_opts)))
+#endif
+
 #endif

@@ -324,29 +324,29 @@ int sr_hooks_run_batch(const struct sr_hook_batch *b, const char *state_json, sr
   return 0;
 }
 
-int sr_hooks_run(const struct sr_hooks *hooks, enum sr_hook_kind kind,
-                 const struct sr_hook_gate *gate, const char *state_json, sr_error_t *err)
+static int run_hooks(const struct sr_hooks *hooks, enum sr_hook_kind kind,
+                     const struct sr_hook_gate *gate, const char *state_json, bool keep_going,
+                     sr_error_t *err)
 {
   if (hooks->n[kind] == 0)
     return 0;
   struct sr_hook_batch b;
   if (sr_hooks_prepare(hooks, kind, gate, &b, err) < 0)
     return -1;
+  b.keep_going = keep_going;
   int r = sr_hooks_run_batch(&b, state_json, err);
   sr_hooks_batch_release(&b);
   return r;
 }
 
+int sr_hooks_run(const struct sr_hooks *hooks, enum sr_hook_kind kind,
+                 const struct sr_hook_gate *gate, const char *state_json, sr_error_t *err)
+{
+  return run_hooks(hooks, kind, gate, state_json, false, err);
+}
+
 int sr_hooks_run_all(const struct sr_hooks *hooks, enum sr_hook_kind kind,
                      const struct sr_hook_gate *gate, const char *state_json, sr_error_t *err)
 {
-  if (hooks->n[kind] == 0)
-    return 0;
-  struct sr_hook_batch b;
-  if (sr_hooks_prepare(hooks, kind, gate, &b, err) < 0)
-    return -1;
-  b.keep_going = true;
-  int r = sr_hooks_run_batch(&b, state_json, err);
-  sr_hooks_batch_release(&b);
-  return r;
+  return run_hooks(hooks, kind, gate, state_json, true, err);
 }

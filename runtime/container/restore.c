@@ -35,13 +35,6 @@
 #include <unistd.h>
 
 #ifdef HAVE_CRIU
-#include <criu.h>
-
-static void free_opts(criu_opts **o)
-{
-  if (*o)
-    criu_local_free_opts(*o);
-}
 
 /* ---- preparing what CRIU is given --------------------------------------------------------- */
 
@@ -322,15 +315,7 @@ static int set_opts(struct restore_run *run, criu_opts *opts, const struct sr_cr
       criu_local_set_log_file(opts, "restore.log") < 0 || criu_local_set_root(opts, root) < 0 ||
       criu_local_add_cg_root(opts, NULL, run->ctx->cgroup->path) < 0)
     return sr_error_make(err, ENOMEM, "criu options");
-  criu_local_set_images_dir_fd(opts, imgfd);
-  criu_local_set_work_dir_fd(opts, workfd);
-  criu_local_set_log_level(opts, 4);
-  criu_local_set_tcp_established(opts, o->tcp_established);
-  criu_local_set_ext_unix_sk(opts, o->ext_unix_sk);
-  criu_local_set_shell_job(opts, o->shell_job);
-  criu_local_set_file_locks(opts, o->file_locks);
-  criu_local_set_manage_cgroups(opts, true);
-  criu_local_set_manage_cgroups_mode(opts, (enum criu_cg_mode)cg_mode);
+  sr_criu_set_common_opts(opts, o, cg_mode, imgfd, workfd);
   criu_local_set_notify_cb(opts, sr_restore_checks_notify);
   return 0;
 }
@@ -413,7 +398,7 @@ int sr_restore(struct sr_create_ctx *ctx, const struct sr_criu_opts *o, int *sta
   /* From here on the container directory exists: any failure removes everything. */
   struct restore_run *run = calloc(1, sizeof(*run));
   struct restore_mounts rm = {0};
-  _cleanup_(free_opts) criu_opts *opts = NULL;
+  _cleanup_criu_opts_ criu_opts *opts = NULL;
   int dups[3] = {-1, -1, -1};
   const char *root_path = NULL;
   struct stat st;

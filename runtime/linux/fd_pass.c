@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-int sr_fd_pass_send(int sock, int fd, const char *data, size_t len)
+ssize_t sr_fd_pass_send_some(int sock, int fd, const char *data, size_t len)
 {
   struct iovec iov = {(void *)data, len};
   union {
@@ -14,17 +14,25 @@ int sr_fd_pass_send(int sock, int fd, const char *data, size_t len)
     char buf[CMSG_SPACE(sizeof(int))];
   } u;
   memset(&u, 0, sizeof(u));
-  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                     .msg_controllen = sizeof(u.buf)};
-  struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-  h->cmsg_level = SOL_SOCKET;
-  h->cmsg_type = SCM_RIGHTS;
-  h->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(h), &fd, sizeof(int));
+  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+  if (fd >= 0) {
+    m.msg_control = u.buf;
+    m.msg_controllen = sizeof(u.buf);
+    struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+    h->cmsg_level = SOL_SOCKET;
+    h->cmsg_type = SCM_RIGHTS;
+    h->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(h), &fd, sizeof(int));
+  }
   ssize_t n;
   while ((n = sendmsg(sock, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR)
     ;
-  return n == (ssize_t)len ? 0 : -1;
+  return n;
+}
+
+int sr_fd_pass_send(int sock, int fd, const char *data, size_t len)
+{
+  return sr_fd_pass_send_some(sock, fd, data, len) == (ssize_t)len ? 0 : -1;
 }
 
 int sr_fd_pass_recv(int sock, int flags, char *data, size_t size, size_t *got)

@@ -58,6 +58,20 @@ static int check_kind(int fd, enum sr_mkpath_kind kind, const char *path, sr_err
   return 0;
 }
 
+/* fd, just opened for path (negative: the open failed, errno says why), into *out when it is
+ * of kind; closed when it is not. */
+static int hand_out(int fd, enum sr_mkpath_kind kind, const char *path, int *out, sr_error_t *err)
+{
+  if (fd < 0)
+    return sr_error_sys(err, "open `/%s` in the container", path);
+  if (check_kind(fd, kind, path, err) < 0) {
+    close(fd);
+    return -1;
+  }
+  *out = fd;
+  return 0;
+}
+
 static int mkpath(int rootfd, char *path, enum sr_mkpath_kind kind, int depth, int *out,
                   sr_error_t *err);
 
@@ -90,15 +104,7 @@ static int make_symlink_target(int rootfd, int parent, char *path, const char *n
     if (mkpath(rootfd, rel, kind, depth + 1, &made, err) < 0)
       return sr_error_wrap(err, "`/%s` in the container is a dangling symlink", path);
   }
-  int fd = sr_paths_openat2(rootfd, path, O_PATH, 0, IN_ROOT);
-  if (fd < 0)
-    return sr_error_sys(err, "open `/%s` in the container", path);
-  if (check_kind(fd, kind, path, err) < 0) {
-    close(fd);
-    return -1;
-  }
-  *out = fd;
-  return 0;
+  return hand_out(sr_paths_openat2(rootfd, path, O_PATH, 0, IN_ROOT), kind, path, out, err);
 }
 
 static int mkpath(int rootfd, char *path, enum sr_mkpath_kind kind, int depth, int *out,
@@ -107,14 +113,8 @@ static int mkpath(int rootfd, char *path, enum sr_mkpath_kind kind, int depth, i
   if (depth > 255)
     return sr_error_make(err, ELOOP, "`/%s` in the container", path);
   int fd = sr_paths_openat2(rootfd, path, O_PATH, 0, IN_ROOT);
-  if (fd >= 0) {
-    if (check_kind(fd, kind, path, err) < 0) {
-      close(fd);
-      return -1;
-    }
-    *out = fd;
-    return 0;
-  }
+  if (fd >= 0)
+    return hand_out(fd, kind, path, out, err);
   if (errno != ENOENT)
     return sr_error_sys(err, "resolve `/%s` in the container", path);
 
@@ -152,14 +152,7 @@ static int mkpath(int rootfd, char *path, enum sr_mkpath_kind kind, int depth, i
   fd = sr_paths_openat2(parent, name, O_PATH, 0, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
   if (fd < 0 && errno == ELOOP)
     return make_symlink_target(rootfd, parent, path, name, kind, depth, out, err);
-  if (fd < 0)
-    return sr_error_sys(err, "open `/%s` in the container", path);
-  if (check_kind(fd, kind, path, err) < 0) {
-    close(fd);
-    return -1;
-  }
-  *out = fd;
-  return 0;
+  return hand_out(fd, kind, path, out, err);
 }
 
 int sr_paths_mkpath_in_root(int rootfd, const char *path, enum sr_mkpath_kind kind, int *out,

@@ -3,6 +3,7 @@
 #include "terminal.h"
 
 #include "cleanup.h"
+#include "fd_pass.h"
 #include "mountapi.h"
 #include "paths.h"
 #include "fileio.h"
@@ -22,27 +23,6 @@
 #include <sys/statfs.h>
 #include <termios.h>
 #include <unistd.h>
-
-static int send_master(int sock, int master, const char *name, sr_error_t *err)
-{
-  char control[CMSG_SPACE(sizeof(int))];
-  memset(control, 0, sizeof(control));
-  struct iovec iov = {.iov_base = (void *)name, .iov_len = strlen(name)};
-  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
-                       .msg_controllen = sizeof(control)};
-  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(c), &master, sizeof(int));
-  ssize_t r;
-  do
-    r = sendmsg(sock, &msg, MSG_NOSIGNAL);
-  while (r < 0 && errno == EINTR);
-  if (r < 0)
-    return sr_error_sys(err, "--console-socket: send the pty master");
-  return 0;
-}
 
 int sr_terminal_setup(int console_fd, const struct sr_process *p, bool bind_console,
                       sr_error_t *err)
@@ -85,8 +65,8 @@ int sr_terminal_setup(int console_fd, const struct sr_process *p, bool bind_cons
     if (ioctl(slave, TIOCSWINSZ, &ws) < 0)
       return sr_error_sys(err, "terminal: set console size");
   }
-  if (send_master(console_fd, master, name, err) < 0)
-    return -1;
+  if (sr_fd_pass_send(console_fd, master, name, strlen(name)) < 0)
+    return sr_error_sys(err, "--console-socket: send the pty master");
   /* One message and nothing more: the engine's listener sees the end of the stream now, not
    * when this process execs (the descriptor is shared with the parent, so it is not closed). */
   if (shutdown(console_fd, SHUT_WR) < 0 && errno != ENOTCONN)
@@ -112,21 +92,17 @@ int sr_terminal_setup(int console_fd, const struct sr_process *p, bool bind_cons
 int sr_terminal_recv_master(int sock, int *master, sr_error_t *err)
 {
   char name[256];
-  char control[CMSG_SPACE(sizeof(int))];
-  struct iovec iov = {.iov_base = name, .iov_len = sizeof(name)};
-  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
-                       .msg_controllen = sizeof(control)};
-  ssize_t r;
-  do
-    r = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-  while (r < 0 && errno == EINTR);
-  if (r < 0)
+  size_t got;
+  errno = 0;
+  int fd = sr_fd_pass_recv(sock, 0, name, sizeof(name), &got);
+  if (fd >= 0) {
+    *master = fd;
+    return 0;
+  }
+  /* errno stays 0 at the end of the stream and when the message came without a descriptor. */
+  if (got == 0 && errno != 0)
     return sr_error_sys(err, "terminal: receive the pty master");
-  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-  if (c == NULL || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
-    return sr_error_make(err, 0, "terminal: no pty master received");
-  memcpy(master, CMSG_DATA(c), sizeof(int));
-  return 0;
+  return sr_error_make(err, 0, "terminal: no pty master received");
 }
 
 static void copy_winsize(int from, int to)

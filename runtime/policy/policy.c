@@ -286,6 +286,22 @@ static int chain_strv(struct sr_arena *a, const struct chain *ch, const char *ke
   return sr_json_get_strv(a, owner, p, key, true, out, n, err);
 }
 
+/* The array under key in the first link that has it, walked as sr_json_walk_array does (each
+ * element checked to be an object first when objects is set). */
+static int chain_walk(struct sr_arena *a, const struct chain *ch, const char *key, bool objects,
+                      size_t size, void **items, size_t *n, sr_json_item_fn item,
+                      sr_error_t *err)
+{
+  yajl_val owner;
+  const char *path;
+  *items = NULL;
+  *n = 0;
+  if (chain_find(ch, key, &owner, &path) == NULL)
+    return 0;
+  return (objects ? sr_json_walk_objects : sr_json_walk_array)(a, owner, path, key, size, items,
+                                                               n, item, NULL, err);
+}
+
 /* ---- Profile knobs ---------------------------------------------------------------------- */
 
 static int get_size(yajl_val owner, const char *path, const char *key, uint64_t *out,
@@ -309,51 +325,45 @@ static int get_size(yajl_val owner, const char *path, const char *key, uint64_t 
   return 0;
 }
 
+static int tmpfs_item(struct sr_arena *a, yajl_val v, const char *ip, void *items, size_t i,
+                      void *ctx, sr_error_t *err)
+{
+  (void)ctx;
+  struct sr_policy_tmpfs *tmpfs = items, *t = &tmpfs[i];
+  char *mode;
+  if (sr_json_get_string(a, v, ip, "path", true, &t->path, err) < 0 ||
+      get_size(v, ip, "size", &t->size, err) < 0 ||
+      sr_json_get_string(a, v, ip, "mode", true, &mode, err) < 0 ||
+      sr_json_get_bool(v, ip, "noexec", &t->noexec, NULL, err) < 0)
+    return -1;
+  if (!sr_path_is_clean(t->path) || strcmp(t->path, "/") == 0)
+    return sr_error_make(err, 0, "%s.path: must be a clean absolute path below /, got \"%s\"", ip,
+                         t->path);
+  t->max_size = t->size;
+  if (sr_json_field(v, "maxSize") && get_size(v, ip, "maxSize", &t->max_size, err) < 0)
+    return -1;
+  if (t->max_size < t->size)
+    return sr_error_make(err, 0, "%s.maxSize: smaller than size", ip);
+  size_t ml = strlen(mode);
+  char *end;
+  unsigned long m = strtoul(mode, &end, 8);
+  if (ml == 0 || ml > 4 || strspn(mode, "01234567") != ml || *end != '\0' || m > 07777)
+    return sr_error_make(err, 0, "%s.mode: \"%s\" is not an octal mode like \"1777\"", ip, mode);
+  t->mode = (uint32_t)m;
+  for (size_t j = 0; j < i; j++)
+    if (strcmp(tmpfs[j].path, t->path) == 0)
+      return sr_error_make(err, 0, "%s.path: duplicate tmpfs \"%s\"", ip, t->path);
+  return 0;
+}
+
 static int parse_tmpfs(struct sr_arena *a, const struct chain *rootfs, struct sr_policy_profile *p,
                        sr_error_t *err)
 {
-  yajl_val owner, arr;
-  const char *path;
-  if (chain_find(rootfs, "tmpfs", &owner, &path) == NULL)
-    return 0;
-  if (sr_json_get_array(owner, path, "tmpfs", true, &arr, err) < 0)
+  void *items;
+  if (chain_walk(a, rootfs, "tmpfs", true, sizeof(*p->rootfs.tmpfs), &items, &p->rootfs.n_tmpfs,
+                 tmpfs_item, err) < 0)
     return -1;
-  size_t n = arr->u.array.len;
-  p->rootfs.tmpfs = sr_arena_array(a, n ? n : 1, sizeof(*p->rootfs.tmpfs));
-  if (p->rootfs.tmpfs == NULL)
-    return OOM(err, path);
-  for (size_t i = 0; i < n; i++) {
-    yajl_val v = arr->u.array.values[i];
-    struct sr_policy_tmpfs *t = &p->rootfs.tmpfs[i];
-    char *ip = sr_arena_printf(a, "%s.tmpfs[%zu]", path, i);
-    char *mode;
-    if (ip == NULL)
-      return OOM(err, path);
-    if (sr_json_want_object(v, ip, err) < 0 ||
-        sr_json_get_string(a, v, ip, "path", true, &t->path, err) < 0 ||
-        get_size(v, ip, "size", &t->size, err) < 0 ||
-        sr_json_get_string(a, v, ip, "mode", true, &mode, err) < 0 ||
-        sr_json_get_bool(v, ip, "noexec", &t->noexec, NULL, err) < 0)
-      return -1;
-    if (!sr_path_is_clean(t->path) || strcmp(t->path, "/") == 0)
-      return sr_error_make(err, 0, "%s.path: must be a clean absolute path below /, got \"%s\"", ip,
-                           t->path);
-    t->max_size = t->size;
-    if (sr_json_field(v, "maxSize") && get_size(v, ip, "maxSize", &t->max_size, err) < 0)
-      return -1;
-    if (t->max_size < t->size)
-      return sr_error_make(err, 0, "%s.maxSize: smaller than size", ip);
-    size_t ml = strlen(mode);
-    char *end;
-    unsigned long m = strtoul(mode, &end, 8);
-    if (ml == 0 || ml > 4 || strspn(mode, "01234567") != ml || *end != '\0' || m > 07777)
-      return sr_error_make(err, 0, "%s.mode: \"%s\" is not an octal mode like \"1777\"", ip, mode);
-    t->mode = (uint32_t)m;
-    for (size_t j = 0; j < i; j++)
-      if (strcmp(p->rootfs.tmpfs[j].path, t->path) == 0)
-        return sr_error_make(err, 0, "%s.path: duplicate tmpfs \"%s\"", ip, t->path);
-  }
-  p->rootfs.n_tmpfs = n;
+  p->rootfs.tmpfs = items;
   return 0;
 }
 
@@ -420,52 +430,46 @@ static int parse_capabilities(struct sr_arena *a, const struct chain *ch,
   return 0;
 }
 
+static int device_item(struct sr_arena *a, yajl_val v, const char *ip, void *items, size_t i,
+                       void *ctx, sr_error_t *err)
+{
+  (void)ctx;
+  struct sr_policy_device *d = (struct sr_policy_device *)items + i;
+  if (v && YAJL_IS_STRING(v)) {
+    if (!sr_policy_device_by_name(v->u.string, d))
+      return sr_error_make(err, 0,
+                           "%s: unknown device \"%s\" (null, zero, full, random, urandom, "
+                           "tty, console, ptmx, pts, fuse, tun, kvm, or {\"type\", \"major\", "
+                           "\"minor\"})",
+                           ip, v->u.string);
+    return 0;
+  }
+  if (v == NULL || !YAJL_IS_OBJECT(v))
+    return sr_error_make(err, 0, "%s: must be a device name or an object", ip);
+  char *type;
+  bool has_minor;
+  if (sr_json_get_string(a, v, ip, "type", true, &type, err) < 0 ||
+      sr_json_get_i64(v, ip, "major", 0, 4095, true, &d->major, NULL, err) < 0 ||
+      sr_json_get_i64(v, ip, "minor", -1, (1 << 20) - 1, false, &d->minor, &has_minor, err) < 0)
+    return -1;
+  if (strcmp(type, "c") != 0 && strcmp(type, "b") != 0)
+    return sr_error_make(err, 0, "%s.type: \"%s\" is not \"c\" or \"b\"", ip, type);
+  d->type = type[0];
+  if (!has_minor)
+    d->minor = -1;
+  return 0;
+}
+
 static int parse_devices(struct sr_arena *a, const struct chain *ch, struct sr_policy_profile *p,
                          sr_error_t *err)
 {
   struct chain dev;
-  yajl_val owner, arr;
-  const char *path;
-  if (chain_sub(a, ch, "devices", &dev, err) < 0)
+  void *items;
+  if (chain_sub(a, ch, "devices", &dev, err) < 0 ||
+      chain_walk(a, &dev, "allowed", false, sizeof(*p->devices), &items, &p->n_devices,
+                 device_item, err) < 0)
     return -1;
-  if (chain_find(&dev, "allowed", &owner, &path) == NULL)
-    return 0;
-  if (sr_json_get_array(owner, path, "allowed", true, &arr, err) < 0)
-    return -1;
-  size_t n = arr->u.array.len;
-  p->devices = sr_arena_array(a, n ? n : 1, sizeof(*p->devices));
-  if (p->devices == NULL)
-    return OOM(err, path);
-  for (size_t i = 0; i < n; i++) {
-    yajl_val v = arr->u.array.values[i];
-    struct sr_policy_device *d = &p->devices[i];
-    char *ip = sr_arena_printf(a, "%s.allowed[%zu]", path, i);
-    if (ip == NULL)
-      return OOM(err, path);
-    if (v && YAJL_IS_STRING(v)) {
-      if (!sr_policy_device_by_name(v->u.string, d))
-        return sr_error_make(err, 0,
-                             "%s: unknown device \"%s\" (null, zero, full, random, urandom, "
-                             "tty, console, ptmx, pts, fuse, tun, kvm, or {\"type\", \"major\", "
-                             "\"minor\"})",
-                             ip, v->u.string);
-      continue;
-    }
-    if (v == NULL || !YAJL_IS_OBJECT(v))
-      return sr_error_make(err, 0, "%s: must be a device name or an object", ip);
-    char *type;
-    bool has_minor;
-    if (sr_json_get_string(a, v, ip, "type", true, &type, err) < 0 ||
-        sr_json_get_i64(v, ip, "major", 0, 4095, true, &d->major, NULL, err) < 0 ||
-        sr_json_get_i64(v, ip, "minor", -1, (1 << 20) - 1, false, &d->minor, &has_minor, err) < 0)
-      return -1;
-    if (strcmp(type, "c") != 0 && strcmp(type, "b") != 0)
-      return sr_error_make(err, 0, "%s.type: \"%s\" is not \"c\" or \"b\"", ip, type);
-    d->type = type[0];
-    if (!has_minor)
-      d->minor = -1;
-  }
-  p->n_devices = n;
+  p->devices = items;
   return 0;
 }
 
@@ -482,8 +486,47 @@ static int parse_paths(struct sr_arena *a, const struct chain *ch, const char *k
   return 0;
 }
 
-static int parse_limit(struct sr_arena *a, const struct chain *res, const char *key, bool size,
-                       struct sr_policy_limit *l, sr_error_t *err)
+/* One value of a limit (its "default" or "max", v under key in owner at path) into *out. */
+typedef int (*limit_value_fn)(yajl_val owner, const char *path, const char *key, yajl_val v,
+                              int64_t *out, sr_error_t *err);
+
+static int count_value(yajl_val owner, const char *path, const char *key, yajl_val v,
+                       int64_t *out, sr_error_t *err)
+{
+  (void)v;
+  return sr_json_get_i64(owner, path, key, 1, INT64_MAX, true, out, NULL, err);
+}
+
+static int size_value(yajl_val owner, const char *path, const char *key, yajl_val v,
+                      int64_t *out, sr_error_t *err)
+{
+  (void)v;
+  uint64_t u;
+  if (get_size(owner, path, key, &u, err) < 0)
+    return -1;
+  if (u > INT64_MAX)
+    return sr_error_make(err, 0, "%s.%s: too large", path, key);
+  *out = (int64_t)u;
+  return 0;
+}
+
+/* CPUs (1, 0.5, 2.5), kept in thousandths. */
+static int cpu_value(yajl_val owner, const char *path, const char *key, yajl_val v,
+                     int64_t *out, sr_error_t *err)
+{
+  (void)owner;
+  char *end = NULL;
+  double d = YAJL_IS_NUMBER(v) && v->u.number.r ? strtod(v->u.number.r, &end) : -1;
+  if (end == NULL || *end != '\0' || !(d >= 0.001) || d > 65536)
+    return sr_error_make(err, 0, "%s.%s: must be a number of CPUs between 0.001 and 65536", path,
+                         key);
+  *out = (int64_t)(d * 1000 + 0.5);
+  return 0;
+}
+
+/* resources.KEY: its default and max, each from the first link that has it. */
+static int parse_limit(struct sr_arena *a, const struct chain *res, const char *key,
+                       limit_value_fn value, struct sr_policy_limit *l, sr_error_t *err)
 {
   struct chain lim;
   if (chain_sub(a, res, key, &lim, err) < 0)
@@ -494,47 +537,12 @@ static int parse_limit(struct sr_arena *a, const struct chain *res, const char *
   for (int k = 0; k < 2; k++) {
     yajl_val owner;
     const char *path;
-    if (chain_find(&lim, names[k], &owner, &path) == NULL)
-      continue;
-    *has[k] = true;
-    if (size) {
-      uint64_t u;
-      if (get_size(owner, path, names[k], &u, err) < 0)
-        return -1;
-      if (u > INT64_MAX)
-        return sr_error_make(err, 0, "%s.%s: too large", path, names[k]);
-      *val[k] = (int64_t)u;
-    } else if (sr_json_get_i64(owner, path, names[k], 1, INT64_MAX, true, val[k], NULL, err) < 0)
-      return -1;
-  }
-  if (l->has_default && l->has_max && l->def > l->max)
-    return sr_error_make(err, 0, "%s: default is above max", lim.path[0]);
-  return 0;
-}
-
-/* resources.cpu: CPUs (1, 0.5, 2.5), kept in thousandths. */
-static int parse_cpu_limit(struct sr_arena *a, const struct chain *res, struct sr_policy_limit *l,
-                           sr_error_t *err)
-{
-  struct chain lim;
-  if (chain_sub(a, res, "cpu", &lim, err) < 0)
-    return -1;
-  const char *names[2] = {"default", "max"};
-  bool *has[2] = {&l->has_default, &l->has_max};
-  int64_t *val[2] = {&l->def, &l->max};
-  for (int k = 0; k < 2; k++) {
-    yajl_val owner;
-    const char *path;
     yajl_val v = chain_find(&lim, names[k], &owner, &path);
     if (v == NULL)
       continue;
-    char *end = NULL;
-    double d = YAJL_IS_NUMBER(v) && v->u.number.r ? strtod(v->u.number.r, &end) : -1;
-    if (end == NULL || *end != '\0' || !(d >= 0.001) || d > 65536)
-      return sr_error_make(err, 0, "%s.%s: must be a number of CPUs between 0.001 and 65536", path,
-                           names[k]);
+    if (value(owner, path, names[k], v, val[k], err) < 0)
+      return -1;
     *has[k] = true;
-    *val[k] = (int64_t)(d * 1000 + 0.5);
   }
   if (l->has_default && l->has_max && l->def > l->max)
     return sr_error_make(err, 0, "%s: default is above max", lim.path[0]);
@@ -600,30 +608,23 @@ static int parse_hook_allow(struct sr_arena *a, yajl_val v, const char *ip,
   return 0;
 }
 
+static int hook_allow_item(struct sr_arena *a, yajl_val v, const char *ip, void *items,
+                           size_t i, void *ctx, sr_error_t *err)
+{
+  (void)ctx;
+  return parse_hook_allow(a, v, ip, (struct sr_policy_hook_allow *)items + i, err);
+}
+
 static int parse_hooks(struct sr_arena *a, const struct chain *ch, struct sr_policy_profile *p,
                        sr_error_t *err)
 {
   struct chain h;
-  yajl_val owner, arr;
-  const char *path;
-  if (chain_sub(a, ch, "hooks", &h, err) < 0)
+  void *items;
+  if (chain_sub(a, ch, "hooks", &h, err) < 0 ||
+      chain_walk(a, &h, "allowedPaths", false, sizeof(*p->hooks_allowed), &items,
+                 &p->n_hooks_allowed, hook_allow_item, err) < 0)
     return -1;
-  if (chain_find(&h, "allowedPaths", &owner, &path) == NULL)
-    return 0;
-  if (sr_json_get_array(owner, path, "allowedPaths", true, &arr, err) < 0)
-    return -1;
-  size_t n = arr->u.array.len;
-  p->hooks_allowed = sr_arena_array(a, n ? n : 1, sizeof(*p->hooks_allowed));
-  if (p->hooks_allowed == NULL)
-    return OOM(err, path);
-  for (size_t i = 0; i < n; i++) {
-    char *ip = sr_arena_printf(a, "%s.allowedPaths[%zu]", path, i);
-    if (ip == NULL)
-      return OOM(err, path);
-    if (parse_hook_allow(a, arr->u.array.values[i], ip, &p->hooks_allowed[i], err) < 0)
-      return -1;
-  }
-  p->n_hooks_allowed = n;
+  p->hooks_allowed = items;
   return 0;
 }
 
@@ -748,15 +749,15 @@ static int parse_profile(struct sr_arena *a, const struct chain *ch, struct sr_p
       parse_paths(a, ch, "maskedPaths", &p->masked_paths, &p->n_masked_paths, err) < 0 ||
       parse_paths(a, ch, "readonlyPaths", &p->readonly_paths, &p->n_readonly_paths, err) < 0 ||
       chain_sub(a, ch, "resources", &res, err) < 0 ||
-      parse_limit(a, &res, "pids", false, &p->pids, err) < 0 ||
-      parse_limit(a, &res, "memory", true, &p->memory, err) < 0 ||
+      parse_limit(a, &res, "pids", count_value, &p->pids, err) < 0 ||
+      parse_limit(a, &res, "memory", size_value, &p->memory, err) < 0 ||
       parse_sysctls(a, ch, p, err) < 0 || parse_hooks(a, ch, p, err) < 0 ||
       chain_bool(ch, "landlock", &p->landlock, err) < 0 ||
       chain_bool(ch, "restoreWithoutLandlock", &p->restore_without_landlock, err) < 0 ||
       chain_sub(a, ch, "activity", &act, err) < 0 ||
       chain_bool(&act, "record", &p->activity_record, err) < 0)
     return -1;
-  if (parse_cpu_limit(a, &res, &p->cpu, err) < 0)
+  if (parse_limit(a, &res, "cpu", cpu_value, &p->cpu, err) < 0)
     return -1;
   if (p->description == NULL)
     p->description = "";

@@ -6,6 +6,7 @@
 #include <seccomp.h>
 
 #include "cleanup.h"
+#include "fd_pass.h"
 #include "names.h"
 
 #include <errno.h>
@@ -15,8 +16,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
@@ -395,10 +394,6 @@ static int wait_writable(int fd)
 int sr_seccomp_send_notify_fd(int listener_sock, int notify_fd, const char *process_state_json,
                               sr_error_t *err)
 {
-  union {
-    struct cmsghdr align;
-    char buf[CMSG_SPACE(sizeof(int))];
-  } ctl;
   size_t len, off = 0;
 
   if (listener_sock < 0 || notify_fd < 0 || process_state_json == NULL ||
@@ -407,28 +402,11 @@ int sr_seccomp_send_notify_fd(int listener_sock, int notify_fd, const char *proc
   len = strlen(process_state_json);
 
   while (off < len) {
-    struct iovec iov = {.iov_base = (void *)(process_state_json + off), .iov_len = len - off};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-    ssize_t n;
-
     /* The spec wants the fd with the first sendmsg only; until one succeeded, it has not
-     * been sent. */
-    if (off == 0) {
-      struct cmsghdr *c;
-      memset(&ctl, 0, sizeof(ctl));
-      msg.msg_control = ctl.buf;
-      msg.msg_controllen = sizeof(ctl.buf);
-      c = CMSG_FIRSTHDR(&msg);
-      c->cmsg_level = SOL_SOCKET;
-      c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN(sizeof(int));
-      memcpy(CMSG_DATA(c), &notify_fd, sizeof(int));
-    }
-    /* MSG_NOSIGNAL: an agent that went away is an error to report, not a SIGPIPE. */
-    n = sendmsg(listener_sock, &msg, MSG_NOSIGNAL);
+     * been sent.  No SIGPIPE: an agent that went away is an error to report. */
+    ssize_t n = sr_fd_pass_send_some(listener_sock, off == 0 ? notify_fd : -1,
+                                process_state_json + off, len - off);
     if (n < 0) {
-      if (errno == EINTR)
-        continue;
       if ((errno == EAGAIN || errno == EWOULDBLOCK) && wait_writable(listener_sock) == 0)
         continue;
       return sr_error_sys(err, "seccomp: send the container process state and notify fd to "
