@@ -487,9 +487,17 @@ def _kill_during_apply(sandbox, ws, sig, ignore=()):
     p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE)
     try:
+        def big_temporary(name):
+            try:
+                return os.stat(ws / name).st_size > (1 << 20)
+            except FileNotFoundError:
+                return False
+
+        # The big file's temporary, part written: a.txt's is renamed into place at once, so a
+        # signal sent when that one shows may land after the apply (nothing left to reap).
         def applying():
             return [n for n in os.listdir(ws) if n.startswith(".seerun-apply.") and
-                    n not in ignore] or p.poll() is not None
+                    n not in ignore and big_temporary(n)] or p.poll() is not None
         seen = wait_for(applying, timeout=120, what="the apply writing into the workspace",
                         interval=0.001)
         assert seen is not True, "seerun ended before the apply was seen"
