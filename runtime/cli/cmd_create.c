@@ -27,9 +27,7 @@ int sr_cmd_create(const struct sr_global *g, int argc, char **argv)
   _cleanup_free_ char *bundle = NULL;
   struct sr_create_ctx ctx = SR_PREPARE_CTX(&g->run, &o);
   struct sr_policy_ctx pc = {0};
-  if (sr_statedir_validate_id(o.id, &err) < 0 || sr_create_console_connect(&ctx, &err) < 0 ||
-      sr_prepare_load_bundle_audited(&g->run, o.id, bundle_arg, &bundle, &ctx, &err) < 0 ||
-      (o.bundle = bundle, sr_prepare_create(&g->run, &ctx, &pc, NULL, &err)) < 0)
+  if (sr_prepare_bundle(&g->run, &ctx, &o, bundle_arg, &bundle, &pc, &err) < 0)
     r = -1;
   else
     r = sr_create(&ctx, &err);

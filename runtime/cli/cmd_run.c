@@ -101,11 +101,7 @@ static int create_and_start(const struct sr_global *g, const struct run_flags *f
                             struct sr_create_ctx *ctx, struct sr_policy_ctx *pc,
                             int *console_parent, int *master, int *pidfd, sr_error_t *err)
 {
-  if (sr_statedir_validate_id(o->id, err) < 0 || sr_create_console_connect(ctx, err) < 0 ||
-      sr_prepare_load_bundle_audited(&g->run, o->id, bundle_arg, bundle, ctx, err) < 0)
-    return -1;
-  o->bundle = *bundle;
-  if (sr_prepare_create(&g->run, ctx, pc, NULL, err) < 0)
+  if (sr_prepare_bundle(&g->run, ctx, o, bundle_arg, bundle, pc, err) < 0)
     return -1;
   bool terminal = ctx->config->process && ctx->config->process->terminal;
   if (terminal && o->console_socket == NULL &&

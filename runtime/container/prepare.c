@@ -144,6 +144,17 @@ int sr_prepare_create(const struct sr_invocation *inv, struct sr_create_ctx *ctx
   return sr_sealed_seal_if_needed(c, inv->argv, err);
 }
 
+int sr_prepare_bundle(const struct sr_invocation *inv, struct sr_create_ctx *ctx,
+                      struct sr_create_opts *o, const char *bundle_arg, char **bundle,
+                      struct sr_policy_ctx *pc, sr_error_t *err)
+{
+  if (sr_statedir_validate_id(o->id, err) < 0 || sr_create_console_connect(ctx, err) < 0 ||
+      sr_prepare_load_bundle_audited(inv, o->id, bundle_arg, bundle, ctx, err) < 0)
+    return -1;
+  o->bundle = *bundle;
+  return sr_prepare_create(inv, ctx, pc, NULL, err);
+}
+
 void sr_prepare_failed(const struct sr_invocation *inv, const char *id)
 {
   if (!sr_stored_exists(inv, id))

@@ -42,6 +42,13 @@ struct sr_decisions;
 int sr_prepare_create(const struct sr_invocation *inv, struct sr_create_ctx *ctx,
                       struct sr_policy_ctx *pc, struct sr_decisions *decided, sr_error_t *err);
 
+/* create and run up to sr_create: the id checked, the console socket connected first (nothing
+ * done later can then redirect it), the bundle read and audited (o->bundle set to *bundle,
+ * which the caller frees), the policy applied (sr_prepare_create). */
+int sr_prepare_bundle(const struct sr_invocation *inv, struct sr_create_ctx *ctx,
+                      struct sr_create_opts *o, const char *bundle_arg, char **bundle,
+                      struct sr_policy_ctx *pc, sr_error_t *err);
+
 /* After a create (or run) failed, wherever it failed: the user namespace range the policy may
  * have taken for the id is released, since no container is left for the engine's `delete
  * --force` to find; not when the id is another container's (create refused it). */
