@@ -233,28 +233,6 @@ static int protect_at_below(struct protected_set *s, const struct sr_denied_path
   return 0;
 }
 
-/* Whether the object fd is, or lies below (by its ".." chain), the inode (dev, ino). */
-static bool at_or_below_inode(int fd, dev_t dev, ino_t ino)
-{
-  struct stat st;
-  if (fstat(fd, &st) < 0)
-    return false;
-  if (st.st_dev == dev && st.st_ino == ino)
-    return true;
-  _cleanup_close_ int cur = openat(fd, "..", O_PATH | O_CLOEXEC);
-  struct stat prev = st;
-  for (int depth = 0; cur >= 0 && depth < 256; depth++) {
-    if (fstat(cur, &st) < 0 || (st.st_dev == prev.st_dev && st.st_ino == prev.st_ino))
-      return false; /* the root */
-    if (st.st_dev == dev && st.st_ino == ino)
-      return true;
-    prev = st;
-    int parent = openat(cur, "..", O_PATH | O_CLOEXEC);
-    close(cur);
-    cur = parent;
-  }
-  return false;
-}
 
 /* A denied state root does not deny the container's own bundle below it: the sandbox makes its
  * rootfs and /out there.  Source, bundle and root are judged by inode. */
@@ -263,8 +241,8 @@ static bool in_own_bundle(int bundlefd, dev_t root_dev, ino_t root_ino, int fd)
   struct stat bst;
   if (bundlefd < 0 || fstat(bundlefd, &bst) < 0)
     return false;
-  return at_or_below_inode(fd, bst.st_dev, bst.st_ino) &&
-         at_or_below_inode(bundlefd, root_dev, root_ino) &&
+  return sr_paths_at_or_below(fd, bst.st_dev, bst.st_ino) &&
+         sr_paths_at_or_below(bundlefd, root_dev, root_ino) &&
          !(bst.st_dev == root_dev && bst.st_ino == root_ino);
 }
 
@@ -609,14 +587,14 @@ static int mount_facts(const struct sr_config *c, const struct sr_facts_input *i
           sr_root_overlay_owner(a, objs->root_fd, bundlefd, &f->root_overlay_not);
     /* Where an idmapped root may lie: the bundle's own tree, or below rootfs.idmapPaths. */
     struct stat bst;
-    if (fstat(bundlefd, &bst) == 0 && at_or_below_inode(objs->root_fd, bst.st_dev, bst.st_ino))
+    if (fstat(bundlefd, &bst) == 0 && sr_paths_at_or_below(objs->root_fd, bst.st_dev, bst.st_ino))
       f->root_idmappable = "the bundle";
     for (size_t i = 0; i < in->n_rootfs_idmap_paths && f->root_idmappable == NULL; i++) {
       _cleanup_close_ int pfd =
           open(in->rootfs_idmap_paths[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
       struct stat pst;
       if (pfd >= 0 && fstat(pfd, &pst) == 0 &&
-          at_or_below_inode(objs->root_fd, pst.st_dev, pst.st_ino))
+          sr_paths_at_or_below(objs->root_fd, pst.st_dev, pst.st_ino))
         f->root_idmappable = sr_arena_strdup(a, in->rootfs_idmap_paths[i]);
     }
   }

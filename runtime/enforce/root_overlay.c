@@ -2,6 +2,8 @@
 
 #include "root_overlay.h"
 
+#include "paths.h"
+
 #include "cleanup.h"
 #include "json.h"
 #include "fileio.h"
@@ -126,27 +128,6 @@ static bool docker_records(const char *store, const char *cid, const char *layer
   return strcmp(buf, layer) == 0;
 }
 
-/* Whether fd is, or lies below, the directory dirfd (by the inodes of its ".." chain, which
- * crosses mount points upwards). */
-static bool below(int fd, int dirfd)
-{
-  struct stat d, st, prev;
-  if (fstat(dirfd, &d) < 0 || fstat(fd, &st) < 0)
-    return false;
-  _cleanup_close_ int cur = openat(fd, "..", O_PATH | O_CLOEXEC);
-  prev = st;
-  for (int depth = 0; cur >= 0 && depth < 256; depth++) {
-    if (fstat(cur, &st) < 0 || (st.st_dev == prev.st_dev && st.st_ino == prev.st_ino))
-      return false;
-    if (st.st_dev == d.st_dev && st.st_ino == d.st_ino)
-      return true;
-    prev = st;
-    int parent = openat(cur, "..", O_PATH | O_CLOEXEC);
-    close(cur);
-    cur = parent;
-  }
-  return false;
-}
 
 const char *sr_root_overlay_owner(struct sr_arena *a, int root_fd, int bundlefd,
                                   const char **why_not)
@@ -167,7 +148,8 @@ const char *sr_root_overlay_owner(struct sr_arena *a, int root_fd, int bundlefd,
     return NULL;
   }
   /* containerd's shim and seerun sandbox mount the image in the bundle they hand over. */
-  if (below(root_fd, bundlefd))
+  struct stat bst;
+  if (fstat(bundlefd, &bst) == 0 && sr_paths_at_or_below(root_fd, bst.st_dev, bst.st_ino))
     return "mounted in the bundle";
   char m1[PATH_MAX], b1[PATH_MAX];
   char *store = NULL, *layer = NULL, *bstore = NULL, *cid = NULL;

@@ -177,3 +177,26 @@ int sr_paths_mkpath_in_root(int rootfd, const char *path, enum sr_mkpath_kind ki
   }
   return mkpath(rootfd, rel, kind, 0, out, err);
 }
+
+/* Whether the object fd is, or lies below (by its ".." chain), the inode (dev, ino). */
+bool sr_paths_at_or_below(int fd, dev_t dev, ino_t ino)
+{
+  struct stat st;
+  if (fstat(fd, &st) < 0)
+    return false;
+  if (st.st_dev == dev && st.st_ino == ino)
+    return true;
+  _cleanup_close_ int cur = openat(fd, "..", O_PATH | O_CLOEXEC);
+  struct stat prev = st;
+  for (int depth = 0; cur >= 0 && depth < 256; depth++) {
+    if (fstat(cur, &st) < 0 || (st.st_dev == prev.st_dev && st.st_ino == prev.st_ino))
+      return false; /* the root */
+    if (st.st_dev == dev && st.st_ino == ino)
+      return true;
+    prev = st;
+    int parent = openat(cur, "..", O_PATH | O_CLOEXEC);
+    close(cur);
+    cur = parent;
+  }
+  return false;
+}

@@ -28,4 +28,8 @@ int sr_paths_mkpath_in_root(int rootfd, const char *path, enum sr_mkpath_kind ki
 /* "/proc/self/fd/N" for an fd, for the few interfaces that only take paths. */
 void sr_paths_fd_path(char *buf, size_t size, int fd);
 
+/* Whether the object fd is, or lies below (by its ".." chain, which crosses mount points
+ * upwards), the inode (dev, ino): a place judged by the object, never by a path's text. */
+bool sr_paths_at_or_below(int fd, dev_t dev, ino_t ino);
+
 #endif
