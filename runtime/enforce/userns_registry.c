@@ -298,21 +298,34 @@ static int lock_registry(const struct sr_userns_pool *pool, struct locked *l, in
   return 0;
 }
 
-static int with_registry(const struct sr_userns_pool *pool, struct registry *r, struct locked *l,
-                         const char *only_key, sr_error_t *err)
+/* The registry loaded under its lock; released (unlocked, freed) by _cleanup_session_ whether
+ * it was opened or not. */
+struct session {
+  struct registry r;
+  struct locked l;
+};
+#define SESSION_INIT {.l = {.dirfd = -1, .lockfd = -1}}
+
+static void session_close(struct session *s)
+{
+  unlock(&s->l);
+  sr_arena_release(&s->r.arena);
+  free(s->r.text);
+}
+#define _cleanup_session_ __attribute__((cleanup(session_close)))
+
+static int session_open(const struct sr_userns_pool *pool, struct session *s, const char *only_key,
+                        sr_error_t *err)
 {
   _cleanup_close_ int fd = -1;
-  if (lock_registry(pool, l, &fd, err) < 0)
+  if (lock_registry(pool, &s->l, &fd, err) < 0)
     return -1;
-  return fd >= 0 ? load(fd, r, only_key, err) : 0;
+  return fd >= 0 ? load(fd, &s->r, only_key, err) : 0;
 }
 
-/* Unlocks and frees what with_registry took, whether it succeeded or not. */
-static void registry_close(struct registry *r, struct locked *l)
+static int session_save(const struct sr_userns_pool *pool, struct session *s, sr_error_t *err)
 {
-  unlock(l);
-  sr_arena_release(&r->arena);
-  free(r->text);
+  return save(s->l.dirfd, s->l.name, pool, &s->r, err);
 }
 
 static int grow(struct registry *r)
@@ -380,94 +393,78 @@ static ssize_t longest_released(const struct sr_userns_pool *pool, const struct 
 int sr_userns_registry_acquire(const struct sr_userns_pool *pool, const char *key,
                                struct sr_userns_range *out, sr_error_t *err)
 {
-  struct registry r = {0};
-  struct locked l;
-  int ret = -1;
+  _cleanup_session_ struct session ss = SESSION_INIT;
+  struct registry *r = &ss.r;
   *out = (struct sr_userns_range){0};
-  if (with_registry(pool, &r, &l, NULL, err) < 0)
-    goto out;
+  if (session_open(pool, &ss, NULL, err) < 0)
+    return -1;
   time_t now = time(NULL);
   ssize_t mine = -1;
-  for (size_t i = 0; i < r.n && mine < 0; i++)
-    if (strcmp(r.v[i].key, key) == 0)
+  for (size_t i = 0; i < r->n && mine < 0; i++)
+    if (strcmp(r->v[i].key, key) == 0)
       mine = (ssize_t)i;
   if (mine < 0) {
-    int64_t k = free_slot(pool, &r, now);
-    if (k == -2) {
-      sr_error_make(err, ENOMEM, "user namespace registry");
-      goto out;
-    }
+    int64_t k = free_slot(pool, r, now);
+    if (k == -2)
+      return sr_error_make(err, ENOMEM, "user namespace registry");
     if (k >= 0) {
       uint64_t lo = pool->first + (uint64_t)k * pool->size, hi = lo + pool->size;
       /* Expired entries overlapping it are forgotten. */
-      for (size_t i = 0; i < r.n; i++)
-        if (r.v[i].first < hi && lo < r.v[i].first + r.v[i].size)
-          r.v[i--] = r.v[--r.n];
-      if (grow(&r) < 0) {
-        sr_error_make(err, ENOMEM, "user namespace registry");
-        goto out;
-      }
-      mine = (ssize_t)r.n;
-      r.v[r.n++] = (struct entry){NULL, lo, pool->size, 0};
-    } else if ((mine = longest_released(pool, &r)) >= 0) {
-      out->reclaimed_from = r.v[mine].released;
+      for (size_t i = 0; i < r->n; i++)
+        if (r->v[i].first < hi && lo < r->v[i].first + r->v[i].size)
+          r->v[i--] = r->v[--r->n];
+      if (grow(r) < 0)
+        return sr_error_make(err, ENOMEM, "user namespace registry");
+      mine = (ssize_t)r->n;
+      r->v[r->n++] = (struct entry){NULL, lo, pool->size, 0};
+    } else if ((mine = longest_released(pool, r)) >= 0) {
+      out->reclaimed_from = r->v[mine].released;
     } else {
-      sr_error_make(err, 0, "user namespace registry `%s`: all %llu ranges are held by "
-                            "containers that exist (the policy's userNamespaces.count)",
-                    pool->registry, (unsigned long long)pool->count);
-      goto out;
+      return sr_error_make(err, 0,
+                           "user namespace registry `%s`: all %llu ranges are held by "
+                           "containers that exist (the policy's userNamespaces.count)",
+                           pool->registry, (unsigned long long)pool->count);
     }
-    if (take_over(&r, (size_t)mine, key, err) < 0)
-      goto out;
+    if (take_over(r, (size_t)mine, key, err) < 0)
+      return -1;
   }
-  r.v[mine].released = 0;
-  out->host_start = (uint32_t)r.v[mine].first;
-  out->size = (uint32_t)r.v[mine].size;
-  ret = save(l.dirfd, l.name, pool, &r, err);
-out:
-  registry_close(&r, &l);
-  return ret;
+  r->v[mine].released = 0;
+  out->host_start = (uint32_t)r->v[mine].first;
+  out->size = (uint32_t)r->v[mine].size;
+  return session_save(pool, &ss, err);
 }
 
 int sr_userns_registry_release(const struct sr_userns_pool *pool, const char *key, sr_error_t *err)
 {
-  struct registry r = {0};
-  struct locked l;
-  int ret = -1;
+  _cleanup_session_ struct session ss = SESSION_INIT;
   /* Only the key's own line changes: a file without one is left unparsed and unwritten. */
-  if (with_registry(pool, &r, &l, key, err) < 0)
-    goto out;
-  ret = 0;
-  for (size_t i = 0; i < r.n; i++)
-    if (strcmp(r.v[i].key, key) == 0 && r.v[i].released == 0) {
-      r.v[i].released = time(NULL);
-      ret = save(l.dirfd, l.name, pool, &r, err);
+  if (session_open(pool, &ss, key, err) < 0)
+    return -1;
+  int ret = 0;
+  for (size_t i = 0; i < ss.r.n; i++)
+    if (strcmp(ss.r.v[i].key, key) == 0 && ss.r.v[i].released == 0) {
+      ss.r.v[i].released = time(NULL);
+      ret = session_save(pool, &ss, err);
     }
-out:
-  registry_close(&r, &l);
   return ret;
 }
 
 int sr_userns_registry_gc(const struct sr_userns_pool *pool, bool all, size_t *freed,
                           sr_error_t *err)
 {
-  struct registry r = {0};
-  struct locked l;
-  int ret = -1;
+  _cleanup_session_ struct session ss = SESSION_INIT;
+  struct registry *r = &ss.r;
   *freed = 0;
-  if (with_registry(pool, &r, &l, NULL, err) < 0)
-    goto out;
+  if (session_open(pool, &ss, NULL, err) < 0)
+    return -1;
   time_t now = time(NULL);
-  for (size_t i = 0; i < r.n; i++)
-    if (r.v[i].released && (all || now - r.v[i].released >= pool->grace_seconds)) {
-      r.v[i] = r.v[--r.n];
+  for (size_t i = 0; i < r->n; i++)
+    if (r->v[i].released && (all || now - r->v[i].released >= pool->grace_seconds)) {
+      r->v[i] = r->v[--r->n];
       i--;
       (*freed)++;
     }
-  ret = *freed ? save(l.dirfd, l.name, pool, &r, err) : 0;
-out:
-  registry_close(&r, &l);
-  return ret;
+  return *freed ? session_save(pool, &ss, err) : 0;
 }
 
 char *sr_userns_registry_key(const char *root, const char *id)
