@@ -83,6 +83,14 @@ int sr_state_record_parse(const char *buf, size_t len, struct sr_state_record **
     if (sr_json_get_bool(sup, "supervisor", "activity", &r->supervisor_activity, NULL, err) < 0)
       return sr_error_wrap(err, "state.json");
   }
+  yajl_val lst;
+  if (sr_json_get_object(root, "", "listener", false, &lst, err) < 0)
+    return sr_error_wrap(err, "state.json");
+  if (lst && (sr_json_get_u64(lst, "listener", "dev", UINT64_MAX, true, &r->listener_dev, NULL,
+                              err) < 0 ||
+              sr_json_get_u64(lst, "listener", "ino", UINT64_MAX, true, &r->listener_ino, NULL,
+                              err) < 0))
+    return sr_error_wrap(err, "state.json");
   yajl_val cg;
   if (sr_json_get_object(root, "", "cgroup", false, &cg, err) < 0)
     return sr_error_wrap(err, "state.json");
@@ -184,6 +192,13 @@ int sr_state_record_serialize(const struct sr_state_record *r, char **out, size_
     sr_json_put_kv_u64(g, "startTime", r->supervisor_start);
     if (r->supervisor_activity)
       sr_json_put_kv_bool(g, "activity", true);
+    sr_json_map_close(g);
+  }
+  if (r->listener_ino) {
+    sr_json_put_key(g, "listener");
+    sr_json_map_open(g);
+    sr_json_put_kv_u64(g, "dev", r->listener_dev);
+    sr_json_put_kv_u64(g, "ino", r->listener_ino);
     sr_json_map_close(g);
   }
   if (r->cgroup_version) {

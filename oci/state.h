@@ -61,6 +61,9 @@ struct sr_state_record {
   pid_t supervisor_pid; /* 0: none */
   uint64_t supervisor_start;
   bool supervisor_activity; /* it keeps the activity record: exec hands it its listener */
+  /* linux.seccomp.listenerPath's socket as the policy judged it at create (0, 0: none): exec
+   * connects only to that inode, never to whatever the name leads to by then. */
+  uint64_t listener_dev, listener_ino;
 };
 
 int sr_state_record_parse(const char *buf, size_t len, struct sr_state_record **out,

@@ -823,6 +823,11 @@ int sr_create_record_begin(struct sr_create_ctx *ctx, int rootfd, sr_error_t *er
   rec->annotation_keys = ctx->config->annotation_keys;
   rec->annotation_values = ctx->config->annotation_values;
   rec->n_annotations = ctx->config->n_annotations;
+  struct stat lst;
+  if (ctx->host.listener_fd >= 0 && fstat(ctx->host.listener_fd, &lst) == 0) {
+    rec->listener_dev = lst.st_dev;
+    rec->listener_ino = lst.st_ino;
+  }
   if (rec->id == NULL || rec->bundle == NULL || rec->rootfs == NULL || rec->created == NULL ||
       rec->cgroup_path == NULL || rec->config_digest == NULL)
     return sr_error_make(err, ENOMEM, "state");

@@ -270,9 +270,19 @@ static int prepare(struct exec_ctx *x, sr_error_t *err)
       return -1;
   }
   const struct sr_seccomp *sc = x->config->linux_.seccomp;
+  /* The socket create judged and connected to, by its inode: the name is config.json's, and
+   * any writer of its directory may have swapped it since (for a symlink to an engine's). */
+  const struct sr_state_record *rec = x->c->rec;
+  if (sc && sc->uses_notify && rec->profile && rec->listener_ino == 0)
+    return sr_error_make(err, 0, "linux.seccomp.listenerPath `%s`: create recorded no socket "
+                                 "the policy judged: not connected to",
+                         sc->listener_path ? sc->listener_path : "");
   if (sc && sc->uses_notify &&
-      sr_unix_socket_connect_once(sc->listener_path, "linux.seccomp.listenerPath", &x->notify_fd,
-                                  NULL, err) < 0)
+      (rec->listener_ino
+           ? sr_unix_socket_connect_inode(sc->listener_path, "linux.seccomp.listenerPath",
+                                          rec->listener_dev, rec->listener_ino, &x->notify_fd, err)
+           : sr_unix_socket_connect_once(sc->listener_path, "linux.seccomp.listenerPath",
+                                         &x->notify_fd, NULL, err)) < 0)
     return -1;
   /* The supervisor that keeps the activity record gets this process's listener too; where it
    * has gone, the plain filter (the record is incomplete: its supervisor is not there). */

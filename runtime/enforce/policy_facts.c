@@ -353,6 +353,13 @@ static void judge_object(const struct protected_set *s, struct sr_arena *a, int 
   if (!S_ISDIR(st.st_mode)) {
     f->in_socket_dir = f->socket_dir;
     f->socket_dir = NULL;
+    /* A socket directory protected at its own inode only (/run/containerd: binds below it
+     * stay fine) still holds its daemon's sockets (containerd.sock.ttrpc, debug.sock): a
+     * file below it is below a daemon socket directory, by where it lies in its filesystem. */
+    for (size_t i = 0; i < s->nt && f->in_socket_dir == NULL; i++)
+      if (s->t[i].kind == PROTECT_SOCKETS && s->t[i].dev == w.dev &&
+          sr_where_path_under(w.fs_path, s->t[i].fs_path))
+        f->in_socket_dir = sr_arena_strdup(a, s->t[i].denied);
   }
   /* Another name of a file below /root can be anywhere on /root's filesystem. */
   if (S_ISREG(st.st_mode) && st.st_nlink > 1)

@@ -54,8 +54,24 @@ int sr_unix_socket_connect(const char *path, const char *what, int *out, sr_erro
   return connect_unix(path, path, what, out, err);
 }
 
+static int connect_once(const char *path, const char *what, const struct stat *want, int *out,
+                        char **resolved, sr_error_t *err);
+
 int sr_unix_socket_connect_once(const char *path, const char *what, int *out, char **resolved,
                                 sr_error_t *err)
+{
+  return connect_once(path, what, NULL, out, resolved, err);
+}
+
+int sr_unix_socket_connect_inode(const char *path, const char *what, uint64_t dev, uint64_t ino,
+                                 int *out, sr_error_t *err)
+{
+  struct stat want = {.st_dev = (dev_t)dev, .st_ino = (ino_t)ino};
+  return connect_once(path, what, &want, out, NULL, err);
+}
+
+static int connect_once(const char *path, const char *what, const struct stat *want, int *out,
+                        char **resolved, sr_error_t *err)
 {
   /* One lookup, magic links refused: the socket is the inode this descriptor holds. */
   _cleanup_close_ int pfd =
@@ -67,6 +83,11 @@ int sr_unix_socket_connect_once(const char *path, const char *what, int *out, ch
     return sr_error_sys(err, "%s `%s`", what, path);
   if (!S_ISSOCK(st.st_mode))
     return sr_error_make(err, ENOTSOCK, "%s `%s`: not a unix socket", what, path);
+  if (want && (st.st_dev != want->st_dev || st.st_ino != want->st_ino))
+    return sr_error_make(err, EXDEV,
+                         "%s `%s` is no longer the socket the policy judged at create (it was "
+                         "replaced since): not connected to",
+                         what, path);
   /* connect() by /proc/self/fd/N resolves that magic link of our own descriptor to the very
    * inode opened above, never the name again (and fits sun_path whatever the name's length). */
   char via[64];

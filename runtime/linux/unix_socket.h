@@ -19,5 +19,9 @@ int sr_unix_socket_connect(const char *path, const char *what, int *out, sr_erro
  * connected through that descriptor; *resolved (may be NULL): its name on the host. */
 int sr_unix_socket_connect_once(const char *path, const char *what, int *out, char **resolved,
                                 sr_error_t *err);
+/* sr_unix_socket_connect_once to the socket (dev, ino) only: a name that leads elsewhere by
+ * now (swapped for a symlink to another socket) is refused, never connected to. */
+int sr_unix_socket_connect_inode(const char *path, const char *what, uint64_t dev, uint64_t ino,
+                                 int *out, sr_error_t *err);
 
 #endif
