@@ -315,6 +315,17 @@ def bundle(tmp_path, busybox_rootfs, seerun):
     return Bundle(path, busybox_rootfs, seerun)
 
 
+@pytest.fixture
+def make_hardened_bundle(tmp_path, busybox_rootfs, hardened):
+    """make_hardened_bundle(name, rootfs=busybox): a bundle of the hardened seerun's in
+    tmp_path/name."""
+    def make(name, rootfs=busybox_rootfs):
+        path = tmp_path / name
+        path.mkdir()
+        return Bundle(path, rootfs, hardened)
+    return make
+
+
 class Sandbox:
     """`seerun sandbox` with a Seerun's global flags, as a program drives it; each run gets
     its own result document (--json=FILE), parsed into r.result (None when there is none)."""

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import Bundle, proc_state, wait_for
+from conftest import proc_state, wait_for
 from test_egress import egress_policy, egress_lines, proxied, origin  # noqa: F401
 
 
@@ -25,18 +25,8 @@ def client_hello(sni: bytes) -> bytes:
 
 
 @pytest.fixture
-def make_bundle(tmp_path, busybox_rootfs, hardened):
-    """make_bundle(name, rootfs=busybox): a bundle of the hardened seerun's in tmp_path/name."""
-    def make(name, rootfs=busybox_rootfs):
-        path = tmp_path / name
-        path.mkdir()
-        return Bundle(path, rootfs, hardened)
-    return make
-
-
-@pytest.fixture
-def bundle_default(make_bundle):
-    return make_bundle("bundle")
+def bundle_default(make_hardened_bundle):
+    return make_hardened_bundle("bundle")
 
 
 @contextlib.contextmanager
@@ -65,11 +55,11 @@ def flipping(link, *targets):
         t.join()
 
 
-def first_run_showing(seerun, make_bundle, name, configure, mark, tries=60):
+def first_run_showing(seerun, make_hardened_bundle, name, configure, mark, tries=60):
     """Runs up to `tries` containers, each in a bundle that configure(bundle) prepares, and
     returns (i, stdout) of the first whose output contains mark (None if none does)."""
     for i in range(tries):
-        b = make_bundle(f"{name}{i}")
+        b = make_hardened_bundle(f"{name}{i}")
         configure(b)
         r = seerun.cmd("run", "--bundle", b.write(), seerun.id(f"{name}{i}"))
         if mark in r.stdout:
@@ -77,9 +67,9 @@ def first_run_showing(seerun, make_bundle, name, configure, mark, tries=60):
     return None
 
 
-def pod_peer(seerun, make_bundle):
+def pod_peer(seerun, make_hardened_bundle):
     """A created container (sleep 100) whose namespaces a pod member names: its init pid."""
-    a = make_bundle("a")
+    a = make_hardened_bundle("a")
     a.args("sleep", "100")
     aid = seerun.id("a")
     seerun.cmd("create", "--bundle", a.write(), aid, check=True)
@@ -165,7 +155,7 @@ def test_a_tls_hello_sent_after_a_pause_cannot_name_another_host(proxied, tcp_si
 
 
 def test_a_bind_source_symlink_swapped_after_the_check_cannot_bind_a_denied_path(
-        hardened, tmp_path, make_bundle):
+        hardened, tmp_path, make_hardened_bundle):
     """README: bind sources that are or contain denied host paths are refused.  The source is
     judged from one open (policy facts) and bound from a second lookup of the same path
     (open_tree in prepare_bind): a symlink on the way, in a directory another container (or
@@ -183,7 +173,7 @@ def test_a_bind_source_symlink_swapped_after_the_check_cannot_bind_a_denied_path
                                    "source": str(link), "options": ["bind", "ro"]})
         b.shell("test -e /mnt/shadow && echo HOST-ETC-BOUND; cat /mnt/marker 2>/dev/null")
     with flipping(link, str(ok), "/etc"):
-        leaked = first_run_showing(hardened, make_bundle, "r", configure, "HOST-ETC-BOUND")
+        leaked = first_run_showing(hardened, make_hardened_bundle, "r", configure, "HOST-ETC-BOUND")
     assert leaked is None, f"the host's /etc was bound through the swapped symlink: {leaked}"
 
 
@@ -196,7 +186,7 @@ def request_cleanup():
 
 
 def test_root_path_naming_a_host_directory_does_not_act_as_host_root_there(
-        hardened, busybox_rootfs, make_bundle, request_cleanup):
+        hardened, busybox_rootfs, make_hardened_bundle, request_cleanup):
     """README: no container process holds host uid 0; binds of denied host paths are refused;
     an idmapped view may not let the container act as on-disk ids it does not hold.  root.path
     is never judged: naming any host directory (/etc, /root, /var/lib/seerun, another
@@ -211,7 +201,7 @@ def test_root_path_naming_a_host_directory_does_not_act_as_host_root_there(
     (host / "secret").write_text("TOPSECRET\n")
     os.chmod(host / "secret", 0o600)
     before = sorted(os.listdir(host))
-    b = make_bundle("bundle", rootfs=host)
+    b = make_hardened_bundle("bundle", rootfs=host)
     b.config["mounts"] = [{"destination": "/bb", "type": "none", "source": str(busybox_rootfs),
                            "options": ["bind", "ro"]}]
     b.process["env"] = ["PATH=/bb/bin"]
@@ -233,7 +223,7 @@ def engine_netns():
 
 
 def test_a_namespace_path_swapped_after_the_check_cannot_join_the_hosts_network(
-        hardened, tmp_path, make_bundle, engine_netns):
+        hardened, tmp_path, make_hardened_bundle, engine_netns):
     """README: host namespaces are replaced by new ones; the host's network namespace by path
     is refused unless network.allowHost.  The path is judged by a stat() in the policy facts (ns_facts)
     and opened again by open_ns(): a symlink swapped in between joins the host's namespace
@@ -250,12 +240,12 @@ def test_a_namespace_path_swapped_after_the_check_cannot_join_the_hosts_network(
                 ns["path"] = str(link)
         b.shell("cat /proc/net/dev")
     with flipping(link, engine_netns, "/proc/self/ns/net"):
-        joined = first_run_showing(hardened, make_bundle, "n", configure, "eth0")
+        joined = first_run_showing(hardened, make_hardened_bundle, "n", configure, "eth0")
     assert joined is None, f"the container ran in the host's network namespace: {joined}"
 
 
 def test_proc_cannot_be_left_unmasked_by_a_symlink_a_later_bind_redirects(
-        hardened, tmp_path, busybox_rootfs, make_bundle):
+        hardened, tmp_path, busybox_rootfs, make_hardened_bundle):
     """README: the default masked and read-only /proc paths are always applied, and proc
     exists only there.  The destination "/proc" is checked as text, but resolved (symlinks
     followed in the rootfs) when proc is mounted and again when the masks are applied: an
@@ -268,7 +258,7 @@ def test_proc_cannot_be_left_unmasked_by_a_symlink_a_later_bind_redirects(
     redirect = tmp_path / "redirect"
     redirect.mkdir()
     os.symlink("/d", redirect / "b")
-    b = make_bundle("bundle", rootfs=root)
+    b = make_hardened_bundle("bundle", rootfs=root)
     b.config["mounts"].append({"destination": "/a", "type": "none", "source": str(redirect),
                                "options": ["bind", "ro"]})
     b.shell("stat -f -c %T /c/p; [ -f /c/p/keys ] && echo UNMASKED-KEYS; "
@@ -420,13 +410,13 @@ def test_plain_http_through_a_connect_tunnel_cannot_name_another_host(proxied, o
         "a request naming evil.test went through a tunnel to allowed.test", r.stdout)
 
 
-def test_policy_check_and_create_decide_a_pod_member_alike(hardened, make_bundle):
+def test_policy_check_and_create_decide_a_pod_member_alike(hardened, make_hardened_bundle):
     """README: `seerun policy check --bundle DIR` prints the decisions for a bundle.  It
     computes the host facts without the state root (state_rootfd -1), so a namespace path of
     another seerun container (a pod) is "no seerun container's namespace" to it: check refuses
     what create then allows."""
-    pid = pod_peer(hardened, make_bundle)
-    b = make_bundle("b")
+    pid = pod_peer(hardened, make_hardened_bundle)
+    b = make_hardened_bundle("b")
     for ns in b.linux["namespaces"]:
         if ns["type"] == "ipc":
             ns["path"] = f"/proc/{pid}/ns/ipc"
@@ -491,12 +481,12 @@ def test_a_seccomp_listener_path_cannot_hang_create(hardened, bundle_default, tm
 
 
 def test_a_pod_namespace_path_swapped_after_the_check_cannot_join_the_hosts_ipc(
-        hardened, tmp_path, make_bundle):
+        hardened, tmp_path, make_hardened_bundle):
     """README: host namespaces are replaced by new ones (row 7: the host's is neutralised,
     another seerun container's allowed).  No annotation needed: the path is judged as another
     container's (a pod) by ns_facts, then opened again by open_ns(), so a symlink swapped in
     between joins the host's IPC namespace (its SysV shared memory and message queues)."""
-    pod_ipc = f"/proc/{pod_peer(hardened, make_bundle)}/ns/ipc"
+    pod_ipc = f"/proc/{pod_peer(hardened, make_hardened_bundle)}/ns/ipc"
     host_ipc = os.readlink("/proc/self/ns/ipc")
     vol = tmp_path / "vol"
     vol.mkdir()
@@ -511,7 +501,7 @@ def test_a_pod_namespace_path_swapped_after_the_check_cannot_join_the_hosts_ipc(
         b.config["mounts"] = [m for m in b.config["mounts"] if m["type"] != "mqueue"]
         b.shell("readlink /proc/self/ns/ipc")
     with flipping(link, pod_ipc, "/proc/self/ns/ipc"):
-        joined = first_run_showing(hardened, make_bundle, "i", configure, host_ipc)
+        joined = first_run_showing(hardened, make_hardened_bundle, "i", configure, host_ipc)
     assert joined is None, f"the container ran in the host's IPC namespace: {joined}"
 
 
@@ -614,13 +604,13 @@ def test_no_options_clear_nosuid_nodev_from_a_host_bind(hardened, bundle_default
 
 @pytest.mark.parametrize("pseudo", ["proc", "sys"])
 def test_a_symlinked_proc_or_sys_destination_is_refused_naming_it(
-        hardened, tmp_path, busybox_rootfs, make_bundle, pseudo):
+        hardened, tmp_path, busybox_rootfs, make_hardened_bundle, pseudo):
     """The class of the unmasked-proc finding: proc and sysfs are mounted only where /proc and
     /sys really are (resolved without symlinks); a symlinked one fails create, naming the
     mount's destination, and nothing is left."""
     root = rootfs_with_link(tmp_path, busybox_rootfs, pseudo, "/elsewhere")
     (root / "elsewhere").mkdir()
-    b = make_bundle("bundle", rootfs=root)
+    b = make_hardened_bundle("bundle", rootfs=root)
     b.shell("true")
     cid = hardened.id()
     r = hardened.cmd("run", "--bundle", b.write(), cid)

@@ -1,23 +1,12 @@
 """Red-team reproductions (third round: overlay mounts, overlay roots, the console and listener
 sockets).  Each test asserts a promise of README.md / contrib/policy/README.md and failed on the
 code it was written against (see the commit message for the finding)."""
-import json
 import os
 import socket
 import uuid
 
 import pytest
 
-from conftest import Bundle
-
-
-@pytest.fixture
-def make_bundle(tmp_path, busybox_rootfs, hardened):
-    def make(name, rootfs=busybox_rootfs):
-        path = tmp_path / name
-        path.mkdir()
-        return Bundle(path, rootfs, hardened)
-    return make
 
 
 @pytest.fixture
@@ -44,14 +33,14 @@ def containerd_dir_socket():
 
 
 def test_a_seccomp_listener_below_containerds_socket_directory_is_refused(
-        hardened, make_bundle, containerd_dir_socket):
+        hardened, make_hardened_bundle, containerd_dir_socket):
     """contrib/policy/README.md row 8: a listenerPath "below a daemon socket directory is
     refused unless in mounts.allowSockets".  /run/containerd is one (socket_dirs), but only
     its own inode is protected (not below, so that binds of the CRI's /dev/shm below it work):
     a socket in it is neither denied nor in a socket directory, and seerun connects to
     containerd's ttrpc or debug socket as host root and writes the state JSON to it."""
     sock_path, srv = containerd_dir_socket
-    b = make_bundle("bundle")
+    b = make_hardened_bundle("bundle")
     b.linux["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": sock_path,
                           "syscalls": [{"names": ["getcwd"], "action": "SCMP_ACT_NOTIFY"}]}
     b.args("true")
@@ -70,7 +59,7 @@ def test_a_seccomp_listener_below_containerds_socket_directory_is_refused(
     assert chk.returncode != 0, chk.stdout
 
 
-def test_exec_connects_only_to_the_listener_socket_the_policy_judged(hardened, make_bundle):
+def test_exec_connects_only_to_the_listener_socket_the_policy_judged(hardened, make_hardened_bundle):
     """contrib/policy/README.md row 8: linux.seccomp.listenerPath is "judged from the
     descriptor it then connects through".  create does; exec opens the path again by name,
     unjudged, and connects to whatever it names by then as host root.  The path's directory
@@ -91,7 +80,7 @@ def test_exec_connects_only_to_the_listener_socket_the_policy_judged(hardened, m
     victim.listen(8)
     victim.settimeout(0.5)
     try:
-        b = make_bundle("bundle")
+        b = make_hardened_bundle("bundle")
         b.linux["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": agent_path,
                               "syscalls": [{"names": ["getcwd"], "action": "SCMP_ACT_NOTIFY"}]}
         b.args("sleep", "60")
