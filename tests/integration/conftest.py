@@ -291,6 +291,18 @@ def make_seerun(tmp_path, profile):
     return Seerun(tmp_path / "state", prefix, write_policy(tmp_path), profile)
 
 
+def make_norecord_seerun(tmp_path):
+    """seerun under a profile "norecord": the default one with the activity record off."""
+    s = make_seerun(tmp_path, "norecord")
+    with open(s.policy) as f:
+        policy = json.load(f)
+    policy["profiles"]["norecord"] = {"base": "default", "description": "no record",
+                                      "activity": {"record": False}}
+    with open(s.policy, "w") as f:
+        json.dump(policy, f)
+    return s
+
+
 @pytest.fixture
 def seerun(tmp_path):
     s = make_seerun(tmp_path, "permissive")

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import SEERUN, make_seerun, check_no_leaks, Bundle, wait_for
+from conftest import make_norecord_seerun, check_no_leaks, Bundle, wait_for
 from test_conformance import Agent
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -202,13 +202,7 @@ def test_a_killed_supervisor_leaves_an_incomplete_record(hardened, hbundle):
 
 
 def test_activity_record_can_be_turned_off(tmp_path, busybox_rootfs, probe_dir):
-    s = make_seerun(tmp_path, "norecord")
-    with open(s.policy) as f:
-        policy = json.load(f)
-    policy["profiles"]["norecord"] = {"base": "default", "description": "no record",
-                                      "activity": {"record": False}}
-    with open(s.policy, "w") as f:
-        json.dump(policy, f)
+    s = make_norecord_seerun(tmp_path)
     try:
         path = tmp_path / "bundle"
         path.mkdir()

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import Bundle, Sandbox, make_seerun, check_no_leaks, wait_for
+from conftest import Bundle, Sandbox, make_seerun, make_norecord_seerun, check_no_leaks, wait_for
 
 
 def activity_of(seerun, cid):
@@ -259,13 +259,7 @@ def test_a_deep_tree_is_cut_at_the_depth_bound(sandbox):
 
 
 def test_record_off_records_no_files(tmp_path):
-    s = make_seerun(tmp_path, "norecord")
-    with open(s.policy) as f:
-        policy = json.load(f)
-    policy["profiles"]["norecord"] = {"base": "default", "description": "no record",
-                                      "activity": {"record": False}}
-    with open(s.policy, "w") as f:
-        json.dump(policy, f)
+    s = make_norecord_seerun(tmp_path)
     try:
         r = Sandbox(s, tmp_path).ok("sh", "-c", "echo x > /tmp/x; echo y > /out/y")
         assert r.result["activity"] is None, r.result["activity"]
