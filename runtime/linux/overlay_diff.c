@@ -15,6 +15,7 @@
 #include "overlay_diff.h"
 
 #include "cleanup.h"
+#include "dir.h"
 #include "paths.h"
 
 #include <dirent.h>
@@ -222,14 +223,9 @@ static int open_dir_fd(int dir, const char *name, const struct stat *st)
 /* Every lower entry the upper does not name (or whites out): deleted. */
 static int hidden_deletions(struct dw *w, int udir, int ldir, size_t plen, sr_error_t *err)
 {
-  int fd = dup(ldir);
-  if (fd < 0)
-    return sr_error_sys(err, "overlay diff: dup");
-  _cleanup_dir_ DIR *d = fdopendir(fd);
-  if (d == NULL) {
-    close(fd);
+  _cleanup_dir_ DIR *d = sr_dir_open_fd(ldir);
+  if (d == NULL)
     return 0; /* an unreadable lower directory: nothing of it to list */
-  }
   struct dirent *de;
   while ((de = readdir(d)) != NULL) {
     if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
@@ -301,14 +297,9 @@ static int walk(struct dw *w, int udir, int ldir, bool hidden, size_t plen, int 
   int r;
   if (hidden && ldir >= 0 && (r = hidden_deletions(w, udir, ldir, plen, err)) != 0)
     return r;
-  int fd = dup(udir);
-  if (fd < 0)
-    return sr_error_sys(err, "overlay diff: dup");
-  _cleanup_dir_ DIR *d = fdopendir(fd);
-  if (d == NULL) {
-    close(fd);
+  _cleanup_dir_ DIR *d = sr_dir_open_fd(udir);
+  if (d == NULL)
     return sr_error_sys(err, "overlay diff: read the upper directory `%s`", plen ? w->path : ".");
-  }
   struct dirent *de;
   while ((de = readdir(d)) != NULL) {
     if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)

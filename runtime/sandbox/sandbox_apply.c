@@ -22,6 +22,7 @@
 #include "sandbox.h"
 
 #include "cleanup.h"
+#include "dir.h"
 #include "paths.h"
 #include "fileio.h"
 
@@ -188,14 +189,9 @@ struct snap_walk {
 
 static int snap_dir(struct snap_walk *w, int dir, size_t plen, int depth, sr_error_t *err)
 {
-  int fd = dup(dir);
-  if (fd < 0)
-    return sr_error_sys(err, "--workspace: dup");
-  _cleanup_dir_ DIR *d = fdopendir(fd);
-  if (d == NULL) {
-    close(fd);
+  _cleanup_dir_ DIR *d = sr_dir_open_fd(dir);
+  if (d == NULL)
     return sr_error_sys(err, "--workspace: read `%s`", plen ? w->path : ".");
-  }
   struct dirent *de;
   while ((de = readdir(d)) != NULL) {
     if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
@@ -555,13 +551,9 @@ static int delete_tree(struct ap *a, int dir, const char *name, char *path, size
       return top ? 0 : keep(a, path, st.st_mode, "changed on the host during the run: not "
                                                  "deleted", err) < 0 ? -1 : 0;
     }
-    int fd = dup(sub);
-    _cleanup_dir_ DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (d == NULL) {
-      if (fd >= 0)
-        close(fd);
+    _cleanup_dir_ DIR *d = sr_dir_open_fd(sub);
+    if (d == NULL)
       return sr_error_sys(err, "--apply: read `%s`", path);
-    }
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
       if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)

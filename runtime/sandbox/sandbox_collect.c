@@ -21,6 +21,7 @@
 #include "sandbox.h"
 
 #include "cleanup.h"
+#include "dir.h"
 #include "mountapi.h"
 #include "paths.h"
 #include "fileio.h"
@@ -305,14 +306,9 @@ static int copy_dir(struct walk *w, int src_dir, int dst_dir, const char *name,
 
 static int walk_dir(struct walk *w, int src, int dst, size_t plen, int depth, sr_error_t *err)
 {
-  int fd = dup(src);
-  if (fd < 0)
-    return sr_error_sys(err, "dup");
-  _cleanup_dir_ DIR *d = fdopendir(fd);
-  if (d == NULL) {
-    close(fd);
+  _cleanup_dir_ DIR *d = sr_dir_open_fd(src);
+  if (d == NULL)
     return sr_error_sys(err, "sandbox /out: read `%s`", plen ? w->path : "/");
-  }
   struct dirent *de;
   while (!w->stop && (de = readdir(d)) != NULL) {
     const char *name = de->d_name;
