@@ -70,9 +70,8 @@ char *sr_sandbox_audit_abs_path(const struct sr_sandbox_caller *c, const char *p
 {
   char buf[PATH_MAX];
   sr_error_t err = NULL;
-  if (path[0] == '/')
-    snprintf(buf, sizeof(buf), "%s", path);
-  else if (c->cwd == NULL || sr_path_join(buf, sizeof(buf), c->cwd, path, &err) < 0) {
+  if (path[0] == '/' ? snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)
+                     : c->cwd == NULL || sr_path_join(buf, sizeof(buf), c->cwd, path, &err) < 0) {
     sr_error_free(&err);
     return NULL;
   }
