@@ -182,8 +182,3 @@ void sr_error_free(sr_error_t *err)
   }
   *err = NULL;
 }
-
-int sr_error_from_wire(sr_error_t *err, int status, const char *text)
-{
-  return sr_error_make(err, status, "%s", text);
-}

@@ -81,7 +81,4 @@ char *sr_error_text(const sr_error_t err);
 
 void sr_error_free(sr_error_t *err);
 
-/* Used by child processes that report an error to their parent as (status, text). */
-int sr_error_from_wire(sr_error_t *err, int status, const char *text);
-
 #endif

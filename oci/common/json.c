@@ -338,17 +338,6 @@ int sr_json_walk_array(struct sr_arena *a, yajl_val obj, const char *path, const
   return walk(a, obj, path, key, size, false, items, n, item, ctx, err);
 }
 
-int sr_json_as_string(struct sr_arena *a, yajl_val v, const char *path, char **out,
-                      sr_error_t *err)
-{
-  if (v == NULL || !YAJL_IS_STRING(v))
-    return sr_error_config_at(err, path, NULL, "must be a string");
-  *out = sr_arena_strdup(a, v->u.string);
-  if (*out == NULL)
-    return sr_error_make(err, ENOMEM, "%s", path);
-  return 0;
-}
-
 int sr_json_get_string(struct sr_arena *a, yajl_val obj, const char *path, const char *key,
                        bool required, char **out, sr_error_t *err)
 {

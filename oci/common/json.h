@@ -65,8 +65,6 @@ int sr_json_walk_array(struct sr_arena *a, yajl_val obj, const char *path, const
                        sr_error_t *err);
 
 /* Conversions of one value (used for array elements). */
-int sr_json_as_string(struct sr_arena *a, yajl_val v, const char *path, char **out,
-                      sr_error_t *err);
 int sr_json_as_i64(yajl_val v, const char *path, int64_t min, int64_t max, int64_t *out,
                    sr_error_t *err);
 int sr_json_as_u64(yajl_val v, const char *path, uint64_t max, uint64_t *out, sr_error_t *err);

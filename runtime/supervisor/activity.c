@@ -484,11 +484,6 @@ static void to_json(const struct sr_activity *a, sr_json_gen_t g, bool brief)
   sr_json_map_close(g);
 }
 
-void sr_activity_to_json(const struct sr_activity *a, sr_json_gen_t g)
-{
-  to_json(a, g, false);
-}
-
 /* The record's text within SR_ACT_MAX_BYTES: in full, else without its lists (malloc'd). */
 static char *render(const struct sr_activity *a, size_t *len)
 {

@@ -146,9 +146,6 @@ void sr_activity_request_snapshot(int state_dirfd, const char *at);
 
 /* Bytes outside printable ASCII become '?' (what is kept of the container's names). */
 void sr_activity_printable(char *s);
-/* The record as a JSON object (the "record" member of the "activity" event); the flush and
- * the event leave its lists out ("truncated": true) if it would exceed SR_ACT_MAX_BYTES. */
-void sr_activity_to_json(const struct sr_activity *a, sr_json_gen_t g);
 /* Writes activity.json in the state directory (atomically). */
 int sr_activity_flush(struct sr_activity *a, int state_dirfd);
 /* The audit event (complete) and activity.done. */
