@@ -562,15 +562,19 @@ static int mark_done(int state_dirfd, sr_error_t *err)
 void sr_activity_finish(struct sr_activity *a, const struct sr_audit *audit, int state_dirfd)
 {
   sr_rfc3339_now(a->stopped, sizeof(a->stopped));
-  sr_activity_flush(a, state_dirfd);
   struct event_fields f = {.complete = a->seccomp_visible && !a->listeners_refused,
                            .reason = !a->seccomp_visible ? a->seccomp_unseen
                                      : a->listeners_refused
                                          ? "some processes' denied system calls were not seen"
                                          : NULL};
+  /* Rendered once: the last activity.json (the sandbox's result) and the audit line are the
+   * same text. */
   _cleanup_free_ char *text = render(a, &f.raw_len);
   f.raw = text;
   sr_error_t err = NULL;
+  if (text && state_dirfd >= 0 &&
+      sr_fileio_write_atomic(state_dirfd, SR_ACT_FILE, text, f.raw_len, 0600, &err) < 0)
+    sr_error_free(&err);
   if (sr_audit_event_with(audit, "activity", put_event, &f, &err) < 0)
     sr_error_free(&err);
   else if (state_dirfd >= 0)
