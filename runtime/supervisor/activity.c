@@ -235,6 +235,21 @@ void sr_activity_request_snapshot(int state_dirfd, const char *at)
   close(fd);
 }
 
+int sr_activity_wait_request(int state_dirfd)
+{
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return -1;
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", state_dirfd, SR_ACT_SOCKET);
+  /* Not blocking: a full backlog (or no supervisor) is no wait here, the caller falls back. */
+  if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || send(fd, "W", 1, MSG_NOSIGNAL) != 1) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 /* ---- Rendering ---------------------------------------------------------------------------- */
 
 struct flag_name {

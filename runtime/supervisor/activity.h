@@ -144,6 +144,11 @@ void sr_activity_snapshot_procs(struct sr_activity *a, struct sr_act_procset *se
 #define SR_ACT_SNAPSHOT_MS 1000
 void sr_activity_request_snapshot(int state_dirfd, const char *at);
 
+/* delete: asks the supervisor to say when its record is written: a connection that it closes
+ * after activity.done is made (or when it ends, whatever else happened), or -1 when there is
+ * no one to ask (then only its end can be waited for). */
+int sr_activity_wait_request(int state_dirfd);
+
 /* Bytes outside printable ASCII become '?' (what is kept of the container's names). */
 void sr_activity_printable(char *s);
 /* Writes activity.json in the state directory (atomically). */

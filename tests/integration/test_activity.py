@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -304,6 +305,33 @@ def test_programs_executed_are_listed_and_bounded(hardened, hbundle):
     with open(hardened.audit_log) as f:
         line = [l for l in f if '"event":"activity"' in l and cid in l][0]
     assert len(line) < 256 * 1024
+
+
+def test_delete_waits_for_the_record_not_for_the_supervisors_end(hardened, hbundle):
+    # delete asks the supervisor, over activity.sock, to say when the record is written (it
+    # closes the connection after activity.done), instead of waiting for its whole end (letting
+    # go of the container's mount namespace, its exit).  What delete relies on, as a client
+    # would see it: the answer comes once the record is in the audit log, never before.
+    hbundle.args("sleep", "300")
+    cid = hardened.id()
+    hardened.cmd("run", "-d", "--bundle", hbundle.write(), cid, check=True, timeout=30)
+    statedir = os.path.join(hardened.root, cid)
+    with open(os.path.join(statedir, "state.json")) as f:
+        st = json.load(f)
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        c.connect(os.path.join(statedir, "activity.sock"))
+        c.sendall(b"W")
+        os.kill(st["pid"], signal.SIGKILL)  # the container ends; seerun is not involved
+        c.settimeout(20)
+        assert c.recv(16) == b""  # closed: the record is written
+        assert os.path.exists(os.path.join(statedir, "activity.done"))
+        ev = the_activity(hardened, cid)
+        assert ev["complete"] is True and ev["record"]["stoppedAt"]
+    finally:
+        c.close()
+    hardened.cmd("delete", "--force", cid, check=True)
+    assert len(activity_events(hardened, cid)) == 1
 
 
 def host_storm(stop, processes=True):
