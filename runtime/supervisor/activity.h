@@ -169,6 +169,10 @@ int sr_activity_send_listener(int sock, int listener);
 /* The proc connector's socket, subscribed to exec events (needs CAP_NET_ADMIN: made by create,
  * served by the supervisor, which has not that capability). */
 int sr_activity_exec_socket(int *fd, sr_error_t *err);
+/* Drops in the kernel the events the record has no use for (threads', and every kind but
+ * fork, exec and exit): attached by the supervisor once it is ready (the filter's JIT costs
+ * more than the events it drops while create finishes).  0 or -1 with errno. */
+int sr_activity_exec_filter(int fd);
 /* Reads the pending events; those of processes in the pid namespace `pidns` (its inode) are
  * recorded. */
 void sr_activity_exec_drain(struct sr_activity *a, int fd, uint64_t pidns);

@@ -46,7 +46,7 @@ static bool kernel_filters_events(void)
  * (kernels before 6.6 send them all), and the forks and exits of threads (the record follows
  * processes; a thread's exec is reported as its process's).  Every exec passes.  (A classic
  * BPF load reads in network byte order, hence htonl on the kinds compared with.) */
-static int attach_filter(int fd)
+int sr_activity_exec_filter(int fd)
 {
   struct sock_filter f[] = {
       LD_AT(EV_WHAT),                                                  /* 0 */
@@ -74,11 +74,6 @@ int sr_activity_exec_socket(int *out, sr_error_t *err)
   int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_CONNECTOR);
   if (fd < 0)
     return sr_error_sys(err, "activity: the proc connector's socket");
-  if (attach_filter(fd) < 0) {
-    sr_error_sys(err, "activity: filter the proc connector's events");
-    close(fd);
-    return -1;
-  }
   struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC, .nl_pid = 0};
   int size = 1 << 20;
   setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size));

@@ -149,6 +149,10 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
       kill(proxy, SIGKILL);
     _exit(125);
   }
+  /* Unfiltered until now (the events of create's last moments are few): attached once
+   * ready, off create's path. */
+  if (cfg->activity && cfg->exec_fd >= 0)
+    (void)sr_activity_exec_filter(cfg->exec_fd);
   struct sr_act_cgroup cg = {cfg->cg_memory_fd, cfg->cg_pids_fd};
   size_t reqsz = 0, respsz = 0;
   _cleanup_free_ struct seccomp_notif *req = NULL;
