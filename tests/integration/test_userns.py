@@ -234,3 +234,84 @@ def test_a_failed_create_leaves_no_range_held(hardened, bundle, how):
     assert all(e["released"] > 0 for e in entries.values()), entries
     if how == "create":
         os.rmdir(hardened.audit_log)
+
+
+REGISTRY_HEADER = "seerun user namespace registry 2: FIRST SIZE RELEASED KEY\n"
+POOL_FIRST = 1073741824  # the default policy's userNamespaces.first and size
+POOL_SIZE = 65536
+
+
+def others(n, released, start=100):
+    """n lines of other keys in the default pool, released at `released` (in their grace)."""
+    return "".join(f"{POOL_FIRST + (start + i) * POOL_SIZE} {POOL_SIZE} {released} "
+                   f"/elsewhere/other-{i}\n" for i in range(n))
+
+
+def write_registry(hardened, text):
+    os.makedirs(os.path.dirname(hardened.registry), mode=0o700, exist_ok=True)
+    with open(hardened.registry, "w") as f:
+        f.write(text)
+    os.chmod(hardened.registry, 0o600)
+
+
+def key_of(hardened, cid):
+    return os.path.join(os.path.realpath(hardened.root), cid)
+
+
+def test_a_create_and_delete_write_their_own_line_and_leave_every_other_as_it_was(hardened,
+                                                                                  bundle):
+    # Thousands of ranges wait out their grace period on a busy host: a create appends its
+    # line and a delete marks it released where it is, never rewriting the rest (whose bytes
+    # and inode stay), and the file stays the format an older seerun reads.
+    before = REGISTRY_HEADER + others(2000, int(time.time()) - 60)
+    write_registry(hardened, before)
+    inode = os.stat(hardened.registry).st_ino
+    cid = hardened.id()
+    r = hardened.cmd("run", "--bundle", bundle.args("cat", "/proc/self/uid_map").write(), cid,
+                     check=True)
+    with open(hardened.registry) as f:
+        after = f.read()
+    assert os.stat(hardened.registry).st_ino == inode, "the registry was rewritten whole"
+    assert after.startswith(before)
+    line = after[len(before):]
+    first, size, released, key = line.rstrip("\n").split(" ", 3)
+    assert key == key_of(hardened, cid) and line.count("\n") == 1, line
+    assert int(size) == POOL_SIZE and len(released) == 10 and int(released) > 0, line
+    entries = registry(hardened)
+    assert len(entries) == 2001 and entries[key]["first"] == int(first)
+    # The range it took is none of the others' (all in their grace period).
+    assert all(v["first"] != int(first) for k, v in entries.items() if k != key)
+    assert r.stdout.split()[:3] == ["0", first, str(POOL_SIZE)], r.stdout
+
+
+def test_an_older_seeruns_line_is_released_by_rewriting_the_file(hardened, bundle):
+    # An older seerun writes a held range's RELEASED as "0" (one digit, not ten): the delete
+    # cannot mark it in place, so it rewrites the file, the line released, the rest kept.
+    cid = hardened.id()
+    key = key_of(hardened, cid)
+    mine = POOL_FIRST + 7 * POOL_SIZE
+    write_registry(hardened, REGISTRY_HEADER + others(3, int(time.time()) - 60) +
+                   f"{mine} {POOL_SIZE} 0 {key}\n")
+    r = hardened.cmd("run", "--bundle", bundle.args("cat", "/proc/self/uid_map").write(), cid,
+                     check=True)
+    assert r.stdout.split()[:3] == ["0", str(mine), str(POOL_SIZE)], r.stdout  # its own range
+    entries = registry(hardened)
+    assert len(entries) == 4
+    assert entries[key]["first"] == mine and entries[key]["released"] > 0, entries[key]
+
+
+def test_a_line_that_would_cross_a_page_is_written_by_rewriting_the_file(hardened, bundle):
+    # A write that crosses a page could be cut short by a kill (the kernel checks for a fatal
+    # signal between pages): such a line goes to a temporary copy renamed over the file.
+    head = REGISTRY_HEADER + others(3, int(time.time()) - 60)
+    cid = hardened.id()
+    pad = 4096 - len(head) - 20  # the next line starts 20 bytes before the page's end
+    line = f"{POOL_FIRST + 50 * POOL_SIZE} {POOL_SIZE} {int(time.time()) - 60} /elsewhere/"
+    head += line + "p" * (pad - len(line) - 1) + "\n"
+    assert len(head) == 4096 - 20
+    write_registry(hardened, head)
+    inode = os.stat(hardened.registry).st_ino
+    hardened.cmd("run", "--bundle", bundle.args("true").write(), cid, check=True)
+    assert os.stat(hardened.registry).st_ino != inode
+    entries = registry(hardened)
+    assert len(entries) == 5 and entries[key_of(hardened, cid)]["released"] > 0
