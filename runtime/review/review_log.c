@@ -140,6 +140,11 @@ static void add_activity(struct sr_review_log_run *r, yajl_val line)
     r->denied = (uint64_t)n;
   yajl_val by = sc ? sr_json_field(sc, "byExecutable") : NULL;
   yajl_val sys = sc ? sr_json_field(sc, "syscalls") : NULL;
+  /* A later record of the run replaces the earlier one's counts. */
+  for (size_t k = 0; k < r->n_sys; k++) {
+    free(r->sys[k].name);
+    free(r->sys[k].exe);
+  }
   r->n_sys = 0;
   for (size_t i = 0; sys && YAJL_IS_ARRAY(sys) && i < sys->u.array.len && r->n_sys < SR_REVIEW_LOG_MAX_SYSCALLS;
        i++) {
@@ -197,8 +202,9 @@ static void add_event(struct sr_review_log *rs, yajl_val line)
   if (r == NULL)
     return;
   double t = sr_review_time_parse(time);
-  if (r->first < 0) {
+  if (r->first < 0) { /* until a line's time parses */
     r->first = t;
+    free(r->created);
     r->created = strdup(time);
   }
   r->last = t;

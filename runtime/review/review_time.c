@@ -16,8 +16,12 @@ double sr_review_time_parse(const char *s)
     return -1;
   double frac = 0;
   if (*p == '.') {
+    /* Digits only: strtod would take ".9e999" (infinity, which --json would print as "inf"). */
+    size_t digits = strspn(p + 1, "0123456789");
     char *end;
     frac = strtod(p, &end);
+    if (digits == 0 || end != p + 1 + digits)
+      return -1;
     p = end;
   }
   long off = 0;

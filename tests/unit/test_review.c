@@ -168,6 +168,28 @@ static void a_reused_id_is_a_new_run_but_its_activity_stays_with_the_old(void)
   CHECK_STR_EQ(log.v[1].created, "2026-12-01T11:00:00Z");
 }
 
+/* A run's later record replaces the earlier one, and a first line whose time does not parse
+ * gives way to the next (LeakSanitizer sees what either left behind). */
+static void a_later_record_and_a_later_time_replace_the_earlier(void)
+{
+  static const char *const lines[] = {
+      "{\"time\":\"not a time\",\"event\":\"create\",\"id\":\"a\"}",
+      CREATE("a"),
+      ACTIVITY("a", "true", "\"seccomp\":{\"denied\":1,\"syscalls\":[{\"syscall\":\"mount\",\"count\":1}],"
+                            "\"byExecutable\":[{\"syscall\":\"mount\",\"executable\":\"/bin/x\"}]}"),
+      ACTIVITY("a", "true", "\"seccomp\":{\"denied\":2,\"syscalls\":[{\"syscall\":\"bpf\",\"count\":2}]}"),
+      NULL};
+  _cleanup_review_log_ struct sr_review_log log = {0};
+  add_lines(&log, lines);
+  CHECK_UINT_EQ(log.n, 1);
+  if (log.n != 1)
+    return;
+  CHECK_STR_EQ(log.v[0].created, "2026-12-01T10:00:00Z");
+  CHECK_UINT_EQ(log.v[0].n_sys, 1);
+  CHECK_STR_EQ(log.v[0].sys[0].name, "bpf");
+  CHECK_UINT_EQ(log.v[0].denied, 2);
+}
+
 static void since_takes_rfc3339_or_a_time_relative_to_now(void)
 {
   double t = 0;
@@ -187,7 +209,8 @@ static void since_takes_rfc3339_or_a_time_relative_to_now(void)
   }
   static const char *const bad[] = {"yesterday", "-1w", "", "-", "--1h",
                                     "2026-12-01T10:00:00", "2026-12-01T10:00:00+02",
-                                    "2026-12-01T10:00:00+2:0", "2026-12-01T10:00:00Zjunk"};
+                                    "2026-12-01T10:00:00+2:0", "2026-12-01T10:00:00Zjunk",
+                                    "2026-12-01T10:00:00.9e999Z", "2026-12-01T10:00:00.Z"};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
     if (sr_review_time_since(bad[i], 1e6, &t) == 0)
       unit_fail(__FILE__, __LINE__, "--since \"%s\" was taken", bad[i]);
@@ -251,6 +274,7 @@ int main(void)
 {
   RUN(each_flag_is_raised_when_docs_audit_md_says);
   RUN(a_reused_id_is_a_new_run_but_its_activity_stays_with_the_old);
+  RUN(a_later_record_and_a_later_time_replace_the_earlier);
   RUN(since_takes_rfc3339_or_a_time_relative_to_now);
   RUN(the_text_report_of_a_quiet_run);
   RUN(the_json_report_filters_by_id_and_since);
