@@ -24,9 +24,9 @@
 #include "json.h"
 #include "policy.h"
 #include "policy_apply.h"
+#include "fixtures.h"
 #include "unit.h"
 
-#define JSON(...) #__VA_ARGS__
 #define CAP(c) (UINT64_C(1) << (c))
 
 static const char *srcdir = ".";
@@ -316,7 +316,7 @@ static const struct sr_policy_profile *class_profile(const char *name)
   return p;
 }
 
-static const char OMIT[] = "(omit)";
+#define OMIT UNIT_OMIT
 
 /* A small clean config (it passes the default profile with little to enforce) with some
  * top-level members replaced, added or (OMIT) removed.  Static buffer until the next call. */
@@ -326,9 +326,7 @@ static const char OMIT[] = "(omit)";
 static const char *config_with(const char *key, ...)
 {
   static char buf[64 * 1024];
-  struct {
-    const char *key, *value;
-  } m[32] = {
+  struct unit_member m[32] = {
       // clang-format off
       {"ociVersion", JSON("1.2.0")},
       {"root", JSON({"path": "rootfs", "readonly": true})},
@@ -355,36 +353,10 @@ static const char *config_with(const char *key, ...)
                       "resources": {"pids": {"limit": 100}, "memory": {"limit": 1048576}}})},
       // clang-format on
   };
-  size_t n = 5;
   va_list ap;
   va_start(ap, key);
-  for (const char *k = key; k != NULL; k = va_arg(ap, const char *)) {
-    const char *v = va_arg(ap, const char *);
-    size_t i = 0;
-    while (i < n && strcmp(m[i].key, k) != 0)
-      i++;
-    if (i == n) {
-      if (n == sizeof(m) / sizeof(m[0]))
-        abort();
-      m[n++].key = k;
-    }
-    m[i].value = v;
-  }
+  unit_config_merge(buf, sizeof(buf), m, 5, sizeof(m) / sizeof(m[0]), key, ap);
   va_end(ap);
-  size_t used = 0;
-  const char *sep = "";
-  buf[used++] = '{';
-  for (size_t i = 0; i < n; i++) {
-    if (m[i].value == OMIT)
-      continue;
-    int w = snprintf(buf + used, sizeof(buf) - used, "%s\"%s\": %s", sep, m[i].key, m[i].value);
-    if (w < 0 || (size_t)w >= sizeof(buf) - used - 1)
-      abort();
-    used += (size_t)w;
-    sep = ", ";
-  }
-  buf[used++] = '}';
-  buf[used] = '\0';
   return buf;
 }
 
