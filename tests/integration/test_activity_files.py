@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from conftest import Bundle, Sandbox, make_seerun, make_norecord_seerun, check_no_leaks, wait_for
+from conftest import (Bundle, Sandbox, make_profiled_seerun, make_norecord_seerun, check_no_leaks,
+                      wait_for)
 
 
 def activity_of(seerun, cid):
@@ -297,13 +298,8 @@ def test_a_killed_supervisor_leaves_an_incomplete_record(hardened, hbundle):
 
 
 def test_engine_lifecycle_create_start_delete_and_a_writable_root(tmp_path, busybox_rootfs):
-    s = make_seerun(tmp_path, "rwroot")
-    with open(s.policy) as f:
-        policy = json.load(f)
-    policy["profiles"]["rwroot"] = {"base": "default", "description": "writable root",
-                                    "rootfs": {"readonly": False}}
-    with open(s.policy, "w") as f:
-        json.dump(policy, f)
+    s = make_profiled_seerun(tmp_path, "rwroot", {"base": "default", "description": "writable root",
+                                                  "rootfs": {"readonly": False}})
     root = tmp_path / "rootfs"
     subprocess.run(["cp", "-a", str(busybox_rootfs), str(root)], check=True)
     (root / "etc" / "motd").write_text("welcome\n")
