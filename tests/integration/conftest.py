@@ -379,6 +379,12 @@ def make_hardened_bundle(tmp_path, busybox_rootfs, hardened):
     return make
 
 
+@pytest.fixture
+def hardened_bundle(make_hardened_bundle):
+    """A bundle for the `hardened` seerun (the shipped default profile: a user namespace)."""
+    return make_hardened_bundle("hardened-bundle")
+
+
 class Sandbox:
     """`seerun sandbox` with a Seerun's global flags, as a program drives it; each run gets
     its own result document (--json=FILE), parsed into r.result (None when there is none)."""

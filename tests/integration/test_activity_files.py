@@ -43,10 +43,8 @@ def last_activity_id(seerun):
 
 
 @pytest.fixture
-def hbundle(tmp_path, busybox_rootfs, hardened):
-    path = tmp_path / "bundle"
-    path.mkdir()
-    return Bundle(path, busybox_rootfs, hardened)
+def hbundle(make_hardened_bundle):
+    return make_hardened_bundle("bundle")
 
 
 WRITER = ("printf 12345 > /tmp/five; mkdir /tmp/dir; printf abc > /tmp/dir/three; "

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import (SECCOMP_IOCTL_NOTIF_RECV, SECCOMP_IOCTL_NOTIF_SEND, Bundle,
+from conftest import (SECCOMP_IOCTL_NOTIF_RECV, SECCOMP_IOCTL_NOTIF_SEND,
                       SeccompNotif, SeccompNotifResp, check_no_leaks)
 
 # Capability numbers (linux/capability.h).
@@ -57,14 +57,6 @@ def run_status(seerun, bundle, **kw):
     r = run(seerun, bundle, **kw)
     assert r.returncode == 0, r.stderr
     return status_fields(r.stdout)
-
-
-@pytest.fixture
-def hardened_bundle(tmp_path, busybox_rootfs, hardened):
-    """A bundle for the `hardened` seerun (the shipped default profile: a user namespace)."""
-    path = tmp_path / "hardened-bundle"
-    path.mkdir()
-    return Bundle(path, busybox_rootfs, hardened)
 
 
 def assert_nothing_left(seerun):
