@@ -24,8 +24,8 @@ static void put_text(FILE *o, const struct sr_review_log_run *r, const struct sr
                      size_t nf)
 {
   fprintf(o, "%s  profile %s  created %s  duration %.1fs  exit %s", r->id,
-         r->profile ? r->profile : "?", r->created ? r->created : "?", duration(r),
-         r->has_exit ? "" : "unknown");
+          r->profile ? r->profile : "?", r->created ? r->created : "?", duration(r),
+          r->has_exit ? "" : "unknown");
   if (r->has_exit)
     fprintf(o, "%ld", r->exit_status);
   fprintf(o, "\n");
@@ -37,24 +37,26 @@ static void put_text(FILE *o, const struct sr_review_log_run *r, const struct sr
     if (r->programs >= 0)
       fprintf(o, "  programs executed: %lld\n", (long long)r->programs);
     if (r->files_added >= 0)
-      fprintf(o, "  files changed: %s%lld added, %lld modified, %lld deleted (%llu outside the "
-             "outputs and scratch space)\n",
-             r->files_lower_bound ? "at least " : "", (long long)r->files_added,
-             (long long)r->files_modified, (long long)r->files_deleted,
-             (unsigned long long)r->files_elsewhere);
+      fprintf(o,
+              "  files changed: %s%lld added, %lld modified, %lld deleted (%llu outside the "
+              "outputs and scratch space)\n",
+              r->files_lower_bound ? "at least " : "", (long long)r->files_added,
+              (long long)r->files_modified, (long long)r->files_deleted,
+              (unsigned long long)r->files_elsewhere);
     fprintf(o, "  limits hit: %llu OOM kill(s), %llu pids-limit hit(s)\n",
-           (unsigned long long)r->oom, (unsigned long long)r->pids);
+            (unsigned long long)r->oom, (unsigned long long)r->pids);
   } else {
     fprintf(o, "  no activity record\n");
   }
   if (r->egress_requests)
     fprintf(o, "  hosts contacted: %llu request(s), %llu refused\n",
-           (unsigned long long)r->egress_requests, (unsigned long long)r->egress_refused);
+            (unsigned long long)r->egress_requests, (unsigned long long)r->egress_refused);
   for (size_t i = 0; i < nf; i++)
     fprintf(o, "  FLAG %s: %s\n", f[i].flag, f[i].reason);
 }
 
-static void put_run(sr_json_gen_t g, const struct sr_review_log_run *r, const struct sr_review_flag *f, size_t nf)
+static void put_run(sr_json_gen_t g, const struct sr_review_log_run *r,
+                    const struct sr_review_flag *f, size_t nf)
 {
   sr_json_map_open(g);
   sr_json_put_kv_string(g, "id", r->id);
@@ -164,8 +166,8 @@ static int render(const struct sr_review_log *log, const struct sr_review_option
   return 0;
 }
 
-int sr_review_render(const struct sr_review_log *log, const struct sr_review_options *o,
-                     char **out, sr_error_t *err)
+int sr_review_render(const struct sr_review_log *log, const struct sr_review_options *o, char **out,
+                     sr_error_t *err)
 {
   _cleanup_free_ char *text = NULL;
   size_t len = 0;

@@ -16,8 +16,8 @@ struct sr_review_options {
 };
 
 /* LOG's runs that O wants, rendered into *OUT (malloc'd, NUL-terminated, ends in a newline). */
-int sr_review_render(const struct sr_review_log *log, const struct sr_review_options *o,
-                     char **out, sr_error_t *err);
+int sr_review_render(const struct sr_review_log *log, const struct sr_review_options *o, char **out,
+                     sr_error_t *err);
 
 /* The audit log at PATH (NULL, or a file that does not exist: no runs) read and rendered. */
 int sr_review_report(const char *path, const struct sr_review_options *o, char **out,

@@ -9,13 +9,43 @@
 
 /* The system calls whose attempt is worth a look: they act on mounts, namespaces, other
  * processes, the kernel itself, or the kernel's largest attack surfaces. */
-static const char *const privileged[] = {
-    "mount", "umount", "umount2", "move_mount", "open_tree", "fsopen", "fsconfig", "fsmount",
-    "fspick", "mount_setattr", "pivot_root", "unshare", "setns", "ptrace", "process_vm_readv",
-    "process_vm_writev", "pidfd_getfd", "kcmp", "bpf", "perf_event_open", "userfaultfd",
-    "keyctl", "add_key", "request_key", "init_module", "finit_module", "delete_module",
-    "kexec_load", "kexec_file_load", "reboot", "swapon", "swapoff", "open_by_handle_at",
-    "iopl", "ioperm", "io_uring_setup", NULL};
+static const char *const privileged[] = {"mount",
+                                         "umount",
+                                         "umount2",
+                                         "move_mount",
+                                         "open_tree",
+                                         "fsopen",
+                                         "fsconfig",
+                                         "fsmount",
+                                         "fspick",
+                                         "mount_setattr",
+                                         "pivot_root",
+                                         "unshare",
+                                         "setns",
+                                         "ptrace",
+                                         "process_vm_readv",
+                                         "process_vm_writev",
+                                         "pidfd_getfd",
+                                         "kcmp",
+                                         "bpf",
+                                         "perf_event_open",
+                                         "userfaultfd",
+                                         "keyctl",
+                                         "add_key",
+                                         "request_key",
+                                         "init_module",
+                                         "finit_module",
+                                         "delete_module",
+                                         "kexec_load",
+                                         "kexec_file_load",
+                                         "reboot",
+                                         "swapon",
+                                         "swapoff",
+                                         "open_by_handle_at",
+                                         "iopl",
+                                         "ioperm",
+                                         "io_uring_setup",
+                                         NULL};
 
 static bool is_privileged(const char *name)
 {
@@ -30,8 +60,8 @@ static bool crash_signal(long status, const char **name)
   static const struct {
     int sig;
     const char *name;
-  } sigs[] = {{4, "SIGILL"}, {6, "SIGABRT"}, {7, "SIGBUS"}, {8, "SIGFPE"}, {11, "SIGSEGV"},
-              {31, "SIGSYS"}};
+  } sigs[] = {{4, "SIGILL"}, {6, "SIGABRT"},  {7, "SIGBUS"},
+              {8, "SIGFPE"}, {11, "SIGSEGV"}, {31, "SIGSYS"}};
   for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
     if (status == 128 + sigs[i].sig) {
       *name = sigs[i].name;
@@ -94,8 +124,7 @@ size_t sr_review_flags_of(const struct sr_review_log_run *r, struct sr_review_fl
     snprintf(f[n++].reason, sizeof(f->reason),
              "%llu change(s) in writable places that are neither outputs nor scratch space: %s%s%s",
              (unsigned long long)r->files_elsewhere,
-             r->elsewhere_places ? r->elsewhere_places : "?",
-             r->elsewhere_example ? "; e.g. " : "",
+             r->elsewhere_places ? r->elsewhere_places : "?", r->elsewhere_example ? "; e.g. " : "",
              r->elsewhere_example ? r->elsewhere_example : "");
   }
   if (r->has_activity && !r->complete && n < max) {

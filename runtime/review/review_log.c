@@ -30,7 +30,8 @@ static bool num_of(yajl_val obj, const char *key, int64_t *out)
   return true;
 }
 
-static struct sr_review_log_run *run_for(struct sr_review_log *rs, const char *id, const char *event)
+static struct sr_review_log_run *run_for(struct sr_review_log *rs, const char *id,
+                                         const char *event)
 {
   for (size_t i = rs->n; i > 0; i--)
     if (strcmp(rs->v[i - 1].id, id) == 0) {
@@ -98,8 +99,8 @@ static void add_files(struct sr_review_log_run *r, yajl_val files)
       continue;
     r->files_elsewhere += c;
     if (off < sizeof(buf))
-      off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s (%llu)", off ? ", " : "",
-                              path, (unsigned long long)c);
+      off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s (%llu)", off ? ", " : "", path,
+                              (unsigned long long)c);
   }
   /* An example: the first listed change whose place (the most specific one) is elsewhere. */
   for (size_t k = 0; r->files_elsewhere && changes && YAJL_IS_ARRAY(changes) &&
@@ -146,7 +147,8 @@ static void add_activity(struct sr_review_log_run *r, yajl_val line)
     free(r->sys[k].exe);
   }
   r->n_sys = 0;
-  for (size_t i = 0; sys && YAJL_IS_ARRAY(sys) && i < sys->u.array.len && r->n_sys < SR_REVIEW_LOG_MAX_SYSCALLS;
+  for (size_t i = 0;
+       sys && YAJL_IS_ARRAY(sys) && i < sys->u.array.len && r->n_sys < SR_REVIEW_LOG_MAX_SYSCALLS;
        i++) {
     yajl_val e = sys->u.array.values[i];
     const char *name = str_of(e, "syscall");

@@ -67,11 +67,12 @@ __attribute__((unused)) static struct sr_config *unit_parse_seccomp(const char *
   _cleanup_free_ char *json = NULL;
   _cleanup_error_ sr_error_t err = NULL;
   struct sr_config *c = NULL;
-  if (asprintf(&json,
-               "{\"ociVersion\": \"1.0.0\", \"root\": {\"path\": \"rootfs\"},"
-               " \"process\": {\"user\": {\"uid\": 0, \"gid\": 0}, \"args\": [\"sh\"], \"cwd\": \"/\"},"
-               " \"linux\": {\"namespaces\": [{\"type\": \"mount\"}], \"seccomp\": %s}}",
-               seccomp_json) < 0)
+  if (asprintf(
+          &json,
+          "{\"ociVersion\": \"1.0.0\", \"root\": {\"path\": \"rootfs\"},"
+          " \"process\": {\"user\": {\"uid\": 0, \"gid\": 0}, \"args\": [\"sh\"], \"cwd\": \"/\"},"
+          " \"linux\": {\"namespaces\": [{\"type\": \"mount\"}], \"seccomp\": %s}}",
+          seccomp_json) < 0)
     return NULL;
   int r = sr_config_parse(json, strlen(json), "config.json", &c, &err);
   CHECK_OK(r, err);

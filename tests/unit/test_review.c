@@ -12,19 +12,21 @@
 
 #include "unit.h"
 
-#define CREATE(id) \
-  "{\"time\":\"2026-12-01T10:00:00Z\",\"event\":\"create\",\"id\":\"" id "\",\"profile\":\"default\",\"bundle\":\"/b\"}"
+#define CREATE(id)                                                                                 \
+  "{\"time\":\"2026-12-01T10:00:00Z\",\"event\":\"create\",\"id\":\"" id                           \
+  "\",\"profile\":\"default\",\"bundle\":\"/b\"}"
 #define START(id) "{\"time\":\"2026-12-01T10:00:01Z\",\"event\":\"start\",\"id\":\"" id "\"}"
-#define EXIT(id, status) \
-  "{\"time\":\"2026-12-01T10:00:03.5Z\",\"event\":\"exit\",\"id\":\"" id "\",\"status\":" #status "}"
+#define EXIT(id, status)                                                                           \
+  "{\"time\":\"2026-12-01T10:00:03.5Z\",\"event\":\"exit\",\"id\":\"" id "\",\"status\":" #status  \
+  "}"
 #define DELETE(id) "{\"time\":\"2026-12-01T10:00:04Z\",\"event\":\"delete\",\"id\":\"" id "\"}"
 /* An activity event whose record is REC (the members inside "record": {...}). */
-#define ACTIVITY(id, complete, rec)                                                             \
-  "{\"time\":\"2026-12-01T10:00:04Z\",\"event\":\"activity\",\"id\":\"" id "\",\"complete\":" \
-  complete ",\"reason\":\"the supervisor was killed\",\"record\":{" rec "}}"
-#define QUIET_RECORD                                                                      \
-  "\"stoppedAt\":\"2026-12-01T10:00:03Z\",\"seccomp\":{\"denied\":0,\"syscalls\":[]},"   \
-  "\"programs\":{\"count\":1},\"resources\":{\"oomKills\":0,\"pidsLimitHits\":0},"       \
+#define ACTIVITY(id, complete, rec)                                                                \
+  "{\"time\":\"2026-12-01T10:00:04Z\",\"event\":\"activity\",\"id\":\"" id                         \
+  "\",\"complete\":" complete ",\"reason\":\"the supervisor was killed\",\"record\":{" rec "}}"
+#define QUIET_RECORD                                                                               \
+  "\"stoppedAt\":\"2026-12-01T10:00:03Z\",\"seccomp\":{\"denied\":0,\"syscalls\":[]},"             \
+  "\"programs\":{\"count\":1},\"resources\":{\"oomKills\":0,\"pidsLimitHits\":0},"                 \
   "\"processesAtStop\":{\"count\":0,\"processes\":[]}"
 
 static void add_lines(struct sr_review_log *log, const char *const *lines)
@@ -59,11 +61,14 @@ static const struct flag_case flag_cases[] = {
      {CREATE("e"),
       "{\"time\":\"2026-12-01T10:00:01Z\",\"event\":\"egress\",\"id\":\"e\",\"host\":\"a.example\","
       "\"allowed\":true}",
-      "{\"time\":\"2026-12-01T10:00:02Z\",\"event\":\"egress\",\"id\":\"e\",\"host\":\"evil.example\","
+      "{\"time\":\"2026-12-01T10:00:02Z\",\"event\":\"egress\",\"id\":\"e\",\"host\":\"evil."
+      "example\","
       "\"allowed\":false}",
-      "{\"time\":\"2026-12-01T10:00:02Z\",\"event\":\"egress\",\"id\":\"e\",\"host\":\"evil.example\","
+      "{\"time\":\"2026-12-01T10:00:02Z\",\"event\":\"egress\",\"id\":\"e\",\"host\":\"evil."
+      "example\","
       "\"allowed\":false}",
-      "{\"time\":\"2026-12-01T10:00:03Z\",\"event\":\"egress.repeated\",\"id\":\"e\",\"repeated\":5}"},
+      "{\"time\":\"2026-12-01T10:00:03Z\",\"event\":\"egress.repeated\",\"id\":\"e\",\"repeated\":"
+      "5}"},
      {"denied-egress"},
      {"7 request(s) to hosts the profile denies: evil.example"}},
     {"processes-left at stop",
@@ -75,14 +80,17 @@ static const struct flag_case flag_cases[] = {
      {"2 process(es) still running when the container's init had gone (e.g. daemon --hide)"}},
     {"processes-left at kill (the init is not counted)",
      {CREATE("k"),
-      ACTIVITY("k", "true",
-               "\"processesAtStop\":{\"count\":0,\"processes\":[]},\"processesAtKill\":{\"count\":3,"
-               "\"processes\":[{\"cmdline\":\"init\"},{\"cmdline\":\"sleep 300\"}]}")},
+      ACTIVITY(
+          "k", "true",
+          "\"processesAtStop\":{\"count\":0,\"processes\":[]},\"processesAtKill\":{\"count\":3,"
+          "\"processes\":[{\"cmdline\":\"init\"},{\"cmdline\":\"sleep 300\"}]}")},
      {"processes-left"},
-     {"2 process(es) besides the init still running when the container was stopped (e.g. sleep 300)"}},
+     {"2 process(es) besides the init still running when the container was stopped (e.g. sleep "
+      "300)"}},
     {"only the init at kill is no flag",
      {CREATE("i"),
-      ACTIVITY("i", "true", "\"processesAtKill\":{\"count\":1,\"processes\":[{\"cmdline\":\"init\"}]}")},
+      ACTIVITY("i", "true",
+               "\"processesAtKill\":{\"count\":1,\"processes\":[{\"cmdline\":\"init\"}]}")},
      {NULL},
      {NULL}},
     {"crash",
@@ -107,12 +115,14 @@ static const struct flag_case flag_cases[] = {
       "e.g. /data/config"}},
     {"changes in scratch space only are no flag",
      {CREATE("s"),
-      ACTIVITY("s", "true",
-               "\"files\":{\"walked\":true,\"added\":1,\"modified\":0,\"deleted\":0,\"places\":["
-               "{\"path\":\"/tmp\",\"role\":\"scratch\",\"added\":1,\"modified\":0,\"deleted\":0}]}")},
+      ACTIVITY(
+          "s", "true",
+          "\"files\":{\"walked\":true,\"added\":1,\"modified\":0,\"deleted\":0,\"places\":["
+          "{\"path\":\"/tmp\",\"role\":\"scratch\",\"added\":1,\"modified\":0,\"deleted\":0}]}")},
      {NULL},
      {NULL}},
-    {"incomplete-record", {CREATE("r"), ACTIVITY("r", "false", QUIET_RECORD)},
+    {"incomplete-record",
+     {CREATE("r"), ACTIVITY("r", "false", QUIET_RECORD)},
      {"incomplete-record"},
      {"the supervisor was killed"}},
     {"several flags, in the table's order",
@@ -152,10 +162,15 @@ static void each_flag_is_raised_when_docs_audit_md_says(void)
 static void a_reused_id_is_a_new_run_but_its_activity_stays_with_the_old(void)
 {
   static const char *const lines[] = {
-      CREATE("a"), DELETE("a"), ACTIVITY("a", "true", QUIET_RECORD),
+      CREATE("a"),
+      DELETE("a"),
+      ACTIVITY("a", "true", QUIET_RECORD),
       "{\"time\":\"2026-12-01T11:00:00Z\",\"event\":\"create\",\"id\":\"a\",\"profile\":\"other\"}",
-      "not json at all", "{\"event\":\"create\",\"id\":\"a\"}", /* no time: skipped */
-      "[1, 2]", "{\"time\":\"2026-12-01T11:00:00Z\",\"event\":\"create\",\"id\":\"\"}", NULL};
+      "not json at all",
+      "{\"event\":\"create\",\"id\":\"a\"}", /* no time: skipped */
+      "[1, 2]",
+      "{\"time\":\"2026-12-01T11:00:00Z\",\"event\":\"create\",\"id\":\"\"}",
+      NULL};
   _cleanup_review_log_ struct sr_review_log log = {0};
   add_lines(&log, lines);
   CHECK_UINT_EQ(log.n, 2);
@@ -173,11 +188,12 @@ static void a_reused_id_is_a_new_run_but_its_activity_stays_with_the_old(void)
 static void a_later_record_and_a_later_time_replace_the_earlier(void)
 {
   static const char *const lines[] = {
-      "{\"time\":\"not a time\",\"event\":\"create\",\"id\":\"a\"}",
-      CREATE("a"),
-      ACTIVITY("a", "true", "\"seccomp\":{\"denied\":1,\"syscalls\":[{\"syscall\":\"mount\",\"count\":1}],"
-                            "\"byExecutable\":[{\"syscall\":\"mount\",\"executable\":\"/bin/x\"}]}"),
-      ACTIVITY("a", "true", "\"seccomp\":{\"denied\":2,\"syscalls\":[{\"syscall\":\"bpf\",\"count\":2}]}"),
+      "{\"time\":\"not a time\",\"event\":\"create\",\"id\":\"a\"}", CREATE("a"),
+      ACTIVITY("a", "true",
+               "\"seccomp\":{\"denied\":1,\"syscalls\":[{\"syscall\":\"mount\",\"count\":1}],"
+               "\"byExecutable\":[{\"syscall\":\"mount\",\"executable\":\"/bin/x\"}]}"),
+      ACTIVITY("a", "true",
+               "\"seccomp\":{\"denied\":2,\"syscalls\":[{\"syscall\":\"bpf\",\"count\":2}]}"),
       NULL};
   _cleanup_review_log_ struct sr_review_log log = {0};
   add_lines(&log, lines);
@@ -207,10 +223,17 @@ static void since_takes_rfc3339_or_a_time_relative_to_now(void)
     CHECK_INT_EQ(sr_review_time_since(rel[i].s, 1e6, &t), 0);
     CHECK(t == 1e6 - rel[i].ago);
   }
-  static const char *const bad[] = {"yesterday", "-1w", "", "-", "--1h",
-                                    "2026-12-01T10:00:00", "2026-12-01T10:00:00+02",
-                                    "2026-12-01T10:00:00+2:0", "2026-12-01T10:00:00Zjunk",
-                                    "2026-12-01T10:00:00.9e999Z", "2026-12-01T10:00:00.Z"};
+  static const char *const bad[] = {"yesterday",
+                                    "-1w",
+                                    "",
+                                    "-",
+                                    "--1h",
+                                    "2026-12-01T10:00:00",
+                                    "2026-12-01T10:00:00+02",
+                                    "2026-12-01T10:00:00+2:0",
+                                    "2026-12-01T10:00:00Zjunk",
+                                    "2026-12-01T10:00:00.9e999Z",
+                                    "2026-12-01T10:00:00.Z"};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
     if (sr_review_time_since(bad[i], 1e6, &t) == 0)
       unit_fail(__FILE__, __LINE__, "--since \"%s\" was taken", bad[i]);
@@ -218,8 +241,9 @@ static void since_takes_rfc3339_or_a_time_relative_to_now(void)
 
 static void the_text_report_of_a_quiet_run(void)
 {
-  static const char *const lines[] = {CREATE("q"), START("q"), EXIT("q", 0), DELETE("q"),
-                                      ACTIVITY("q", "true", QUIET_RECORD), NULL};
+  static const char *const lines[] = {
+      CREATE("q"), START("q"), EXIT("q", 0), DELETE("q"), ACTIVITY("q", "true", QUIET_RECORD),
+      NULL};
   _cleanup_review_log_ struct sr_review_log log = {0};
   add_lines(&log, lines);
   sr_error_t err = NULL;
@@ -247,7 +271,8 @@ static void the_json_report_filters_by_id_and_since(void)
   CHECK_OK(sr_json_parse(out, strlen(out), &v, &err), err);
   yajl_val runs = v ? sr_json_field(v, "runs") : NULL;
   CHECK(runs && YAJL_IS_ARRAY(runs) && runs->u.array.len == 1);
-  yajl_val shown = v ? sr_json_field(v, "runsShown") : NULL, flagged = v ? sr_json_field(v, "runsFlagged") : NULL;
+  yajl_val shown = v ? sr_json_field(v, "runsShown") : NULL,
+           flagged = v ? sr_json_field(v, "runsFlagged") : NULL;
   CHECK(shown && YAJL_GET_INTEGER(shown) == 1);
   CHECK(flagged && YAJL_GET_INTEGER(flagged) == 1);
   /* after every line: nothing shown */
