@@ -35,6 +35,14 @@ static void add_lines(struct sr_review_log *log, const char *const *lines)
     sr_review_log_add_line(log, lines[i], strlen(lines[i]));
 }
 
+/* LINES read into LOG, which must then hold RUNS runs. */
+static bool read_runs(struct sr_review_log *log, const char *const *lines, size_t runs)
+{
+  add_lines(log, lines);
+  CHECK_UINT_EQ(log->n, runs);
+  return log->n == runs;
+}
+
 /* One case: the lines of one run, the flags it must raise (in the table's order) and a piece
  * of each one's reason. */
 struct flag_case {
@@ -140,9 +148,7 @@ static void each_flag_is_raised_when_docs_audit_md_says(void)
     const struct flag_case *fc = &flag_cases[c];
     unit_current = fc->name;
     _cleanup_review_log_ struct sr_review_log log = {0};
-    add_lines(&log, fc->lines);
-    CHECK_UINT_EQ(log.n, 1);
-    if (log.n != 1)
+    if (!read_runs(&log, fc->lines, 1))
       continue;
     struct sr_review_flag f[SR_REVIEW_FLAGS_MAX];
     size_t nf = sr_review_flags_of(&log.v[0], f, SR_REVIEW_FLAGS_MAX);
@@ -172,9 +178,7 @@ static void a_reused_id_is_a_new_run_but_its_activity_stays_with_the_old(void)
       "{\"time\":\"2026-12-01T11:00:00Z\",\"event\":\"create\",\"id\":\"\"}",
       NULL};
   _cleanup_review_log_ struct sr_review_log log = {0};
-  add_lines(&log, lines);
-  CHECK_UINT_EQ(log.n, 2);
-  if (log.n != 2)
+  if (!read_runs(&log, lines, 2))
     return;
   CHECK(log.v[0].has_activity);
   CHECK(!log.v[1].has_activity);
@@ -196,9 +200,7 @@ static void a_later_record_and_a_later_time_replace_the_earlier(void)
                "\"seccomp\":{\"denied\":2,\"syscalls\":[{\"syscall\":\"bpf\",\"count\":2}]}"),
       NULL};
   _cleanup_review_log_ struct sr_review_log log = {0};
-  add_lines(&log, lines);
-  CHECK_UINT_EQ(log.n, 1);
-  if (log.n != 1)
+  if (!read_runs(&log, lines, 1))
     return;
   CHECK_STR_EQ(log.v[0].created, "2026-12-01T10:00:00Z");
   CHECK_UINT_EQ(log.v[0].n_sys, 1);
