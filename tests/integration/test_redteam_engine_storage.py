@@ -1,0 +1,132 @@
+"""Red team 4: other containers' storage in the engines' default places, reached despite the
+denial of README's hardened defaults (bind sources).
+
+Each test plants a victim where the engine keeps it (in its default place on this host; what
+the test created is removed afterwards, existing engine data is never touched), asks for what
+a tenant controls (config.json), and checks what the container saw and what is left on the
+host."""
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from test_escape_engine_storage import plant, victim_id  # noqa: F401 (fixture)
+from test_escape_idmap_state import add_mount, bind
+from test_hostile_configs import refused, run
+
+
+# The directories that contain an engine's storage: a bind of one shows every container's
+# files below it (cAdvisor's `-v /var/lib/docker:/var/lib/docker:ro`).
+ABOVE = {
+    "docker's data root": ("/var/lib/docker", "containers/{v}"),
+    "podman's storage": ("/var/lib/containers/storage", "overlay-containers/{v}/userdata"),
+    "podman's run-time storage": ("/run/containers/storage", "overlay-containers/{v}/userdata"),
+    "containerd's root": ("/var/lib/containerd",
+                          "io.containerd.snapshotter.v1.overlayfs/snapshots/{v}/fs"),
+}
+
+
+@pytest.mark.parametrize("what", sorted(ABOVE))
+@pytest.mark.parametrize("how", ["bind", "rbind"])
+def test_a_directory_containing_an_engines_storage_is_no_bind_source(hardened, bundle, plant,
+                                                                     what, how):
+    top, below = ABOVE[what]
+    rel = below.format(v=victim_id())
+    victim = plant(os.path.join(top, rel))
+    bundle.shell(f"cat /store/{rel}/secret; echo written > /store/{rel}/secret")
+    i = add_mount(bundle, bind("/store", top, how, "rw"))
+    r = run(hardened, bundle)
+    # On the branch: the container prints the victim's secret and overwrites it.
+    assert "victim's secret" not in r.stdout, r.stdout
+    with open(os.path.join(victim, "secret")) as f:
+        assert f.read() == "victim's secret"
+    refused(hardened, r, f"mounts[{i}].source", "container engine's storage")
+
+
+@pytest.fixture
+def docker_c8d_rootfs(busybox_rootfs, plant):
+    """Docker with its containerd image store (the default of fresh installs since Docker 29):
+    containerd's overlayfs snapshotter keeps the layers, and Docker mounts each container's
+    root filesystem at /var/lib/docker/rootfs/overlayfs/<id>.  make() mounts a victim's there
+    (busybox below, its own files in its upper snapshot) and returns (mountpoint, upper); it is
+    unmounted at the end and what was made removed."""
+    mounted = []
+
+    def make():
+        v = victim_id()
+        snaps = "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs/snapshots"
+        lower = plant(f"{snaps}/{v}-1/fs")
+        os.unlink(os.path.join(lower, "secret"))
+        shutil.copytree(busybox_rootfs, lower, symlinks=True, dirs_exist_ok=True)
+        upper = plant(f"{snaps}/{v}-2/fs")
+        work = plant(f"{snaps}/{v}-2/work")
+        os.unlink(os.path.join(work, "secret"))
+        point = plant(f"/var/lib/docker/rootfs/overlayfs/{v}")
+        os.unlink(os.path.join(point, "secret"))
+        subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
+                        f"lowerdir={lower},upperdir={upper},workdir={work}", point], check=True)
+        mounted.append(point)
+        return point, upper
+
+    yield make
+    for m in mounted:
+        subprocess.run(["umount", "-l", m], check=False)
+
+
+@pytest.mark.parametrize("how", ["bind", "rbind"])
+def test_another_containers_root_in_dockers_containerd_image_store_is_no_bind_source(
+        hardened, bundle, docker_c8d_rootfs, how):
+    point, upper = docker_c8d_rootfs()
+    bundle.shell("cat /victim/secret; echo written > /victim/new")
+    i = add_mount(bundle, bind("/victim", point, how, "rw"))
+    r = run(hardened, bundle)
+    # On the branch: the victim's secret printed, and /victim/new made in its upper snapshot.
+    assert "victim's secret" not in r.stdout, r.stdout
+    assert not os.path.exists(os.path.join(upper, "new"))
+    refused(hardened, r, f"mounts[{i}].source", "container engine's storage")
+
+
+def test_another_containers_root_in_dockers_containerd_image_store_is_no_root(
+        hardened, bundle, docker_c8d_rootfs):
+    point, _ = docker_c8d_rootfs()
+    bundle.config["root"]["path"] = point
+    bundle.shell("cat /secret")
+    r = run(hardened, bundle)
+    # On the branch: the container runs in the victim's root filesystem and prints its secret.
+    assert "victim's secret" not in r.stdout, r.stdout
+    refused(hardened, r, "root.path", "container engine's storage")
+
+
+@pytest.fixture
+def view(tmp_path):
+    """view(source): a directory of tmp_path with a bind mount of source below it (a second
+    view of the storage, as a data disk mounted twice makes one); unmounted at the end."""
+    made = []
+
+    def make(source):
+        top = tmp_path / "views"
+        point = top / "v"
+        point.mkdir(parents=True)
+        subprocess.run(["mount", "--bind", source, str(point)], check=True)
+        made.append(point)
+        return top
+
+    yield make
+    for m in made:
+        subprocess.run(["umount", "-l", str(m)], check=False)
+
+
+@pytest.mark.parametrize("store", ["/var/lib/docker/containers/{v}",
+                                   "/var/lib/containers/storage/overlay-containers/{v}/userdata",
+                                   "/run/containers/storage/overlay-containers/{v}/userdata"])
+def test_an_rbind_with_another_containers_directory_mounted_below_is_refused(
+        hardened, bundle, plant, view, store):
+    victim = plant(store.format(v=victim_id()))
+    top = view(victim)
+    bundle.shell("cat /views/v/secret")
+    i = add_mount(bundle, bind("/views", top, "rbind", "ro"))
+    r = run(hardened, bundle)
+    # On the branch: the victim's private files, through the mount below the rbind's source.
+    assert "victim's secret" not in r.stdout, r.stdout
+    refused(hardened, r, f"mounts[{i}].source", "container engine's storage")
