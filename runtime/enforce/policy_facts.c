@@ -64,7 +64,7 @@ static const char *const socket_dirs[] = {"/run/containerd", "/var/run/container
 
 /* Container engines' storage: every container's image layers, root filesystem and private
  * files (its environment, its hosts file), in the engines' default places.  Denied at and
- * below, never above (a bind of /var/lib stays fine).  What an engine binds from there is the
+ * below, and above (a bind of /var/lib/docker shows them all: protect_containing).  What an engine binds from there is the
  * container's own: its bundle, or the directory named by its id (podman's and CRI-O's
  * userdata with hosts, resolv.conf, .containerenv; Docker's hostname and hosts).  Named volumes
  * (.../volumes) are shared between containers by design and stay bindable. */
@@ -83,6 +83,9 @@ static const struct sr_denied_path engine_stores[] = {
     {"/var/lib/docker/vfs", SR_STORE_LAYERS, false, false, true},
     {"/var/lib/docker/image", SR_STORE_LAYERS, false, false, true},
     {"/var/lib/docker/containers", SR_STORE_PRIVATE, true, true, true},
+    /* Docker's containerd image store mounts each container's root at rootfs/<snapshotter>/<id>. */
+    {"/var/lib/docker/rootfs/overlayfs", SR_STORE_LAYERS, false, true, true},
+    {"/var/lib/docker/rootfs/native", SR_STORE_LAYERS, false, true, true},
     {"/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs", SR_STORE_LAYERS, false, false, true},
     {"/var/lib/containerd/io.containerd.snapshotter.v1.native", SR_STORE_LAYERS, false, false, true},
     {"/var/lib/containerd/io.containerd.content.v1.content", SR_STORE_LAYERS, false, false, true},
@@ -250,8 +253,38 @@ static int protect(struct protected_set *s, const char *path, bool below)
   return 0;
 }
 
+/* Every directory above an engine's storage, by inode: a bind of /var/lib/docker or
+ * /var/lib/containers/storage shows every container's layers and private files below it
+ * (cAdvisor's -v /var/lib/docker:/var/lib/docker).  Named volumes, beside the storage, are
+ * not above it.  A directory already in the set keeps the denied path that reached it first. */
+static int protect_containing(struct protected_set *s, int fd, const struct sr_denied_path *d)
+{
+  _cleanup_close_ int cur = openat(fd, "..", O_PATH | O_CLOEXEC);
+  struct stat st, prev;
+  if (fstat(fd, &prev) < 0)
+    return 0;
+  for (int depth = 0; cur >= 0 && depth < 64; depth++) {
+    if (fstat(cur, &st) < 0 || (st.st_dev == prev.st_dev && st.st_ino == prev.st_ino))
+      break; /* the root */
+    bool known = false;
+    for (size_t i = 0; i < s->n && !known; i++)
+      known = s->v[i].dev == st.st_dev && s->v[i].ino == st.st_ino;
+    if (!known) {
+      struct protected_inode *e = add_inode(s, &st, d->path, false);
+      if (e == NULL)
+        return -1;
+      e->reason = d->reason;
+    }
+    prev = st;
+    int parent = openat(cur, "..", O_PATH | O_CLOEXEC);
+    close(cur);
+    cur = parent;
+  }
+  return 0;
+}
+
 /* A path denied at and below it, never above (binds of /usr and /var/log stay fine): seerun's
- * own files (state roots, the audit log's directory, the binary), engines' storage.  id: the
+ * own files (state roots, the audit log's directory, the binary); engines' storage, above too.  id: the
  * container's, for a path whose own_id_ok lets the container bind its own directory there. */
 static int protect_at_below(struct protected_set *s, const struct sr_denied_path *d,
                             const char *id)
@@ -292,8 +325,11 @@ static int protect_at_below(struct protected_set *s, const struct sr_denied_path
       s->v[i].reason = d->reason;
       s->v[i].own = (struct own_ok){own.store, own.bundle, own.dev, own.ino, NULL};
     }
+  if (d->engine_store && protect_containing(s, fd, d) < 0)
+    return -1;
   if (s->nt > 0 && s->t[s->nt - 1].denied == d->path) {
-    s->t[s->nt - 1].not_above = true;
+    /* An engine's storage is denied above too: what contains it shows every container's. */
+    s->t[s->nt - 1].not_above = !d->engine_store;
     s->t[s->nt - 1].reason = d->reason;
     s->t[s->nt - 1].own = own;
     s->t[s->nt - 1].own.fs_path = ow.fs_path;
@@ -324,6 +360,23 @@ static bool is_own(const struct own_ok *own, int bundlefd, dev_t root_dev, ino_t
   return sr_paths_at_or_below(fd, bst.st_dev, bst.st_ino) &&
          sr_paths_at_or_below(bundlefd, root_dev, root_ino) &&
          !(bst.st_dev == root_dev && bst.st_ino == root_ino);
+}
+
+/* A mount below a recursive source that lies in a protected tree: the container's own only
+ * where it lies (its filesystem and the path there, the mount's root) in the container's own
+ * directory or bundle; a view of another container's directory mounted below is not. */
+static bool submount_is_own(const struct protected_tree *t, const struct sr_where *sub,
+                            int bundlefd, const struct sr_where *bw, bool engine_root)
+{
+  if (t->own.store && engine_root)
+    return true;
+  if (t->own.fs_path && sub->dev == t->own.dev && sr_where_path_under(sub->fs_path, t->own.fs_path))
+    return true;
+  struct stat bst;
+  return t->own.bundle && bw && sub->dev == bw->dev &&
+         sr_where_path_under(sub->fs_path, bw->fs_path) && fstat(bundlefd, &bst) == 0 &&
+         !(bst.st_dev == t->root_dev && bst.st_ino == t->root_ino) &&
+         sr_paths_at_or_below(bundlefd, t->root_dev, t->root_ino);
 }
 
 static const struct protected_inode *protected_match(const struct protected_set *s,
@@ -419,9 +472,11 @@ static void judge_object(const struct protected_set *s, struct sr_arena *a, int 
     size_t n = 0;
     if (sr_where_submounts(w.name, &subs, &n) < 0)
       f->location_unknown = true;
+    _cleanup_(sr_where_release) struct sr_where bw = {0};
+    bool have_bw = bundlefd >= 0 && sr_where_fd(bundlefd, &bw) == 0;
     for (size_t i = 0; i < n; i++) {
-      if ((t = tree_match(s, subs[i].dev, subs[i].fs_path)) != NULL && !t->own.bundle &&
-          t->own.dev == 0 && !(t->own.store && engine_root))
+      if ((t = tree_match(s, subs[i].dev, subs[i].fs_path)) != NULL &&
+          !submount_is_own(t, &subs[i], bundlefd, have_bw ? &bw : NULL, engine_root))
         found(a, f, t->kind, t->denied, t->reason);
       sr_where_release(&subs[i]);
     }

@@ -50,10 +50,10 @@ def docker_c8d_rootfs(busybox_rootfs, plant):
     containerd's overlayfs snapshotter keeps the layers, and Docker mounts each container's
     root filesystem at /var/lib/docker/rootfs/overlayfs/<id>.  make() mounts a victim's there
     (busybox below, its own files in its upper snapshot) and returns (mountpoint, upper); it is
-    unmounted at the end and what was made removed."""
+    unmounted at the end and what was made removed.  name: the container id (a victim's)."""
     mounted = []
 
-    def make():
+    def make(name=None):
         v = victim_id()
         snaps = "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs/snapshots"
         lower = plant(f"{snaps}/{v}-1/fs")
@@ -62,7 +62,7 @@ def docker_c8d_rootfs(busybox_rootfs, plant):
         upper = plant(f"{snaps}/{v}-2/fs")
         work = plant(f"{snaps}/{v}-2/work")
         os.unlink(os.path.join(work, "secret"))
-        point = plant(f"/var/lib/docker/rootfs/overlayfs/{v}")
+        point = plant(f"/var/lib/docker/rootfs/overlayfs/{name or v}")
         os.unlink(os.path.join(point, "secret"))
         subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
                         f"lowerdir={lower},upperdir={upper},workdir={work}", point], check=True)
@@ -130,3 +130,14 @@ def test_an_rbind_with_another_containers_directory_mounted_below_is_refused(
     # On the branch: the victim's private files, through the mount below the rbind's source.
     assert "victim's secret" not in r.stdout, r.stdout
     refused(hardened, r, f"mounts[{i}].source", "container engine's storage")
+
+
+def test_the_containers_own_root_in_dockers_containerd_image_store_is_still_its_root(
+        hardened, bundle, docker_c8d_rootfs):
+    # The one named by the container's own id: what Docker itself would hand over.
+    cid = hardened.id("own")
+    point, _ = docker_c8d_rootfs(cid)
+    bundle.config["root"]["path"] = point
+    bundle.shell("cat /secret")
+    r = hardened.cmd("run", "--bundle", bundle.write(), cid)
+    assert r.returncode == 0 and r.stdout == "victim's secret", r.stderr
