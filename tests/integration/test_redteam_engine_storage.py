@@ -141,3 +141,68 @@ def test_the_containers_own_root_in_dockers_containerd_image_store_is_still_its_
     bundle.shell("cat /secret")
     r = hardened.cmd("run", "--bundle", bundle.write(), cid)
     assert r.returncode == 0 and r.stdout == "victim's secret", r.stderr
+
+
+# Other containers' files in the engines' default places the list left out: the CRI plugin's
+# per-container directories (not the per-pod sandbox ones: README leaves those out), the
+# persistent half of containerd's task directories, podman's database (every container's
+# configuration, its environment among it) and its secrets.
+UNLISTED = {
+    "containerd CRI's container state": "/var/lib/containerd/io.containerd.grpc.v1.cri/"
+                                        "containers/{v}",
+    "containerd CRI's container stdio": "/run/containerd/io.containerd.grpc.v1.cri/containers/"
+                                        "{v}/io/1",
+    "containerd's task work directories": "/var/lib/containerd/io.containerd.runtime.v2.task/"
+                                          "k8s.io/{v}",
+    "podman's database": "/var/lib/containers/storage/libpod/{v}",
+    "podman's secrets": "/var/lib/containers/storage/secrets/{v}",
+}
+
+
+@pytest.mark.parametrize("what", sorted(UNLISTED))
+def test_another_containers_files_the_list_left_out_are_no_bind_source(hardened, bundle, plant,
+                                                                       what):
+    victim = plant(UNLISTED[what].format(v=victim_id()))
+    bundle.shell("cat /victim/secret")
+    i = add_mount(bundle, bind("/victim", victim, "bind", "ro"))
+    r = run(hardened, bundle)
+    # On the branch: the victim's file is printed.
+    assert "victim's secret" not in r.stdout, r.stdout
+    refused(hardened, r, f"mounts[{i}].source", "container engine's storage")
+
+
+@pytest.mark.parametrize("file", ["/var/lib/containers/storage/db.sql",
+                                  "/var/lib/containers/storage/libpod/bolt_state.db"])
+def test_podmans_database_is_no_bind_source(hardened, bundle, plant, file):
+    # Every container's configuration: its environment (`podman run -e TOKEN=...`) among it.
+    if os.path.exists(file):
+        pytest.skip(f"{file} is podman's own on this host: not touched")
+    d = plant(os.path.dirname(file))
+    os.rename(os.path.join(d, "secret"), file)
+    try:
+        bundle.shell("cat /db")
+        i = add_mount(bundle, bind("/db", file, "bind", "ro"))
+        r = run(hardened, bundle)
+        assert "victim's secret" not in r.stdout, r.stdout
+        refused(hardened, r, f"mounts[{i}].source", "container engine's storage")
+    finally:
+        os.unlink(file)
+
+
+def test_podmans_attach_sockets_directory_is_no_bind_source(hardened, bundle, plant, tmp_path):
+    # conmon's attach socket for each container (its terminal: read its output, type into it)
+    # lies in podman's tmpdir, /run/libpod/socket/<id>/attach.
+    import socket
+    d = plant(f"/run/libpod/socket/{victim_id()}")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.bind(os.path.join(d, "attach"))
+    s.listen(1)
+    try:
+        bundle.shell("test -S /attach/attach && echo attach socket visible")
+        i = add_mount(bundle, bind("/attach", d, "bind", "ro"))
+        r = run(hardened, bundle)
+        # On the branch: the socket is there to connect to.
+        assert "attach socket" not in r.stdout, r.stdout
+        refused(hardened, r, f"mounts[{i}].source", "socket")
+    finally:
+        s.close()
