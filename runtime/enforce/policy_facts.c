@@ -48,12 +48,13 @@ static const char *const denied_below[] = {
 /* Directories that hold host daemons' sockets: a bind of one (or of a directory containing
  * one, or below one) connects the container to those daemons (D-Bus, systemd, the engines).
  * No directory below may be bound either: their sockets sit in subdirectories
- * (/run/systemd/journal, /run/user/0/bus).  Judged by inode and by where they lie; /var/run is
- * /run here. */
+ * (/run/systemd/journal, /run/user/0/bus, podman's /run/libpod/socket/<id>/attach: another
+ * container's terminal).  Judged by inode and by where they lie; /var/run is /run here. */
 static const char *const socket_dirs_below[] = {
     "/run/dbus",   "/run/systemd",   "/run/docker",   "/run/podman",   "/run/crio",
     "/run/user",   "/run/libvirt",   "/run/snapd",    "/run/lxd",      "/run/containerd/s",
-    "/run/udev",   "/run/avahi-daemon", "/run/cups", "/tmp/.X11-unix",
+    "/run/udev",   "/run/avahi-daemon", "/run/cups", "/tmp/.X11-unix", "/run/libpod",
+    "/var/run/libpod",
     "/var/run/dbus", "/var/run/systemd", "/var/run/docker", "/var/run/podman", "/var/run/crio",
     "/var/run/user", "/var/run/libvirt", "/var/run/containerd/s",
 };
@@ -70,6 +71,8 @@ static const char *const socket_dirs[] = {"/run/containerd", "/var/run/container
  * (.../volumes) are shared between containers by design and stay bindable. */
 #define SR_STORE_LAYERS "a container engine's storage: image layers and containers' root file systems"
 #define SR_STORE_PRIVATE "a container engine's storage: another container's own files"
+#define SR_STORE_RECORDS \
+  "a container engine's storage: every container's configuration (its environment) and secrets"
 static const struct sr_denied_path engine_stores[] = {
     {"/var/lib/containers/storage/overlay", SR_STORE_LAYERS, false, false, true},
     {"/var/lib/containers/storage/overlay-layers", SR_STORE_LAYERS, false, false, true},
@@ -92,6 +95,13 @@ static const struct sr_denied_path engine_stores[] = {
     {"/var/lib/containerd/io.containerd.metadata.v1.bolt", SR_STORE_LAYERS, false, false, true},
     {"/run/containerd/io.containerd.runtime.v2.task", SR_STORE_PRIVATE, true, false, true},
     {"/run/containerd/io.containerd.runtime.v1.linux", SR_STORE_PRIVATE, true, false, true},
+    {"/var/lib/containerd/io.containerd.runtime.v2.task", SR_STORE_PRIVATE, false, false, true},
+    /* The CRI plugin's per-container state and stdio FIFOs (its per-pod sandboxes are not). */
+    {"/var/lib/containerd/io.containerd.grpc.v1.cri/containers", SR_STORE_PRIVATE, false, true, true},
+    {"/run/containerd/io.containerd.grpc.v1.cri/containers", SR_STORE_PRIVATE, false, true, true},
+    {"/var/lib/containers/storage/libpod", SR_STORE_RECORDS, false, false, true},
+    {"/var/lib/containers/storage/db.sql", SR_STORE_RECORDS, false, false, true},
+    {"/var/lib/containers/storage/secrets", SR_STORE_RECORDS, false, false, true},
 };
 
 enum protect_kind { PROTECT_DENIED, PROTECT_SOCKETS };
