@@ -145,6 +145,18 @@ def test_named_volumes_are_still_bound(hardened, bundle, plant, volume):
     assert r.returncode == 0 and r.stdout == "shared volume", r.stderr
 
 
+def mount_busybox_overlay(plant, busybox_rootfs, lower, upper, work, merged):
+    """An overlay at merged (planted, as are its layers, empty): the busybox tree as its
+    lower layer; the caller unmounts it."""
+    for d in (lower, upper, work, merged):
+        os.unlink(os.path.join(plant(d), "secret"))
+    shutil.copytree(busybox_rootfs, lower, symlinks=True, dirs_exist_ok=True)
+    for sub in ("run", "var/tmp", "tmp"):
+        os.makedirs(os.path.join(lower, sub), exist_ok=True)
+    subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
+                    f"lowerdir={lower},upperdir={upper},workdir={work}", merged], check=True)
+
+
 @pytest.fixture
 def podman_layer(busybox_rootfs, plant):
     """podman's layout in its default storage: a layer's overlay mounted at
@@ -157,19 +169,10 @@ def podman_layer(busybox_rootfs, plant):
 
     def make(cid):
         layer = victim_id()
-        d = plant(f"{store}/overlay/{layer}/diff")
-        os.unlink(os.path.join(d, "secret"))
-        lower = plant(f"{store}/overlay/{layer}/lower")
-        os.unlink(os.path.join(lower, "secret"))
-        shutil.copytree(busybox_rootfs, lower, symlinks=True, dirs_exist_ok=True)
-        for sub in ("run", "var/tmp", "tmp"):
-            os.makedirs(os.path.join(lower, sub), exist_ok=True)
-        work = plant(f"{store}/overlay/{layer}/work")
-        os.unlink(os.path.join(work, "secret"))
-        merged = plant(f"{store}/overlay/{layer}/merged")
-        os.unlink(os.path.join(merged, "secret"))
-        subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
-                        f"lowerdir={lower},upperdir={d},workdir={work}", merged], check=True)
+        merged = f"{store}/overlay/{layer}/merged"
+        mount_busybox_overlay(plant, busybox_rootfs, f"{store}/overlay/{layer}/lower",
+                              f"{store}/overlay/{layer}/diff", f"{store}/overlay/{layer}/work",
+                              merged)
         mounted.append(merged)
         userdata = plant(f"{store}/overlay-containers/{cid}/userdata")
         with open(f"{store}/overlay-containers/containers.json", "w") as f:

@@ -6,12 +6,11 @@ the test created is removed afterwards, existing engine data is never touched), 
 a tenant controls (config.json), and checks what the container saw and what is left on the
 host."""
 import os
-import shutil
 import subprocess
 
 import pytest
 
-from test_escape_engine_storage import plant, victim_id  # noqa: F401 (fixture)
+from test_escape_engine_storage import mount_busybox_overlay, plant, victim_id  # noqa: F401
 from test_escape_idmap_state import add_mount, bind
 from test_hostile_configs import refused, run
 
@@ -25,6 +24,17 @@ ABOVE = {
     "containerd's root": ("/var/lib/containerd",
                           "io.containerd.snapshotter.v1.overlayfs/snapshots/{v}/fs"),
 }
+
+
+def bind_refused(hardened, bundle, source, destination, script, leaked, how="bind", mode="ro",
+                 words=("container engine's storage",)):
+    """A bind of source at destination, the container running script: refused naming the
+    source field (and words), with nothing of leaked in the container's output."""
+    bundle.shell(script)
+    i = add_mount(bundle, bind(destination, source, how, mode))
+    r = run(hardened, bundle)
+    assert leaked not in r.stdout, r.stdout
+    refused(hardened, r, f"mounts[{i}].source", *words)
 
 
 @pytest.mark.parametrize("what", sorted(ABOVE))
@@ -56,17 +66,14 @@ def docker_c8d_rootfs(busybox_rootfs, plant):
     def make(name=None):
         v = victim_id()
         snaps = "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs/snapshots"
-        lower = plant(f"{snaps}/{v}-1/fs")
-        os.unlink(os.path.join(lower, "secret"))
-        shutil.copytree(busybox_rootfs, lower, symlinks=True, dirs_exist_ok=True)
-        upper = plant(f"{snaps}/{v}-2/fs")
-        work = plant(f"{snaps}/{v}-2/work")
-        os.unlink(os.path.join(work, "secret"))
-        point = plant(f"/var/lib/docker/rootfs/overlayfs/{name or v}")
-        os.unlink(os.path.join(point, "secret"))
-        subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
-                        f"lowerdir={lower},upperdir={upper},workdir={work}", point], check=True)
+        upper = f"{snaps}/{v}-2/fs"
+        point = f"/var/lib/docker/rootfs/overlayfs/{name or v}"
+        mount_busybox_overlay(plant, busybox_rootfs, f"{snaps}/{v}-1/fs", upper,
+                              f"{snaps}/{v}-2/work", point)
         mounted.append(point)
+        with open(os.path.join(upper, "secret"), "w") as f:
+            f.write("victim's secret")
+        os.chmod(os.path.join(upper, "secret"), 0o644)
         return point, upper
 
     yield make
@@ -122,14 +129,10 @@ def view(tmp_path):
                                    "/run/containers/storage/overlay-containers/{v}/userdata"])
 def test_an_rbind_with_another_containers_directory_mounted_below_is_refused(
         hardened, bundle, plant, view, store):
-    victim = plant(store.format(v=victim_id()))
-    top = view(victim)
-    bundle.shell("cat /views/v/secret")
-    i = add_mount(bundle, bind("/views", top, "rbind", "ro"))
-    r = run(hardened, bundle)
+    top = view(plant(store.format(v=victim_id())))
     # On the branch: the victim's private files, through the mount below the rbind's source.
-    assert "victim's secret" not in r.stdout, r.stdout
-    refused(hardened, r, f"mounts[{i}].source", "container engine's storage")
+    bind_refused(hardened, bundle, top, "/views", "cat /views/v/secret", "victim's secret",
+                 how="rbind")
 
 
 def test_the_containers_own_root_in_dockers_containerd_image_store_is_still_its_root(
@@ -163,12 +166,8 @@ UNLISTED = {
 def test_another_containers_files_the_list_left_out_are_no_bind_source(hardened, bundle, plant,
                                                                        what):
     victim = plant(UNLISTED[what].format(v=victim_id()))
-    bundle.shell("cat /victim/secret")
-    i = add_mount(bundle, bind("/victim", victim, "bind", "ro"))
-    r = run(hardened, bundle)
     # On the branch: the victim's file is printed.
-    assert "victim's secret" not in r.stdout, r.stdout
-    refused(hardened, r, f"mounts[{i}].source", "container engine's storage")
+    bind_refused(hardened, bundle, victim, "/victim", "cat /victim/secret", "victim's secret")
 
 
 @pytest.mark.parametrize("file", ["/var/lib/containers/storage/db.sql",
@@ -180,11 +179,7 @@ def test_podmans_database_is_no_bind_source(hardened, bundle, plant, file):
     d = plant(os.path.dirname(file))
     os.rename(os.path.join(d, "secret"), file)
     try:
-        bundle.shell("cat /db")
-        i = add_mount(bundle, bind("/db", file, "bind", "ro"))
-        r = run(hardened, bundle)
-        assert "victim's secret" not in r.stdout, r.stdout
-        refused(hardened, r, f"mounts[{i}].source", "container engine's storage")
+        bind_refused(hardened, bundle, file, "/db", "cat /db", "victim's secret")
     finally:
         os.unlink(file)
 
@@ -198,11 +193,9 @@ def test_podmans_attach_sockets_directory_is_no_bind_source(hardened, bundle, pl
     s.bind(os.path.join(d, "attach"))
     s.listen(1)
     try:
-        bundle.shell("test -S /attach/attach && echo attach socket visible")
-        i = add_mount(bundle, bind("/attach", d, "bind", "ro"))
-        r = run(hardened, bundle)
         # On the branch: the socket is there to connect to.
-        assert "attach socket" not in r.stdout, r.stdout
-        refused(hardened, r, f"mounts[{i}].source", "socket")
+        bind_refused(hardened, bundle, d, "/attach",
+                     "test -S /attach/attach && echo attach socket visible", "attach socket",
+                     words=("socket",))
     finally:
         s.close()
