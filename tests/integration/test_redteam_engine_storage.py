@@ -12,6 +12,7 @@ import pytest
 
 from test_escape_engine_storage import mount_busybox_overlay, plant, victim_id  # noqa: F401
 from test_escape_idmap_state import add_mount, bind
+from test_escape_overlay import hostile, open_dir, overlay  # noqa: F401 (fixtures)
 from test_hostile_configs import refused, run
 
 
@@ -199,3 +200,33 @@ def test_podmans_attach_sockets_directory_is_no_bind_source(hardened, bundle, pl
                      words=("socket",))
     finally:
         s.close()
+
+
+def test_an_overlay_layer_containing_an_engines_storage_is_refused(hostile, bundle, plant):
+    # A profile that allows overlay mounts: lowerdir=/var/lib/docker is the same view as a bind.
+    rel = f"containers/{victim_id()}"
+    plant(f"/var/lib/docker/{rel}")
+    bundle.shell(f"cat /x/{rel}/secret")
+    i = overlay(bundle, "/x", "lowerdir=/var/lib/docker")
+    r = run(hostile, bundle)
+    # On the branch: the victim's file through the overlay's lower layer.
+    assert "victim's secret" not in r.stdout, r.stdout
+    refused(hostile, r, f"mounts[{i}].options", "lowerdir=/var/lib/docker",
+            "container engine's storage")
+
+
+def test_a_root_containing_an_engines_storage_is_refused(hardened, bundle, plant,
+                                                        busybox_rootfs):
+    # root.path /var/lib/docker, the process a static busybox in a victim's layer.
+    v = victim_id()
+    layer = plant(f"/var/lib/docker/overlay2/{v}/diff")
+    os.makedirs(os.path.join(layer, "bin"))
+    subprocess.run(["cp", os.path.join(busybox_rootfs, "bin", "busybox"),
+                    os.path.join(layer, "bin")], check=True)
+    plant(f"/var/lib/docker/containers/{v}")
+    bundle.config["root"]["path"] = "/var/lib/docker"
+    bundle.args(f"/overlay2/{v}/diff/bin/busybox", "cat", f"/containers/{v}/secret")
+    r = run(hardened, bundle)
+    # On the branch: the victim's file, from a root that is the whole of Docker's storage.
+    assert "victim's secret" not in r.stdout, r.stdout
+    refused(hardened, r, "root.path", "container engine's storage")
