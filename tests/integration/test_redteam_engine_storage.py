@@ -202,12 +202,13 @@ def test_podmans_attach_sockets_directory_is_no_bind_source(hardened, bundle, pl
         s.close()
 
 
-def test_an_overlay_layer_containing_an_engines_storage_is_refused(hostile, bundle, plant):
+def test_an_overlay_layer_containing_an_engines_storage_is_refused(hostile, bundle, plant,
+                                                                   open_dir):
     # A profile that allows overlay mounts: lowerdir=/var/lib/docker is the same view as a bind.
     rel = f"containers/{victim_id()}"
     plant(f"/var/lib/docker/{rel}")
     bundle.shell(f"cat /x/{rel}/secret")
-    i = overlay(bundle, "/x", "lowerdir=/var/lib/docker")
+    i = overlay(bundle, "/x", f"lowerdir=/var/lib/docker:{open_dir}")
     r = run(hostile, bundle)
     # On the branch: the victim's file through the overlay's lower layer.
     assert "victim's secret" not in r.stdout, r.stdout
@@ -224,6 +225,8 @@ def test_a_root_containing_an_engines_storage_is_refused(hardened, bundle, plant
     subprocess.run(["cp", os.path.join(busybox_rootfs, "bin", "busybox"),
                     os.path.join(layer, "bin")], check=True)
     plant(f"/var/lib/docker/containers/{v}")
+    for sub in ("dev", "proc", "sys", "tmp", "var/tmp", "run"):  # the mount points
+        os.unlink(os.path.join(plant(f"/var/lib/docker/{sub}"), "secret"))
     bundle.config["root"]["path"] = "/var/lib/docker"
     bundle.args(f"/overlay2/{v}/diff/bin/busybox", "cat", f"/containers/{v}/secret")
     r = run(hardened, bundle)
