@@ -64,11 +64,12 @@ static const char *const socket_dirs_below[] = {
 static const char *const socket_dirs[] = {"/run/containerd", "/var/run/containerd"};
 
 /* Container engines' storage: every container's image layers, root filesystem and private
- * files (its environment, its hosts file), in the engines' default places.  Denied at and
- * below, and above (a bind of /var/lib/docker shows them all: protect_containing).  What an engine binds from there is the
- * container's own: its bundle, or the directory named by its id (podman's and CRI-O's
- * userdata with hosts, resolv.conf, .containerenv; Docker's hostname and hosts).  Named volumes
- * (.../volumes) are shared between containers by design and stay bindable. */
+ * files (its environment, its hosts file), in the engines' default places.  Denied at, below
+ * and above (a bind of /var/lib/docker shows them all: protect_containing).  What an engine
+ * binds from there is the container's own: its bundle, or the directory named by its id
+ * (podman's and CRI-O's userdata with hosts, resolv.conf, .containerenv; Docker's hostname and
+ * hosts).  Named volumes (.../volumes) are shared between containers by design and stay
+ * bindable. */
 #define SR_STORE_LAYERS "a container engine's storage: image layers and containers' root file systems"
 #define SR_STORE_PRIVATE "a container engine's storage: another container's own files"
 #define SR_STORE_RECORDS \
@@ -86,7 +87,7 @@ static const struct sr_denied_path engine_stores[] = {
     {"/var/lib/docker/vfs", SR_STORE_LAYERS, false, false, true},
     {"/var/lib/docker/image", SR_STORE_LAYERS, false, false, true},
     {"/var/lib/docker/containers", SR_STORE_PRIVATE, true, true, true},
-    /* Docker's containerd image store mounts each container's root at rootfs/<snapshotter>/<id>. */
+    /* Docker's containerd image store mounts each one's root at rootfs/<snapshotter>/<id>. */
     {"/var/lib/docker/rootfs/overlayfs", SR_STORE_LAYERS, false, true, true},
     {"/var/lib/docker/rootfs/native", SR_STORE_LAYERS, false, true, true},
     {"/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs", SR_STORE_LAYERS, false, false, true},
@@ -97,7 +98,8 @@ static const struct sr_denied_path engine_stores[] = {
     {"/run/containerd/io.containerd.runtime.v1.linux", SR_STORE_PRIVATE, true, false, true},
     {"/var/lib/containerd/io.containerd.runtime.v2.task", SR_STORE_PRIVATE, false, false, true},
     /* The CRI plugin's per-container state and stdio FIFOs (its per-pod sandboxes are not). */
-    {"/var/lib/containerd/io.containerd.grpc.v1.cri/containers", SR_STORE_PRIVATE, false, true, true},
+    {"/var/lib/containerd/io.containerd.grpc.v1.cri/containers", SR_STORE_PRIVATE, false, true,
+     true},
     {"/run/containerd/io.containerd.grpc.v1.cri/containers", SR_STORE_PRIVATE, false, true, true},
     {"/var/lib/containers/storage/libpod", SR_STORE_RECORDS, false, false, true},
     {"/var/lib/containers/storage/db.sql", SR_STORE_RECORDS, false, false, true},
@@ -294,8 +296,9 @@ static int protect_containing(struct protected_set *s, int fd, const struct sr_d
 }
 
 /* A path denied at and below it, never above (binds of /usr and /var/log stay fine): seerun's
- * own files (state roots, the audit log's directory, the binary); engines' storage, above too.  id: the
- * container's, for a path whose own_id_ok lets the container bind its own directory there. */
+ * own files (state roots, the audit log's directory, the binary); engines' storage, above
+ * too.  id: the container's, for a path whose own_id_ok lets the container bind its own
+ * directory there. */
 static int protect_at_below(struct protected_set *s, const struct sr_denied_path *d,
                             const char *id)
 {
@@ -380,7 +383,8 @@ static bool submount_is_own(const struct protected_tree *t, const struct sr_wher
 {
   if (t->own.store && engine_root)
     return true;
-  if (t->own.fs_path && sub->dev == t->own.dev && sr_where_path_under(sub->fs_path, t->own.fs_path))
+  if (t->own.fs_path && sub->dev == t->own.dev &&
+      sr_where_path_under(sub->fs_path, t->own.fs_path))
     return true;
   struct stat bst;
   return t->own.bundle && bw && sub->dev == bw->dev &&
