@@ -12,7 +12,7 @@ import pytest
 
 from test_escape_engine_storage import mount_busybox_overlay, plant, victim_id  # noqa: F401
 from test_escape_idmap_state import add_mount, bind
-from test_escape_overlay import hostile, open_dir, overlay  # noqa: F401 (fixtures)
+from test_escape_overlay import allow_types, open_dir, overlay  # noqa: F401 (fixture)
 from test_hostile_configs import refused, run
 
 
@@ -202,17 +202,18 @@ def test_podmans_attach_sockets_directory_is_no_bind_source(hardened, bundle, pl
         s.close()
 
 
-def test_an_overlay_layer_containing_an_engines_storage_is_refused(hostile, bundle, plant,
+def test_an_overlay_layer_containing_an_engines_storage_is_refused(hardened, bundle, plant,
                                                                    open_dir):
     # A profile that allows overlay mounts: lowerdir=/var/lib/docker is the same view as a bind.
+    allow_types(hardened, "overlay")
     rel = f"containers/{victim_id()}"
     plant(f"/var/lib/docker/{rel}")
-    bundle.shell(f"cat /x/{rel}/secret")
-    i = overlay(bundle, "/x", f"lowerdir=/var/lib/docker:{open_dir}")
-    r = run(hostile, bundle)
+    bundle.shell(f"cat /ovl-store/{rel}/secret")
+    i = overlay(bundle, "/ovl-store", f"lowerdir=/var/lib/docker:{open_dir}")
+    r = run(hardened, bundle)
     # On the branch: the victim's file through the overlay's lower layer.
     assert "victim's secret" not in r.stdout, r.stdout
-    refused(hostile, r, f"mounts[{i}].options", "lowerdir=/var/lib/docker",
+    refused(hardened, r, f"mounts[{i}].options", "lowerdir=/var/lib/docker",
             "container engine's storage")
 
 
