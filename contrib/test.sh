@@ -1,11 +1,11 @@
 #!/bin/sh
 # Builds seerun and runs every test: the unit tests (plain, and under AddressSanitizer and
 # UndefinedBehaviorSanitizer with leak detection), a clang pass for gotos past cleanup
-# variables, bounded fuzzing of the config and policy parsers (the config fuzzer also applies
-# every built-in profile to what it parses), the integration tests against
-# the real binary as root (with the kill-point build for the crash tests, and podman,
-# containerd and Docker driving seerun), and the integration tests once more against the
-# ASan+UBSan build.
+# variables (a guard: contrib/check-gotos.sh allows no goto in runtime/ or oci/), bounded
+# fuzzing of the config and policy parsers (the config fuzzer also applies every built-in
+# profile to what it parses), the integration tests against the real binary as root (with
+# the kill-point build for the crash tests, and podman, containerd and Docker driving
+# seerun), and the integration tests once more against the ASan+UBSan build.
 #
 # Build directories: build (setup.sh), build-asan (--enable-sanitizers), build-kp
 # (--enable-kill-points: a test-only binary that kills itself at a named step; never install
@@ -35,6 +35,9 @@ stage "clang: no goto jumps past a cleanup variable (gcc accepts it and frees ga
 clang -fsyntax-only -w -D_GNU_SOURCE -Ibuild $(for d in oci oci/common runtime/*/; do echo "-I$d"; done) \
   $(pkg-config --cflags yajl libseccomp libcap libselinux nettle libsystemd) \
   $(pkg-config --cflags criu 2>/dev/null) runtime/*/*.c oci/*.c oci/common/*.c
+
+stage "no goto in runtime/ or oci/ (cleanup attributes instead; contrib/goto-allow)"
+contrib/check-gotos.sh
 
 stage "layers: no include by a path (each folder's include path is what enforces the order)"
 if grep -rn '#include "[^"]*/' runtime oci tools tests/unit --include='*.c' --include='*.h'; then

@@ -326,58 +326,57 @@ int sr_config_parse_failed(sr_error_t *err, const char *what)
   return sr_error_wrap(err, "%s", what);
 }
 
-int sr_config_parse(const char *buf, size_t len, const char *what, struct sr_config **out,
-                    sr_error_t *err)
+/* The document into c; the caller wraps what fails (sr_config_parse_failed). */
+static int parse_document(const char *buf, size_t len, struct sr_config *c, sr_error_t *err)
 {
   _cleanup_yajl_ yajl_val root = NULL;
-  _cleanup_config_ struct sr_config *c = calloc(1, sizeof(*c));
-  if (c == NULL)
-    return sr_error_make(err, ENOMEM, "%s", what);
-  struct sr_arena *a = &c->arena;
-
   if (sr_json_parse(buf, len, &root, err) < 0 || sr_json_want_object(root, "", err) < 0)
-    goto fail;
-
+    return -1;
+  struct sr_arena *a = &c->arena;
   if (sr_json_get_string(a, root, "", "ociVersion", true, &c->oci_version, err) < 0 ||
       check_oci_version(c->oci_version, err) < 0)
-    goto fail;
+    return -1;
 
   yajl_val v;
   if (sr_json_get_object(root, "", "root", true, &v, err) < 0 ||
       sr_json_get_string(a, v, "root", "path", true, &c->root_path, err) < 0 ||
       sr_json_get_bool(v, "root", "readonly", &c->root_readonly, NULL, err) < 0)
-    goto fail;
-  if (c->root_path[0] == '\0') {
-    sr_error_config_at(err, "root", "path", "must not be empty");
-    goto fail;
-  }
+    return -1;
+  if (c->root_path[0] == '\0')
+    return sr_error_config_at(err, "root", "path", "must not be empty");
   if (sr_json_get_string(a, root, "", "hostname", false, &c->hostname, err) < 0 ||
       sr_json_get_string(a, root, "", "domainname", false, &c->domainname, err) < 0 ||
       parse_mounts(a, root, c, err) < 0 || parse_hooks(a, root, &c->hooks, err) < 0 ||
       sr_json_get_string_map(a, root, "", "annotations", &c->annotation_keys,
                              &c->annotation_values, &c->n_annotations, err) < 0)
-    goto fail;
+    return -1;
 
   if (sr_json_get_object(root, "", "process", false, &v, err) < 0)
-    goto fail;
+    return -1;
   if (v) {
     c->process = sr_arena_alloc(a, sizeof(*c->process));
-    if (c->process == NULL) {
-      SR_OOM(err, "process");
-      goto fail;
-    }
+    if (c->process == NULL)
+      return SR_OOM(err, "process");
     if (sr_config_process_parse(a, v, "process", c->process, err) < 0)
-      goto fail;
+      return -1;
   }
 
   if (sr_json_get_object(root, "", "linux", false, &v, err) < 0 ||
       sr_config_linux_parse(a, v, "linux", &c->linux_, err) < 0 || validate(c, err) < 0)
-    goto fail;
+    return -1;
+  return 0;
+}
 
+int sr_config_parse(const char *buf, size_t len, const char *what, struct sr_config **out,
+                    sr_error_t *err)
+{
+  _cleanup_config_ struct sr_config *c = calloc(1, sizeof(*c));
+  if (c == NULL)
+    return sr_error_make(err, ENOMEM, "%s", what);
+  if (parse_document(buf, len, c, err) < 0)
+    return sr_config_parse_failed(err, what);
   *out = steal_ptr(c);
   return 0;
-fail:
-  return sr_config_parse_failed(err, what);
 }
 
 int sr_config_parse_process(const char *buf, size_t len, const char *what, struct sr_arena *a,

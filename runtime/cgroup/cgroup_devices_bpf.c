@@ -223,6 +223,18 @@ static int find_ours(int cgfd, int *fds, size_t *n, sr_error_t *err)
   return 0;
 }
 
+/* The seerun programs found attached (find_ours), closed on every return. */
+struct old_progs {
+  int fd[MAX_OLD];
+  size_t n;
+};
+
+static void old_progs_close(struct old_progs *o)
+{
+  for (size_t i = 0; i < o->n; i++)
+    close(o->fd[i]);
+}
+
 static int attach(int cgfd, int progfd, int replace_fd)
 {
   union bpf_attr a;
@@ -256,35 +268,25 @@ int sr_cgroup_devices_bpf_apply(const struct sr_cg_dir *d, const struct sr_devic
   free(p.v);
   if (progfd < 0)
     return -1;
-  int old[MAX_OLD];
-  size_t n_old = 0;
-  if (find_ours(d->fd, old, &n_old, err) < 0) {
-    rc = -1;
-    goto out;
-  }
+  _cleanup_(old_progs_close) struct old_progs old = {.n = 0};
+  if (find_ours(d->fd, old.fd, &old.n, err) < 0)
+    return -1;
   /* One old program: swapped in place, no moment with neither or both.  Otherwise (or before
    * Linux 5.6, no BPF_F_REPLACE) the new one goes in first and the old ones then go: for that
    * moment both apply, which only ever denies more. */
   bool replaced = false;
-  if (n_old == 1 && attach(d->fd, progfd, old[0]) == 0)
+  if (old.n == 1 && attach(d->fd, progfd, old.fd[0]) == 0)
     replaced = true;
-  else if (attach(d->fd, progfd, -1) < 0) {
-    rc = sr_error_sys(err, "bpf: attach the device filter to `%s`", d->path);
-    goto out;
-  }
-  for (size_t i = 0; i < n_old && !replaced; i++) {
+  else if (attach(d->fd, progfd, -1) < 0)
+    return sr_error_sys(err, "bpf: attach the device filter to `%s`", d->path);
+  for (size_t i = 0; i < old.n && !replaced; i++) {
     union bpf_attr a;
     memset(&a, 0, sizeof(a));
     a.target_fd = (uint32_t)d->fd;
-    a.attach_bpf_fd = (uint32_t)old[i];
+    a.attach_bpf_fd = (uint32_t)old.fd[i];
     a.attach_type = BPF_CGROUP_DEVICE;
-    if (sys_bpf(BPF_PROG_DETACH, &a) < 0 && errno != ENOENT) {
-      rc = sr_error_sys(err, "bpf: detach the previous device filter from `%s`", d->path);
-      goto out;
-    }
+    if (sys_bpf(BPF_PROG_DETACH, &a) < 0 && errno != ENOENT)
+      return sr_error_sys(err, "bpf: detach the previous device filter from `%s`", d->path);
   }
-out:
-  for (size_t i = 0; i < n_old; i++)
-    close(old[i]);
-  return rc;
+  return 0;
 }

@@ -137,22 +137,18 @@ int sr_checkpoint(struct sr_container *c, const struct sr_config *config,
   if (open_dir(image, "--image-path", &imgfd, err) < 0 ||
       open_dir(work, "--work-path", &workfd, err) < 0)
     return -1;
-  struct sr_mountinfo *m = NULL;
-  size_t n = 0;
-  if (sr_criu_mountinfo_read(pid, &m, &n, err) < 0)
+  _cleanup_criu_mounts_ struct sr_criu_mounts mounts = {NULL, 0};
+  if (sr_criu_mountinfo_read(pid, &mounts.m, &mounts.n, err) < 0)
     return sr_error_wrap(err, "checkpoint `%s`", c->id);
+  const struct sr_mountinfo *m = mounts.m;
+  size_t n = mounts.n;
   _cleanup_criu_opts_ criu_opts *opts = NULL;
-  int r = -1;
-  if (criu_local_init_opts(&opts) < 0) {
-    sr_error_make(err, ENOMEM, "criu options");
-    goto out;
-  }
+  if (criu_local_init_opts(&opts) < 0)
+    return sr_error_make(err, ENOMEM, "criu options");
   if (criu_local_set_service_binary(opts, binary) < 0 ||
       criu_local_set_log_file(opts, "dump.log") < 0 ||
-      (c->rec->rootfs && criu_local_set_root(opts, c->rec->rootfs) < 0)) {
-    sr_error_make(err, ENOMEM, "criu options");
-    goto out;
-  }
+      (c->rec->rootfs && criu_local_set_root(opts, c->rec->rootfs) < 0))
+    return sr_error_make(err, ENOMEM, "criu options");
   sr_criu_set_common_opts(opts, o, cg_mode, imgfd, workfd);
   criu_local_set_pid(opts, pid);
   criu_local_set_leave_running(opts, o->leave_running);
@@ -160,25 +156,19 @@ int sr_checkpoint(struct sr_container *c, const struct sr_config *config,
    * named by their mount point; restore supplies what the policy decides for each name. */
   for (size_t i = 0; i < n; i++)
     if (sr_criu_mount_is_external(m, n, i) &&
-        criu_local_add_ext_mount(opts, m[i].point, m[i].point) < 0) {
-      sr_error_make(err, ENOMEM, "criu: external mount %s", m[i].point);
-      goto out;
-    }
+        criu_local_add_ext_mount(opts, m[i].point, m[i].point) < 0)
+      return sr_error_make(err, ENOMEM, "criu: external mount %s", m[i].point);
   if (dump_stdio(opts, pid, m, n, imgfd, err) < 0)
-    goto out;
-  int cr = criu_local_dump(opts);
-  if (cr < 0) {
+    return -1;
+  if (criu_local_dump(opts) < 0) {
     sr_error_make(err, 0, "checkpoint `%s`: criu dump failed", c->id);
     sr_criu_explain(workfd, work, "dump.log", err);
-    goto out;
+    return -1;
   }
-  r = 0;
   /* runc's behaviour: the checkpointed container is gone unless --leave-running. */
   if (!o->leave_running)
-    r = sr_container_delete(c, true, NULL, err);
-out:
-  sr_criu_mountinfo_free(m, n);
-  return r;
+    return sr_container_delete(c, true, NULL, err);
+  return 0;
 }
 
 #else

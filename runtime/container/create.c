@@ -838,73 +838,71 @@ int sr_create_record_begin(struct sr_create_ctx *ctx, int rootfd, sr_error_t *er
   return 0;
 }
 
-int sr_create(struct sr_create_ctx *ctx, sr_error_t *err)
+/* The config's seccomp filter, compiled here (or read from the cache under the state root):
+ * the container process only loads it, with no libseccomp and no directory of ours. */
+static int prepare_seccomp(struct sr_create_ctx *ctx, int rootfd, sr_error_t *err)
 {
-  int rootfd = -1;
-  if (sr_create_prepare(ctx, err) < 0)
-    return -1;
-  if (sr_statedir_open_root(ctx->inv->root, true, &rootfd, err) < 0)
-    return -1;
-  /* The config's seccomp filter, compiled here (or read from the cache under the state root):
-   * the container process only loads it, with no libseccomp and no directory of ours. */
-  int cache = ctx->config->linux_.seccomp ? sr_seccomp_cache_open(rootfd) : -1;
-  int sr = sr_seccomp_cache_prepare(ctx->config->linux_.seccomp, cache, &ctx->seccomp_prog, err);
-  if (cache >= 0)
-    close(cache);
-  if (sr < 0) {
-    close(rootfd);
-    return -1;
-  }
-  if (sr_create_record_begin(ctx, rootfd, err) < 0) {
-    close(rootfd);
-    return -1;
-  }
-  SR_KILL_POINT("create.after-publish");
-  /* From here on the container directory exists: any failure removes everything. */
+  _cleanup_close_ int cache = ctx->config->linux_.seccomp ? sr_seccomp_cache_open(rootfd) : -1;
+  return sr_seccomp_cache_prepare(ctx->config->linux_.seccomp, cache, &ctx->seccomp_prog, err);
+}
+
+/* The steps after the container directory is published, up to the record of a created
+ * container; on failure the caller undoes them all (sr_create_abort). */
+static int create_published(struct sr_create_ctx *ctx, sr_error_t *err)
+{
   int dirfd = ctx->container->dirfd;
-  if (mkfifoat(dirfd, "exec.fifo", 0600) < 0) {
-    sr_error_sys(err, "create exec.fifo");
-    goto fail;
-  }
+  if (mkfifoat(dirfd, "exec.fifo", 0600) < 0)
+    return sr_error_sys(err, "create exec.fifo");
   ctx->fifo_fd = openat(dirfd, "exec.fifo", O_PATH | O_CLOEXEC);
-  if (ctx->fifo_fd < 0) {
-    sr_error_sys(err, "open exec.fifo");
-    goto fail;
-  }
+  if (ctx->fifo_fd < 0)
+    return sr_error_sys(err, "open exec.fifo");
   SR_KILL_POINT("create.after-fifo");
 
   if (sr_create_setup_cgroup(ctx, err) < 0 || sr_sync_pair(ctx->sync, err) < 0 ||
       prepare_container_hooks(ctx, err) < 0)
-    goto fail;
+    return -1;
   /* The init hands its seccomp listener over on this pair at start (activity.h). */
   if (ctx->activity &&
-      socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctx->activity_sock) < 0) {
-    sr_error_sys(err, "activity: socketpair");
-    goto fail;
-  }
+      socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctx->activity_sock) < 0)
+    return sr_error_sys(err, "activity: socketpair");
   if (clone_child(ctx, err) < 0)
-    goto fail;
+    return -1;
   SR_KILL_POINT("create.after-clone");
   close(ctx->sync[1]);
   ctx->sync[1] = -1;
   if (drive_children(ctx, err) < 0) {
     explain_setup_death(ctx, err);
-    goto fail;
+    return -1;
   }
   if (ctx->o->pid_file && sr_statedir_write_pid_file(ctx->o->pid_file, ctx->init_pid, err) < 0)
-    goto fail;
+    return -1;
   SR_KILL_POINT("create.after-pid-file");
   if ((ctx->egress_proxy || ctx->activity) && start_supervisor(ctx, err) < 0)
-    goto fail;
+    return -1;
   ctx->container->rec->phase = SR_PHASE_CREATED;
   ctx->container->rec->creator_pid = 0;
-  if (sr_statedir_save(ctx->container, err) < 0)
-    goto fail;
+  return sr_statedir_save(ctx->container, err);
+}
+
+int sr_create(struct sr_create_ctx *ctx, sr_error_t *err)
+{
+  if (sr_create_prepare(ctx, err) < 0)
+    return -1;
+  _cleanup_close_ int rootfd = -1;
+  if (sr_statedir_open_root(ctx->inv->root, true, &rootfd, err) < 0)
+    return -1;
+  if (prepare_seccomp(ctx, rootfd, err) < 0 || sr_create_record_begin(ctx, rootfd, err) < 0)
+    return -1;
+  /* The container holds the state root now (sr_create_ctx_release closes it). */
+  rootfd = -1;
+  SR_KILL_POINT("create.after-publish");
+  /* From here on the container directory exists: any failure removes everything. */
+  if (create_published(ctx, err) < 0) {
+    sr_create_abort(ctx);
+    return -1;
+  }
   SR_KILL_POINT("create.after-created");
   return 0;
-fail:
-  sr_create_abort(ctx);
-  return -1;
 }
 
 void sr_create_ctx_release(struct sr_create_ctx *ctx)

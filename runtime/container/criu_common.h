@@ -22,6 +22,18 @@ struct sr_mountinfo {
 int sr_criu_mountinfo_read(pid_t pid, struct sr_mountinfo **out, size_t *n, sr_error_t *err);
 void sr_criu_mountinfo_free(struct sr_mountinfo *m, size_t n);
 
+/* A process's mounts as one value (sr_criu_mountinfo_read(pid, &t.m, &t.n, err)), freed by
+ * _cleanup_criu_mounts_. */
+struct sr_criu_mounts {
+  struct sr_mountinfo *m;
+  size_t n;
+};
+static inline void sr_criu_mounts_free(struct sr_criu_mounts *t)
+{
+  sr_criu_mountinfo_free(t->m, t->n);
+}
+#define _cleanup_criu_mounts_ __attribute__((cleanup(sr_criu_mounts_free)))
+
 /* A mount CRIU cannot make itself: a bind of something outside the container's mount
  * namespace (the root filesystem, bind sources, host device nodes, /dev/null over masked
  * files).  cgroup mounts CRIU handles itself. */

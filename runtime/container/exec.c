@@ -380,15 +380,46 @@ static void release(struct exec_ctx *x)
   sr_seccomp_cache_prog_release(&x->seccomp_prog);
 }
 
+/* From the clone on: the intermediate and the process it starts, which the caller kills
+ * when this fails (abort_exec). */
+static int exec_started(struct exec_ctx *x, struct sr_exec_result *res, sr_error_t *err)
+{
+  close(x->sync[1]);
+  x->sync[1] = -1;
+  int32_t pid;
+  if ((x->cgroup_fd < 0 && x->cg && sr_cgroup_attach(x->cg, x->child, err) < 0) ||
+      sr_sync_send(x->sync[0], SYNC_GO, 0, err) < 0 ||
+      expect_process_pid(x, &pid, err) < 0)
+    return -1;
+  x->pid = pid;
+  SR_KILL_POINT("exec.after-pid");
+  while (waitpid(x->child, NULL, 0) < 0 && errno == EINTR)
+    ;
+  x->child = 0;
+  _cleanup_close_ int pidfd = sr_pidfd_open(x->pid);
+  if (pidfd < 0)
+    return sr_error_sys(err, "pidfd_open %d", x->pid);
+  if (sr_process_attrs_set_oom_score_adj(x->p, x->pid, err) < 0 ||
+      sr_sync_send(x->sync[0], SYNC_INIT_INFO, x->pid, err) < 0 || wait_exec(x->sync[0], err) < 0)
+    return -1;
+  SR_KILL_POINT("exec.after-exec");
+  if (x->o->pid_file && sr_statedir_write_pid_file(x->o->pid_file, x->pid, err) < 0)
+    return -1;
+  SR_KILL_POINT("exec.after-pid-file");
+  res->pidfd = steal_fd(pidfd);
+  res->pid = x->pid;
+  return 0;
+}
+
 int sr_exec(struct sr_container *c, const struct sr_config *config, const struct sr_process *p,
             const struct sr_exec_opts *o, struct sr_exec_result *res, sr_error_t *err)
 {
-  struct exec_ctx x = {.c = c, .config = config, .p = p, .o = o, .init_pidfd = -1,
-                       .sync = {-1, -1}, .proc_fd = -1, .root_fd = -1, .console_fd = o->console_fd,
-                       .notify_fd = -1, .cgroup_fd = -1, .activity_fd = -1};
-  int ret = -1;
+  _cleanup_(release) struct exec_ctx x = {
+      .c = c, .config = config, .p = p, .o = o, .init_pidfd = -1, .sync = {-1, -1},
+      .proc_fd = -1, .root_fd = -1, .console_fd = o->console_fd, .notify_fd = -1,
+      .cgroup_fd = -1, .activity_fd = -1};
   if (prepare(&x, err) < 0)
-    goto out;
+    return -1;
   struct clone_args args = {.exit_signal = SIGCHLD};
   if (x.cgroup_fd >= 0) {
     args.flags |= CLONE_INTO_CGROUP;
@@ -396,48 +427,14 @@ int sr_exec(struct sr_container *c, const struct sr_config *config, const struct
   }
   fflush(NULL);
   x.child = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
-  if (x.child < 0) {
-    sr_error_sys(err, "clone");
-    goto out;
-  }
+  if (x.child < 0)
+    return sr_error_sys(err, "clone");
   if (x.child == 0)
     exec_intermediate(&x);
   SR_KILL_POINT("exec.after-clone");
-  close(x.sync[1]);
-  x.sync[1] = -1;
-  int32_t pid;
-  if ((x.cgroup_fd < 0 && x.cg && sr_cgroup_attach(x.cg, x.child, err) < 0) ||
-      sr_sync_send(x.sync[0], SYNC_GO, 0, err) < 0 ||
-      expect_process_pid(&x, &pid, err) < 0)
-    goto fail;
-  x.pid = pid;
-  SR_KILL_POINT("exec.after-pid");
-  while (waitpid(x.child, NULL, 0) < 0 && errno == EINTR)
-    ;
-  x.child = 0;
-  res->pidfd = sr_pidfd_open(x.pid);
-  if (res->pidfd < 0) {
-    sr_error_sys(err, "pidfd_open %d", x.pid);
-    goto fail;
+  if (exec_started(&x, res, err) < 0) {
+    abort_exec(&x);
+    return -1;
   }
-  if (sr_process_attrs_set_oom_score_adj(p, x.pid, err) < 0 ||
-      sr_sync_send(x.sync[0], SYNC_INIT_INFO, x.pid, err) < 0)
-    goto fail_pidfd;
-  if (wait_exec(x.sync[0], err) < 0)
-    goto fail_pidfd;
-  SR_KILL_POINT("exec.after-exec");
-  if (o->pid_file && sr_statedir_write_pid_file(o->pid_file, x.pid, err) < 0)
-    goto fail_pidfd;
-  SR_KILL_POINT("exec.after-pid-file");
-  res->pid = x.pid;
-  ret = 0;
-  goto out;
-fail_pidfd:
-  close(res->pidfd);
-  res->pidfd = -1;
-fail:
-  abort_exec(&x);
-out:
-  release(&x);
-  return ret;
+  return 0;
 }

@@ -369,6 +369,83 @@ static void remove_criu_leftovers(int workfd)
   }
 }
 
+/* What a restore holds while CRIU runs, released when it returns, in this order. */
+struct restore_hold {
+  int dups[3];
+  int workfd;
+  struct restore_run *run;
+  struct restore_mounts rm;
+};
+
+static void restore_hold_release(struct restore_hold *h)
+{
+  for (int i = 0; i < 3; i++)
+    if (h->dups[i] >= 0)
+      close(h->dups[i]);
+  if (h->run && h->run->killed_criu)
+    remove_criu_leftovers(h->workfd);
+  restore_mounts_release(&h->rm);
+  free(h->run);
+}
+
+/* The restore proper, once the container directory exists: on failure the caller removes
+ * everything (sr_create_abort). */
+static int restore_published(struct sr_create_ctx *ctx, const struct sr_criu_opts *o,
+                             const char *binary, int cg_mode, int imgfd, int workfd,
+                             const char *work, pid_t *out, sr_error_t *err)
+{
+  _cleanup_(restore_hold_release) struct restore_hold h = {
+      .dups = {-1, -1, -1}, .workfd = workfd, .run = calloc(1, sizeof(struct restore_run))};
+  _cleanup_criu_opts_ criu_opts *opts = NULL;
+  struct restore_run *run = h.run;
+  const char *root_path = NULL;
+  struct stat st;
+  if (run == NULL)
+    return sr_error_make(err, ENOMEM, "restore");
+  run->ctx = ctx;
+  if (sr_create_setup_cgroup(ctx, err) < 0 || idmap_trees(ctx, err) < 0 ||
+      restore_mounts_begin(&h.rm, ctx->o->id, &ctx->config->linux_,
+                           ctx->binds.n + ctx->devs.n + 1, err) < 0 ||
+      attach_tree(&h.rm, ctx->rootfs_tree_fd, true, "root", &root_path, err) < 0)
+    return -1;
+  if (stat(root_path, &st) < 0)
+    return sr_error_sys(err, "restore: `%s`", root_path);
+  run->root_dev = st.st_dev;
+  if (criu_local_init_opts(&opts) < 0)
+    return sr_error_make(err, ENOMEM, "criu options");
+  if (set_opts(run, opts, o, binary, cg_mode, imgfd, workfd, root_path, err) < 0 ||
+      external_mounts(run, opts, &h.rm, err) < 0 || inherit_stdio(opts, imgfd, h.dups, err) < 0 ||
+      make_images_searchable(imgfd, &ctx->config->linux_, err) < 0)
+    return -1;
+  sr_restore_checks_begin(run);
+  pid_t pid = criu_local_restore_child(opts);
+  sr_restore_checks_end();
+  if (pid > 0)
+    ctx->init_pid = pid;
+  else if (run->pid > 0)
+    ctx->init_pid = run->pid;
+  if (run->failed[0])
+    return sr_error_make(err, EPERM,
+                         "restore `%s`: refused: %s; the restored processes were killed",
+                         ctx->o->id, run->failed);
+  if (pid <= 0) {
+    sr_error_make(err, 0, "restore `%s`: criu restore failed", ctx->o->id);
+    sr_criu_explain(workfd, work, "restore.log", err);
+    return -1;
+  }
+  struct sr_state_record *rec = ctx->container->rec;
+  rec->pid = pid;
+  if (sr_proc_stat(pid, &rec->pid_start, NULL) < 0)
+    return sr_error_sys(err, "read the start time of the restored process %d", pid);
+  rec->phase = SR_PHASE_CREATED;
+  rec->creator_pid = 0;
+  if (sr_statedir_save(ctx->container, err) < 0 ||
+      (ctx->o->pid_file && sr_statedir_write_pid_file(ctx->o->pid_file, pid, err) < 0))
+    return -1;
+  *out = pid;
+  return 0;
+}
+
 int sr_restore(struct sr_create_ctx *ctx, const struct sr_criu_opts *o, int *status,
                sr_error_t *err)
 {
@@ -387,84 +464,16 @@ int sr_restore(struct sr_create_ctx *ctx, const struct sr_criu_opts *o, int *sta
     return sr_error_sys(err, "--work-path `%s`", work);
   if (sr_restore_image_check(imgfd, &ctx->config->linux_, ctx->builtin_seccomp, err) < 0)
     return -1;
-  int rootfd = -1;
+  _cleanup_close_ int rootfd = -1;
   if (sr_create_prepare(ctx, err) < 0 ||
-      sr_statedir_open_root(ctx->inv->root, true, &rootfd, err) < 0)
+      sr_statedir_open_root(ctx->inv->root, true, &rootfd, err) < 0 ||
+      sr_create_record_begin(ctx, rootfd, err) < 0)
     return -1;
-  if (sr_create_record_begin(ctx, rootfd, err) < 0) {
-    close(rootfd);
-    return -1;
-  }
+  /* The container holds the state root now (sr_create_ctx_release closes it). */
+  rootfd = -1;
   /* From here on the container directory exists: any failure removes everything. */
-  struct restore_run *run = calloc(1, sizeof(*run));
-  struct restore_mounts rm = {0};
-  _cleanup_criu_opts_ criu_opts *opts = NULL;
-  int dups[3] = {-1, -1, -1};
-  const char *root_path = NULL;
-  struct stat st;
   pid_t pid = -1;
-  int r = -1;
-  if (run == NULL) {
-    sr_error_make(err, ENOMEM, "restore");
-    goto out;
-  }
-  run->ctx = ctx;
-  if (sr_create_setup_cgroup(ctx, err) < 0 || idmap_trees(ctx, err) < 0 ||
-      restore_mounts_begin(&rm, ctx->o->id, &ctx->config->linux_, ctx->binds.n + ctx->devs.n + 1,
-                           err) < 0 ||
-      attach_tree(&rm, ctx->rootfs_tree_fd, true, "root", &root_path, err) < 0)
-    goto out;
-  if (stat(root_path, &st) < 0) {
-    sr_error_sys(err, "restore: `%s`", root_path);
-    goto out;
-  }
-  run->root_dev = st.st_dev;
-  if (criu_local_init_opts(&opts) < 0) {
-    sr_error_make(err, ENOMEM, "criu options");
-    goto out;
-  }
-  if (set_opts(run, opts, o, binary, cg_mode, imgfd, workfd, root_path, err) < 0 ||
-      external_mounts(run, opts, &rm, err) < 0 || inherit_stdio(opts, imgfd, dups, err) < 0 ||
-      make_images_searchable(imgfd, &ctx->config->linux_, err) < 0)
-    goto out;
-  sr_restore_checks_begin(run);
-  pid = criu_local_restore_child(opts);
-  sr_restore_checks_end();
-  if (pid > 0)
-    ctx->init_pid = pid;
-  else if (run->pid > 0)
-    ctx->init_pid = run->pid;
-  if (run->failed[0]) {
-    sr_error_make(err, EPERM, "restore `%s`: refused: %s; the restored processes were killed",
-                  ctx->o->id, run->failed);
-    goto out;
-  }
-  if (pid <= 0) {
-    sr_error_make(err, 0, "restore `%s`: criu restore failed", ctx->o->id);
-    sr_criu_explain(workfd, work, "restore.log", err);
-    goto out;
-  }
-  struct sr_state_record *rec = ctx->container->rec;
-  rec->pid = pid;
-  if (sr_proc_stat(pid, &rec->pid_start, NULL) < 0) {
-    sr_error_sys(err, "read the start time of the restored process %d", pid);
-    goto out;
-  }
-  rec->phase = SR_PHASE_CREATED;
-  rec->creator_pid = 0;
-  if (sr_statedir_save(ctx->container, err) < 0 ||
-      (ctx->o->pid_file && sr_statedir_write_pid_file(ctx->o->pid_file, pid, err) < 0))
-    goto out;
-  r = 0;
-out:
-  for (int i = 0; i < 3; i++)
-    if (dups[i] >= 0)
-      close(dups[i]);
-  if (run && run->killed_criu)
-    remove_criu_leftovers(workfd);
-  restore_mounts_release(&rm);
-  free(run);
-  if (r < 0) {
+  if (restore_published(ctx, o, binary, cg_mode, imgfd, workfd, work, &pid, err) < 0) {
     sr_create_abort(ctx);
     return -1;
   }

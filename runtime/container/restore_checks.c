@@ -156,14 +156,15 @@ static int check_paths(struct restore_run *run, const struct sr_mountinfo *m, si
  * (a host disk, devtmpfs) is refused. */
 static int check_mounts(struct restore_run *run)
 {
-  struct sr_mountinfo *m = NULL;
-  size_t n = 0;
+  _cleanup_criu_mounts_ struct sr_criu_mounts mounts = {NULL, 0};
   sr_error_t e = NULL;
-  if (sr_criu_mountinfo_read(run->pid, &m, &n, &e) < 0) {
+  if (sr_criu_mountinfo_read(run->pid, &mounts.m, &mounts.n, &e) < 0) {
     _cleanup_free_ char *t = sr_error_text(e);
     sr_error_free(&e);
     return fail(run, "%s", t ? t : "mountinfo");
   }
+  const struct sr_mountinfo *m = mounts.m;
+  size_t n = mounts.n;
   int r = 0;
   for (size_t i = 0; i < n && r == 0; i++) {
     dev_t d = makedev(m[i].major, m[i].minor);
@@ -193,7 +194,6 @@ static int check_mounts(struct restore_run *run)
     r = check_paths(run, m, n, l->masked_paths, l->n_masked_paths, false, "linux.maskedPaths");
   if (r == 0)
     r = check_paths(run, m, n, l->readonly_paths, l->n_readonly_paths, true, "linux.readonlyPaths");
-  sr_criu_mountinfo_free(m, n);
   return r;
 }
 

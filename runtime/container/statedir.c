@@ -398,10 +398,36 @@ static void unlink_index(int rootfd, const char *id)
     unlinkat(fd, id, 0);
 }
 
+/* Records the container in its temporary directory tmp (dirfd) and publishes it under its id,
+ * taking the index directory's lock (*ilock, which the caller holds on) before the rename; on
+ * failure the caller removes tmp. */
+static int record_and_publish(int rootfd, const char *tmp, int dirfd, const char *id,
+                              const struct sr_state_record *rec, const char *config,
+                              size_t config_len, int *ilock, sr_error_t *err)
+{
+  if (write_record(rootfd, false, dirfd, rec, SR_STATE_MAX_CREATE_SIZE, true, err) < 0 ||
+      (config && sr_fileio_write_new(dirfd, "config.json", config, config_len, 0600, err) < 0))
+    return sr_error_wrap(err, "record container \"%s\" in the state directory", id);
+  SR_KILL_POINT("create.before-publish");
+  /* Publishing and the first index write are one step for delete --force of an orphan index
+   * (sr_statedir_load_damaged), which holds this lock while it acts on one. */
+  *ilock = index_dir(rootfd, true, err);
+  if (*ilock < 0)
+    return -1;
+  if (flock(*ilock, LOCK_EX) < 0)
+    return sr_error_sys(err, "lock `" INDEX_DIR "` in the state directory");
+  if (renameat2(rootfd, tmp, rootfd, id, RENAME_NOREPLACE) < 0) {
+    if (errno == EEXIST)
+      return sr_error_make(err, 0, "container with id \"%s\" already exists", id);
+    return sr_error_sys(err, "publish state directory of \"%s\"", id);
+  }
+  return 0;
+}
+
 int sr_statedir_begin(int rootfd, const char *id, struct sr_state_record *rec, const char *config,
                       size_t config_len, struct sr_container **out, sr_error_t *err)
 {
-  _cleanup_close_ int ilock = -1; /* before any goto: released on every return */
+  _cleanup_close_ int ilock = -1; /* held until the index is written: released on every return */
   char tmp[64];
   struct timespec ts;
   /* What an earlier create left when it was killed before publishing. */
@@ -416,26 +442,10 @@ int sr_statedir_begin(int rootfd, const char *id, struct sr_state_record *rec, c
     unlinkat(rootfd, tmp, AT_REMOVEDIR);
     return sr_error_make(err, saved, "lock state directory");
   }
-  if (write_record(rootfd, false, dirfd, rec, SR_STATE_MAX_CREATE_SIZE, true, err) < 0 ||
-      (config && sr_fileio_write_new(dirfd, "config.json", config, config_len, 0600, err) < 0)) {
-    sr_error_wrap(err, "record container \"%s\" in the state directory", id);
-    goto fail;
-  }
-  SR_KILL_POINT("create.before-publish");
-  /* Publishing and the first index write are one step for delete --force of an orphan index
-   * (sr_statedir_load_damaged), which holds this lock while it acts on one. */
-  ilock = index_dir(rootfd, true, err);
-  if (ilock < 0 || flock(ilock, LOCK_EX) < 0) {
-    if (ilock >= 0)
-      sr_error_sys(err, "lock `" INDEX_DIR "` in the state directory");
-    goto fail;
-  }
-  if (renameat2(rootfd, tmp, rootfd, id, RENAME_NOREPLACE) < 0) {
-    if (errno == EEXIST)
-      sr_error_make(err, 0, "container with id \"%s\" already exists", id);
-    else
-      sr_error_sys(err, "publish state directory of \"%s\"", id);
-    goto fail;
+  if (record_and_publish(rootfd, tmp, dirfd, id, rec, config, config_len, &ilock, err) < 0) {
+    remove_dir_contents(dirfd);
+    unlinkat(rootfd, tmp, AT_REMOVEDIR);
+    return -1;
   }
   SR_KILL_POINT("create.before-index");
   struct sr_container *c = NULL;
@@ -453,10 +463,6 @@ int sr_statedir_begin(int rootfd, const char *id, struct sr_state_record *rec, c
   c->writes_index = true;
   *out = c;
   return 0;
-fail:
-  remove_dir_contents(dirfd);
-  unlinkat(rootfd, tmp, AT_REMOVEDIR);
-  return -1;
 }
 
 /* Opens (and with lock, locks) the directory of a container; no record read yet. */

@@ -230,6 +230,21 @@ int sr_where_fd(int fd, struct sr_where *w)
   return 0;
 }
 
+/* The mounts found so far: released, unless handed out, on every return. */
+struct where_list {
+  struct sr_where *v;
+  size_t used, size;
+};
+
+static void where_list_release(struct where_list *l)
+{
+  int saved = errno;
+  for (size_t i = 0; i < l->used; i++)
+    sr_where_release(&l->v[i]);
+  free(l->v);
+  errno = saved;
+}
+
 int sr_where_submounts(const char *under, struct sr_where **out, size_t *n)
 {
   *out = NULL;
@@ -238,34 +253,34 @@ int sr_where_submounts(const char *under, struct sr_where **out, size_t *n)
   if (f == NULL)
     return -1;
   _cleanup_free_ char *line = NULL;
-  size_t cap = 0, used = 0, size = 0;
-  struct sr_where *v = NULL;
+  size_t cap = 0;
+  _cleanup_(where_list_release) struct where_list found = {NULL, 0, 0};
   while (getline(&line, &cap, f) > 0) {
     struct info_line l;
     /* Every mount whose mount point is at or below the object: what an AT_RECURSIVE clone
      * of it takes along (its own mount, where it is one, is judged again: harmless). */
     if (!parse_line(line, &l) || !sr_where_path_under(l.point, under))
       continue;
-    if (used == size) {
-      size = size ? size * 2 : 16;
-      struct sr_where *nv = realloc(v, size * sizeof(*nv));
-      if (nv == NULL)
-        goto oom;
-      v = nv;
+    if (found.used == found.size) {
+      size_t size = found.size ? found.size * 2 : 16;
+      struct sr_where *nv = realloc(found.v, size * sizeof(*nv));
+      if (nv == NULL) {
+        errno = ENOMEM;
+        return -1;
+      }
+      found.v = nv;
+      found.size = size;
     }
-    v[used] = (struct sr_where){.dev = makedev(l.maj, l.min), .fs_path = strdup(l.root),
-                                .name = strdup(l.point)};
-    used++;
-    if (v[used - 1].fs_path == NULL || v[used - 1].name == NULL)
-      goto oom;
+    found.v[found.used] = (struct sr_where){
+        .dev = makedev(l.maj, l.min), .fs_path = strdup(l.root), .name = strdup(l.point)};
+    found.used++;
+    if (found.v[found.used - 1].fs_path == NULL || found.v[found.used - 1].name == NULL) {
+      errno = ENOMEM;
+      return -1;
+    }
   }
-  *out = v;
-  *n = used;
+  *n = found.used;
+  *out = found.v;
+  found = (struct where_list){NULL, 0, 0}; /* handed out */
   return 0;
-oom:
-  for (size_t i = 0; i < used; i++)
-    sr_where_release(&v[i]);
-  free(v);
-  errno = ENOMEM;
-  return -1;
 }

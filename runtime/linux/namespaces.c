@@ -95,6 +95,37 @@ int sr_ns_check_names(const struct sr_config *c, const struct sr_ns_plan *plan, 
   return 0;
 }
 
+/* Opens the namespaces the container joins (plan->join_fd, plan->path) and adds those it
+ * makes to *new_flags; on failure the caller closes the plan. */
+static int open_joins(const struct sr_linux *l, const struct sr_ns_opened *opened,
+                      struct sr_ns_plan *plan, bool *any_join, int *new_flags, sr_error_t *err)
+{
+  for (int k = 0; k < SR_NS_COUNT; k++) {
+    const struct sr_namespace *ns = &l->namespaces[k];
+    if (!ns->present)
+      continue;
+    if (ns->path == NULL) {
+      *new_flags |= sr_config_ns_clone_flag(k);
+      continue;
+    }
+    if (opened && opened->fd) {
+      /* The namespace the policy judged, not the path again (a swap to the host's). */
+      if (opened->fd[k] < 0)
+        return sr_error_make(err, 0, "%s", opened->error && opened->error[k]
+                                               ? opened->error[k]
+                                               : "linux.namespaces: not judged by the policy");
+      plan->join_fd[k] = fcntl(opened->fd[k], F_DUPFD_CLOEXEC, 3);
+      if (plan->join_fd[k] < 0)
+        return sr_error_sys(err, "linux.namespaces: %s namespace `%s`", sr_config_ns_name(k),
+                            ns->path);
+    } else if (sr_ns_open(ns->path, k, &plan->join_fd[k], err) < 0)
+      return -1;
+    plan->path[k] = ns->path;
+    *any_join = true;
+  }
+  return 0;
+}
+
 int sr_ns_plan_make(const struct sr_linux *l, const struct sr_ns_opened *opened,
                     struct sr_ns_plan *plan, sr_error_t *err)
 {
@@ -103,34 +134,11 @@ int sr_ns_plan_make(const struct sr_linux *l, const struct sr_ns_opened *opened,
     plan->join_fd[k] = -1;
   bool any_join = false;
   int new_flags = 0;
-  for (int k = 0; k < SR_NS_COUNT; k++) {
-    const struct sr_namespace *ns = &l->namespaces[k];
-    if (!ns->present)
-      continue;
-    if (ns->path == NULL) {
-      new_flags |= sr_config_ns_clone_flag(k);
-      continue;
-    }
-    if (opened && opened->fd) {
-      /* The namespace the policy judged, not the path again (a swap to the host's). */
-      if (opened->fd[k] < 0) {
-        sr_error_make(err, 0, "%s", opened->error && opened->error[k]
-                                        ? opened->error[k]
-                                        : "linux.namespaces: not judged by the policy");
-        goto fail;
-      }
-      plan->join_fd[k] = fcntl(opened->fd[k], F_DUPFD_CLOEXEC, 3);
-      if (plan->join_fd[k] < 0) {
-        sr_error_sys(err, "linux.namespaces: %s namespace `%s`", sr_config_ns_name(k), ns->path);
-        goto fail;
-      }
-    } else if (sr_ns_open(ns->path, k, &plan->join_fd[k], err) < 0)
-      goto fail;
-    plan->path[k] = ns->path;
-    any_join = true;
+  if (open_joins(l, opened, plan, &any_join, &new_flags, err) < 0 ||
+      check_sysctl_namespaces(l, plan, err) < 0) {
+    sr_ns_plan_close(plan);
+    return -1;
   }
-  if (check_sysctl_namespaces(l, plan, err) < 0)
-    goto fail;
   plan->new_userns = (new_flags & CLONE_NEWUSER) != 0;
   plan->new_cgroupns = (new_flags & CLONE_NEWCGROUP) != 0;
   plan->time_offsets =
@@ -143,9 +151,6 @@ int sr_ns_plan_make(const struct sr_linux *l, const struct sr_ns_opened *opened,
   else
     plan->clone_flags = new_flags;
   return 0;
-fail:
-  sr_ns_plan_close(plan);
-  return -1;
 }
 
 void sr_ns_plan_close(struct sr_ns_plan *plan)

@@ -87,16 +87,16 @@ static int add_lowerdir_list(struct sr_overlay_layers *l, const char *v, const c
   return 0;
 }
 
-int sr_overlay_layers_parse(const char *superopts, const char *base,
-                            struct sr_overlay_layers *out, sr_error_t *err)
+/* The options into out (zeroed by the caller); on failure the caller releases out. */
+static int parse_superopts(const char *superopts, const char *base, struct sr_overlay_layers *out,
+                           sr_error_t *err)
 {
-  *out = (struct sr_overlay_layers){0};
   const char *p = superopts;
   while (*p) {
     size_t len = strcspn(p, ",");
     char *opt = unescape_octal(&out->arena, p, len);
     if (opt == NULL)
-      goto oom;
+      return sr_error_make(err, ENOMEM, "overlay layers");
     p += len + (p[len] == ',');
     /* value is in opt, in the arena: a layer path may stay pointing into it. */
     char *eq = strchr(opt, '='), *key = opt, *value = opt + strlen(opt);
@@ -118,19 +118,23 @@ int sr_overlay_layers_parse(const char *superopts, const char *base,
       out->metacopy = strcmp(value, "on") == 0;
     else if (strcmp(key, "userxattr") == 0)
       out->userxattr = true;
-    if (r < 0) {
-      sr_overlay_layers_release(out);
+    if (r < 0)
       return -1;
-    }
   }
-  if (out->n_lower == 0) {
-    sr_overlay_layers_release(out);
+  if (out->n_lower == 0)
     return sr_error_make(err, 0, "overlay: no lowerdir in its options");
+  return 0;
+}
+
+int sr_overlay_layers_parse(const char *superopts, const char *base,
+                            struct sr_overlay_layers *out, sr_error_t *err)
+{
+  *out = (struct sr_overlay_layers){0};
+  if (parse_superopts(superopts, base, out, err) < 0) {
+    sr_overlay_layers_release(out);
+    return -1;
   }
   return 0;
-oom:
-  sr_overlay_layers_release(out);
-  return sr_error_make(err, ENOMEM, "overlay layers");
 }
 
 void sr_overlay_layers_release(struct sr_overlay_layers *l)

@@ -2,6 +2,8 @@
 
 #include "egress_http.h"
 
+#include "cleanup.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -171,7 +173,7 @@ enum sr_http_parse sr_egress_http_parse_request(const char *buf, size_t len,
   /* The origin's head is the client's, less the scheme and authority of the URL and the
    * dropped headers, plus at most a Host line and the Connection line. */
   size_t cap = (size_t)(end - buf) + 512;
-  char *o = NULL;
+  _cleanup_free_ char *o = NULL;
   size_t ol = 0;
   if (!out->connect) {
     o = malloc(cap + plen + 1);
@@ -190,10 +192,10 @@ enum sr_http_parse sr_egress_http_parse_request(const char *buf, size_t len,
     const char *le = memmem(line, (size_t)(end - line), "\r\n", 2);
     const char *colon = memchr(line, ':', (size_t)(le - line));
     if (colon == NULL || colon == line)
-      goto malformed;
+      return bad(status, reason, 400, "malformed request header");
     for (const char *c = line; c < colon; c++)
       if (!token_char((unsigned char)*c))
-        goto malformed;
+        return bad(status, reason, 400, "malformed request header");
     size_t nl = (size_t)(colon - line);
     const char *v = colon + 1;
     while (v < le && (*v == ' ' || *v == '\t'))
@@ -202,22 +204,20 @@ enum sr_http_parse sr_egress_http_parse_request(const char *buf, size_t len,
     while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
       vl--;
     if (!out->connect) {
-      if (header_is(line, nl, "transfer-encoding")) {
-        free(o);
+      if (header_is(line, nl, "transfer-encoding"))
         return bad(status, reason, 501,
                    "a chunked request body is not proxied over plain http (use https)");
-      }
       if (header_is(line, nl, "content-length")) {
         char num[24];
         char *e;
         if (have_length || vl == 0 || vl >= sizeof(num))
-          goto malformed;
+          return bad(status, reason, 400, "malformed request header");
         memcpy(num, v, vl);
         num[vl] = '\0';
         errno = 0;
         out->content_length = strtoull(num, &e, 10);
         if (*e || errno || !isdigit((unsigned char)num[0]))
-          goto malformed;
+          return bad(status, reason, 400, "malformed request header");
         have_length = true;
       }
       if (header_is(line, nl, "host")) {
@@ -225,10 +225,8 @@ enum sr_http_parse sr_egress_http_parse_request(const char *buf, size_t len,
         uint16_t hp;
         if (have_host || !split_authority(v, vl, h, sizeof(h), &hp) ||
             strcmp(h, out->host) != 0 || (hp && hp != out->port) ||
-            (!hp && out->port != 80)) {
-          free(o);
+            (!hp && out->port != 80))
           return bad(status, reason, 400, "the Host header must name the request URL's host");
-        }
         have_host = true;
       }
       if (!drop_header(line, nl)) {
@@ -253,13 +251,9 @@ enum sr_http_parse sr_egress_http_parse_request(const char *buf, size_t len,
     static const char tail[] = "Connection: close\r\n\r\n";
     memcpy(o + ol, tail, sizeof(tail));
     ol += sizeof(tail) - 1;
-    out->origin_head = o;
+    out->origin_head = steal_ptr(o);
     out->origin_head_len = ol;
   }
   *head_len = (size_t)(end - buf);
   return SR_HTTP_OK;
-
-malformed:
-  free(o);
-  return bad(status, reason, 400, "malformed request header");
 }

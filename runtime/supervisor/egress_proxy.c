@@ -334,24 +334,20 @@ static int http_start(const unsigned char *b, size_t n)
   return memmem(b, (size_t)(eol - b), " HTTP/", 6) != NULL ? 1 : 0;
 }
 
-/* Copies between the two sockets until both directions are done or the tunnel idles;
- * up_limit bounds what goes from the client to the origin (UINT64_MAX: no bound). */
-static void relay(int client, int origin, uint64_t up_limit, unsigned idle_s, uint64_t *up,
-                  uint64_t *down)
+static void relay_pipes_close(int (*pipes)[2][2])
 {
-  int fds[2] = {client, origin};
+  for (int d = 0; d < 2; d++)
+    for (int k = 0; k < 2; k++)
+      if ((*pipes)[d][k] >= 0)
+        close((*pipes)[d][k]);
+}
+
+/* relay's loop: returns when both directions are done, the tunnel idles or a write fails;
+ * sent[] counts what went each way. */
+static void relay_pump(const int fds[2], int origin, uint64_t up_limit, unsigned idle_s,
+                       int pipes[2][2], size_t chunk, uint64_t sent[2])
+{
   bool open_[2] = {up_limit > 0, true}; /* [0]: client -> origin, [1]: origin -> client */
-  uint64_t sent[2] = {0, 0};
-  int pipes[2][2] = {{-1, -1}, {-1, -1}};
-  size_t chunk = 1 << 16;
-  for (int d = 0; d < 2; d++) {
-    if (pipe2(pipes[d], O_CLOEXEC | O_NONBLOCK) < 0)
-      goto out;
-    /* Larger pipes, fewer splices per byte (best effort: a user's pipe pages are bounded). */
-    int sz = fcntl(pipes[d][1], F_SETPIPE_SZ, 1 << 20);
-    if (d == 1 && sz > 0)
-      chunk = (size_t)sz;
-  }
   if (!open_[0])
     shutdown(origin, SHUT_WR);
   while (open_[0] || open_[1]) {
@@ -366,7 +362,7 @@ static void relay(int client, int origin, uint64_t up_limit, unsigned idle_s, ui
     if (r < 0 && errno == EINTR)
       continue;
     if (r <= 0)
-      break; /* idle: close both */
+      return; /* idle: close both */
     for (int i = 0; i < n; i++) {
       int d = map[i];
       if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
@@ -390,7 +386,7 @@ static void relay(int client, int origin, uint64_t up_limit, unsigned idle_s, ui
         if (out < 0 && errno == EINTR)
           continue;
         if (out <= 0)
-          goto out;
+          return;
         left -= out;
       }
       sent[d] += (uint64_t)in;
@@ -400,11 +396,26 @@ static void relay(int client, int origin, uint64_t up_limit, unsigned idle_s, ui
       }
     }
   }
-out:
-  for (int d = 0; d < 2; d++)
-    for (int k = 0; k < 2; k++)
-      if (pipes[d][k] >= 0)
-        close(pipes[d][k]);
+}
+
+/* Copies between the two sockets until both directions are done or the tunnel idles;
+ * up_limit bounds what goes from the client to the origin (UINT64_MAX: no bound). */
+static void relay(int client, int origin, uint64_t up_limit, unsigned idle_s, uint64_t *up,
+                  uint64_t *down)
+{
+  const int fds[2] = {client, origin};
+  _cleanup_(relay_pipes_close) int pipes[2][2] = {{-1, -1}, {-1, -1}};
+  size_t chunk = 1 << 16;
+  for (int d = 0; d < 2; d++) {
+    if (pipe2(pipes[d], O_CLOEXEC | O_NONBLOCK) < 0)
+      return;
+    /* Larger pipes, fewer splices per byte (best effort: a user's pipe pages are bounded). */
+    int sz = fcntl(pipes[d][1], F_SETPIPE_SZ, 1 << 20);
+    if (d == 1 && sz > 0)
+      chunk = (size_t)sz;
+  }
+  uint64_t sent[2] = {0, 0};
+  relay_pump(fds, origin, up_limit, idle_s, pipes, chunk, sent);
   *up += sent[0];
   *down += sent[1];
 }
