@@ -3,13 +3,14 @@
 # UndefinedBehaviorSanitizer with leak detection), a clang pass for gotos past cleanup
 # variables (a guard: contrib/check-gotos.sh allows no goto in runtime/ or oci/), bounded
 # fuzzing of the config and policy parsers (the config fuzzer also applies every built-in
-# profile to what it parses), the integration tests against the real binary as root (with
-# the kill-point build for the crash tests, and podman, containerd and Docker driving
-# seerun), and the integration tests once more against the ASan+UBSan build.
+# profile to what it parses), of the egress proxy's parsers and of `seerun review` over an
+# audit log, the integration tests against the real binary as root (with the kill-point build
+# for the crash tests, and podman, containerd and Docker driving seerun), and the integration
+# tests once more against the ASan+UBSan build.
 #
 # Build directories: build (setup.sh), build-asan (--enable-sanitizers), build-kp
 # (--enable-kill-points: a test-only binary that kills itself at a named step; never install
-# it).  FUZZ_SECONDS, FUZZ_POLICY_SECONDS and FUZZ_EGRESS_SECONDS bound the fuzzing; SEERUN_SKIP_ASAN_INTEGRATION=1
+# it).  FUZZ_SECONDS, FUZZ_POLICY_SECONDS, FUZZ_EGRESS_SECONDS and FUZZ_REVIEW_SECONDS bound the fuzzing; SEERUN_SKIP_ASAN_INTEGRATION=1
 # skips the second integration run (for a quick local check, not for CI).
 #
 # Measured on the 2-core development VM (busy with other work): about 12.5 minutes in all
@@ -58,10 +59,11 @@ mkdir -p build-kp
 (cd build-kp && { [ -f Makefile ] || ../configure -q --enable-kill-points; } &&
   make -j"$jobs" seerun >/dev/null)
 
-stage "config parser (and the pure policy on what it parses), policy and egress parser fuzzing (libFuzzer, ASan+UBSan, bounded)"
+stage "config parser (and the pure policy on what it parses), policy, egress and audit log (review) fuzzing (libFuzzer, ASan+UBSan, bounded)"
 # Into a log, not a pipe: a crash must fail this script (sh has no pipefail).
 if ! make -C build fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-60}" \
     FUZZ_POLICY_SECONDS="${FUZZ_POLICY_SECONDS:-30}" FUZZ_EGRESS_SECONDS="${FUZZ_EGRESS_SECONDS:-30}" \
+    FUZZ_REVIEW_SECONDS="${FUZZ_REVIEW_SECONDS:-30}" \
     >build/fuzz.log 2>&1; then
   tail -60 build/fuzz.log
   exit 1

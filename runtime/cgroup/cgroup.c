@@ -215,7 +215,12 @@ int sr_cgroup_read_keyed(const struct sr_cg_dir *d, const char *file, const char
 
 /* ---- Layout ---- */
 
-int sr_cgroup_layout(const char *root, int *version, bool *hybrid, sr_error_t *err)
+/* The layout under root, and with names (v1) its hierarchies as sr_cgroup_v1_hierarchies lists
+ * them, from the same scan: each entry's statfs says what it is (a cgroup v1 mount, the
+ * hybrid's unified one), the directory entry's type leaves out the aliases ("cpu" ->
+ * "cpu,cpuacct"), and a hierarchy mounted twice is listed once (its superblock's fsid). */
+static int scan_layout(const char *root, int *version, bool *hybrid, char ***names, size_t *n,
+                       sr_error_t *err)
 {
   struct statfs sfs;
   if (statfs(root, &sfs) < 0)
@@ -233,6 +238,11 @@ int sr_cgroup_layout(const char *root, int *version, bool *hybrid, sr_error_t *e
   _cleanup_dir_ DIR *dir = opendir(root);
   if (dir == NULL)
     return sr_error_sys(err, "cgroup: open `%s`", root);
+  _cleanup_strv_ char **v = names ? calloc(1, sizeof(char *)) : NULL;
+  if (names && v == NULL)
+    return sr_error_make(err, ENOMEM, "cgroup hierarchies");
+  fsid_t seen[64];
+  size_t count = 0;
   bool v1 = false, unified = false;
   struct dirent *de;
   while ((de = readdir(dir)) != NULL) {
@@ -243,16 +253,41 @@ int sr_cgroup_layout(const char *root, int *version, bool *hybrid, sr_error_t *e
       continue;
     if (statfs(p, &sfs) < 0)
       continue;
-    if (sfs.f_type == CGROUP_SUPER_MAGIC)
-      v1 = true;
-    else if (sfs.f_type == CGROUP2_SUPER_MAGIC && strcmp(de->d_name, "unified") == 0)
+    if (sfs.f_type == CGROUP2_SUPER_MAGIC && strcmp(de->d_name, "unified") == 0)
       unified = true;
+    if (sfs.f_type != CGROUP_SUPER_MAGIC)
+      continue;
+    v1 = true;
+    struct stat st;
+    if (names == NULL || de->d_type == DT_LNK ||
+        (de->d_type != DT_DIR &&
+         (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))))
+      continue;
+    bool dup = false;
+    for (size_t i = 0; i < count && i < 64 && !dup; i++)
+      dup = memcmp(&seen[i], &sfs.f_fsid, sizeof(sfs.f_fsid)) == 0;
+    if (dup)
+      continue;
+    if (count < 64)
+      seen[count] = sfs.f_fsid;
+    if (sr_cgroup_names_add(&v, &count, de->d_name, strlen(de->d_name)) < 0)
+      return sr_error_make(err, ENOMEM, "cgroup hierarchies");
   }
   if (!v1)
     return sr_error_make(err, 0, "cgroup: `%s` is a tmpfs without cgroup v1 hierarchies", root);
   *version = 1;
   *hybrid = unified;
+  if (names) {
+    sr_cgroup_names_sort(v, count);
+    *names = steal_ptr(v);
+    *n = count;
+  }
   return 0;
+}
+
+int sr_cgroup_layout(const char *root, int *version, bool *hybrid, sr_error_t *err)
+{
+  return scan_layout(root, version, hybrid, NULL, NULL, err);
 }
 
 /* "/a/b" from any spelling (oci/common/path.h); ".." refused (the cgroup must stay below the
@@ -409,9 +444,18 @@ int sr_cgroup_new(const char *root, const char *path, struct sr_cgroup **out, sr
 {
   int version;
   bool hybrid;
-  if (sr_cgroup_layout(root, &version, &hybrid, err) < 0)
+  _cleanup_strv_ char **names = NULL;
+  size_t n = 0;
+  /* The layout's scan lists the v1 hierarchies too: no second pass over root. */
+  if (scan_layout(root, &version, &hybrid, &names, &n, err) < 0 ||
+      sr_cgroup_new_with_layout(root, path, version, hybrid, out, err) < 0)
     return -1;
-  return sr_cgroup_new_with_layout(root, path, version, hybrid, out, err);
+  if (version == 1) {
+    (*out)->v1->names = steal_ptr(names);
+    (*out)->v1->n = n;
+    (*out)->v1->listed = true;
+  }
+  return 0;
 }
 
 void sr_cgroup_free(struct sr_cgroup *cg)

@@ -25,14 +25,13 @@ int sr_cmd_create(const struct sr_global *g, int argc, char **argv)
     return 1;
   sr_error_t err = NULL;
   _cleanup_free_ char *bundle = NULL;
+  _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
   struct sr_create_ctx ctx = SR_PREPARE_CTX(&g->run, &o);
-  struct sr_policy_ctx pc = {0};
   if (sr_prepare_bundle(&g->run, &ctx, &o, bundle_arg, &bundle, &pc, &err) < 0)
     r = -1;
   else
     r = sr_create(&ctx, &err);
-  sr_create_ctx_release(&ctx);
-  sr_policy_run_ctx_release(&pc);
+  sr_create_ctx_release(&ctx); /* before the policy it points into (pc, at the scope's end) */
   if (r < 0) {
     sr_prepare_failed(&g->run, o.id);
     return sr_cli_fail_verb("create", &err);

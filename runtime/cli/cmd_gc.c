@@ -22,16 +22,13 @@ int sr_cmd_gc(const struct sr_global *g, int argc, char **argv)
   if (sr_cli_setup(g, 0, false) < 0)
     return 1;
   sr_error_t err = NULL;
-  struct sr_policy_ctx pc;
+  _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
   size_t freed = 0;
   if (sr_policy_run_load(&g->run, &pc, &err) < 0)
     return sr_cli_fail(&err);
-  if (sr_sandbox_slot_gc(&g->run, &err) < 0) {
-    sr_policy_run_ctx_release(&pc);
+  if (sr_sandbox_slot_gc(&g->run, &err) < 0)
     return sr_cli_fail(&err);
-  }
   r = sr_userns_registry_gc(&pc.policy->userns, all, &freed, &err);
-  sr_policy_run_ctx_release(&pc);
   if (r < 0)
     return sr_cli_fail(&err);
   printf("released %zu user namespace range%s\n", freed, freed == 1 ? "" : "s");

@@ -23,12 +23,11 @@ int sr_cmd_start(const struct sr_global *g, int argc, char **argv)
     return sr_cli_fail(&err);
   /* The poststart hooks come from the config copy: judged again (the policy is loaded only
    * when there is one to judge). */
-  struct sr_policy_ctx pc = {0};
+  _cleanup_policy_ctx_ struct sr_policy_ctx pc = {0};
   struct sr_hook_gate gate = {.rejudge = true};
   if (config->hooks.n[SR_HOOK_POSTSTART])
     sr_stored_hook_gate(&g->run, ct, &pc, NULL, &gate);
   r = sr_container_start(ct, config, &gate, &err);
-  sr_policy_run_ctx_release(&pc);
   if (r < 0)
     return sr_cli_fail(&err);
   return 0;

@@ -110,14 +110,12 @@ enum sr_status sr_container_observe(const struct sr_container *c, pid_t *live_pi
   *live_pid = r->pid;
   if (faccessat(c->dirfd, "exec.fifo", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
     return SR_STATUS_CREATED;
-  struct sr_cgroup *cg = NULL;
+  _cleanup_cgroup_ struct sr_cgroup *cg = NULL;
   sr_error_t err = NULL;
   bool frozen = false;
   if (sr_container_open_cgroup(c, &cg, &err) == 0 && cg)
     sr_cgroup_is_frozen(cg, &frozen, &err);
   sr_error_free(&err);
-  if (cg)
-    sr_cgroup_free(cg);
   return frozen ? SR_STATUS_PAUSED : SR_STATUS_RUNNING;
 }
 
@@ -356,14 +354,11 @@ int sr_container_kill(struct sr_container *c, int sig, bool all, sr_error_t *err
             "init is signalled",
             c->id, c->rec->cgroup_path ? c->rec->cgroup_path : "?");
   if (all && c->rec->cgroup_created) {
-    struct sr_cgroup *cg = NULL;
+    _cleanup_cgroup_ struct sr_cgroup *cg = NULL;
     if (sr_container_open_cgroup(c, &cg, err) < 0)
       return -1;
-    if (cg) {
-      int r = sr_cgroup_signal_all(cg, sig, err);
-      sr_cgroup_free(cg);
-      return r;
-    }
+    if (cg)
+      return sr_cgroup_signal_all(cg, sig, err);
   }
   _cleanup_close_ int pidfd = -1;
   if (open_init_pidfd(c, &pidfd, err) < 0)
@@ -372,11 +367,9 @@ int sr_container_kill(struct sr_container *c, int sig, bool all, sr_error_t *err
     return sr_error_sys(err, "kill container \"%s\" (signal %d)", c->id, sig);
   /* A frozen process only dies once thawed. */
   if (sig == SIGKILL && st == SR_STATUS_PAUSED && c->rec->cgroup_created) {
-    struct sr_cgroup *cg = NULL;
-    if (sr_container_open_cgroup(c, &cg, err) == 0 && cg) {
+    _cleanup_cgroup_ struct sr_cgroup *cg = NULL;
+    if (sr_container_open_cgroup(c, &cg, err) == 0 && cg)
       sr_cgroup_freeze(cg, false, err);
-      sr_cgroup_free(cg);
-    }
     sr_error_free(err);
   }
   return 0;
@@ -431,11 +424,9 @@ int sr_container_delete(struct sr_container *c, bool force, const struct sr_hook
     if (open_init_pidfd(c, &pidfd, &e) == 0) {
       sr_pidfd_send_signal(pidfd, SIGKILL);
       if (st == SR_STATUS_PAUSED && c->rec->cgroup_created) {
-        struct sr_cgroup *cg = NULL;
-        if (sr_container_open_cgroup(c, &cg, &e) == 0 && cg) {
+        _cleanup_cgroup_ struct sr_cgroup *cg = NULL;
+        if (sr_container_open_cgroup(c, &cg, &e) == 0 && cg)
           sr_cgroup_freeze(cg, false, &e);
-          sr_cgroup_free(cg);
-        }
       }
       wait_gone(pidfd);
       close(pidfd);
@@ -447,7 +438,7 @@ int sr_container_delete(struct sr_container *c, bool force, const struct sr_hook
    * it is stuck) is stopped here. */
   sr_supervisor_stop(c->rec->supervisor_pid, c->rec->supervisor_start,
                      c->rec->supervisor_activity ? c->dirfd : -1);
-  struct sr_cgroup *cg = NULL;
+  _cleanup_cgroup_ struct sr_cgroup *cg = NULL;
   /* A cgroup seerun did not make is left as it is: killing what is in it, or removing it,
    * would reach processes that are not the container's (its init is killed above). */
   if (c->rec->cgroup_created && sr_container_open_cgroup(c, &cg, err) < 0)
@@ -462,7 +453,6 @@ int sr_container_delete(struct sr_container *c, bool force, const struct sr_hook
       if (r == 0)
         r = sr_cgroup_destroy(cg, true, err);
     }
-    sr_cgroup_free(cg);
     if (r < 0)
       return sr_error_wrap(err, "delete container \"%s\"", c->id);
   }
@@ -482,22 +472,19 @@ int sr_container_delete(struct sr_container *c, bool force, const struct sr_hook
 int sr_container_recover(const char *root, const char *id, struct sr_container **out,
                          sr_error_t *err)
 {
-  int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  _cleanup_close_ int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0) {
     if (errno == ENOENT)
       return sr_error_make(err, ENOENT, "container \"%s\" does not exist", id);
     return sr_error_sys(err, "open state directory `%s`", root);
   }
   struct sr_container *c = NULL;
-  if (sr_statedir_load_damaged(rootfd, id, &c, err) < 0) {
-    close(rootfd);
+  if (sr_statedir_load_damaged(rootfd, id, &c, err) < 0)
     return -1;
-  }
   if (c->rec == NULL) {
     struct sr_state_record *rec = sr_state_record_new();
     if (rec == NULL) {
       sr_statedir_free(c);
-      close(rootfd);
       return sr_error_make(err, ENOMEM, "container \"%s\"", id);
     }
     /* Not creating, no init known: "stopped"; what the cgroup holds is killed with it. */
@@ -511,6 +498,7 @@ int sr_container_recover(const char *root, const char *id, struct sr_container *
             "directory is removed (a process or cgroup it had is left alone)",
             id);
   }
+  steal_fd(rootfd); /* the container's now (c->rootfd) */
   *out = c;
   return 0;
 }

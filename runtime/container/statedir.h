@@ -27,7 +27,9 @@
  * copy could point kill, update, pause and delete --force at a host process or a host cgroup, or
  * another container's.  So create also keeps the record, without the annotations, in
  * <root>/.index/<id>, outside the container's directory (written by create alone, at every step
- * it records, before recovery.json and state.json; removed first by delete).  Loading takes the
+ * it records, before recovery.json and state.json; while the create is at work state.json is
+ * written only at its first step and when the phase ends, so it may be a step behind the index;
+ * removed first by delete).  Loading takes the
  * deciding fields from the index; a state.json that disagrees with it is refused, naming the
  * field and both files (delete --force then acts on what the index records alone).  A
  * directory without an index (a create killed right after publishing, or an older seerun) is

@@ -40,7 +40,7 @@ static void audit_refused_record(const struct sr_invocation *inv, const char *id
 int sr_stored_open(const struct sr_invocation *inv, const char *id, bool lock,
                    struct sr_container **out, sr_error_t *err)
 {
-  int rootfd = open(inv->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  _cleanup_close_ int rootfd = open(inv->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0) {
     if (errno == ENOENT) {
       if (sr_statedir_validate_id(id, err) < 0)
@@ -50,10 +50,10 @@ int sr_stored_open(const struct sr_invocation *inv, const char *id, bool lock,
     return sr_error_sys(err, "open state directory `%s`", inv->root);
   }
   if (sr_statedir_load(rootfd, id, lock, out, err) < 0) {
-    close(rootfd);
     audit_refused_record(inv, id, *err);
     return -1;
   }
+  steal_fd(rootfd); /* the container's now ((*out)->rootfd) */
   return 0;
 }
 

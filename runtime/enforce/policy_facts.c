@@ -48,12 +48,13 @@ static const char *const denied_below[] = {
 /* Directories that hold host daemons' sockets: a bind of one (or of a directory containing
  * one, or below one) connects the container to those daemons (D-Bus, systemd, the engines).
  * No directory below may be bound either: their sockets sit in subdirectories
- * (/run/systemd/journal, /run/user/0/bus).  Judged by inode and by where they lie; /var/run is
- * /run here. */
+ * (/run/systemd/journal, /run/user/0/bus, podman's /run/libpod/socket/<id>/attach: another
+ * container's terminal).  Judged by inode and by where they lie; /var/run is /run here. */
 static const char *const socket_dirs_below[] = {
     "/run/dbus",   "/run/systemd",   "/run/docker",   "/run/podman",   "/run/crio",
     "/run/user",   "/run/libvirt",   "/run/snapd",    "/run/lxd",      "/run/containerd/s",
-    "/run/udev",   "/run/avahi-daemon", "/run/cups", "/tmp/.X11-unix",
+    "/run/udev",   "/run/avahi-daemon", "/run/cups", "/tmp/.X11-unix", "/run/libpod",
+    "/var/run/libpod",
     "/var/run/dbus", "/var/run/systemd", "/var/run/docker", "/var/run/podman", "/var/run/crio",
     "/var/run/user", "/var/run/libvirt", "/var/run/containerd/s",
 };
@@ -62,7 +63,62 @@ static const char *const socket_dirs_below[] = {
  * keeps its sockets there and the CRI plugin the pods' /dev/shm below it. */
 static const char *const socket_dirs[] = {"/run/containerd", "/var/run/containerd"};
 
+/* Container engines' storage: every container's image layers, root filesystem and private
+ * files (its environment, its hosts file), in the engines' default places.  Denied at, below
+ * and above (a bind of /var/lib/docker shows them all: protect_containing).  What an engine
+ * binds from there is the container's own: its bundle, or the directory named by its id
+ * (podman's and CRI-O's userdata with hosts, resolv.conf, .containerenv; Docker's hostname and
+ * hosts).  Named volumes (.../volumes) are shared between containers by design and stay
+ * bindable. */
+#define SR_STORE_LAYERS "a container engine's storage: image layers and containers' root file systems"
+#define SR_STORE_PRIVATE "a container engine's storage: another container's own files"
+#define SR_STORE_RECORDS \
+  "a container engine's storage: every container's configuration (its environment) and secrets"
+static const struct sr_denied_path engine_stores[] = {
+    {"/var/lib/containers/storage/overlay", SR_STORE_LAYERS, false, false, true},
+    {"/var/lib/containers/storage/overlay-layers", SR_STORE_LAYERS, false, false, true},
+    {"/var/lib/containers/storage/overlay-images", SR_STORE_LAYERS, false, false, true},
+    {"/var/lib/containers/storage/vfs", SR_STORE_LAYERS, false, false, true},
+    {"/var/lib/containers/storage/overlay-containers", SR_STORE_PRIVATE, true, true, true},
+    {"/var/lib/containers/storage/vfs-containers", SR_STORE_PRIVATE, true, true, true},
+    {"/run/containers/storage/overlay-containers", SR_STORE_PRIVATE, true, true, true},
+    {"/run/containers/storage/vfs-containers", SR_STORE_PRIVATE, true, true, true},
+    {"/var/lib/docker/overlay2", SR_STORE_LAYERS, false, false, true},
+    {"/var/lib/docker/vfs", SR_STORE_LAYERS, false, false, true},
+    {"/var/lib/docker/image", SR_STORE_LAYERS, false, false, true},
+    {"/var/lib/docker/containers", SR_STORE_PRIVATE, true, true, true},
+    /* Docker's containerd image store mounts each one's root at rootfs/<snapshotter>/<id>. */
+    {"/var/lib/docker/rootfs/overlayfs", SR_STORE_LAYERS, false, true, true},
+    {"/var/lib/docker/rootfs/native", SR_STORE_LAYERS, false, true, true},
+    {"/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs", SR_STORE_LAYERS, false, false, true},
+    {"/var/lib/containerd/io.containerd.snapshotter.v1.native", SR_STORE_LAYERS, false, false, true},
+    {"/var/lib/containerd/io.containerd.content.v1.content", SR_STORE_LAYERS, false, false, true},
+    {"/var/lib/containerd/io.containerd.metadata.v1.bolt", SR_STORE_LAYERS, false, false, true},
+    {"/run/containerd/io.containerd.runtime.v2.task", SR_STORE_PRIVATE, true, false, true},
+    {"/run/containerd/io.containerd.runtime.v1.linux", SR_STORE_PRIVATE, true, false, true},
+    {"/var/lib/containerd/io.containerd.runtime.v2.task", SR_STORE_PRIVATE, false, false, true},
+    /* The CRI plugin's per-container state and stdio FIFOs (its per-pod sandboxes are not). */
+    {"/var/lib/containerd/io.containerd.grpc.v1.cri/containers", SR_STORE_PRIVATE, false, true,
+     true},
+    {"/run/containerd/io.containerd.grpc.v1.cri/containers", SR_STORE_PRIVATE, false, true, true},
+    {"/var/lib/containers/storage/libpod", SR_STORE_RECORDS, false, false, true},
+    {"/var/lib/containers/storage/db.sql", SR_STORE_RECORDS, false, false, true},
+    {"/var/lib/containers/storage/secrets", SR_STORE_RECORDS, false, false, true},
+};
+
 enum protect_kind { PROTECT_DENIED, PROTECT_SOCKETS };
+
+/* What below a path denied at and below it is still the container's own (struct
+ * sr_denied_path): its bundle, or the directory named by its id (dev 0: none), by inode for a
+ * directory and by where it lies in its filesystem for a file below it (fs_path: the
+ * protected_tree's only, freed with it). */
+struct own_ok {
+  bool store; /* an engine's storage: the engine's overlay for this bundle is the root's own */
+  bool bundle;
+  dev_t dev;
+  ino_t ino;
+  char *fs_path;
+};
 
 struct protected_inode {
   dev_t dev;
@@ -71,7 +127,7 @@ struct protected_inode {
   bool below;         /* it is the denied path, and nothing below it may be bound either */
   enum protect_kind kind;
   const char *reason; /* why, for the paths seerun adds at run time; NULL: a host path */
-  bool own_bundle_ok; /* see struct sr_denied_path */
+  struct own_ok own;
   bool walked;        /* protect() added every directory above it too */
 };
 
@@ -85,7 +141,7 @@ struct protected_tree {
   enum protect_kind kind;
   bool not_above;     /* denied at and below only: what contains it may be bound */
   const char *reason;
-  bool own_bundle_ok;
+  struct own_ok own;
   dev_t root_dev;     /* its inode, for the own-bundle exception */
   ino_t root_ino;
 };
@@ -100,8 +156,10 @@ struct protected_set {
 
 static void protected_set_free(struct protected_set *s)
 {
-  for (size_t i = 0; i < s->nt; i++)
+  for (size_t i = 0; i < s->nt; i++) {
     free(s->t[i].fs_path);
+    free(s->t[i].own.fs_path);
+  }
   free(s->t);
   free(s->v);
 }
@@ -124,8 +182,8 @@ static struct protected_inode *add_inode(struct protected_set *s, const struct s
     s->v = nv;
     s->cap = cap;
   }
-  s->v[s->n++] = (struct protected_inode){st->st_dev, st->st_ino, denied,   below,
-                                          s->adding,  NULL,       false,    false};
+  s->v[s->n++] = (struct protected_inode){st->st_dev, st->st_ino, denied, below,
+                                          s->adding,  NULL,       {0},    false};
   return &s->v[s->n - 1];
 }
 
@@ -146,7 +204,7 @@ static int add_tree(struct protected_set *s, int fd, const char *denied, bool be
     s->tcap = cap;
   }
   s->t[s->nt++] =
-      (struct protected_tree){w.dev, w.fs_path, denied, below, s->adding, false, NULL, false, 0, 0};
+      (struct protected_tree){w.dev, w.fs_path, denied, below, s->adding, false, NULL, {0}, 0, 0};
   return 0;
 }
 
@@ -207,43 +265,132 @@ static int protect(struct protected_set *s, const char *path, bool below)
   return 0;
 }
 
+/* Every directory above an engine's storage, by inode: a bind of /var/lib/docker or
+ * /var/lib/containers/storage shows every container's layers and private files below it
+ * (cAdvisor's -v /var/lib/docker:/var/lib/docker).  Named volumes, beside the storage, are
+ * not above it.  A directory already in the set keeps the denied path that reached it first. */
+static int protect_containing(struct protected_set *s, int fd, const struct sr_denied_path *d)
+{
+  _cleanup_close_ int cur = openat(fd, "..", O_PATH | O_CLOEXEC);
+  struct stat st, prev;
+  if (fstat(fd, &prev) < 0)
+    return 0;
+  for (int depth = 0; cur >= 0 && depth < 64; depth++) {
+    if (fstat(cur, &st) < 0 || (st.st_dev == prev.st_dev && st.st_ino == prev.st_ino))
+      break; /* the root */
+    bool known = false;
+    for (size_t i = 0; i < s->n && !known; i++)
+      known = s->v[i].dev == st.st_dev && s->v[i].ino == st.st_ino;
+    if (!known) {
+      struct protected_inode *e = add_inode(s, &st, d->path, false);
+      if (e == NULL)
+        return -1;
+      e->reason = d->reason;
+    }
+    prev = st;
+    int parent = openat(cur, "..", O_PATH | O_CLOEXEC);
+    close(cur);
+    cur = parent;
+  }
+  return 0;
+}
+
 /* A path denied at and below it, never above (binds of /usr and /var/log stay fine): seerun's
- * own files (state roots, the audit log's directory, the binary). */
-static int protect_at_below(struct protected_set *s, const struct sr_denied_path *d)
+ * own files (state roots, the audit log's directory, the binary); engines' storage, above
+ * too.  id: the container's, for a path whose own_id_ok lets the container bind its own
+ * directory there. */
+static int protect_at_below(struct protected_set *s, const struct sr_denied_path *d,
+                            const char *id)
 {
   _cleanup_close_ int fd = open(d->path, O_PATH | O_CLOEXEC);
   struct stat st;
   if (fd < 0 || fstat(fd, &st) < 0)
     return 0; /* absent on this host: nothing to protect */
+  struct own_ok own = {.store = d->engine_store, .bundle = d->own_bundle_ok};
+  /* One name below the path, never a walk (create has checked the id; policy check may not). */
+  bool one_name = id && *id && strchr(id, '/') == NULL && strcmp(id, ".") != 0 &&
+                  strcmp(id, "..") != 0;
+  if (d->own_id_ok && one_name) {
+    /* The container's own directory, as it is now: the source is compared with this inode. */
+    _cleanup_close_ int ofd =
+        openat(fd, id, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat ost;
+    if (ofd >= 0 && fstat(ofd, &ost) == 0) {
+      own.dev = ost.st_dev;
+      own.ino = ost.st_ino;
+    }
+  }
+  struct sr_where ow = {0};
+  if (own.dev != 0 && sr_where_fd(fd, &ow) == 0) {
+    free(ow.name);
+    /* Where the container's own directory lies: PATH's place and the id below it. */
+    char *p = NULL;
+    if (asprintf(&p, "%s%s%s", ow.fs_path, strcmp(ow.fs_path, "/") ? "/" : "", id) < 0)
+      p = NULL;
+    free(ow.fs_path);
+    ow.fs_path = p;
+  }
   s->adding = PROTECT_DENIED;
   if (add_inode(s, &st, d->path, true) == NULL || add_tree(s, fd, d->path, true) < 0)
     return -1;
   for (size_t i = 0; i < s->n; i++)
     if (s->v[i].dev == st.st_dev && s->v[i].ino == st.st_ino && s->v[i].reason == NULL) {
       s->v[i].reason = d->reason;
-      s->v[i].own_bundle_ok = d->own_bundle_ok;
+      s->v[i].own = (struct own_ok){own.store, own.bundle, own.dev, own.ino, NULL};
     }
+  if (d->engine_store && protect_containing(s, fd, d) < 0)
+    return -1;
   if (s->nt > 0 && s->t[s->nt - 1].denied == d->path) {
-    s->t[s->nt - 1].not_above = true;
+    /* An engine's storage is denied above too: what contains it shows every container's. */
+    s->t[s->nt - 1].not_above = !d->engine_store;
     s->t[s->nt - 1].reason = d->reason;
-    s->t[s->nt - 1].own_bundle_ok = d->own_bundle_ok;
+    s->t[s->nt - 1].own = own;
+    s->t[s->nt - 1].own.fs_path = ow.fs_path;
+    ow.fs_path = NULL;
     s->t[s->nt - 1].root_dev = st.st_dev;
     s->t[s->nt - 1].root_ino = st.st_ino;
   }
+  free(ow.fs_path);
   return 0;
 }
 
 
 /* A denied state root does not deny the container's own bundle below it: the sandbox makes its
- * rootfs and /out there.  Source, bundle and root are judged by inode. */
-static bool in_own_bundle(int bundlefd, dev_t root_dev, ino_t root_ino, int fd)
+ * rootfs and /out there; nor does an engine's storage deny the container's own directory.
+ * Source, bundle and root are judged by inode. */
+static bool is_own(const struct own_ok *own, int bundlefd, dev_t root_dev, ino_t root_ino, int fd,
+                   const struct sr_where *w, bool engine_root)
 {
   struct stat bst;
-  if (bundlefd < 0 || fstat(bundlefd, &bst) < 0)
+  if (own->store && engine_root)
+    return true;
+  if (own->dev != 0 && sr_paths_at_or_below(fd, own->dev, own->ino))
+    return true;
+  if (own->fs_path && w && w->dev == own->dev && sr_where_path_under(w->fs_path, own->fs_path))
+    return true;
+  if (!own->bundle || bundlefd < 0 || fstat(bundlefd, &bst) < 0)
     return false;
   return sr_paths_at_or_below(fd, bst.st_dev, bst.st_ino) &&
          sr_paths_at_or_below(bundlefd, root_dev, root_ino) &&
          !(bst.st_dev == root_dev && bst.st_ino == root_ino);
+}
+
+/* A mount below a recursive source that lies in a protected tree: the container's own only
+ * where it lies (its filesystem and the path there, the mount's root) in the container's own
+ * directory or bundle; a view of another container's directory mounted below is not. */
+static bool submount_is_own(const struct protected_tree *t, const struct sr_where *sub,
+                            int bundlefd, const struct sr_where *bw, bool engine_root)
+{
+  if (t->own.store && engine_root)
+    return true;
+  if (t->own.fs_path && sub->dev == t->own.dev &&
+      sr_where_path_under(sub->fs_path, t->own.fs_path))
+    return true;
+  struct stat bst;
+  return t->own.bundle && bw && sub->dev == bw->dev &&
+         sr_where_path_under(sub->fs_path, bw->fs_path) && fstat(bundlefd, &bst) == 0 &&
+         !(bst.st_dev == t->root_dev && bst.st_ino == t->root_ino) &&
+         sr_paths_at_or_below(bundlefd, t->root_dev, t->root_ino);
 }
 
 static const struct protected_inode *protected_match(const struct protected_set *s,
@@ -305,7 +452,7 @@ static void found(struct sr_arena *a, struct sr_policy_mount_fact *f, enum prote
  * mount below it are other names for a denied tree (issue 13, class 5).  recursive: the mounts
  * below it come along (rbind, the root). */
 static void judge_object(const struct protected_set *s, struct sr_arena *a, int fd,
-                         const char *given, bool recursive, int bundlefd,
+                         const char *given, bool recursive, int bundlefd, bool engine_root,
                          struct sr_policy_mount_fact *f)
 {
   struct stat st;
@@ -319,10 +466,10 @@ static void judge_object(const struct protected_set *s, struct sr_arena *a, int 
   if (fstatfs(fd, &sfs) == 0 && (sfs.f_type == PROC_SUPER_MAGIC || sfs.f_type == SYSFS_MAGIC))
     f->source_on_proc_or_sysfs = true;
   const struct protected_inode *pi = protected_match(s, &st);
-  if (pi && !(pi->own_bundle_ok && in_own_bundle(bundlefd, pi->dev, pi->ino, fd)))
+  if (pi && !is_own(&pi->own, bundlefd, pi->dev, pi->ino, fd, NULL, engine_root))
     found(a, f, pi->kind, pi->denied, pi->reason);
   if ((pi = protected_above(s, fd)) != NULL &&
-      !(pi->own_bundle_ok && in_own_bundle(bundlefd, pi->dev, pi->ino, fd)))
+      !is_own(&pi->own, bundlefd, pi->dev, pi->ino, fd, NULL, engine_root))
     found(a, f, pi->kind, pi->denied, pi->reason);
   _cleanup_(sr_where_release) struct sr_where w = {0};
   if (sr_where_fd(fd, &w) < 0) {
@@ -332,15 +479,18 @@ static void judge_object(const struct protected_set *s, struct sr_arena *a, int 
   }
   f->resolved = sr_arena_strdup(a, w.name);
   const struct protected_tree *t = tree_match(s, w.dev, w.fs_path);
-  if (t && !(t->own_bundle_ok && in_own_bundle(bundlefd, t->root_dev, t->root_ino, fd)))
+  if (t && !is_own(&t->own, bundlefd, t->root_dev, t->root_ino, fd, &w, engine_root))
     found(a, f, t->kind, t->denied, t->reason);
   if (recursive && S_ISDIR(st.st_mode)) {
     struct sr_where *subs = NULL;
     size_t n = 0;
     if (sr_where_submounts(w.name, &subs, &n) < 0)
       f->location_unknown = true;
+    _cleanup_(sr_where_release) struct sr_where bw = {0};
+    bool have_bw = bundlefd >= 0 && sr_where_fd(bundlefd, &bw) == 0;
     for (size_t i = 0; i < n; i++) {
-      if ((t = tree_match(s, subs[i].dev, subs[i].fs_path)) != NULL && !t->own_bundle_ok)
+      if ((t = tree_match(s, subs[i].dev, subs[i].fs_path)) != NULL &&
+          !submount_is_own(t, &subs[i], bundlefd, have_bw ? &bw : NULL, engine_root))
         found(a, f, t->kind, t->denied, t->reason);
       sr_where_release(&subs[i]);
     }
@@ -447,7 +597,10 @@ static int protected_set_make(const struct sr_facts_input *in, struct protected_
    * at and below (another container's state directory holds its config and state, which exec
    * and delete read back), never above. */
   for (size_t i = 0; i < in->n_denied; i++)
-    if (protect_at_below(set, &in->denied[i]) < 0)
+    if (protect_at_below(set, &in->denied[i], in->id) < 0)
+      return -1;
+  for (size_t i = 0; i < sizeof(engine_stores) / sizeof(engine_stores[0]); i++)
+    if (protect_at_below(set, &engine_stores[i], in->id) < 0)
       return -1;
   set->adding = PROTECT_SOCKETS;
   for (size_t i = 0; i < sizeof(socket_dirs_below) / sizeof(socket_dirs_below[0]); i++)
@@ -510,7 +663,7 @@ static int option_path_facts(const struct protected_set *set, struct sr_arena *a
       objs->path_errno[i][k] = errno;
       _cleanup_close_ int out = open_host_object(bundlefd, p->path, false, O_DIRECTORY);
       if (out >= 0)
-        judge_object(set, a, out, p->path, false, bundlefd, pf);
+        judge_object(set, a, out, p->path, false, bundlefd, false, pf);
       continue;
     }
     if (fd < 0) {
@@ -518,7 +671,7 @@ static int option_path_facts(const struct protected_set *set, struct sr_arena *a
       continue;
     }
     objs->path_fd[i][k] = fd;
-    judge_object(set, a, fd, p->path, false, bundlefd, pf);
+    judge_object(set, a, fd, p->path, false, bundlefd, false, pf);
   }
   return 0;
 }
@@ -563,7 +716,7 @@ static int mount_facts(const struct sr_config *c, const struct sr_facts_input *i
       objs->mount_errno[i] = errno;
       _cleanup_close_ int out = open_host_object(bundlefd, m->source, false, 0);
       if (out >= 0)
-        judge_object(&set, a, out, m->source, m->opts.rbind, bundlefd, &f->mounts[i]);
+        judge_object(&set, a, out, m->source, m->opts.rbind, bundlefd, false, &f->mounts[i]);
       continue;
     }
     if (fd < 0) {
@@ -571,7 +724,7 @@ static int mount_facts(const struct sr_config *c, const struct sr_facts_input *i
       continue; /* the mount itself reports a missing source */
     }
     objs->mount_fd[i] = fd;
-    judge_object(&set, a, fd, m->source, m->opts.rbind, bundlefd, &f->mounts[i]);
+    judge_object(&set, a, fd, m->source, m->opts.rbind, bundlefd, false, &f->mounts[i]);
     struct stat st;
     const struct protected_inode *im = NULL;
     if (fstat(fd, &st) == 0 && ((im = protected_match(&idm, &st)) != NULL ||
@@ -586,12 +739,15 @@ static int mount_facts(const struct sr_config *c, const struct sr_facts_input *i
   objs->root_errno = objs->root_fd < 0 ? errno : 0;
   if (objs->root_fd >= 0) {
     f->have_root = true;
-    judge_object(&set, a, objs->root_fd, in->rootfs, true, bundlefd, &f->root);
     struct statfs sfs;
     f->root_is_overlay = fstatfs(objs->root_fd, &sfs) == 0 && sfs.f_type == OVERLAYFS_SUPER_MAGIC;
     if (f->root_is_overlay)
       f->root_overlay_engine =
           sr_root_overlay_owner(a, objs->root_fd, bundlefd, &f->root_overlay_not);
+    /* The engine's overlay for this bundle lies in its storage; any other root there is
+     * another container's. */
+    judge_object(&set, a, objs->root_fd, in->rootfs, true, bundlefd,
+                 f->root_overlay_engine != NULL, &f->root);
     /* Where an idmapped root may lie: the bundle's own tree, or below rootfs.idmapPaths. */
     struct stat bst;
     if (fstat(bundlefd, &bst) == 0 && sr_paths_at_or_below(objs->root_fd, bst.st_dev, bst.st_ino))
@@ -614,7 +770,7 @@ static int mount_facts(const struct sr_config *c, const struct sr_facts_input *i
     objs->listener_errno = objs->listener_fd < 0 ? errno : 0;
     if (objs->listener_fd >= 0) {
       f->have_listener = true;
-      judge_object(&set, a, objs->listener_fd, sc->listener_path, false, bundlefd, &f->listener);
+      judge_object(&set, a, objs->listener_fd, sc->listener_path, false, bundlefd, false, &f->listener);
     }
   }
   return 0;

@@ -13,12 +13,16 @@
 #include "error.h"
 #include "policy_apply.h"
 
-/* A host path denied as a bind source at and below it (never above), and why. */
+/* A host path denied as a bind source at and below it (above too: engine_store), and why. */
 struct sr_denied_path {
   const char *path;
   const char *reason; /* "a seerun state root (recorded in ...)" */
   bool own_bundle_ok; /* a source within the container's own bundle, itself below the path,
                          is not denied (the sandbox's /out, below its state root) */
+  bool own_id_ok;     /* nor one within PATH/<the container's id> (an engine's storage) */
+  bool engine_store;  /* an engine's storage: denied above it too, and not denied to a
+                         root.path that is the engine's overlay for this bundle
+                         (runtime/enforce/root_overlay.h) */
 };
 /* The host objects the facts were taken from, still open: create mounts these descriptors and
  * never resolves the paths again (a check of one object and a mount of another: issue 13,

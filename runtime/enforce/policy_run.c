@@ -161,16 +161,17 @@ static int own_denied(struct sr_policy_ctx *pc, struct sr_config *c, const char 
     return sr_error_make(err, ENOMEM, "policy facts");
   size_t n = 0;
   if (state_root)
-    v[n++] = (struct sr_denied_path){state_root, "a seerun state root (--root)", true};
+    v[n++] = (struct sr_denied_path){state_root, "a seerun state root (--root)", true, false,
+                                     false};
   for (size_t i = 0; i < n_roots; i++)
-    v[n++] = (struct sr_denied_path){roots[i], recorded, true};
+    v[n++] = (struct sr_denied_path){roots[i], recorded, true, false, false};
   if (pc->policy->audit_log) {
     char dir[PATH_MAX];
     snprintf(dir, sizeof(dir), "%s", pc->policy->audit_log);
     const char *d = sr_arena_strdup(a, dirname(dir));
     if (d == NULL)
       return sr_error_make(err, ENOMEM, "policy facts");
-    v[n++] = (struct sr_denied_path){d, "the audit log's directory (auditLog)", false};
+    v[n++] = (struct sr_denied_path){d, "the audit log's directory (auditLog)", false, false, false};
   }
   char exe[PATH_MAX];
   ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -179,7 +180,7 @@ static int own_denied(struct sr_policy_ctx *pc, struct sr_config *c, const char 
     const char *e = sr_arena_strdup(a, exe);
     if (e == NULL)
       return sr_error_make(err, ENOMEM, "policy facts");
-    v[n++] = (struct sr_denied_path){e, "the seerun binary", false};
+    v[n++] = (struct sr_denied_path){e, "the seerun binary", false, false, false};
   }
   *out = v;
   *n_out = n;

@@ -2,6 +2,7 @@
 
 #include "root_overlay.h"
 
+#include "mountapi.h"
 #include "paths.h"
 
 #include "cleanup.h"
@@ -16,13 +17,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#ifndef STATX_MNT_ID
-#define STATX_MNT_ID 0x00001000U
-#endif
-#ifndef STATX_ATTR_MOUNT_ROOT
-#define STATX_ATTR_MOUNT_ROOT 0x00002000
-#endif
 
 /* The kernel's name of what fd is open at (a mount's root: where it is mounted). */
 static int fd_name(int fd, char *buf, size_t size)

@@ -17,19 +17,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 struct entry {
-  char *key;
+  const char *key; /* klen bytes, not NUL-terminated: into the mapped file, or the caller's */
+  size_t klen;
   uint64_t first, size;
   int64_t released; /* seconds since the epoch; 0: held */
+  size_t rel_at;    /* where RELEASED is in the file, rel_len its width; 0: not from the file */
+  size_t rel_len;
+  bool gone; /* forgotten by this session */
 };
 
 struct registry {
   struct sr_arena arena;
-  char *text; /* the file as read; keys point into it */
+  const char *text; /* the file, mapped read-only (NULL: no file, or an empty one) */
+  size_t len;
   struct entry *v;
   size_t n, cap;
 };
@@ -116,122 +122,172 @@ static bool expired(const struct entry *e, const struct sr_userns_pool *pool, ti
 }
 
 /* The file: a header line, then one line per range, "FIRST SIZE RELEASED KEY" (RELEASED: the
- * time of the delete, 0 while the container exists; KEY: the rest of the line).  Plain lines,
- * not JSON: every create and delete reads and rewrites it, and with thousands of ranges held
- * for the grace period that must cost microseconds per range, not a document tree. */
+ * time of the delete, 0 while the container exists, written in ten digits; KEY: the rest of
+ * the line).  Plain lines, not JSON: every create and delete reads it, and with thousands of
+ * ranges held for the grace period that must cost microseconds per range.  It is written the
+ * least a step needs, each write one that a kill cannot cut (a single write within one page):
+ * a delete rewrites its line's RELEASED in place (ten digits for ten), a create of a range no
+ * line holds appends its line; only the rest (a range taken from another key, forgotten
+ * ranges, a field or line that would cross a page, a file by an older seerun) rewrites the
+ * whole file (its temporary copy renamed over it), leaving out the ranges whose grace has
+ * passed.  The format stays version 2: an older seerun reads and writes the same file. */
 #define REGISTRY_HEADER "seerun user namespace registry 2: FIRST SIZE RELEASED KEY\n"
+#define RELEASED_WIDTH 10 /* a time of the epoch in seconds until 2286 */
+#define PAGE 4096         /* (the smallest page: a write within one is never cut short) */
 
 static int bad_line(sr_error_t *err, size_t line, const char *why)
 {
   return sr_error_make(err, 0, "user namespace registry: line %zu: %s", line, why);
 }
 
-/* True when some line of buf could hold key: every line holding it ends with " KEY\n". */
-static bool may_hold(const char *buf, size_t len, const char *key)
+/* One line at p, its newline before end.  Returns the start of the next one, NULL when the
+ * line is malformed. */
+static const char *parse_line(const char *text, const char *p, const char *end, struct entry *x)
 {
-  size_t kl = strlen(key);
-  if (kl == 0)
-    return true;
-  for (const char *p = buf; (p = memmem(p, len - (size_t)(p - buf), key, kl)) != NULL; p++)
-    if (p > buf && p[-1] == ' ' && (size_t)(p - buf) + kl < len && p[kl] == '\n')
-      return true;
-  return false;
+  const char *nl = memchr(p, '\n', (size_t)(end - p));
+  if (nl == NULL)
+    return NULL;
+  unsigned long long v[3];
+  const char *at[3];
+  for (int k = 0; k < 3; k++) {
+    if (p >= nl || *p < '0' || *p > '9')
+      return NULL;
+    at[k] = p;
+    v[k] = 0;
+    for (; p < nl && *p >= '0' && *p <= '9'; p++) {
+      if (v[k] > (UINT64_MAX - 9) / 10)
+        return NULL;
+      v[k] = v[k] * 10 + (unsigned)(*p - '0');
+    }
+    if (p >= nl || *p != ' ')
+      return NULL;
+    p++;
+  }
+  if (v[0] > UINT32_MAX || v[1] == 0 || v[1] > UINT32_MAX || v[0] + v[1] > UINT32_MAX + 1ULL ||
+      v[2] > INT64_MAX || p == nl)
+    return NULL;
+  *x = (struct entry){p,      (size_t)(nl - p), v[0], v[1], (int64_t)v[2], (size_t)(at[2] - text),
+                      (size_t)(p - 1 - at[2]), false};
+  return nl + 1;
 }
 
-/* With only_key, a file in which no line can hold that key is not parsed (r->n stays 0): a
- * delete of a container that has no range (a fixed mapping, no user namespace) costs one read
- * of the file, not a parse of its thousands of lines. */
-static int load(int fd, struct registry *r, const char *only_key, sr_error_t *err)
+/* Maps the file and checks its header; parses no line. */
+static int map_file(int fd, struct registry *r, sr_error_t *err)
 {
   struct stat st;
   if (fstat(fd, &st) < 0)
     return sr_error_sys(err, "user namespace registry: stat");
   if (st.st_size == 0)
     return 0;
-  /* (Not the arena, which zeroes what it gives: the keys point into this buffer.) */
-  r->text = malloc((size_t)st.st_size + 1);
-  char *buf = r->text;
-  if (buf == NULL)
-    return sr_error_make(err, ENOMEM, "user namespace registry");
-  ssize_t n = pread(fd, buf, (size_t)st.st_size, 0);
-  if (n != st.st_size)
-    return sr_error_sys(err, "user namespace registry: read");
-  buf[n] = '\0';
+  /* Mapped, not read: no copy, and no fresh buffer to fault in for thousands of lines. */
+  void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (m == MAP_FAILED)
+    return sr_error_sys(err, "user namespace registry: map");
+  r->text = m;
+  r->len = (size_t)st.st_size;
   size_t hl = strlen(REGISTRY_HEADER);
-  if ((size_t)n < hl || memcmp(buf, REGISTRY_HEADER, hl) != 0)
+  if (r->len < hl || memcmp(r->text, REGISTRY_HEADER, hl) != 0)
     return bad_line(err, 1, "not a seerun user namespace registry (version 2)");
-  if (only_key && !may_hold(buf + hl, (size_t)n - hl, only_key))
+  if (r->text[r->len - 1] != '\n')
+    return sr_error_make(err, 0, "user namespace registry: no newline at its end (a truncated "
+                                 "file?)");
+  return 0;
+}
+
+static int parse_all(struct registry *r, sr_error_t *err)
+{
+  if (r->text == NULL)
     return 0;
+  const char *p = r->text + strlen(REGISTRY_HEADER), *end = r->text + r->len;
   size_t lines = 0;
-  for (char *c = buf + hl; *c; c++)
-    lines += *c == '\n';
+  for (const char *c = p; c < end && (c = memchr(c, '\n', (size_t)(end - c))) != NULL; c++)
+    lines++;
   r->cap = lines + 1;
-  r->v = sr_arena_array(&r->arena, r->cap, sizeof(*r->v));
-  if (r->v == NULL)
+  if ((r->v = sr_arena_array(&r->arena, r->cap, sizeof(*r->v))) == NULL)
     return sr_error_make(err, ENOMEM, "user namespace registry");
-  size_t no = 1;
-  for (char *line = buf + hl; *line; no++) {
-    char *nl = strchr(line, '\n');
-    if (nl == NULL)
-      return bad_line(err, no + 1, "no newline at its end (a truncated file?)");
-    *nl = '\0';
-    struct entry *x = &r->v[r->n];
-    char *p = line, *end;
-    unsigned long long v[3];
-    for (int k = 0; k < 3; k++) {
-      errno = 0;
-      v[k] = strtoull(p, &end, 10);
-      if (errno || end == p || *end != ' ' || *p == '-' || *p == ' ')
-        return bad_line(err, no + 1, "not FIRST SIZE RELEASED KEY");
-      p = end + 1;
-    }
-    if (v[0] > UINT32_MAX || v[1] == 0 || v[1] > UINT32_MAX || v[0] + v[1] > UINT32_MAX + 1ULL ||
-        v[2] > INT64_MAX || *p == '\0')
-      return bad_line(err, no + 1, "a range outside 32-bit ids, or no key");
-    *x = (struct entry){p, v[0], v[1], (int64_t)v[2]};
+  for (size_t no = 2; p < end; no++) {
+    if ((p = parse_line(r->text, p, end, &r->v[r->n])) == NULL)
+      return bad_line(err, no, "not FIRST SIZE RELEASED KEY (a range within 32-bit ids)");
     r->n++;
-    line = nl + 1;
   }
   return 0;
 }
 
-/* Entries whose grace has passed are left out: the file holds what is held or waited for, so
- * its size (and every create's cost) follows the containers of the grace period, not history. */
-static char *put_u64(char *p, uint64_t v)
+/* The line holding key, parsed into *out; false when there is none.  A delete reads only that
+ * line (memmem over the file), not the thousands around it. */
+static bool find_line(const struct registry *r, const char *key, struct entry *out)
+{
+  size_t kl = strlen(key), hl = strlen(REGISTRY_HEADER);
+  if (r->text == NULL || kl == 0 || r->len <= hl)
+    return false;
+  const char *buf = r->text + hl, *end = r->text + r->len;
+  for (const char *p = buf; (p = memmem(p, (size_t)(end - p), key, kl)) != NULL; p++) {
+    if (p[-1] != ' ' || p + kl >= end || p[kl] != '\n')
+      continue;
+    const char *nl = memrchr(buf, '\n', (size_t)(p - buf));
+    /* The key field of that line starts exactly here (a key may hold spaces). */
+    if (parse_line(r->text, nl ? nl + 1 : buf, end, out) && out->key == p && out->klen == kl)
+      return true;
+  }
+  return false;
+}
+
+static char *put_u64(char *p, uint64_t v, int width)
 {
   char digits[20];
   int n = 0;
   do
     digits[n++] = (char)('0' + v % 10);
   while ((v /= 10) != 0);
+  while (n < width)
+    digits[n++] = '0';
   while (n)
     *p++ = digits[--n];
   *p++ = ' ';
   return p;
 }
 
+static char *put_line(char *p, const struct entry *e)
+{
+  p = put_u64(put_u64(put_u64(p, e->first, 0), e->size, 0), (uint64_t)e->released,
+              RELEASED_WIDTH);
+  memcpy(p, e->key, e->klen);
+  p += e->klen;
+  *p++ = '\n';
+  return p;
+}
+
+/* The whole file rewritten: the ranges held or in their grace period, those whose grace has
+ * passed left out, so that its size (and every create's cost) follows the containers of the
+ * grace period, not history. */
 static int save(int dirfd, const char *name, const struct sr_userns_pool *pool,
                 const struct registry *r, sr_error_t *err)
 {
   time_t now = time(NULL);
   size_t cap = sizeof(REGISTRY_HEADER);
   for (size_t i = 0; i < r->n; i++)
-    cap += 3 * 21 + strlen(r->v[i].key) + 1;
+    cap += 3 * 21 + r->v[i].klen + 1;
   _cleanup_free_ char *buf = malloc(cap);
   if (buf == NULL)
     return sr_error_make(err, ENOMEM, "user namespace registry");
   char *p = stpcpy(buf, REGISTRY_HEADER);
-  for (size_t i = 0; i < r->n; i++) {
-    const struct entry *e = &r->v[i];
-    if (expired(e, pool, now))
-      continue;
-    if (strchr(e->key, '\n'))
-      return sr_error_make(err, 0, "user namespace registry: key `%s` holds a newline", e->key);
-    p = put_u64(put_u64(put_u64(p, e->first), e->size), (uint64_t)e->released);
-    p = stpcpy(p, e->key);
-    *p++ = '\n';
-  }
+  for (size_t i = 0; i < r->n; i++)
+    if (!r->v[i].gone && !expired(&r->v[i], pool, now))
+      p = put_line(p, &r->v[i]);
   return sr_fileio_write_atomic(dirfd, name, buf, (size_t)(p - buf), 0600, err);
+}
+
+/* data written at `at` by one write within one page (that a kill cannot cut); 1: it would
+ * cross a page (the caller rewrites the file instead). */
+static int write_within_page(int fd, size_t at, const char *data, size_t len, sr_error_t *err)
+{
+  if (at / PAGE != (at + len - 1) / PAGE)
+    return 1;
+  ssize_t n = pwrite(fd, data, len, (off_t)at);
+  if (n != (ssize_t)len)
+    return n < 0 ? sr_error_sys(err, "user namespace registry: write")
+                 : sr_error_make(err, EIO, "user namespace registry: short write");
+  return 0;
 }
 
 struct locked {
@@ -292,40 +348,82 @@ static int lock_registry(const struct sr_userns_pool *pool, struct locked *l, in
     if (errno != EINTR)
       return sr_error_sys(err, "user namespace registry: lock");
   sweep_temporaries(l);
-  *fd = openat(l->dirfd, l->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  *fd = openat(l->dirfd, l->name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
   if (*fd < 0 && errno != ENOENT)
     return sr_error_sys(err, "user namespace registry: open `%s`", pool->registry);
   return 0;
 }
 
-/* The registry loaded under its lock; released (unlocked, freed) by _cleanup_session_ whether
- * it was opened or not. */
+/* The registry under its lock; released (unmapped, unlocked, freed) by _cleanup_session_
+ * whether it was opened or not. */
 struct session {
   struct registry r;
   struct locked l;
+  int fd; /* the file, read-write; -1: there is none yet */
 };
-#define SESSION_INIT {.l = {.dirfd = -1, .lockfd = -1}}
+#define SESSION_INIT {.l = {.dirfd = -1, .lockfd = -1}, .fd = -1}
 
 static void session_close(struct session *s)
 {
+  if (s->r.text)
+    munmap((void *)s->r.text, s->r.len);
+  if (s->fd >= 0)
+    close(s->fd);
   unlock(&s->l);
   sr_arena_release(&s->r.arena);
-  free(s->r.text);
 }
 #define _cleanup_session_ __attribute__((cleanup(session_close)))
 
-static int session_open(const struct sr_userns_pool *pool, struct session *s, const char *only_key,
+/* full: every line parsed; else the file is only mapped (find_line reads it). */
+static int session_open(const struct sr_userns_pool *pool, struct session *s, bool full,
                         sr_error_t *err)
 {
-  _cleanup_close_ int fd = -1;
-  if (lock_registry(pool, &s->l, &fd, err) < 0)
+  if (lock_registry(pool, &s->l, &s->fd, err) < 0 ||
+      (s->fd >= 0 && map_file(s->fd, &s->r, err) < 0))
     return -1;
-  return fd >= 0 ? load(fd, &s->r, only_key, err) : 0;
+  return full ? parse_all(&s->r, err) : 0;
 }
 
 static int session_save(const struct sr_userns_pool *pool, struct session *s, sr_error_t *err)
 {
   return save(s->l.dirfd, s->l.name, pool, &s->r, err);
+}
+
+/* e's RELEASED set in place (its width unchanged), else the file rewritten. */
+static int set_released(const struct sr_userns_pool *pool, struct session *s, struct entry *e,
+                        int64_t released, sr_error_t *err)
+{
+  e->released = released;
+  if (s->fd >= 0 && e->rel_len == RELEASED_WIDTH) {
+    char field[24];
+    put_u64(field, (uint64_t)released, RELEASED_WIDTH);
+    int r = write_within_page(s->fd, e->rel_at, field, RELEASED_WIDTH, err);
+    if (r <= 0)
+      return r;
+  }
+  if (s->r.v == NULL && parse_all(&s->r, err) < 0)
+    return -1;
+  for (size_t i = 0; i < s->r.n; i++) /* (a release found e alone) */
+    if (s->r.v[i].rel_at == e->rel_at)
+      s->r.v[i].released = released;
+  return session_save(pool, s, err);
+}
+
+/* e (a range no line holds) appended, else the file rewritten. */
+static int add_line(const struct sr_userns_pool *pool, struct session *s, const struct entry *e,
+                    sr_error_t *err)
+{
+  struct registry *r = &s->r;
+  if (s->fd >= 0 && r->text) {
+    char line[3 * 21 + PATH_MAX + 2];
+    if (e->klen <= PATH_MAX) {
+      size_t len = (size_t)(put_line(line, e) - line);
+      int w = write_within_page(s->fd, r->len, line, len, err);
+      if (w <= 0)
+        return w;
+    }
+  }
+  return session_save(pool, s, err);
 }
 
 static int grow(struct registry *r)
@@ -343,19 +441,12 @@ static int grow(struct registry *r)
   return 0;
 }
 
-/* Takes entry i's range for key (its old key loses it). */
-static int take_over(struct registry *r, size_t i, const char *key, sr_error_t *err)
-{
-  if ((r->v[i].key = sr_arena_strdup(&r->arena, key)) == NULL)
-    return sr_error_make(err, ENOMEM, "user namespace registry");
-  r->v[i].released = 0;
-  return 0;
-}
-
 /* The first slot of the pool that nothing blocks: not the host's users or groups, not a
- * subordinate id range, not a range held or still in its grace period. -1: none; -2: out of
- * memory (an interval left out could have been a host user's). */
-static int64_t free_slot(const struct sr_userns_pool *pool, const struct registry *r, time_t now)
+ * subordinate id range, not a range held or still in its grace period (with clean, not a
+ * range any line holds either: taking it writes one line).  -1: none; -2: out of memory (an
+ * interval left out could have been a host user's). */
+static int64_t free_slot(const struct sr_userns_pool *pool, const struct registry *r, time_t now,
+                         bool clean)
 {
   struct blocked b = {0};
   block_file(&b, "/etc/subuid", true);
@@ -363,7 +454,7 @@ static int64_t free_slot(const struct sr_userns_pool *pool, const struct registr
   block_file(&b, "/etc/passwd", false);
   block_file(&b, "/etc/group", false);
   for (size_t i = 0; i < r->n; i++)
-    if (!expired(&r->v[i], pool, now))
+    if (!r->v[i].gone && (clean || !expired(&r->v[i], pool, now)))
       block(&b, r->v[i].first, r->v[i].first + r->v[i].size);
   merge_blocked(&b);
   size_t cursor = 0;
@@ -383,7 +474,8 @@ static ssize_t longest_released(const struct sr_userns_pool *pool, const struct 
 {
   ssize_t best = -1;
   for (size_t i = 0; i < r->n; i++)
-    if (r->v[i].released && r->v[i].size == pool->size && r->v[i].first >= pool->first &&
+    if (!r->v[i].gone && r->v[i].released && r->v[i].size == pool->size &&
+        r->v[i].first >= pool->first &&
         r->v[i].first + r->v[i].size <= pool->first + pool->size * pool->count &&
         (best < 0 || r->v[i].released < r->v[best].released))
       best = (ssize_t)i;
@@ -396,57 +488,75 @@ int sr_userns_registry_acquire(const struct sr_userns_pool *pool, const char *ke
   _cleanup_session_ struct session ss = SESSION_INIT;
   struct registry *r = &ss.r;
   *out = (struct sr_userns_range){0};
-  if (session_open(pool, &ss, NULL, err) < 0)
+  size_t kl = strlen(key);
+  if (kl == 0 || memchr(key, '\n', kl))
+    return sr_error_make(err, 0, "user namespace registry: key `%s`: empty or holds a newline",
+                         key);
+  if (session_open(pool, &ss, true, err) < 0)
     return -1;
   time_t now = time(NULL);
-  ssize_t mine = -1;
-  for (size_t i = 0; i < r->n && mine < 0; i++)
-    if (strcmp(r->v[i].key, key) == 0)
-      mine = (ssize_t)i;
-  if (mine < 0) {
-    int64_t k = free_slot(pool, r, now);
+  struct entry *mine = NULL;
+  for (size_t i = 0; i < r->n && mine == NULL; i++)
+    if (r->v[i].klen == kl && memcmp(r->v[i].key, key, kl) == 0)
+      mine = &r->v[i];
+  int ret = 0;
+  if (mine) {
+    if (mine->released != 0)
+      ret = set_released(pool, &ss, mine, 0, err);
+  } else {
+    if (grow(r) < 0)
+      return sr_error_make(err, ENOMEM, "user namespace registry");
+    int64_t k = free_slot(pool, r, now, true);
     if (k == -2)
       return sr_error_make(err, ENOMEM, "user namespace registry");
     if (k >= 0) {
-      uint64_t lo = pool->first + (uint64_t)k * pool->size, hi = lo + pool->size;
-      /* Expired entries overlapping it are forgotten. */
-      for (size_t i = 0; i < r->n; i++)
-        if (r->v[i].first < hi && lo < r->v[i].first + r->v[i].size)
-          r->v[i--] = r->v[--r->n];
-      if (grow(r) < 0)
-        return sr_error_make(err, ENOMEM, "user namespace registry");
-      mine = (ssize_t)r->n;
-      r->v[r->n++] = (struct entry){NULL, lo, pool->size, 0};
-    } else if ((mine = longest_released(pool, r)) >= 0) {
-      out->reclaimed_from = r->v[mine].released;
+      mine = &r->v[r->n++];
+      *mine = (struct entry){key, kl, pool->first + (uint64_t)k * pool->size, pool->size, 0, 0, 0,
+                             false};
+      ret = add_line(pool, &ss, mine, err);
     } else {
-      return sr_error_make(err, 0,
-                           "user namespace registry `%s`: all %llu ranges are held by "
-                           "containers that exist (the policy's userNamespaces.count)",
-                           pool->registry, (unsigned long long)pool->count);
+      if ((k = free_slot(pool, r, now, false)) == -2)
+        return sr_error_make(err, ENOMEM, "user namespace registry");
+      ssize_t old = -1;
+      uint64_t lo;
+      if (k >= 0) {
+        lo = pool->first + (uint64_t)k * pool->size;
+        /* Expired entries overlapping it are forgotten. */
+        for (size_t i = 0; i < r->n; i++)
+          r->v[i].gone = r->v[i].gone || (r->v[i].first < lo + pool->size &&
+                                          lo < r->v[i].first + r->v[i].size);
+      } else if ((old = longest_released(pool, r)) >= 0) {
+        out->reclaimed_from = r->v[old].released;
+        lo = r->v[old].first;
+        r->v[old].gone = true; /* its key loses it */
+      } else {
+        return sr_error_make(err, 0,
+                             "user namespace registry `%s`: all %llu ranges are held by "
+                             "containers that exist (the policy's userNamespaces.count)",
+                             pool->registry, (unsigned long long)pool->count);
+      }
+      mine = &r->v[r->n++];
+      *mine = (struct entry){key, kl, lo, pool->size, 0, 0, 0, false};
+      ret = session_save(pool, &ss, err);
     }
-    if (take_over(r, (size_t)mine, key, err) < 0)
-      return -1;
   }
-  r->v[mine].released = 0;
-  out->host_start = (uint32_t)r->v[mine].first;
-  out->size = (uint32_t)r->v[mine].size;
-  return session_save(pool, &ss, err);
+  if (ret < 0)
+    return -1;
+  out->host_start = (uint32_t)mine->first;
+  out->size = (uint32_t)mine->size;
+  return 0;
 }
 
 int sr_userns_registry_release(const struct sr_userns_pool *pool, const char *key, sr_error_t *err)
 {
   _cleanup_session_ struct session ss = SESSION_INIT;
-  /* Only the key's own line changes: a file without one is left unparsed and unwritten. */
-  if (session_open(pool, &ss, key, err) < 0)
+  /* Only the key's own line is read, and only its RELEASED written. */
+  if (session_open(pool, &ss, false, err) < 0)
     return -1;
-  int ret = 0;
-  for (size_t i = 0; i < ss.r.n; i++)
-    if (strcmp(ss.r.v[i].key, key) == 0 && ss.r.v[i].released == 0) {
-      ss.r.v[i].released = time(NULL);
-      ret = session_save(pool, &ss, err);
-    }
-  return ret;
+  struct entry e;
+  if (!find_line(&ss.r, key, &e) || e.released != 0)
+    return 0;
+  return set_released(pool, &ss, &e, time(NULL), err);
 }
 
 int sr_userns_registry_gc(const struct sr_userns_pool *pool, bool all, size_t *freed,
@@ -455,13 +565,12 @@ int sr_userns_registry_gc(const struct sr_userns_pool *pool, bool all, size_t *f
   _cleanup_session_ struct session ss = SESSION_INIT;
   struct registry *r = &ss.r;
   *freed = 0;
-  if (session_open(pool, &ss, NULL, err) < 0)
+  if (session_open(pool, &ss, true, err) < 0)
     return -1;
   time_t now = time(NULL);
   for (size_t i = 0; i < r->n; i++)
     if (r->v[i].released && (all || now - r->v[i].released >= pool->grace_seconds)) {
-      r->v[i] = r->v[--r->n];
-      i--;
+      r->v[i].gone = true;
       (*freed)++;
     }
   return *freed ? session_save(pool, &ss, err) : 0;

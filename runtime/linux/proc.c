@@ -75,3 +75,32 @@ int sr_proc_exit_status(int status, int otherwise)
     return 128 + WTERMSIG(status);
   return otherwise;
 }
+
+void sr_proc_text(pid_t pid, const char *name, char *out, size_t size, bool nul_to_space,
+                  const char *trim)
+{
+  out[0] = '\0';
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%ld/%s", (long)pid, name);
+  _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  ssize_t n = read(fd, out, size - 1);
+  if (n <= 0)
+    return;
+  out[n] = '\0';
+  for (ssize_t i = 0; nul_to_space && i < n; i++)
+    if (out[i] == '\0')
+      out[i] = ' ';
+  while (n > 0 && strchr(trim, out[n - 1]) != NULL && out[n - 1] != '\0')
+    out[--n] = '\0';
+}
+
+ssize_t sr_proc_exe(pid_t pid, char *out, size_t size)
+{
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%ld/exe", (long)pid);
+  ssize_t l = readlink(path, out, size - 1);
+  out[l > 0 ? (size_t)l : 0] = '\0';
+  return l;
+}

@@ -1,4 +1,5 @@
-/* Processes: identity from /proc/PID/stat, exit status from a wait status. */
+/* Processes: identity from /proc/PID/stat, what /proc/PID says of them, exit status from a
+ * wait status. */
 #ifndef SEERUN_PROC_H
 #define SEERUN_PROC_H
 
@@ -17,6 +18,13 @@ int sr_proc_stat(pid_t pid, uint64_t *start_time, char *state);
 /* True when pid is alive (not a zombie) and started at start_time: a reused pid is not
  * mistaken for the container. */
 bool sr_proc_is(pid_t pid, uint64_t start_time);
+/* /proc/PID/NAME's first SIZE-1 bytes as a string ("" when it cannot be read): with
+ * NUL_TO_SPACE the NULs that separate cmdline's arguments become spaces; the characters of
+ * TRIM are taken off its end. */
+void sr_proc_text(pid_t pid, const char *name, char *out, size_t size, bool nul_to_space,
+                  const char *trim);
+/* The target of /proc/PID/exe ("" when it cannot be read); its length, or -1. */
+ssize_t sr_proc_exe(pid_t pid, char *out, size_t size);
 /* A wait status as a process exit status: the code, or 128+N for a signal; `otherwise` for
  * anything else. */
 int sr_proc_exit_status(int status, int otherwise);

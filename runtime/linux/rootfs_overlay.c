@@ -18,13 +18,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#ifndef STATX_MNT_ID
-#define STATX_MNT_ID 0x00001000U
-#endif
-#ifndef STATX_ATTR_MOUNT_ROOT
-#define STATX_ATTR_MOUNT_ROOT 0x00002000
-#endif
-
 struct layer_fds {
   int fd[SR_OVERLAY_MAX_LAYERS + 1];
   size_t n;

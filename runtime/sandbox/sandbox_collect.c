@@ -23,6 +23,7 @@
 #include "cleanup.h"
 #include "dir.h"
 #include "mountapi.h"
+#include "overlay_diff.h"
 #include "paths.h"
 #include "fileio.h"
 
@@ -167,26 +168,6 @@ static int collected(struct walk *w, const char *type, uint64_t size, sr_error_t
   if (add_entry(&r->collected, &r->n_collected, &r->cap_collected, w->path, type, size, NULL) < 0)
     return sr_error_make(err, ENOMEM, "sandbox /out");
   return 0;
-}
-
-static const char *type_name(mode_t m)
-{
-  switch (m & S_IFMT) {
-  case S_IFLNK:
-    return "symlink";
-  case S_IFIFO:
-    return "fifo";
-  case S_IFSOCK:
-    return "socket";
-  case S_IFCHR:
-  case S_IFBLK:
-    return "device";
-  case S_IFDIR:
-    return "directory";
-  case S_IFREG:
-    return "file";
-  }
-  return "unknown";
 }
 
 /* The bound on entries: once reached, nothing more is collected (the walk stops). */
@@ -345,8 +326,8 @@ static int walk_dir(struct walk *w, int src, int dst, size_t plen, int depth, sr
     else if (S_ISLNK(st.st_mode))
       r = refuse(w, "symlink", 0, "a symbolic link: never followed, not collected", err);
     else
-      r = refuse(w, type_name(st.st_mode), 0, "not a regular file or directory: not collected",
-                 err);
+      r = refuse(w, sr_overlay_diff_type_name(st.st_mode), 0,
+                 "not a regular file or directory: not collected", err);
     if (r < 0)
       return -1;
     w->path[plen] = '\0';

@@ -18,6 +18,7 @@
 #include "sandbox.h"
 
 #include "cgroup.h"
+#include "cleanup.h"
 #include "pidfd.h"
 
 #include <errno.h>
@@ -34,6 +35,16 @@ static void close_from(int lo, int hi)
 {
   if (lo <= hi)
     syscall(SYS_close_range, (unsigned)lo, (unsigned)hi, 0u);
+}
+
+/* Whatever the sandbox's cgroup still holds (its init's descendants outside its pid
+ * namespace's reach). */
+static void kill_cgroup(const char *cgroup_path)
+{
+  _cleanup_error_ sr_error_t err = NULL;
+  _cleanup_cgroup_ struct sr_cgroup *cg = NULL;
+  if (sr_cgroup_new(SR_CGROUP_ROOT, cgroup_path, &cg, &err) == 0)
+    (void)sr_cgroup_signal_all(cg, SIGKILL, &err);
 }
 
 __attribute__((noreturn)) static void watchdog_main(int rfd, int pidfd, const char *cgroup_path)
@@ -62,14 +73,7 @@ __attribute__((noreturn)) static void watchdog_main(int rfd, int pidfd, const ch
     _exit(0);
   /* seerun is gone: so is its sandbox. */
   sr_pidfd_send_signal(pidfd, SIGKILL);
-  sr_error_t err = NULL;
-  struct sr_cgroup *cg = NULL;
-  if (sr_cgroup_new(SR_CGROUP_ROOT, cgroup_path, &cg, &err) == 0) {
-    if (sr_cgroup_signal_all(cg, SIGKILL, &err) < 0)
-      sr_error_free(&err);
-    sr_cgroup_free(cg);
-  } else
-    sr_error_free(&err);
+  kill_cgroup(cgroup_path);
   _exit(0);
 }
 

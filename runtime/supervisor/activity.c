@@ -5,6 +5,7 @@
 #include "cleanup.h"
 #include "fd_pass.h"
 #include "fileio.h"
+#include "proc.h"
 #include "rfc3339.h"
 
 #include <errno.h>
@@ -163,23 +164,14 @@ void sr_activity_read_cgroup(struct sr_activity *a, const struct sr_act_cgroup *
   }
 }
 
-static void read_small(const char *path, char *out, size_t size, bool nul_to_space)
+bool sr_activity_read_process(pid_t pid, char *exe, size_t exe_size, char *cmdline,
+                              size_t cmdline_size, const char *trim)
 {
-  out[0] = '\0';
-  _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return;
-  ssize_t n = read(fd, out, size - 1);
-  if (n <= 0)
-    return;
-  out[n] = '\0';
-  if (nul_to_space) {
-    for (ssize_t i = 0; i < n; i++)
-      if (out[i] == '\0')
-        out[i] = ' ';
-    while (n > 0 && out[n - 1] == ' ')
-      out[--n] = '\0';
-  }
+  ssize_t l = sr_proc_exe(pid, exe, exe_size);
+  sr_proc_text(pid, "cmdline", cmdline, cmdline_size, true, trim);
+  sr_activity_printable(exe);
+  sr_activity_printable(cmdline);
+  return l > 0;
 }
 
 void sr_activity_snapshot_procs(struct sr_activity *a, struct sr_act_procset *set,
@@ -205,14 +197,7 @@ void sr_activity_snapshot_procs(struct sr_activity *a, struct sr_act_procset *se
       continue;
     struct sr_act_proc *p = &set->procs[set->n++];
     p->pid = (pid_t)pid;
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
-    ssize_t l = readlink(path, p->exe, sizeof(p->exe) - 1);
-    p->exe[l > 0 ? (size_t)l : 0] = '\0';
-    snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
-    read_small(path, p->cmdline, sizeof(p->cmdline), true);
-    sr_activity_printable(p->exe);
-    sr_activity_printable(p->cmdline);
+    sr_activity_read_process(p->pid, p->exe, sizeof(p->exe), p->cmdline, sizeof(p->cmdline), " ");
   }
 }
 

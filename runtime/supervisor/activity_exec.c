@@ -2,6 +2,7 @@
 
 #include "activity.h"
 
+#include "proc.h"
 #include "rfc3339.h"
 
 #include <errno.h>
@@ -178,24 +179,6 @@ void sr_activity_exec_seed(struct sr_activity *a, pid_t init)
   known_add(a, init);
 }
 
-static void read_text(const char *path, char *out, size_t size, bool nul_to_space)
-{
-  out[0] = '\0';
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return;
-  ssize_t n = read(fd, out, size - 1);
-  close(fd);
-  if (n <= 0)
-    return;
-  out[n] = '\0';
-  for (ssize_t i = 0; nul_to_space && i < n; i++)
-    if (out[i] == '\0')
-      out[i] = ' ';
-  while (n > 0 && (out[n - 1] == ' ' || out[n - 1] == '\n'))
-    out[--n] = '\0';
-}
-
 static void record_exec(struct sr_activity *a, pid_t pid, uint64_t pidns)
 {
   char path[64];
@@ -216,20 +199,13 @@ static void record_exec(struct sr_activity *a, pid_t pid, uint64_t pidns)
   memset(e, 0, sizeof(*e));
   e->pid = pid;
   sr_rfc3339_now(e->time, sizeof(e->time));
-  snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-  ssize_t l = readlink(path, e->exe, sizeof(e->exe) - 1);
-  e->exe[l > 0 ? (size_t)l : 0] = '\0';
-  snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-  read_text(path, e->argv, sizeof(e->argv), true);
-  sr_activity_printable(e->exe);
-  sr_activity_printable(e->argv);
+  bool exe = sr_activity_read_process(pid, e->exe, sizeof(e->exe), e->argv, sizeof(e->argv), " \n");
   char stat_text[512];
-  snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-  read_text(path, stat_text, sizeof(stat_text), false);
+  sr_proc_text(pid, "stat", stat_text, sizeof(stat_text), false, " \n");
   const char *close_paren = strrchr(stat_text, ')');
   if (close_paren)
     sscanf(close_paren + 1, " %*c %d", &e->ppid);
-  if (l <= 0) {
+  if (!exe) {
     a->execs_gone++;
     return;
   }

@@ -5,12 +5,16 @@ Every test reaches seerun through the `seerun` fixture, which sets the global fl
 gets its own state directory and bundle; after it, everything it made is force-deleted and the
 host is checked for leaks (state entries, cgroups, mounts, processes): a leak fails the test.
 """
+import contextlib
 import ctypes
+import http.server
 import json
 import os
 import signal
+import ssl
 import subprocess
 import tempfile
+import threading
 import time
 import uuid
 
@@ -291,33 +295,70 @@ def make_seerun(tmp_path, profile):
     return Seerun(tmp_path / "state", prefix, write_policy(tmp_path), profile)
 
 
-def make_norecord_seerun(tmp_path):
-    """seerun under a profile "norecord": the default one with the activity record off."""
-    s = make_seerun(tmp_path, "norecord")
+@contextlib.contextmanager
+def http_origin(body, tls=None):
+    """A loopback HTTP origin (for the egress proxy's tests) answering every GET with 200 and
+    body(request) as its text, over TLS with tls = (cert.pem, key.pem); yields its port."""
+    class Origin(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            text = body(self).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(text)))
+            self.end_headers()
+            self.wfile.write(text)
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Origin)
+    if tls:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(*tls)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        yield srv.server_address[1]
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def make_profiled_seerun(tmp_path, name, profile):
+    """seerun with the shipped policy plus one more profile, `name`, selected."""
+    s = make_seerun(tmp_path, name)
     with open(s.policy) as f:
         policy = json.load(f)
-    policy["profiles"]["norecord"] = {"base": "default", "description": "no record",
-                                      "activity": {"record": False}}
+    policy["profiles"][name] = profile
     with open(s.policy, "w") as f:
-        json.dump(policy, f)
+        json.dump(policy, f, indent=2)
     return s
 
 
-@pytest.fixture
-def seerun(tmp_path):
-    s = make_seerun(tmp_path, "permissive")
-    yield s
-    s.cleanup()
-    check_no_leaks(s, tmp_path)
+def make_norecord_seerun(tmp_path):
+    """seerun under a profile "norecord": the default one with the activity record off."""
+    return make_profiled_seerun(tmp_path, "norecord", {
+        "base": "default", "description": "no record", "activity": {"record": False}})
 
 
-@pytest.fixture
-def hardened(tmp_path):
-    """seerun as users run it: the default profile of the shipped policy."""
-    s = make_seerun(tmp_path, "default")
-    yield s
-    s.cleanup()
-    check_no_leaks(s, tmp_path)
+def seerun_under(profile, doc):
+    """A fixture: seerun bound to a profile of the shipped policy, cleaned up and checked for
+    leaks after the test."""
+    @pytest.fixture
+    def fixture(tmp_path):
+        s = make_seerun(tmp_path, profile)
+        yield s
+        s.cleanup()
+        check_no_leaks(s, tmp_path)
+    fixture.__doc__ = doc
+    return fixture
+
+
+seerun = seerun_under("permissive", "seerun under the permissive profile (nothing enforced, "
+                                    "everything audited).")
+hardened = seerun_under("default", "seerun as users run it: the default profile of the shipped "
+                                   "policy.")
+untrusted = seerun_under("untrusted-user-code", "seerun bound to the shipped untrusted-user-code "
+                                                "profile.")
 
 
 @pytest.fixture
@@ -336,6 +377,12 @@ def make_hardened_bundle(tmp_path, busybox_rootfs, hardened):
         path.mkdir()
         return Bundle(path, rootfs, hardened)
     return make
+
+
+@pytest.fixture
+def hardened_bundle(make_hardened_bundle):
+    """A bundle for the `hardened` seerun (the shipped default profile: a user namespace)."""
+    return make_hardened_bundle("hardened-bundle")
 
 
 class Sandbox:

@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from conftest import Bundle, Sandbox, make_seerun, make_norecord_seerun, check_no_leaks, wait_for
+from conftest import (Bundle, Sandbox, make_profiled_seerun, make_norecord_seerun, check_no_leaks,
+                      wait_for)
 
 
 def activity_of(seerun, cid):
@@ -42,10 +43,8 @@ def last_activity_id(seerun):
 
 
 @pytest.fixture
-def hbundle(tmp_path, busybox_rootfs, hardened):
-    path = tmp_path / "bundle"
-    path.mkdir()
-    return Bundle(path, busybox_rootfs, hardened)
+def hbundle(make_hardened_bundle):
+    return make_hardened_bundle("bundle")
 
 
 WRITER = ("printf 12345 > /tmp/five; mkdir /tmp/dir; printf abc > /tmp/dir/three; "
@@ -297,13 +296,8 @@ def test_a_killed_supervisor_leaves_an_incomplete_record(hardened, hbundle):
 
 
 def test_engine_lifecycle_create_start_delete_and_a_writable_root(tmp_path, busybox_rootfs):
-    s = make_seerun(tmp_path, "rwroot")
-    with open(s.policy) as f:
-        policy = json.load(f)
-    policy["profiles"]["rwroot"] = {"base": "default", "description": "writable root",
-                                    "rootfs": {"readonly": False}}
-    with open(s.policy, "w") as f:
-        json.dump(policy, f)
+    s = make_profiled_seerun(tmp_path, "rwroot", {"base": "default", "description": "writable root",
+                                                  "rootfs": {"readonly": False}})
     root = tmp_path / "rootfs"
     subprocess.run(["cp", "-a", str(busybox_rootfs), str(root)], check=True)
     (root / "etc" / "motd").write_text("welcome\n")

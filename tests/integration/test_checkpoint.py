@@ -56,11 +56,8 @@ def start_counter(s, bundle, cid):
 
 
 @pytest.fixture
-def hbundle(tmp_path, busybox_rootfs, hardened):
-    from conftest import Bundle
-    path = tmp_path / "hbundle"
-    path.mkdir()
-    return Bundle(path, busybox_rootfs, hardened)
+def hbundle(make_hardened_bundle):
+    return make_hardened_bundle("hbundle")
 
 
 def test_checkpoint_help_exits_zero(hardened):

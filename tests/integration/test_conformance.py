@@ -15,7 +15,7 @@ import threading
 
 import pytest
 
-from conftest import (SECCOMP_IOCTL_NOTIF_RECV, SECCOMP_IOCTL_NOTIF_SEND, SEERUN, Bundle,
+from conftest import (SECCOMP_IOCTL_NOTIF_RECV, SECCOMP_IOCTL_NOTIF_SEND, SEERUN,
                       SeccompNotif, SeccompNotifResp, wait_for)
 
 
@@ -29,13 +29,6 @@ def running(seerun, bundle):
     cid = seerun.id()
     seerun.cmd("run", "-d", "--bundle", bundle.write(), cid, check=True)
     return cid
-
-
-@pytest.fixture
-def hardened_bundle(tmp_path, busybox_rootfs, hardened):
-    path = tmp_path / "hardened-bundle"
-    path.mkdir()
-    return Bundle(path, busybox_rootfs, hardened)
 
 
 @pytest.fixture

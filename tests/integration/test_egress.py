@@ -5,7 +5,6 @@ what the container, the audit log and the host see.
 
 No traffic leaves this machine: the origin server listens on 127.0.0.1; other names are refused
 before anything is resolved, and the refused address classes are reached through pins."""
-import http.server
 import json
 import os
 import socket
@@ -13,30 +12,15 @@ import threading
 
 import pytest
 
-from conftest import make_seerun, check_no_leaks, Bundle, wait_for
-
-
-class Origin(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = (f"origin saw {self.path} host={self.headers.get('Host')} "
-                f"from={self.client_address[0]}\n").encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *a):
-        pass
+from conftest import make_seerun, check_no_leaks, Bundle, http_origin, wait_for
 
 
 @pytest.fixture
 def origin():
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Origin)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    yield srv.server_address[1]
-    srv.shutdown()
-    srv.server_close()
+    """What the origin saw of each request: its path, Host header and client address."""
+    with http_origin(lambda r: f"origin saw {r.path} host={r.headers.get('Host')} "
+                               f"from={r.client_address[0]}\n") as port:
+        yield port
 
 
 def egress_policy(s, port, **profile_network):

@@ -51,6 +51,17 @@ def with_profile_hooks(s, hooks, profile="default"):
     return s
 
 
+def allowed_script(s, trusted_dir, name, text):
+    """An executable script NAME in the trusted directory with TEXT, the one hook the profile
+    allows; its path."""
+    script = f"{trusted_dir}/{name}"
+    with open(script, "w") as f:
+        f.write(text)
+    os.chmod(script, 0o755)
+    with_profile_hooks(s, [script])
+    return script
+
+
 @pytest.fixture
 def hbundle(tmp_path, busybox_rootfs, hardened):
     path = tmp_path / "bundle"
@@ -251,11 +262,7 @@ def test_a_script_hook_with_an_untrusted_interpreter_is_refused(hardened, hbundl
         shutil.copy("/bin/busybox", shared)
         os.chmod(shared, 0o777)
         line = f"#!{shared}"
-    script = f"{trusted_dir}/hook.sh"
-    with open(script, "w") as f:
-        f.write(f"{line}\ntouch {marker}\n")
-    os.chmod(script, 0o755)
-    with_profile_hooks(hardened, [script])
+    script = allowed_script(hardened, trusted_dir, "hook.sh", f"{line}\ntouch {marker}\n")
     hbundle.config["hooks"] = {"prestart": [{"path": script}]}
     rc, out = policy_check(hardened, hbundle)
     r = hardened.cmd("run", "--bundle", hbundle.write(), hardened.id())
@@ -270,11 +277,8 @@ def test_a_script_hook_with_an_untrusted_interpreter_is_refused(hardened, hbundl
 def test_an_allowed_script_hook_with_a_trusted_interpreter_runs(hardened, hbundle, tmp_path,
                                                                 trusted_dir):
     marker = tmp_path / "hook-ran"
-    script = f"{trusted_dir}/hook.sh"
-    with open(script, "w") as f:
-        f.write(f"#!/bin/sh\ncat > /dev/null\necho \"$@\" > {marker}\n")
-    os.chmod(script, 0o755)
-    with_profile_hooks(hardened, [script])
+    script = allowed_script(hardened, trusted_dir, "hook.sh",
+                            f"#!/bin/sh\ncat > /dev/null\necho \"$@\" > {marker}\n")
     hbundle.config["hooks"] = {"prestart": [{"path": script, "args": ["hook", "a", "b"]}]}
     r = hardened.cmd("run", "--bundle", hbundle.write(), hardened.id())
     assert r.returncode == 0, r.stderr
@@ -356,11 +360,7 @@ def test_a_state_that_names_a_looser_profile_does_not_let_an_injected_hook_run(h
 def test_an_allowed_poststop_hook_still_runs_at_delete(hardened, hbundle, tmp_path,
                                                        trusted_dir):
     marker = tmp_path / "hook-ran"
-    script = f"{trusted_dir}/poststop.sh"
-    with open(script, "w") as f:
-        f.write(f"#!/bin/sh\ncat > {marker}\n")
-    os.chmod(script, 0o755)
-    with_profile_hooks(hardened, [script])
+    script = allowed_script(hardened, trusted_dir, "poststop.sh", f"#!/bin/sh\ncat > {marker}\n")
     hbundle.config["hooks"] = {"poststop": [{"path": script}]}
     cid = hardened.id()
     hardened.cmd("run", "--bundle", hbundle.write(), cid, check=True)
@@ -373,11 +373,7 @@ def test_a_poststop_hook_the_policy_stopped_allowing_while_run_waited_does_not_r
     """`run` judges its poststop hooks again at its delete: the policy is read again there, and
     its parse at create is reused only when the bytes are the same (issue 19)."""
     marker = tmp_path / "hook-ran"
-    script = f"{trusted_dir}/poststop.sh"
-    with open(script, "w") as f:
-        f.write(f"#!/bin/sh\ncat > {marker}\n")
-    os.chmod(script, 0o755)
-    with_profile_hooks(hardened, [script])
+    script = allowed_script(hardened, trusted_dir, "poststop.sh", f"#!/bin/sh\ncat > {marker}\n")
     hbundle.config["hooks"] = {"poststop": [{"path": script}]}
     hbundle.args("sh", "-c", "echo up; read line")
     cid = hardened.id()

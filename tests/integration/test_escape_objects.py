@@ -282,6 +282,13 @@ def test_a_bind_of_a_daemon_socket_directory_is_refused(hardened, bundle, where)
     if not os.path.isdir(where):
         pytest.skip(f"no {where} on this host")
     index = bind(bundle, where, "/d")
+    # /run/containerd holds containerd's bundles where containerd runs: refused first as
+    # containing that engine storage (test_escape_engine_storage.py), else as a socket
+    # directory.
+    if os.path.isdir(os.path.join(where, "io.containerd.runtime.v2.task")):
+        assert_refused(hardened, bundle, f"mounts[{index}].source",
+                       "a container engine's storage")
+        return
     assert_refused(hardened, bundle, f"mounts[{index}].source", "socket",
                    "mounts.allowSockets")
 

@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from conftest import SEERUN, check_no_leaks, make_seerun
+from conftest import SEERUN
 from test_escape import (ALLOWED_MASK, CAP_NAMES, attacker, container_pids, decision,
                          decisions, device_rules, host_namespaces, memory_max, parse, pids_max,
                          probe_dir, run_probe, status_of, wait_stopped)
@@ -34,15 +34,6 @@ def refused(s, r, field, *words, said=None):
 
 def run(s, bundle, **kw):
     return s.cmd("run", "--bundle", bundle.write(), s.id(uuid.uuid4().hex[:6]), **kw)
-
-
-@pytest.fixture
-def untrusted(tmp_path):
-    """seerun bound to the shipped untrusted-user-code profile."""
-    s = make_seerun(tmp_path, "untrusted-user-code")
-    yield s
-    s.cleanup()
-    check_no_leaks(s, tmp_path)
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import uuid
 
 import pytest
 
-from conftest import SEERUN, Bundle, make_seerun, check_no_leaks
+from conftest import SEERUN, Bundle, make_profiled_seerun, check_no_leaks
 
 PROBE_C = r"""
 #define _GNU_SOURCE
@@ -182,24 +182,13 @@ def host_dir(tmp_path):
     return d
 
 
-def profiled(tmp_path, name, profile):
-    """seerun with the shipped policy plus one more profile, selected."""
-    s = make_seerun(tmp_path, name)
-    with open(s.policy) as f:
-        policy = json.load(f)
-    policy["profiles"][name] = profile
-    with open(s.policy, "w") as f:
-        json.dump(policy, f, indent=2)
-    return s
-
-
 @pytest.fixture
 def extra_profiles(tmp_path):
     made = []
 
     def make(name, profile):
         (tmp_path / name).mkdir()
-        s = profiled(tmp_path / name, name, profile)
+        s = make_profiled_seerun(tmp_path / name, name, profile)
         made.append((s, tmp_path / name))
         return s
     yield make

@@ -2,15 +2,13 @@
 framework runs pip-like code.  The origin server listens on the host's loopback; its names are
 pinned in the test's policy, which lists 127.0.0.1 in allowAddresses, as a site lists its
 mirror.  Nothing leaves this machine: other names are refused before anything is resolved."""
-import http.server
 import json
 import os
 import subprocess
-import threading
 
 import pytest
 
-from conftest import SEERUN
+from conftest import SEERUN, http_origin
 
 FETCH = """
 import sys, urllib.request, urllib.error
@@ -24,25 +22,14 @@ for url in sys.argv[1:]:
 """
 
 
-class Origin(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = f"origin {self.path}\n".encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *a):
-        pass
+def said(r):
+    return f"origin {r.path}\n"
 
 
 @pytest.fixture
 def origin():
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Origin)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield srv.server_address[1]
-    srv.shutdown()
-    srv.server_close()
+    with http_origin(said) as port:
+        yield port
 
 
 def policy_with(hardened, tmp_path, port, caller_may_allow=True, profile="default"):
@@ -146,7 +133,6 @@ def test_without_network_there_is_no_proxy(hardened, tmp_path, origin):
 @pytest.fixture
 def tls_origin(tmp_path):
     """An HTTPS server on the host's loopback for the name secure.test, with a test CA."""
-    import ssl
     d = tmp_path / "ca"
     d.mkdir()
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
@@ -155,14 +141,8 @@ def tls_origin(tmp_path):
                    check=True, capture_output=True)
     os.chmod(d, 0o755)
     os.chmod(d / "cert.pem", 0o644)
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Origin)
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(str(d / "cert.pem"), str(d / "key.pem"))
-    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield srv.server_address[1], d
-    srv.shutdown()
-    srv.server_close()
+    with http_origin(said, tls=(str(d / "cert.pem"), str(d / "key.pem"))) as port:
+        yield port, d
 
 
 def test_https_goes_through_connect_with_the_name_it_asked_for(hardened, tmp_path, tls_origin):

@@ -234,3 +234,89 @@ def test_a_failed_create_leaves_no_range_held(hardened, bundle, how):
     assert all(e["released"] > 0 for e in entries.values()), entries
     if how == "create":
         os.rmdir(hardened.audit_log)
+
+
+REGISTRY_HEADER = "seerun user namespace registry 2: FIRST SIZE RELEASED KEY\n"
+POOL_FIRST = 1073741824  # the default policy's userNamespaces.first and size
+POOL_SIZE = 65536
+
+
+def others(n, released, start=100):
+    """n lines of other keys in the default pool, released at `released` (in their grace)."""
+    return "".join(f"{POOL_FIRST + (start + i) * POOL_SIZE} {POOL_SIZE} {released} "
+                   f"/elsewhere/other-{i}\n" for i in range(n))
+
+
+# A range released two days ago (past the default policy's grace of a day): any rewrite of the
+# file leaves it out, an append or an in-place mark keeps it (an inode number is no proof:
+# ext4 hands a freed one to the next file).
+EXPIRED = (f"{POOL_FIRST + 9000 * POOL_SIZE} {POOL_SIZE} {int(time.time()) - 2 * 86400} "
+           "/gone/long-ago\n")
+
+
+def write_registry(hardened, text):
+    os.makedirs(os.path.dirname(hardened.registry), mode=0o700, exist_ok=True)
+    with open(hardened.registry, "w") as f:
+        f.write(text)
+    os.chmod(hardened.registry, 0o600)
+
+
+def key_of(hardened, cid):
+    return os.path.join(os.path.realpath(hardened.root), cid)
+
+
+def test_a_create_and_delete_write_their_own_line_and_leave_every_other_as_it_was(hardened,
+                                                                                  bundle):
+    # Thousands of ranges wait out their grace period on a busy host: a create appends its
+    # line and a delete marks it released where it is, never rewriting the rest (whose bytes
+    # stay: the expired line a rewrite would leave out too), and the file stays the format an
+    # older seerun reads.
+    before = REGISTRY_HEADER + others(2000, int(time.time()) - 60) + EXPIRED
+    write_registry(hardened, before)
+    cid = hardened.id()
+    r = hardened.cmd("run", "--bundle", bundle.args("cat", "/proc/self/uid_map").write(), cid,
+                     check=True)
+    with open(hardened.registry) as f:
+        after = f.read()
+    assert after.startswith(before), "the registry was rewritten whole"
+    line = after[len(before):]
+    first, size, released, key = line.rstrip("\n").split(" ", 3)
+    assert key == key_of(hardened, cid) and line.count("\n") == 1, line
+    assert int(size) == POOL_SIZE and len(released) == 10 and int(released) > 0, line
+    entries = registry(hardened)
+    assert len(entries) == 2002 and entries[key]["first"] == int(first)
+    # The range it took is none of the others' (all in their grace period).
+    assert all(v["first"] != int(first) for k, v in entries.items() if k != key)
+    assert r.stdout.split()[:3] == ["0", first, str(POOL_SIZE)], r.stdout
+
+
+def test_an_older_seeruns_line_is_released_by_rewriting_the_file(hardened, bundle):
+    # An older seerun writes a held range's RELEASED as "0" (one digit, not ten): the delete
+    # cannot mark it in place, so it rewrites the file, the line released, the rest kept.
+    cid = hardened.id()
+    key = key_of(hardened, cid)
+    mine = POOL_FIRST + 7 * POOL_SIZE
+    write_registry(hardened, REGISTRY_HEADER + others(3, int(time.time()) - 60) + EXPIRED +
+                   f"{mine} {POOL_SIZE} 0 {key}\n")
+    r = hardened.cmd("run", "--bundle", bundle.args("cat", "/proc/self/uid_map").write(), cid,
+                     check=True)
+    assert r.stdout.split()[:3] == ["0", str(mine), str(POOL_SIZE)], r.stdout  # its own range
+    entries = registry(hardened)
+    assert len(entries) == 4, entries  # rewritten: the expired range left out
+    assert entries[key]["first"] == mine and entries[key]["released"] > 0, entries[key]
+
+
+def test_a_line_that_would_cross_a_page_is_written_by_rewriting_the_file(hardened, bundle):
+    # A write that crosses a page could be cut short by a kill (the kernel checks for a fatal
+    # signal between pages): such a line goes to a temporary copy renamed over the file.
+    head = REGISTRY_HEADER + others(3, int(time.time()) - 60) + EXPIRED
+    cid = hardened.id()
+    pad = 4096 - len(head) - 20  # the next line starts 20 bytes before the page's end
+    line = f"{POOL_FIRST + 50 * POOL_SIZE} {POOL_SIZE} {int(time.time()) - 60} /elsewhere/"
+    head += line + "p" * (pad - len(line) - 1) + "\n"
+    assert len(head) == 4096 - 20
+    write_registry(hardened, head)
+    hardened.cmd("run", "--bundle", bundle.args("true").write(), cid, check=True)
+    entries = registry(hardened)
+    assert "/gone/long-ago" not in entries, "the line was appended across the page"
+    assert len(entries) == 5 and entries[key_of(hardened, cid)]["released"] > 0, entries

@@ -20,11 +20,11 @@
 
 #include "config.h"
 #include "spec_default.h"
+#include "fixtures.h"
 #include "unit.h"
 
 /* JSON written as is in the source: JSON({"a": [1, "b"]}) is the C string "{\"a\": [1, \"b\"]}".
  * clang-format would space it out as C, so the parts full of JSON are laid out by hand. */
-#define JSON(...) #__VA_ARGS__
 
 #define CAP(c) (UINT64_C(1) << (c))
 
@@ -62,16 +62,14 @@
 /* A minimal good config.json with some top-level members replaced, added or (OMIT) removed:
  * CONFIG_WITH("process", JSON({...}), "hostname", JSON("box")).  The text lives in a static
  * buffer until the next call. */
-static const char OMIT[] = "(omit)";
+#define OMIT UNIT_OMIT
 #define CONFIG_WITH(...) config_with(__VA_ARGS__, (const char *)NULL)
 #define MINIMAL_CONFIG config_with((const char *)NULL)
 
 static const char *config_with(const char *key, ...)
 {
   static char buf[32 * 1024];
-  struct {
-    const char *key, *value;
-  } m[32] = {
+  struct unit_member m[32] = {
       // clang-format off
       {"ociVersion", JSON("1.2.1")},
       {"root", JSON({"path": "rootfs"})},
@@ -79,37 +77,10 @@ static const char *config_with(const char *key, ...)
       {"linux", JSON({"namespaces": [{"type": "mount"}]})},
       // clang-format on
   };
-  size_t n = 4;
   va_list ap;
   va_start(ap, key);
-  for (const char *k = key; k != NULL; k = va_arg(ap, const char *)) {
-    const char *v = va_arg(ap, const char *);
-    size_t i = 0;
-    while (i < n && strcmp(m[i].key, k) != 0)
-      i++;
-    if (i == n) {
-      if (n == sizeof(m) / sizeof(m[0]))
-        abort();
-      m[n++].key = k;
-    }
-    m[i].value = v;
-  }
+  unit_config_merge(buf, sizeof(buf), m, 4, sizeof(m) / sizeof(m[0]), key, ap);
   va_end(ap);
-
-  size_t used = 0;
-  const char *sep = "";
-  buf[used++] = '{';
-  for (size_t i = 0; i < n; i++) {
-    if (m[i].value == OMIT)
-      continue;
-    int w = snprintf(buf + used, sizeof(buf) - used, "%s\"%s\": %s", sep, m[i].key, m[i].value);
-    if (w < 0 || (size_t)w >= sizeof(buf) - used - 1)
-      abort();
-    used += (size_t)w;
-    sep = ", ";
-  }
-  buf[used++] = '}';
-  buf[used] = '\0';
   return buf;
 }
 

@@ -24,9 +24,9 @@
 #include "json.h"
 #include "policy.h"
 #include "policy_apply.h"
+#include "fixtures.h"
 #include "unit.h"
 
-#define JSON(...) #__VA_ARGS__
 #define CAP(c) (UINT64_C(1) << (c))
 
 static const char *srcdir = ".";
@@ -316,7 +316,7 @@ static const struct sr_policy_profile *class_profile(const char *name)
   return p;
 }
 
-static const char OMIT[] = "(omit)";
+#define OMIT UNIT_OMIT
 
 /* A small clean config (it passes the default profile with little to enforce) with some
  * top-level members replaced, added or (OMIT) removed.  Static buffer until the next call. */
@@ -326,9 +326,7 @@ static const char OMIT[] = "(omit)";
 static const char *config_with(const char *key, ...)
 {
   static char buf[64 * 1024];
-  struct {
-    const char *key, *value;
-  } m[32] = {
+  struct unit_member m[32] = {
       // clang-format off
       {"ociVersion", JSON("1.2.0")},
       {"root", JSON({"path": "rootfs", "readonly": true})},
@@ -355,36 +353,10 @@ static const char *config_with(const char *key, ...)
                       "resources": {"pids": {"limit": 100}, "memory": {"limit": 1048576}}})},
       // clang-format on
   };
-  size_t n = 5;
   va_list ap;
   va_start(ap, key);
-  for (const char *k = key; k != NULL; k = va_arg(ap, const char *)) {
-    const char *v = va_arg(ap, const char *);
-    size_t i = 0;
-    while (i < n && strcmp(m[i].key, k) != 0)
-      i++;
-    if (i == n) {
-      if (n == sizeof(m) / sizeof(m[0]))
-        abort();
-      m[n++].key = k;
-    }
-    m[i].value = v;
-  }
+  unit_config_merge(buf, sizeof(buf), m, 5, sizeof(m) / sizeof(m[0]), key, ap);
   va_end(ap);
-  size_t used = 0;
-  const char *sep = "";
-  buf[used++] = '{';
-  for (size_t i = 0; i < n; i++) {
-    if (m[i].value == OMIT)
-      continue;
-    int w = snprintf(buf + used, sizeof(buf) - used, "%s\"%s\": %s", sep, m[i].key, m[i].value);
-    if (w < 0 || (size_t)w >= sizeof(buf) - used - 1)
-      abort();
-    used += (size_t)w;
-    sep = ", ";
-  }
-  buf[used++] = '}';
-  buf[used] = '\0';
   return buf;
 }
 
@@ -396,6 +368,18 @@ static const char *linux_with_namespaces(const char *namespaces)
            "{\"namespaces\": %s, \"seccomp\": {\"defaultAction\": \"SCMP_ACT_ERRNO\"}, "
            "\"resources\": {\"pids\": {\"limit\": 100}, \"memory\": {\"limit\": 1048576}}}",
            namespaces);
+  return buf;
+}
+
+/* config.json's linux: a namespace of its own for all but user and time, then REST's members
+ * ("" for none). */
+#define PRIVATE_NS                                                                                 \
+  "[{\"type\": \"mount\"}, {\"type\": \"pid\"}, {\"type\": \"ipc\"}, {\"type\": \"uts\"}, "               \
+  "{\"type\": \"cgroup\"}, {\"type\": \"network\"}]"
+static const char *private_linux(const char *rest)
+{
+  static char buf[4096];
+  snprintf(buf, sizeof(buf), "{\"namespaces\": " PRIVATE_NS "%s%s}", rest[0] ? ", " : "", rest);
   return buf;
 }
 
@@ -2214,17 +2198,12 @@ static void a_device_the_profile_does_not_allow_is_refused(void)
 {
   struct host h;
   struct run r;
-  const char *ns = JSON([
-    {"type": "mount"}, {"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "cgroup"},
-    {"type": "network"}
-  ]);
-  char linux_[4096];
-  snprintf(linux_, sizeof(linux_),
-           "{\"namespaces\": %s, \"devices\": [{\"type\": \"c\", \"path\": \"/dev/null2\", "
-           "\"major\": 1, \"minor\": 3}, {\"type\": \"p\", \"path\": \"/dev/fifo\"}, "
-           "{\"type\": \"b\", \"path\": \"/dev/sda\", \"major\": 8, \"minor\": 0}]}",
-           ns);
-  run_apply(&r, profile("default"), CONFIG_WITH("linux", linux_), benign_host(&h));
+  run_apply(&r, profile("default"),
+            CONFIG_WITH("linux", private_linux(JSON(
+                "devices": [{"type": "c", "path": "/dev/null2", "major": 1, "minor": 3},
+                            {"type": "p", "path": "/dev/fifo"},
+                            {"type": "b", "path": "/dev/sda", "major": 8, "minor": 0}]))),
+            benign_host(&h));
   /* Dropping it would be a --device that silently is not there. */
   CHECK_REFUSED(&r, "linux.devices[2]",
                 "linux.devices[2]: block device \"/dev/sda\" (b 8:0) is not allowed by profile "
@@ -2232,15 +2211,13 @@ static void a_device_the_profile_does_not_allow_is_refused(void)
   CHECK_DECISION(&r.d, "linux.devices[0]", SR_DECISION_ALLOWED, "\"/dev/null2 (c 1:3)\"", NULL);
   run_done(&r);
 
-  snprintf(linux_, sizeof(linux_),
-           "{\"namespaces\": %s, \"devices\": [{\"type\": \"c\", \"path\": \"/dev/fuse\", "
-           "\"major\": 10, \"minor\": 229}]}",
-           ns);
-  APPLY_REFUSED(&r, profile("default"), CONFIG_WITH("linux", linux_), benign_host(&h),
+  const char *fuse = JSON("devices": [{"type": "c", "path": "/dev/fuse", "major": 10, "minor": 229}]);
+  APPLY_REFUSED(&r, profile("default"), CONFIG_WITH("linux", private_linux(fuse)), benign_host(&h),
                 "linux.devices[0]",
                 "linux.devices[0]: character device \"/dev/fuse\" (c 10:229) is not allowed by "
                 "profile \"default\" (profiles.default.devices.allowed)");
-  run_apply(&r, class_profile("trusted-internal"), CONFIG_WITH("linux", linux_), benign_host(&h));
+  run_apply(&r, class_profile("trusted-internal"), CONFIG_WITH("linux", private_linux(fuse)),
+            benign_host(&h));
   CHECK_INT_EQ(r.ret, 0);
   run_done(&r);
 }
@@ -2249,110 +2226,100 @@ static void a_device_the_profile_does_not_allow_is_refused(void)
  * 10. Resources
  */
 
-static void missing_limits_get_the_profiles_and_high_ones_its_ceiling(void)
+/* Missing limits get the profile's, high ones its ceiling (pids, memory, memory+swap, CPU, and
+ * the same through unified, which is written last and would win); within the bounds, as asked. */
+struct limit_case {
+  const char *name, *profile, *linux_rest;
+  struct {
+    const char *field;
+    enum sr_decision_kind kind;
+    const char *asked, *applied;
+  } want[4];
+  const char *no_decision;       /* a field left alone */
+  int64_t pids, memory, quota;   /* the config's values after: 0 for not checked */
+  uint64_t period;
+  const char *unified0;          /* unified_values[0] after: NULL for not checked */
+  bool no_quota;                 /* no CPU limit at all */
+};
+
+static const struct limit_case limit_cases[] = {
+    {"missing limits get the profile's", "default", "",
+     {{"linux.resources.pids.limit", SR_DECISION_ENFORCED, "null", "4096"},
+      {"linux.resources.memory.limit", SR_DECISION_ENFORCED, "null", "4294967296"}},
+     NULL, 4096, INT64_C(4) << 30, 0, 0, NULL, false},
+    {"high limits get the ceiling, also through unified", "network-service",
+     JSON("resources": {"pids": {"limit": -1}, "memory": {"limit": 107374182400},
+                        "unified": {"pids.max": "max", "memory.max": "1000", "memory.high": "max"}}),
+     {{"linux.resources.pids.limit", SR_DECISION_ENFORCED, "-1", "4096"},
+      {"linux.resources.memory.limit", SR_DECISION_ENFORCED, "107374182400", "68719476736"},
+      {"linux.resources.unified.pids.max", SR_DECISION_ENFORCED, "\"max\"", "4096"},
+      {"linux.resources.unified.memory.max", SR_DECISION_ALLOWED, "\"1000\"", NULL}},
+     "linux.resources.unified.memory.high", 0, INT64_C(64) << 30, 0, 0, "4096", false},
+    /* memory+swap below the default: the limit becomes it, the kernel refusing a swap limit
+     * below the memory limit. */
+    {"a swap limit below the default lowers the memory limit", "default",
+     JSON("resources": {"memory": {"swap": 1073741824}}),
+     {{"linux.resources.memory.limit", SR_DECISION_ENFORCED, "null", "1073741824"}},
+     NULL, 0, 0, 0, 0, NULL, false},
+    {"no CPU quota gets the default CPUs' worth per period", "untrusted-user-code", "",
+     {{"linux.resources.cpu.quota", SR_DECISION_ENFORCED, "null", "100000"},
+      {"linux.resources.pids.limit", SR_DECISION_ENFORCED, "null", "256"}},
+     NULL, 0, 0, 100000, 100000, NULL, false},
+    /* 5 CPUs lowered to the ceiling, 2, in the config's own period. */
+    {"a CPU quota above the ceiling is lowered, also through cpu.max", "untrusted-user-code",
+     JSON("resources": {"cpu": {"quota": 250000, "period": 50000},
+                        "unified": {"cpu.max": "max 100000"}}),
+     {{"linux.resources.cpu.quota", SR_DECISION_ENFORCED, "250000", "100000"},
+      {"linux.resources.unified.cpu.max", SR_DECISION_ENFORCED, "\"max 100000\"",
+       "\"100000 100000\""}},
+     NULL, 0, 0, 100000, 50000, "100000 100000", false},
+    {"a CPU quota within the bounds is as asked", "untrusted-user-code",
+     JSON("resources": {"cpu": {"quota": 150000}}),
+     {{"linux.resources.cpu.quota", SR_DECISION_ALLOWED, "150000", NULL}},
+     NULL, 0, 0, 0, 0, NULL, false},
+    {"a profile without the CPU knob sets no CPU limit", "default", "",
+     {{"linux.resources.cpu.quota", SR_DECISION_ALLOWED, "null", NULL}},
+     NULL, 0, 0, 0, 0, NULL, true},
+};
+
+static void limits_are_floored_and_capped(void)
 {
-  struct host h;
-  struct run r;
-  const char *ns = JSON([
-    {"type": "mount"}, {"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "cgroup"},
-    {"type": "network"}
-  ]);
-  char linux_[4096];
-  snprintf(linux_, sizeof(linux_), "{\"namespaces\": %s}", ns);
-  run_apply(&r, profile("default"), CONFIG_WITH("linux", linux_), benign_host(&h));
-  CHECK_INT_EQ(r.ret, 0);
-  CHECK_DECISION(&r.d, "linux.resources.pids.limit", SR_DECISION_ENFORCED, "null", "4096");
-  CHECK_DECISION(&r.d, "linux.resources.memory.limit", SR_DECISION_ENFORCED, "null", "4294967296");
-  if (r.c && r.c->linux_.resources) {
-    CHECK(r.c->linux_.resources->pids_limit.set);
-    CHECK_INT_EQ(r.c->linux_.resources->pids_limit.v, 4096);
-    CHECK_INT_EQ(r.c->linux_.resources->memory.limit.v, INT64_C(4) << 30);
+  for (size_t i = 0; i < sizeof(limit_cases) / sizeof(limit_cases[0]); i++) {
+    const struct limit_case *lc = &limit_cases[i];
+    unit_current = lc->name;
+    struct host h;
+    struct run r;
+    run_apply(&r, profile(lc->profile), CONFIG_WITH("linux", private_linux(lc->linux_rest)),
+              benign_host(&h));
+    CHECK_INT_EQ(r.ret, 0);
+    for (size_t k = 0; k < 4 && lc->want[k].field; k++)
+      CHECK_DECISION(&r.d, lc->want[k].field, lc->want[k].kind, lc->want[k].asked,
+                     lc->want[k].applied);
+    if (lc->no_decision)
+      CHECK(decision(&r.d, lc->no_decision) == NULL);
+    const struct sr_resources *res = r.c ? r.c->linux_.resources : NULL;
+    CHECK(res != NULL);
+    if (res && lc->pids) {
+      CHECK(res->pids_limit.set);
+      CHECK_INT_EQ(res->pids_limit.v, lc->pids);
+    }
+    if (res && lc->memory)
+      CHECK_INT_EQ(res->memory.limit.v, lc->memory);
+    if (res && lc->quota)
+      CHECK_INT_EQ(res->cpu.quota.v, lc->quota);
+    if (res && lc->period)
+      CHECK_UINT_EQ(res->cpu.period.v, lc->period);
+    if (res && lc->unified0)
+      CHECK_STR_EQ(res->unified_values ? res->unified_values[0] : NULL, lc->unified0);
+    if (res && lc->no_quota)
+      CHECK(!res->cpu.quota.set);
+    run_done(&r);
   }
-  run_done(&r);
-
-  snprintf(linux_, sizeof(linux_),
-           "{\"namespaces\": %s, \"resources\": {\"pids\": {\"limit\": -1}, \"memory\": "
-           "{\"limit\": 107374182400}, \"unified\": {\"pids.max\": \"max\", \"memory.max\": "
-           "\"1000\", \"memory.high\": \"max\"}}}",
-           ns);
-  run_apply(&r, profile("network-service"), CONFIG_WITH("linux", linux_), benign_host(&h));
-  CHECK_INT_EQ(r.ret, 0);
-  CHECK_DECISION(&r.d, "linux.resources.pids.limit", SR_DECISION_ENFORCED, "-1", "4096");
-  CHECK_DECISION(&r.d, "linux.resources.memory.limit", SR_DECISION_ENFORCED, "107374182400",
-                 "68719476736");
-  /* unified is written last and would win: it cannot lift the floor either. */
-  CHECK_DECISION(&r.d, "linux.resources.unified.pids.max", SR_DECISION_ENFORCED, "\"max\"", "4096");
-  CHECK_DECISION(&r.d, "linux.resources.unified.memory.max", SR_DECISION_ALLOWED, "\"1000\"", NULL);
-  CHECK(decision(&r.d, "linux.resources.unified.memory.high") == NULL);
-  if (r.c && r.c->linux_.resources) {
-    CHECK_INT_EQ(r.c->linux_.resources->memory.limit.v, INT64_C(64) << 30);
-    CHECK_STR_EQ(r.c->linux_.resources->unified_values[0], "4096");
-  }
-  run_done(&r);
-
-  /* A swap limit (memory+swap) below the default: the limit becomes it, the kernel refusing a
-   * swap limit below the memory limit. */
-  snprintf(linux_, sizeof(linux_),
-           "{\"namespaces\": %s, \"resources\": {\"memory\": {\"swap\": 1073741824}}}", ns);
-  run_apply(&r, profile("default"), CONFIG_WITH("linux", linux_), benign_host(&h));
-  CHECK_INT_EQ(r.ret, 0);
-  CHECK_DECISION(&r.d, "linux.resources.memory.limit", SR_DECISION_ENFORCED, "null",
-                 "1073741824");
-  run_done(&r);
 }
 
-/* resources.cpu: a container without a quota gets the default CPUs' worth per period, one
- * above the ceiling is lowered, also through unified cpu.max; update is refused instead. */
-static void cpu_limits_are_floored_and_capped(void)
+/* update is refused a CPU limit above the ceiling, or none at all. */
+static void an_update_cannot_lift_the_cpu_ceiling(void)
 {
-  struct host h;
-  struct run r;
-  const char *ns = JSON([
-    {"type": "mount"}, {"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "cgroup"},
-    {"type": "network"}
-  ]);
-  char linux_[4096];
-  snprintf(linux_, sizeof(linux_), "{\"namespaces\": %s}", ns);
-  run_apply(&r, profile("untrusted-user-code"), CONFIG_WITH("linux", linux_), benign_host(&h));
-  CHECK_INT_EQ(r.ret, 0);
-  CHECK_DECISION(&r.d, "linux.resources.cpu.quota", SR_DECISION_ENFORCED, "null", "100000");
-  CHECK_DECISION(&r.d, "linux.resources.pids.limit", SR_DECISION_ENFORCED, "null", "256");
-  if (r.c && r.c->linux_.resources) {
-    CHECK_INT_EQ(r.c->linux_.resources->cpu.quota.v, 100000);
-    CHECK_UINT_EQ(r.c->linux_.resources->cpu.period.v, 100000);
-  }
-  run_done(&r);
-
-  snprintf(linux_, sizeof(linux_),
-           "{\"namespaces\": %s, \"resources\": {\"cpu\": {\"quota\": 250000, \"period\": "
-           "50000}, \"unified\": {\"cpu.max\": \"max 100000\"}}}",
-           ns);
-  run_apply(&r, profile("untrusted-user-code"), CONFIG_WITH("linux", linux_), benign_host(&h));
-  CHECK_INT_EQ(r.ret, 0);
-  /* 5 CPUs lowered to the ceiling, 2, in the config's own period. */
-  CHECK_DECISION(&r.d, "linux.resources.cpu.quota", SR_DECISION_ENFORCED, "250000", "100000");
-  CHECK_DECISION(&r.d, "linux.resources.unified.cpu.max", SR_DECISION_ENFORCED, "\"max 100000\"",
-                 "\"100000 100000\"");
-  if (r.c && r.c->linux_.resources) {
-    CHECK_INT_EQ(r.c->linux_.resources->cpu.quota.v, 100000);
-    CHECK_UINT_EQ(r.c->linux_.resources->cpu.period.v, 50000);
-    CHECK_STR_EQ(r.c->linux_.resources->unified_values[0], "100000 100000");
-  }
-  run_done(&r);
-
-  /* Within the bounds: as asked.  A profile without the knob: no limit. */
-  snprintf(linux_, sizeof(linux_),
-           "{\"namespaces\": %s, \"resources\": {\"cpu\": {\"quota\": 150000}}}", ns);
-  run_apply(&r, profile("untrusted-user-code"), CONFIG_WITH("linux", linux_), benign_host(&h));
-  CHECK_DECISION(&r.d, "linux.resources.cpu.quota", SR_DECISION_ALLOWED, "150000", NULL);
-  run_done(&r);
-  snprintf(linux_, sizeof(linux_), "{\"namespaces\": %s}", ns);
-  run_apply(&r, profile("default"), CONFIG_WITH("linux", linux_), benign_host(&h));
-  CHECK_DECISION(&r.d, "linux.resources.cpu.quota", SR_DECISION_ALLOWED, "null", NULL);
-  if (r.c && r.c->linux_.resources)
-    CHECK(!r.c->linux_.resources->cpu.quota.set);
-  run_done(&r);
-
   const struct sr_policy_profile *p = profile("untrusted-user-code");
   if (p == NULL)
     return;
@@ -2456,16 +2423,9 @@ static void only_namespaced_sysctls_on_the_allowlist_pass(void)
 {
   struct host h;
   struct run r;
-  const char *ns = JSON([
-    {"type": "mount"}, {"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "cgroup"},
-    {"type": "network"}
-  ]);
   char linux_[4096];
-  snprintf(linux_, sizeof(linux_),
-           "{\"namespaces\": %s, \"sysctl\": {\"net.ipv4.ip_forward\": \"1\", "
-           "\"kernel/shmmax\": \"1000\"}}",
-           ns);
-  run_parse(&r, CONFIG_WITH("linux", linux_));
+  run_parse(&r, CONFIG_WITH("linux", private_linux(JSON(
+                                         "sysctl": {"net.ipv4.ip_forward": "1", "kernel/shmmax": "1000"}))));
   if (r.c)
     add_sysctl(r.c, "kernel.core_pattern", "|/tmp/x");
   run_policy(&r, profile("default"), benign_host(&h));
@@ -2477,17 +2437,16 @@ static void only_namespaced_sysctls_on_the_allowlist_pass(void)
   run_done(&r);
 
   /* Namespaced, but not on this profile's list. */
-  snprintf(linux_, sizeof(linux_),
-           "{\"namespaces\": %s, \"sysctl\": {\"kernel.domainname\": \"example.org\"}}", ns);
-  APPLY_REFUSED(&r, profile("default"), CONFIG_WITH("linux", linux_), benign_host(&h),
+  APPLY_REFUSED(&r, profile("default"),
+                CONFIG_WITH("linux", private_linux(JSON("sysctl": {"kernel.domainname": "example.org"}))),
+                benign_host(&h),
                 "linux.sysctl.kernel.domainname",
                 "linux.sysctl.kernel.domainname: not allowed by profile \"default\" "
                 "(profiles.default.sysctls.allowed)");
-  snprintf(linux_, sizeof(linux_),
-           "{\"namespaces\": %s, \"sysctl\": {\"net.ipv4.ping_group_range\": \"0 0\", "
-           "\"kernel.shmmax\": \"1000\"}}",
-           ns);
-  APPLY_REFUSED(&r, profile("untrusted-user-code"), CONFIG_WITH("linux", linux_), benign_host(&h),
+  APPLY_REFUSED(&r, profile("untrusted-user-code"),
+                CONFIG_WITH("linux", private_linux(JSON(
+                                         "sysctl": {"net.ipv4.ping_group_range": "0 0", "kernel.shmmax": "1000"}))),
+                benign_host(&h),
                 "linux.sysctl.kernel.shmmax",
                 "linux.sysctl.kernel.shmmax: not allowed by profile "
                 "\"untrusted-user-code\" (profiles.untrusted-user-code.sysctls.allowed)");
@@ -3685,8 +3644,8 @@ int main(int argc, char **argv)
   RUN(proc_and_sysfs_exist_only_at_proc_and_sys);
   RUN(an_allow_all_device_rule_is_narrowed_to_the_allowed_nodes);
   RUN(a_device_the_profile_does_not_allow_is_refused);
-  RUN(missing_limits_get_the_profiles_and_high_ones_its_ceiling);
-  RUN(cpu_limits_are_floored_and_capped);
+  RUN(limits_are_floored_and_capped);
+  RUN(an_update_cannot_lift_the_cpu_ceiling);
   RUN(an_update_cannot_lift_a_limit_above_the_ceiling);
   RUN(only_namespaced_sysctls_on_the_allowlist_pass);
   RUN(a_hook_not_on_a_trusted_path_is_refused);

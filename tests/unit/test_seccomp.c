@@ -4,6 +4,7 @@
  * child that sets no_new_privs and installs the filter, and checks from inside the child what
  * its syscalls now do.  A child exits 0 when every check in it held. */
 
+#include "fixtures.h"
 #include "unit.h"
 
 #include "cleanup.h"
@@ -26,11 +27,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define CONFIG_FMT                                                                                 \
-  "{\"ociVersion\": \"1.0.0\", \"root\": {\"path\": \"rootfs\"},"                                  \
-  " \"process\": {\"user\": {\"uid\": 0, \"gid\": 0}, \"args\": [\"sh\"], \"cwd\": \"/\"},"        \
-  " \"linux\": {\"namespaces\": [{\"type\": \"mount\"}], \"seccomp\": %s}}"
-
 struct child {
   int rc;
   sr_error_t err;
@@ -42,21 +38,6 @@ typedef void (*child_body)(struct child *c);
 
 /* The test process's own seccomp mode, should it run under a filter already (in a container). */
 static int base_seccomp_mode;
-
-static struct sr_config *parse_seccomp(const char *seccomp_json)
-{
-  _cleanup_free_ char *json = NULL;
-  _cleanup_error_ sr_error_t err = NULL;
-  struct sr_config *c = NULL;
-  if (asprintf(&json, CONFIG_FMT, seccomp_json) < 0)
-    return NULL;
-  int r = sr_config_parse(json, strlen(json), "config.json", &c, &err);
-  CHECK_OK(r, err);
-  if (r < 0)
-    return NULL;
-  CHECK(c->linux_.seccomp != NULL);
-  return c;
-}
 
 /* Forks a child that installs `s` and runs `body`; returns its pid. */
 static pid_t spawn(const struct sr_seccomp *s, child_body body, void *arg)
@@ -82,31 +63,13 @@ static pid_t spawn(const struct sr_seccomp *s, child_body body, void *arg)
   return pid;
 }
 
-static int reap(pid_t pid)
-{
-  int status = -1;
-  if (pid < 0)
-    return -1;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-    ;
-  return status;
-}
-
-#define CHECK_CHILD_OK(status)                                                                     \
-  do {                                                                                             \
-    int st_ = (status);                                                                            \
-    CHECK(WIFEXITED(st_) && WEXITSTATUS(st_) == 0);                                                \
-    if (WIFSIGNALED(st_))                                                                          \
-      fprintf(stderr, "  child killed by signal %d\n", WTERMSIG(st_));                             \
-  } while (0)
-
 /* Parses `seccomp_json`, runs `body` in a filtered child and checks that it passed. */
 static void run_in_child(const char *seccomp_json, child_body body, void *arg)
 {
-  _cleanup_config_ struct sr_config *c = parse_seccomp(seccomp_json);
+  _cleanup_config_ struct sr_config *c = unit_parse_seccomp(seccomp_json);
   if (c == NULL)
     return;
-  CHECK_CHILD_OK(reap(spawn(c->linux_.seccomp, body, arg)));
+  CHECK_CHILD_OK(unit_reap(spawn(c->linux_.seccomp, body, arg)));
 }
 
 /* The body of a child whose filter must have loaded. */
@@ -114,22 +77,6 @@ static bool installed(struct child *c)
 {
   CHECK_OK(c->rc, c->err);
   return c->rc >= 0;
-}
-
-/* Runs a raw syscall; returns errno when it failed, 0 when it succeeded. */
-#define SYSCALL_ERRNO(...) (syscall(__VA_ARGS__) < 0 ? errno : 0)
-
-static int status_field(const char *key)
-{
-  _cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
-  char line[256];
-  size_t n = strlen(key);
-  if (f == NULL)
-    return -1;
-  while (fgets(line, sizeof(line), f))
-    if (strncmp(line, key, n) == 0 && line[n] == ':')
-      return atoi(line + n + 1);
-  return -1;
 }
 
 /* ---- actions ------------------------------------------------------------------------------ */
@@ -200,11 +147,11 @@ static void body_killed(struct child *c)
 static void kill_process_kills_the_child_with_sigsys(void)
 {
   _cleanup_config_ struct sr_config *c =
-      parse_seccomp("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\":"
+      unit_parse_seccomp("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\":"
                     " [\"getppid\"], \"action\": \"SCMP_ACT_KILL_PROCESS\"}]}");
   if (c == NULL)
     return;
-  int st = reap(spawn(c->linux_.seccomp, body_killed, NULL));
+  int st = unit_reap(spawn(c->linux_.seccomp, body_killed, NULL));
   CHECK(WIFSIGNALED(st));
   CHECK_INT_EQ(WIFSIGNALED(st) ? WTERMSIG(st) : 0, SIGSYS);
 }
@@ -357,13 +304,13 @@ static void body_log_flag(struct child *c)
   int before = *(int *)c->arg;
   if (!installed(c))
     return;
-  CHECK_INT_EQ(status_field("Seccomp"), 2);
-  CHECK_INT_EQ(status_field("Seccomp_filters"), before + 1);
+  CHECK_INT_EQ(unit_status_field("Seccomp"), 2);
+  CHECK_INT_EQ(unit_status_field("Seccomp_filters"), before + 1);
 }
 
 static void the_log_flag_is_accepted_and_one_filter_is_loaded(void)
 {
-  int before = status_field("Seccomp_filters");
+  int before = unit_status_field("Seccomp_filters");
   CHECK(before >= 0);
   run_in_child("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"flags\": [\"SECCOMP_FILTER_FLAG_LOG\"],"
                " \"syscalls\": [{\"names\": [\"getcwd\"], \"action\": \"SCMP_ACT_LOG\"}]}",
@@ -389,7 +336,7 @@ static void *probe_thread(void *p)
  * only if TSYNC was asked for (and then nothing else was added or dropped). */
 static void run_tsync_probe(const char *seccomp_json, int want_errno)
 {
-  _cleanup_config_ struct sr_config *c = parse_seccomp(seccomp_json);
+  _cleanup_config_ struct sr_config *c = unit_parse_seccomp(seccomp_json);
   if (c == NULL)
     return;
   pid_t pid = fork();
@@ -408,7 +355,7 @@ static void run_tsync_probe(const char *seccomp_json, int want_errno)
     CHECK_INT_EQ(t.seen_errno, want_errno);
     _exit(unit_failures > failures ? 1 : 0);
   }
-  CHECK_CHILD_OK(reap(pid));
+  CHECK_CHILD_OK(unit_reap(pid));
 }
 
 static void tsync_filters_every_thread_and_only_when_asked(void)
@@ -429,7 +376,7 @@ static void body_waitkill(struct child *c)
   CHECK(c->rc < 0);
   CHECK_ERR_CONTAINS(c->err, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV: not supported by this "
                              "libseccomp");
-  CHECK_INT_EQ(status_field("Seccomp"), base_seccomp_mode);
+  CHECK_INT_EQ(unit_status_field("Seccomp"), base_seccomp_mode);
 #else
   CHECK(c->rc < 0 || c->notify_fd >= 0);
 #endif
@@ -454,7 +401,7 @@ static void body_error(struct child *c)
   CHECK_INT_EQ(c->notify_fd, -1);
   CHECK_ERR_CONTAINS(c->err, (const char *)c->arg);
   /* Nothing was loaded. */
-  CHECK_INT_EQ(status_field("Seccomp"), base_seccomp_mode);
+  CHECK_INT_EQ(unit_status_field("Seccomp"), base_seccomp_mode);
   sr_error_free(&c->err);
 }
 
@@ -467,19 +414,19 @@ static void a_bad_rule_fails_naming_its_syscall(void)
       .names = names, .n_names = 2, .action = SCMP_ACT_ERRNO(1), .args = &bad_index, .n_args = 1};
   struct sr_seccomp s = {.default_action = SCMP_ACT_ALLOW, .rules = &rule, .n_rules = 1};
 
-  CHECK_CHILD_OK(reap(spawn(&s, body_error,
+  CHECK_CHILD_OK(unit_reap(spawn(&s, body_error,
                             "seccomp: syscall \"getcwd\": args[0]: argument "
                             "index 6 is out of range 0-5")));
   rule.args = &bad_op;
   CHECK_CHILD_OK(
-      reap(spawn(&s, body_error, "seccomp: syscall \"getcwd\": add rule: Invalid argument")));
+      unit_reap(spawn(&s, body_error, "seccomp: syscall \"getcwd\": add rule: Invalid argument")));
   rule.args = NULL;
   rule.n_args = 0;
   s.flags = 1U << 30;
-  CHECK_CHILD_OK(reap(spawn(&s, body_error, "unknown filter flags 0x40000000")));
+  CHECK_CHILD_OK(unit_reap(spawn(&s, body_error, "unknown filter flags 0x40000000")));
   s.flags = 0;
   s.default_action = 0x12345678;
-  CHECK_CHILD_OK(reap(spawn(&s, body_error, "defaultAction: action 0x12345678 refused")));
+  CHECK_CHILD_OK(unit_reap(spawn(&s, body_error, "defaultAction: action 0x12345678 refused")));
 }
 
 static void body_nothing(struct child *c)
@@ -487,12 +434,12 @@ static void body_nothing(struct child *c)
   if (!installed(c))
     return;
   CHECK_INT_EQ(c->notify_fd, -1);
-  CHECK_INT_EQ(status_field("Seccomp"), base_seccomp_mode);
+  CHECK_INT_EQ(unit_status_field("Seccomp"), base_seccomp_mode);
 }
 
 static void no_seccomp_section_loads_nothing(void)
 {
-  CHECK_CHILD_OK(reap(spawn(NULL, body_nothing, NULL)));
+  CHECK_CHILD_OK(unit_reap(spawn(NULL, body_nothing, NULL)));
 }
 
 /* ---- notify ------------------------------------------------------------------------------- */
@@ -550,7 +497,7 @@ static ssize_t recv_with_fd(int sock, char *buf, size_t len, int *fd, int *n_fds
 static void notify_hands_the_syscall_to_an_agent_over_the_listener_socket(void)
 {
   _cleanup_config_ struct sr_config *c =
-      parse_seccomp("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerPath\":"
+      unit_parse_seccomp("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerPath\":"
                     " \"/run/agent.sock\", \"listenerMetadata\": \"m\", \"syscalls\": [{\"names\":"
                     " [\"getppid\"], \"action\": \"SCMP_ACT_NOTIFY\"}]}");
   int sp[2];
@@ -590,7 +537,7 @@ static void notify_hands_the_syscall_to_an_agent_over_the_listener_socket(void)
     }
     seccomp_notify_free(req, resp);
   }
-  CHECK_CHILD_OK(reap(pid));
+  CHECK_CHILD_OK(unit_reap(pid));
 }
 
 /* ---- sending the notify fd ---------------------------------------------------------------- */
@@ -629,7 +576,7 @@ static void a_long_state_arrives_whole_with_exactly_one_fd(void)
   CHECK_INT_EQ(n_fds, 1);
   got[n > 0 ? n : 0] = '\0';
   CHECK(n > 0 && memcmp(got, text, len) == 0);
-  CHECK_CHILD_OK(reap(pid));
+  CHECK_CHILD_OK(unit_reap(pid));
   /* The fd received is the pipe's write end: what goes in comes out of pfd[0]. */
   CHECK(fd >= 0 && write(fd, "z", 1) == 1);
   char z = 0;
@@ -662,7 +609,7 @@ static void a_vanished_agent_is_an_error_not_a_sigpipe(void)
 int main(void)
 {
   alarm(120);
-  base_seccomp_mode = status_field("Seccomp");
+  base_seccomp_mode = unit_status_field("Seccomp");
   RUN(a_denied_syscall_fails_with_its_errno_ret);
   RUN(errno_without_errno_ret_means_eperm);
   RUN(a_default_errno_denies_everything_not_allowed);

@@ -6,10 +6,12 @@
  * Every denied call is made with arguments that would fail harmlessly (or do nothing) if the
  * filter let it through: a broken filter must not reboot, remount or retime the test host. */
 
+#include "fixtures.h"
 #include "unit.h"
 
 #include "cleanup.h"
 #include "config.h"
+#include "fd_pass.h"
 #include "seccomp_cache.h"
 #include "seccomp_default.h"
 #include "seccomp_filter.h"
@@ -41,50 +43,14 @@
 #define AF_VSOCK 40
 #endif
 
-#define CONFIG_FMT                                                                                 \
-  "{\"ociVersion\": \"1.0.0\", \"root\": {\"path\": \"rootfs\"},"                                  \
-  " \"process\": {\"user\": {\"uid\": 0, \"gid\": 0}, \"args\": [\"sh\"], \"cwd\": \"/\"},"        \
-  " \"linux\": {\"namespaces\": [{\"type\": \"mount\"}], \"seccomp\": %s}}"
-
 /* The test process's own filters, should it run under some already (in a container). */
 static int base_filters;
-
-/* Runs a raw syscall; returns errno when it failed, 0 when it succeeded. */
-#define SYSCALL_ERRNO(...) (syscall(__VA_ARGS__) < 0 ? errno : 0)
-
-static int status_field(const char *key)
-{
-  _cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
-  char line[256];
-  size_t n = strlen(key);
-  if (f == NULL)
-    return -1;
-  while (fgets(line, sizeof(line), f))
-    if (strncmp(line, key, n) == 0 && line[n] == ':')
-      return atoi(line + n + 1);
-  return -1;
-}
 
 static double now_us(void)
 {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static struct sr_config *parse_seccomp(const char *seccomp_json)
-{
-  _cleanup_free_ char *json = NULL;
-  _cleanup_error_ sr_error_t err = NULL;
-  struct sr_config *c = NULL;
-  if (asprintf(&json, CONFIG_FMT, seccomp_json) < 0)
-    return NULL;
-  int r = sr_config_parse(json, strlen(json), "config.json", &c, &err);
-  CHECK_OK(r, err);
-  if (r < 0)
-    return NULL;
-  CHECK(c->linux_.seccomp != NULL);
-  return c;
 }
 
 typedef void (*child_body)(void *arg);
@@ -136,37 +102,17 @@ static pid_t spawn_plain(child_body body, void *arg)
   return pid;
 }
 
-static int reap(pid_t pid)
-{
-  int status = -1;
-  if (pid < 0)
-    return -1;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-    ;
-  return status;
-}
-
-#define CHECK_CHILD_OK(status)                                                                     \
-  do {                                                                                             \
-    int st_ = (status);                                                                            \
-    CHECK(WIFEXITED(st_) && WEXITSTATUS(st_) == 0);                                                \
-    if (WIFSIGNALED(st_))                                                                          \
-      fprintf(stderr, "  child killed by signal %d\n", WTERMSIG(st_));                             \
-    else if (WIFEXITED(st_) && WEXITSTATUS(st_) != 0)                                              \
-      fprintf(stderr, "  child exited %d\n", WEXITSTATUS(st_));                                    \
-  } while (0)
-
 /* ---- the default filter ------------------------------------------------------------------- */
 
 static void body_one_filter(void *arg)
 {
-  CHECK_INT_EQ(status_field("Seccomp"), 2);
-  CHECK_INT_EQ(status_field("Seccomp_filters"), base_filters + 1);
+  CHECK_INT_EQ(unit_status_field("Seccomp"), 2);
+  CHECK_INT_EQ(unit_status_field("Seccomp_filters"), base_filters + 1);
 }
 
 static void the_default_filter_is_one_filter_in_filter_mode(void)
 {
-  CHECK_CHILD_OK(reap(spawn_filtered(body_one_filter, NULL)));
+  CHECK_CHILD_OK(unit_reap(spawn_filtered(body_one_filter, NULL)));
 }
 
 static void body_ordinary(void *arg)
@@ -208,7 +154,7 @@ static void body_ordinary(void *arg)
 
 static void ordinary_syscalls_work(void)
 {
-  CHECK_CHILD_OK(reap(spawn_filtered(body_ordinary, NULL)));
+  CHECK_CHILD_OK(unit_reap(spawn_filtered(body_ordinary, NULL)));
 }
 
 struct denied {
@@ -291,7 +237,7 @@ static void body_denied(void *arg)
 
 static void dangerous_syscalls_fail_with_eperm(void)
 {
-  CHECK_CHILD_OK(reap(spawn_filtered(body_denied, NULL)));
+  CHECK_CHILD_OK(unit_reap(spawn_filtered(body_denied, NULL)));
 }
 
 static void body_args(void *arg)
@@ -327,14 +273,14 @@ static void body_args(void *arg)
     if (r == 0)
       _exit(0);
     if (r > 0)
-      reap((pid_t)r);
+      unit_reap((pid_t)r);
     CHECK(r == -1 && errno == EPERM);
   }
 }
 
 static void argument_conditions_deny_only_the_dangerous_values(void)
 {
-  CHECK_CHILD_OK(reap(spawn_filtered(body_args, NULL)));
+  CHECK_CHILD_OK(unit_reap(spawn_filtered(body_args, NULL)));
 }
 
 static void body_enosys(void *arg)
@@ -349,7 +295,7 @@ static void body_enosys(void *arg)
 
 static void clone3_and_unknown_syscalls_fail_with_enosys(void)
 {
-  CHECK_CHILD_OK(reap(spawn_filtered(body_enosys, NULL)));
+  CHECK_CHILD_OK(unit_reap(spawn_filtered(body_enosys, NULL)));
 }
 
 static void *thread_main(void *arg)
@@ -365,7 +311,7 @@ static void body_processes(void *arg)
   if (pid == 0)
     _exit(7);
   CHECK(pid > 0);
-  int st = reap(pid);
+  int st = unit_reap(pid);
   CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 7);
 
   /* threads (glibc tries clone3, gets ENOSYS, falls back to clone) */
@@ -384,7 +330,7 @@ static void body_processes(void *arg)
                      NULL};
   char *env[] = {"PATH=/usr/bin:/bin", NULL};
   CHECK_INT_EQ(posix_spawn(&pid, sh_argv[0], NULL, NULL, sh_argv, env), 0);
-  st = reap(pid);
+  st = unit_reap(pid);
   CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 42);
 
   if (access("/usr/bin/python3", X_OK) == 0) {
@@ -397,14 +343,14 @@ static void body_processes(void *arg)
                        "raise SystemExit(43)\n",
                        NULL};
     CHECK_INT_EQ(posix_spawn(&pid, py_argv[0], NULL, NULL, py_argv, env), 0);
-    st = reap(pid);
+    st = unit_reap(pid);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 43);
   }
 }
 
 static void fork_threads_and_programs_still_work(void)
 {
-  CHECK_CHILD_OK(reap(spawn_filtered(body_processes, NULL)));
+  CHECK_CHILD_OK(unit_reap(spawn_filtered(body_processes, NULL)));
 }
 
 /* int $0x80 from 64-bit code: the i386 ABI (AUDIT_ARCH_I386); returns -errno on failure. */
@@ -446,12 +392,12 @@ static void an_i386_syscall_is_filtered_by_the_same_list(void)
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     _exit(i386_syscall(I386_GETPID, 0, 0, 0) == getpid() ? 0 : 1);
   }
-  int st = reap(pid);
+  int st = unit_reap(pid);
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
     fprintf(stderr, "  (skipped: no i386 syscalls on this kernel)\n");
     return;
   }
-  CHECK_CHILD_OK(reap(spawn_filtered(body_i386, NULL)));
+  CHECK_CHILD_OK(unit_reap(spawn_filtered(body_i386, NULL)));
 }
 
 static void body_x32(void *arg)
@@ -462,7 +408,7 @@ static void body_x32(void *arg)
 
 static void an_x32_syscall_kills_the_process(void)
 {
-  int st = reap(spawn_filtered(body_x32, NULL));
+  int st = unit_reap(spawn_filtered(body_x32, NULL));
   CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS);
 }
 
@@ -503,7 +449,7 @@ static void measure(bool trivial, double *median, double *min)
   }
   for (int i = 0; i < RUNS; i++) {
     struct measure_arg a = {p[1], trivial};
-    CHECK_CHILD_OK(reap(spawn_plain(body_measure, &a)));
+    CHECK_CHILD_OK(unit_reap(spawn_plain(body_measure, &a)));
     CHECK(read(p[0], &us[i], sizeof(us[i])) == (ssize_t)sizeof(us[i]));
   }
   close(p[0]);
@@ -532,6 +478,35 @@ static void installing_the_default_filter_costs_no_more_than_any_filter_load(voi
 static const char state_json[] = "{\"ociVersion\": \"1.0.2\", \"fds\": [\"seccompFd\"], "
                                  "\"pid\": 1, \"state\": {\"id\": \"c1\"}}";
 
+/* The listener a child sends over SOCK (with the bytes that come with it); -1 if none came. */
+static int recv_listener(int sock)
+{
+  char buf[sizeof(state_json)];
+  size_t got = 0;
+  return sr_fd_pass_recv(sock, 0, buf, sizeof(buf), &got);
+}
+
+/* Receives the one notification LISTENER has (from PID, unless 0: of system call NR) and
+ * answers it with VAL, or with ERROR (a negative errno). */
+static void answer_one(int listener, pid_t pid, long nr, int64_t val, int32_t error)
+{
+  struct seccomp_notif *req = NULL;
+  struct seccomp_notif_resp *resp = NULL;
+  CHECK_INT_EQ(seccomp_notify_alloc(&req, &resp), 0);
+  if (req && resp) {
+    CHECK_INT_EQ(seccomp_notify_receive(listener, req), 0);
+    if (pid)
+      CHECK_INT_EQ(req->pid, pid);
+    CHECK_INT_EQ(req->data.nr, nr);
+    resp->id = req->id;
+    resp->val = val;
+    resp->error = error;
+    resp->flags = 0;
+    CHECK_INT_EQ(seccomp_notify_respond(listener, resp), 0);
+  }
+  seccomp_notify_free(req, resp);
+}
+
 struct stack_arg {
   const struct sr_seccomp *config;
   int sock;
@@ -556,7 +531,7 @@ static void body_stacked(void *p)
     if (r < 0)
       return;
   }
-  CHECK_INT_EQ(status_field("Seccomp_filters"), base_filters + 2);
+  CHECK_INT_EQ(unit_status_field("Seccomp_filters"), base_filters + 2);
   CHECK(notify >= 0);
   CHECK_OK(sr_seccomp_send_notify_fd(a->sock, notify, state_json, &err), err);
   close(notify);
@@ -586,39 +561,12 @@ static void run_stacked(const struct sr_seccomp *config, int order, int cache_fd
   close(sp[1]);
   _cleanup_close_ int agent = sp[0];
 
-  char buf[sizeof(state_json)];
-  union {
-    struct cmsghdr align;
-    char b[CMSG_SPACE(sizeof(int))];
-  } ctl;
-  struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
-  struct msghdr m = {
-      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof(ctl.b)};
-  _cleanup_close_ int listener = -1;
-  if (recvmsg(agent, &m, MSG_CMSG_CLOEXEC) > 0) {
-    struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-    if (h && h->cmsg_type == SCM_RIGHTS)
-      memcpy(&listener, CMSG_DATA(h), sizeof(int));
-  }
+  _cleanup_close_ int listener = recv_listener(agent);
   CHECK(listener >= 0);
-  if (listener >= 0) {
-    struct seccomp_notif *req = NULL;
-    struct seccomp_notif_resp *resp = NULL;
-    CHECK_INT_EQ(seccomp_notify_alloc(&req, &resp), 0);
-    if (req && resp) {
-      /* The first (and only) notification is getppid: keyctl never arrived. */
-      CHECK_INT_EQ(seccomp_notify_receive(listener, req), 0);
-      CHECK_INT_EQ(req->pid, pid);
-      CHECK_INT_EQ(req->data.nr, SYS_getppid);
-      resp->id = req->id;
-      resp->val = 4242;
-      resp->error = 0;
-      resp->flags = 0;
-      CHECK_INT_EQ(seccomp_notify_respond(listener, resp), 0);
-    }
-    seccomp_notify_free(req, resp);
-  }
-  CHECK_CHILD_OK(reap(pid));
+  /* The first (and only) notification is getppid: keyctl never arrived. */
+  if (listener >= 0)
+    answer_one(listener, pid, SYS_getppid, 4242, 0);
+  CHECK_CHILD_OK(unit_reap(pid));
 }
 
 static const char notify_config[] =
@@ -628,7 +576,7 @@ static const char notify_config[] =
 
 static void a_config_notify_filter_stacks_on_the_default(void)
 {
-  _cleanup_config_ struct sr_config *c = parse_seccomp(notify_config);
+  _cleanup_config_ struct sr_config *c = unit_parse_seccomp(notify_config);
   if (c == NULL)
     return;
   run_stacked(c->linux_.seccomp, 0, -1);
@@ -647,22 +595,9 @@ static void body_notifying(void *p)
   int listener = -1;
   CHECK_OK(sr_seccomp_default_install_notify(&listener, &err), err);
   CHECK(listener >= 0);
-  CHECK_INT_EQ(status_field("Seccomp_filters"), base_filters + 1);
+  CHECK_INT_EQ(unit_status_field("Seccomp_filters"), base_filters + 1);
   /* Handed over, and not kept: the process must not answer its own notifications. */
-  struct iovec iov = {.iov_base = "L", .iov_len = 1};
-  union {
-    struct cmsghdr align;
-    char b[CMSG_SPACE(sizeof(int))];
-  } ctl;
-  memset(&ctl, 0, sizeof(ctl));
-  struct msghdr m = {
-      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof(ctl.b)};
-  struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-  h->cmsg_level = SOL_SOCKET;
-  h->cmsg_type = SCM_RIGHTS;
-  h->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(h), &listener, sizeof(int));
-  CHECK_INT_EQ(sendmsg(sock, &m, 0), 1);
+  CHECK_INT_EQ(sr_fd_pass_send(sock, listener, "L", 1), 0);
   close(listener);
   /* Allowed calls never reach the listener; a denied one is answered by it. */
   CHECK(syscall(SYS_getppid) > 0);
@@ -688,43 +623,18 @@ static void the_notifying_variant_answers_only_the_denied_set(void)
   pid_t pid = spawn_plain(body_notifying, &sp[1]);
   close(sp[1]);
   _cleanup_close_ int sock = sp[0];
-  char b;
-  union {
-    struct cmsghdr align;
-    char b[CMSG_SPACE(sizeof(int))];
-  } ctl;
-  struct iovec iov = {.iov_base = &b, .iov_len = 1};
-  struct msghdr m = {
-      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof(ctl.b)};
-  int listener = -1;
-  if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) > 0) {
-    struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-    if (h && h->cmsg_type == SCM_RIGHTS)
-      memcpy(&listener, CMSG_DATA(h), sizeof(int));
-  }
+  int listener = recv_listener(sock);
   CHECK(listener >= 0);
   if (listener >= 0) {
-    struct seccomp_notif *req = NULL;
-    struct seccomp_notif_resp *resp = NULL;
-    CHECK_INT_EQ(seccomp_notify_alloc(&req, &resp), 0);
-    if (req && resp) {
-      /* The only notification: keyctl (getppid was allowed without one). */
-      CHECK_INT_EQ(seccomp_notify_receive(listener, req), 0);
-      CHECK_INT_EQ(req->data.nr, SYS_keyctl);
-      resp->id = req->id;
-      resp->val = 0;
-      resp->error = -EPERM;
-      resp->flags = 0;
-      CHECK_INT_EQ(seccomp_notify_respond(listener, resp), 0);
-    }
-    seccomp_notify_free(req, resp);
+    /* The only notification: keyctl (getppid was allowed without one). */
+    answer_one(listener, 0, SYS_keyctl, 0, -EPERM);
     /* Held until the child's second load is done: that load must find it in the stack. */
     char d;
     CHECK_INT_EQ(read(sock, &d, 1), 1);
     close(listener);
   }
   CHECK_INT_EQ(write(sock, "x", 1), 1);
-  CHECK_CHILD_OK(reap(pid));
+  CHECK_CHILD_OK(unit_reap(pid));
 }
 
 /* ---- the cache ---------------------------------------------------------------------------- */
@@ -793,7 +703,7 @@ static void body_getcwd_denied(void *p)
   char buf[64];
   CHECK_OK(sr_seccomp_cache_prog_load(prog, &notify, &err), err);
   CHECK_INT_EQ(notify, -1);
-  CHECK_INT_EQ(status_field("Seccomp_filters"), base_filters + 1);
+  CHECK_INT_EQ(unit_status_field("Seccomp_filters"), base_filters + 1);
   CHECK_INT_EQ(SYSCALL_ERRNO(SYS_getcwd, buf, sizeof(buf)), EPERM);
   CHECK_INT_EQ(syscall(SYS_getpid), getpid());
   CHECK(personality(PER_LINUX32) >= 0);
@@ -812,7 +722,7 @@ static double prepare_us(const struct sr_seccomp *s, int dirfd, struct sr_seccom
 static void the_cache_compiles_once_and_then_loads_the_entry(void)
 {
   _cleanup_free_ char *profile = big_profile();
-  _cleanup_config_ struct sr_config *c = profile ? parse_seccomp(profile) : NULL;
+  _cleanup_config_ struct sr_config *c = profile ? unit_parse_seccomp(profile) : NULL;
   _cleanup_close_ int dirfd = open_cache();
   struct sr_seccomp_prog miss, hit;
   int entries, temps;
@@ -845,7 +755,7 @@ static void the_cache_compiles_once_and_then_loads_the_entry(void)
   CHECK(t_hit < t_miss);
 
   /* The cached program behaves as the compiled one. */
-  CHECK_CHILD_OK(reap(spawn_plain(body_getcwd_denied, &hit)));
+  CHECK_CHILD_OK(unit_reap(spawn_plain(body_getcwd_denied, &hit)));
   sr_seccomp_cache_prog_release(&miss);
   sr_seccomp_cache_prog_release(&hit);
 }
@@ -885,10 +795,10 @@ static bool prepared_from_cache(const struct sr_seccomp *s, int dirfd,
 
 static void a_bad_entry_is_recompiled_and_replaced(void)
 {
-  _cleanup_config_ struct sr_config *c = parse_seccomp(
+  _cleanup_config_ struct sr_config *c = unit_parse_seccomp(
       "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"getcwd\"],"
       " \"action\": \"SCMP_ACT_ERRNO\"}]}");
-  _cleanup_config_ struct sr_config *other = parse_seccomp(
+  _cleanup_config_ struct sr_config *other = unit_parse_seccomp(
       "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"getppid\"],"
       " \"action\": \"SCMP_ACT_ERRNO\"}]}");
   _cleanup_close_ int dirfd = open_cache();
@@ -967,7 +877,7 @@ static void body_install_cached(void *p)
 
 static void an_unsafe_cache_directory_is_not_used(void)
 {
-  _cleanup_config_ struct sr_config *c = parse_seccomp(
+  _cleanup_config_ struct sr_config *c = unit_parse_seccomp(
       "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"getcwd\"],"
       " \"action\": \"SCMP_ACT_ERRNO\"}]}");
   _cleanup_close_ int dirfd = open_cache();
@@ -1011,7 +921,7 @@ static void an_unsafe_cache_directory_is_not_used(void)
   /* And the whole install works with an unusable directory. */
   CHECK(chmod(cache_path, 0777) == 0);
   struct cached_arg a = {s, dirfd};
-  CHECK_CHILD_OK(reap(spawn_plain(body_install_cached, &a)));
+  CHECK_CHILD_OK(unit_reap(spawn_plain(body_install_cached, &a)));
   CHECK(chmod(cache_path, 0700) == 0);
   count_entries(&entries, &temps);
   CHECK_INT_EQ(entries + temps, 0);
@@ -1062,7 +972,7 @@ static void body_cached_tsync(void *p)
 
 static void the_cached_path_loads_with_the_configs_flags(void)
 {
-  _cleanup_config_ struct sr_config *c = parse_seccomp(
+  _cleanup_config_ struct sr_config *c = unit_parse_seccomp(
       "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"flags\": [\"SECCOMP_FILTER_FLAG_TSYNC\","
       " \"SECCOMP_FILTER_FLAG_LOG\"], \"syscalls\": [{\"names\": [\"getcwd\"],"
       " \"action\": \"SCMP_ACT_ERRNO\"}]}");
@@ -1072,8 +982,8 @@ static void the_cached_path_loads_with_the_configs_flags(void)
   empty_cache();
   struct cached_arg a = {c->linux_.seccomp, dirfd};
   /* Compiled (a miss) in the first child, read back in the second. */
-  CHECK_CHILD_OK(reap(spawn_plain(body_cached_tsync, &a)));
-  CHECK_CHILD_OK(reap(spawn_plain(body_cached_tsync, &a)));
+  CHECK_CHILD_OK(unit_reap(spawn_plain(body_cached_tsync, &a)));
+  CHECK_CHILD_OK(unit_reap(spawn_plain(body_cached_tsync, &a)));
   int entries, temps;
   count_entries(&entries, &temps);
   CHECK_INT_EQ(entries, 1);
@@ -1081,7 +991,7 @@ static void the_cached_path_loads_with_the_configs_flags(void)
 
 static void a_cached_notify_filter_hands_out_its_listener(void)
 {
-  _cleanup_config_ struct sr_config *c = parse_seccomp(notify_config);
+  _cleanup_config_ struct sr_config *c = unit_parse_seccomp(notify_config);
   _cleanup_close_ int dirfd = open_cache();
   if (c == NULL || dirfd < 0)
     return;
@@ -1128,17 +1038,17 @@ static void body_no_filter(void *p)
   int notify = -2;
   CHECK_OK(sr_seccomp_cache_install(NULL, -1, &notify, &err), err);
   CHECK_INT_EQ(notify, -1);
-  CHECK_INT_EQ(status_field("Seccomp_filters"), base_filters);
+  CHECK_INT_EQ(unit_status_field("Seccomp_filters"), base_filters);
 }
 
 static void no_config_filter_loads_nothing(void)
 {
-  CHECK_CHILD_OK(reap(spawn_plain(body_no_filter, NULL)));
+  CHECK_CHILD_OK(unit_reap(spawn_plain(body_no_filter, NULL)));
 }
 
 static void the_cache_key_covers_every_field(void)
 {
-  _cleanup_config_ struct sr_config *c = parse_seccomp(
+  _cleanup_config_ struct sr_config *c = unit_parse_seccomp(
       "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"architectures\": [\"SCMP_ARCH_X86\"],"
       " \"listenerPath\": \"/run/a.sock\", \"listenerMetadata\": \"m\","
       " \"syscalls\": [{\"names\": [\"getcwd\", \"getppid\"], \"action\": \"SCMP_ACT_NOTIFY\","
@@ -1249,7 +1159,7 @@ static void sha256_gives_the_fips_180_4_digests(void)
 int main(void)
 {
   alarm(300);
-  base_filters = status_field("Seccomp_filters");
+  base_filters = unit_status_field("Seccomp_filters");
   if (base_filters < 0)
     base_filters = 0;
   if (mkdtemp(cache_path) == NULL) {

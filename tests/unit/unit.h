@@ -11,12 +11,15 @@
 #ifndef SEERUN_UNIT_H
 #define SEERUN_UNIT_H
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 
 #include "error.h"
 
@@ -98,6 +101,28 @@ __attribute__((format(printf, 3, 4), unused)) static void unit_fail(const char *
                   unit_t_ ? unit_t_ : "(null)", unit_w_);                                          \
       free(unit_t_);                                                                               \
     }                                                                                              \
+  } while (0)
+
+/* A test child reaped: its wait status, or -1 when PID is not one (a failed fork). */
+__attribute__((unused)) static int unit_reap(pid_t pid)
+{
+  int status = -1;
+  if (pid < 0)
+    return -1;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  return status;
+}
+
+/* A child that passed: exited 0 (its own failed checks make it exit 1); says how it ended. */
+#define CHECK_CHILD_OK(status)                                                                     \
+  do {                                                                                             \
+    int st_ = (status);                                                                            \
+    CHECK(WIFEXITED(st_) && WEXITSTATUS(st_) == 0);                                                \
+    if (WIFSIGNALED(st_))                                                                          \
+      fprintf(stderr, "  child killed by signal %d\n", WTERMSIG(st_));                             \
+    else if (WIFEXITED(st_) && WEXITSTATUS(st_) != 0)                                              \
+      fprintf(stderr, "  child exited %d\n", WEXITSTATUS(st_));                                    \
   } while (0)
 
 /* Runs one test function, naming it in failure messages. */

@@ -1,0 +1,62 @@
+/* The audit log read back as runs: one container from its first line to its delete (an id used
+ * again starts a new run; its activity record, written after the delete, still belongs to the
+ * old one).  docs/audit.md describes the lines. */
+#ifndef SEERUN_REVIEW_LOG_H
+#define SEERUN_REVIEW_LOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define SR_REVIEW_LOG_MAX_LINE (1024 * 1024) /* a longer line is skipped */
+#define SR_REVIEW_LOG_MAX_SYSCALLS 64
+#define SR_REVIEW_LOG_MAX_HOSTS 8
+
+struct sr_review_log_count {
+  char *name;
+  char *exe;
+  uint64_t n;
+};
+
+struct sr_review_log_run {
+  char *id, *profile, *bundle, *created;
+  bool deleted; /* its delete was recorded: what follows (but its activity) is a new run */
+  double first, last, started, stopped;
+  bool has_exit;
+  long exit_status;
+  uint64_t egress_requests, egress_refused;
+  char *refused_hosts[SR_REVIEW_LOG_MAX_HOSTS];
+  size_t n_hosts;
+  bool has_activity, complete;
+  char *incomplete_reason;
+  uint64_t denied;
+  int64_t programs; /* executed; -1: not watched */
+  struct sr_review_log_count sys[SR_REVIEW_LOG_MAX_SYSCALLS];
+  size_t n_sys;
+  bool has_oom, has_pids;
+  uint64_t oom, pids;
+  int64_t procs_left;    /* after the init had gone; -1: not known */
+  int64_t procs_at_kill; /* when seerun was asked to stop it (the init among them); -1: none */
+  char *proc_example;
+  /* files changed (activity_files.h): -1 when not recorded */
+  int64_t files_added, files_modified, files_deleted;
+  bool files_lower_bound;
+  uint64_t files_elsewhere; /* in places that are neither outputs nor scratch */
+  char *elsewhere_places, *elsewhere_example;
+};
+
+struct sr_review_log {
+  struct sr_review_log_run *v;
+  size_t n, cap;
+};
+
+/* One line of the log (LEN bytes, a trailing newline allowed).  A torn or foreign line, one
+ * without an event, id or time, is skipped, and so is what memory cannot be found for. */
+void sr_review_log_add_line(struct sr_review_log *log, const char *line, size_t len);
+/* Every line of F, in order. */
+void sr_review_log_read(struct sr_review_log *log, FILE *f);
+void sr_review_log_free(struct sr_review_log *log);
+#define _cleanup_review_log_ __attribute__((cleanup(sr_review_log_free)))
+
+#endif
