@@ -2,6 +2,7 @@
 """The activity record, measured (issue 16): as root,
 
     contrib/bench/activity.py [--seerun build/seerun] [--runs 20] [--denials 100000]
+                              [--baseline OTHER-SEERUN]
 
 The same policy twice (the shipped default profile, and a copy with "activity": {"record":
 false}), interleaved run by run:
@@ -17,8 +18,11 @@ false}), interleaved run by run:
   baseline of every writable place at create and walks them when the job ends (the files
   changed), besides the rest of the record.
 
-Medians; CPU time is that of every process involved (children's rusage, the harness is a
-subreaper that reaps the containers' inits).
+Medians; CPU time is that of every process involved (children's rusage: the harness is a
+subreaper, and after each run, outside its wall time, it waits for what was reparented to it,
+the containers' supervisors among them, which may still be ending when seerun returns).  The
+load average is printed with the table: the wall figures depend on it, the CPU figures much
+less.
 """
 import argparse
 import ctypes
@@ -42,12 +46,32 @@ def children_cpu():
     return r.ru_utime + r.ru_stime
 
 
+def reap_orphans():
+    """Waits for every process reparented to this subreaper (a container's supervisor ends by
+    itself once its record is written): their CPU time is the run's too."""
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
+def timed(argv):
+    cpu0, t0 = children_cpu(), time.monotonic()
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+    wall = time.monotonic() - t0
+    reap_orphans()
+    return wall, children_cpu() - cpu0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seerun", default=os.environ.get("SEERUN_BINARY",
                                                         os.path.join(TOP, "build", "seerun")))
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--denials", type=int, default=100000)
+    ap.add_argument("--baseline", help="another seerun binary, measured interleaved with the "
+                    "first (before and after a change)")
     a = ap.parse_args()
     ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
     work = tempfile.mkdtemp(prefix="sr-bench-activity-")
@@ -105,41 +129,46 @@ def main():
         }
         root = os.path.join(work, "state")
         results = {}
+        load0 = " ".join(open("/proc/loadavg").read().split()[:3])
         n = 0
+        # Each binary (--baseline: another build, e.g. the one before a change) with the
+        # record on and off, interleaved run by run, the order turned every other run.
+        binaries = [("", a.seerun)] + ([("baseline ", a.baseline)] if a.baseline else [])
+        order = [(label, exe, profile) for label, exe in binaries
+                 for profile in ("default", "off")]
         for job, args in list(jobs.items()) + list(sandbox_jobs.items()):
-            if job in sandbox_jobs:
-                for i in range(a.runs):
-                    for profile in (("default", "off") if i % 2 == 0 else ("off", "default")):
-                        n += 1
-                        cpu0, t0 = children_cpu(), time.monotonic()
-                        subprocess.run([a.seerun, "--root", root, "--policy", ppath, "--profile",
-                                        profile, "sandbox", "--name", f"bench-{n}", "--ro",
-                                        f"{probe_dir}:/src", "--", *args],
-                                       check=True, stdout=subprocess.DEVNULL)
-                        wall, cpu = time.monotonic() - t0, children_cpu() - cpu0
-                        results.setdefault((job, profile), []).append((wall, cpu))
-                continue
-            cfg["process"]["args"] = args
-            with open(os.path.join(bundle, "config.json"), "w") as f:
-                json.dump(cfg, f)
+            if job not in sandbox_jobs:
+                cfg["process"]["args"] = args
+                with open(os.path.join(bundle, "config.json"), "w") as f:
+                    json.dump(cfg, f)
             runs = a.runs if "denials" not in job else max(3, a.runs // 5)
             for i in range(runs):
-                for profile in (("default", "off") if i % 2 == 0 else ("off", "default")):
+                for label, exe, profile in (order if i % 2 == 0 else order[::-1]):
                     n += 1
-                    cpu0, t0 = children_cpu(), time.monotonic()
-                    subprocess.run([a.seerun, "--root", root, "--policy", ppath, "--profile",
-                                    profile, "run", "--bundle", bundle, f"bench-{n}"],
-                                   check=True, stdout=subprocess.DEVNULL)
-                    wall, cpu = time.monotonic() - t0, children_cpu() - cpu0
-                    results.setdefault((job, profile), []).append((wall, cpu))
-        print("| job | record on: wall / CPU (ms) | record off: wall / CPU (ms) | wall cost |")
-        print("|---|---|---|---|")
-        for job in list(jobs) + list(sandbox_jobs):
-            on = results[(job, "default")]
-            off = results[(job, "off")]
-            med = lambda v, k: statistics.median(x[k] for x in v) * 1000
-            print(f"| {job} | {med(on, 0):.1f} / {med(on, 1):.1f} | {med(off, 0):.1f} / "
-                  f"{med(off, 1):.1f} | {(med(on, 0) / med(off, 0) - 1) * 100:+.1f}% |")
+                    if job in sandbox_jobs:
+                        argv = [exe, "--root", root, "--policy", ppath, "--profile", profile,
+                                "sandbox", "--name", f"bench-{n}", "--ro", f"{probe_dir}:/src",
+                                "--", *args]
+                    else:
+                        argv = [exe, "--root", root, "--policy", ppath, "--profile", profile,
+                                "run", "--bundle", bundle, f"bench-{n}"]
+                    results.setdefault((job, label, profile), []).append(timed(argv))
+        print("load average before / after: %s / %s" % (load0, " ".join(
+            open("/proc/loadavg").read().split()[:3])))
+        # The fastest run of each too: on a shared machine the least disturbed one.
+        print("| job | record on: wall / CPU (ms) | record off: wall / CPU (ms) | wall cost | "
+              "fastest on / off (ms) |")
+        print("|---|---|---|---|---|")
+        for label, _ in binaries:
+            for job in list(jobs) + list(sandbox_jobs):
+                on = results[(job, label, "default")]
+                off = results[(job, label, "off")]
+                med = lambda v, k: statistics.median(x[k] for x in v) * 1000
+                low = lambda v: min(x[0] for x in v) * 1000
+                print(f"| {label}{job} | {med(on, 0):.1f} / {med(on, 1):.1f} | "
+                      f"{med(off, 0):.1f} / {med(off, 1):.1f} | "
+                      f"{(med(on, 0) / med(off, 0) - 1) * 100:+.1f}% | "
+                      f"{low(on):.1f} / {low(off):.1f} |")
     finally:
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(probe_dir, ignore_errors=True)

@@ -72,6 +72,7 @@ struct sr_create_ctx {
   const struct sr_egress_host *egress_extra; /* seerun sandbox --allow-host */
   size_t n_egress_extra;
   pid_t supervisor_pid; /* parent: started, 0 until then */
+  int supervisor_ready; /* its ready byte comes here (sr_supervisor_ready), or -1 */
   /* The activity record (runtime/supervisor/activity.h): the supervisor keeps it. */
   bool activity;
   const char *activity_unseen;  /* why the built-in filter's denials are not seen; NULL: seen */

@@ -252,9 +252,59 @@ static void activity_cgroup(struct sr_create_ctx *ctx, int *memory_fd, int *pids
   *pids_fd = p.fd;
 }
 
+/* What the supervisor opens for the activity record, in its own process right after the fork
+ * (supervisor.h: while create goes on), before it is ready: the socket for exec's hand-overs,
+ * the proc connector (CAP_NET_ADMIN, which it drops later), the writable places. */
+static int prepare_activity(void *data, struct sr_supervisor_config *sc, sr_error_t *err)
+{
+  static struct sr_act_places places; /* the supervisor's: sc->places points here */
+  struct sr_create_ctx *ctx = data;
+  if (activity_listen(ctx, err) < 0)
+    return -1;
+  sc->activity_listen = ctx->activity_listen;
+  /* The programs executed, for the init's pid namespace.  Without one, not watched. */
+  char ns[64];
+  struct stat st;
+  snprintf(ns, sizeof(ns), "/proc/%d/ns/pid", ctx->init_pid);
+  sr_error_t e = NULL;
+  if (stat(ns, &st) == 0 && sr_activity_exec_socket(&sc->exec_fd, &e) == 0)
+    sc->pidns = (uint64_t)st.st_ino;
+  sr_error_free(&e);
+  /* Files changed: the writable places, opened before any of the container's code has run
+   * (activity_files.h).  Without them the record says so. */
+  places = (struct sr_act_places){.mntns_fd = -1};
+  if (sr_activity_places_open(ctx->init_pid, ctx->init_pidfd, ctx->activity_outputs, &places,
+                              &e) == 0)
+    sc->places = &places;
+  else
+    sc->files_unseen = "the container's mount table could not be read at create";
+  for (size_t i = 0; sc->places && i < ctx->n_activity_places; i++) {
+    const struct sr_act_place_in *x = &ctx->activity_places[i];
+    int fd = fcntl(x->fd, F_DUPFD_CLOEXEC, 3);
+    int lower = x->lower_fd >= 0 ? fcntl(x->lower_fd, F_DUPFD_CLOEXEC, 3) : -1;
+    bool dup_failed = fd < 0 || (x->lower_fd >= 0 && lower < 0);
+    if (dup_failed) {
+      if (fd >= 0)
+        close(fd);
+      if (lower >= 0)
+        close(lower);
+    }
+    /* sr_activity_places_add takes both descriptors over, also when it fails. */
+    if (dup_failed ||
+        sr_activity_places_add(&places, x->label, x->kind, x->role, fd, lower, &e) < 0) {
+      sr_activity_places_close(&places);
+      sc->places = NULL;
+      sc->files_unseen = "a place the caller named could not be opened";
+    }
+  }
+  sr_error_free(&e);
+  return 0;
+}
+
 /* The container's supervisor, serving its egress proxy and keeping its activity record from
  * outside: started once the init's network namespace exists, recorded before the container is
- * "created".  It ends with the init; delete stops it too. */
+ * "created" (and ready before create returns: sr_create).  It ends with the init; delete stops
+ * it too. */
 static int start_supervisor(struct sr_create_ctx *ctx, sr_error_t *err)
 {
   struct sr_supervisor_config sc = {
@@ -275,78 +325,25 @@ static int start_supervisor(struct sr_create_ctx *ctx, sr_error_t *err)
       .exec_fd = -1,
       .init_pid = ctx->init_pid,
       .seccomp_unseen = ctx->activity_unseen,
+      .prepare = ctx->activity ? prepare_activity : NULL,
+      .prepare_data = ctx,
   };
-  if (ctx->activity) {
-    if (activity_listen(ctx, err) < 0)
-      return -1;
-    sc.activity_listen = ctx->activity_listen;
-    /* An open file of its own: the directory's descriptor carries the container's lock
-     * (flock), which a copy held by the supervisor would keep for as long as it lives. */
-    sc.state_dirfd = openat(ctx->container->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (sc.state_dirfd < 0)
-      return sr_error_sys(err, "activity: open the state directory");
-    activity_cgroup(ctx, &sc.cg_memory_fd, &sc.cg_pids_fd);
-  }
   /* Where the supervisor leaves its records (egress.json, activity.json): a file of its own
-   * (the directory's descriptor carries the container's lock, which a copy would keep). */
-  if (sc.state_dirfd < 0) {
-    sc.state_dirfd = openat(ctx->container->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (sc.state_dirfd < 0)
-      return sr_error_sys(err, "supervisor: open the state directory");
-  }
-  if (ctx->activity) {
-    /* The programs executed: the proc connector (CAP_NET_ADMIN, which the supervisor will not
-     * have: subscribed here), for the init's pid namespace.  Without one, not watched. */
-    char ns[64];
-    struct stat st;
-    snprintf(ns, sizeof(ns), "/proc/%d/ns/pid", ctx->init_pid);
-    sr_error_t e = NULL;
-    if (stat(ns, &st) == 0 && sr_activity_exec_socket(&sc.exec_fd, &e) == 0)
-      sc.pidns = (uint64_t)st.st_ino;
-    sr_error_free(&e);
-  }
-  /* Files changed: the writable places, opened now, before any of the container's code has
-   * run (activity_files.h).  Without them the record says so. */
-  struct sr_act_places places = {.mntns_fd = -1};
-  if (ctx->activity) {
-    sr_error_t e = NULL;
-    if (sr_activity_places_open(ctx->init_pid, ctx->init_pidfd, ctx->activity_outputs, &places,
-                                &e) == 0)
-      sc.places = &places;
-    else
-      sc.files_unseen = "the container's mount table could not be read at create";
-    for (size_t i = 0; sc.places && i < ctx->n_activity_places; i++) {
-      const struct sr_act_place_in *x = &ctx->activity_places[i];
-      int fd = fcntl(x->fd, F_DUPFD_CLOEXEC, 3);
-      int lower = x->lower_fd >= 0 ? fcntl(x->lower_fd, F_DUPFD_CLOEXEC, 3) : -1;
-      bool dup_failed = fd < 0 || (x->lower_fd >= 0 && lower < 0);
-      if (dup_failed) {
-        if (fd >= 0)
-          close(fd);
-        if (lower >= 0)
-          close(lower);
-      }
-      /* sr_activity_places_add takes both descriptors over, also when it fails. */
-      if (dup_failed ||
-          sr_activity_places_add(&places, x->label, x->kind, x->role, fd, lower, &e) < 0) {
-        sr_activity_places_close(&places);
-        sc.places = NULL;
-        sc.files_unseen = "a place the caller named could not be opened";
-      }
-    }
-    sr_error_free(&e);
-  }
+   * (the directory's descriptor carries the container's lock (flock), which a copy held by the
+   * supervisor would keep for as long as it lives). */
+  sc.state_dirfd = openat(ctx->container->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (sc.state_dirfd < 0)
+    return sr_error_sys(err, "supervisor: open the state directory");
+  if (ctx->activity)
+    activity_cgroup(ctx, &sc.cg_memory_fd, &sc.cg_pids_fd);
   struct sr_state_record *rec = ctx->container->rec;
-  int r = sr_supervisor_start(&sc, &rec->supervisor_pid, &rec->supervisor_start, err);
-  sr_activity_places_close(&places);
+  int r = sr_supervisor_start(&sc, &rec->supervisor_pid, &rec->supervisor_start,
+                              &ctx->supervisor_ready, err);
   if (sc.cg_memory_fd >= 0)
     close(sc.cg_memory_fd);
   if (sc.cg_pids_fd >= 0)
     close(sc.cg_pids_fd);
-  if (sc.state_dirfd >= 0)
-    close(sc.state_dirfd);
-  if (sc.exec_fd >= 0)
-    close(sc.exec_fd);
+  close(sc.state_dirfd);
   if (r < 0)
     return sr_error_wrap(err, ctx->egress_proxy ? "egress proxy" : "activity record");
   ctx->supervisor_pid = rec->supervisor_pid;
@@ -370,7 +367,8 @@ void sr_create_abort(struct sr_create_ctx *ctx)
         ;
   /* After the init: it then ends by itself. */
   if (ctx->supervisor_pid > 0)
-    sr_supervisor_stop(ctx->supervisor_pid, ctx->container->rec->supervisor_start);
+    sr_supervisor_stop(ctx->supervisor_pid, ctx->container->rec->supervisor_start,
+                       ctx->activity ? ctx->container->dirfd : -1);
   bool systemd = ctx->inv->systemd_cgroup;
   if (ctx->cgroup && ctx->container && ctx->container->rec->cgroup_created &&
       ctx->cgroup_attempted &&
@@ -881,7 +879,14 @@ static int create_published(struct sr_create_ctx *ctx, sr_error_t *err)
     return -1;
   ctx->container->rec->phase = SR_PHASE_CREATED;
   ctx->container->rec->creator_pid = 0;
-  return sr_statedir_save(ctx->container, err);
+  if (sr_statedir_save(ctx->container, err) < 0)
+    return -1;
+  /* The supervisor's baseline, taken meanwhile, before the container is ours no more: the
+   * lock we hold keeps `start` out until create returns. */
+  if (ctx->supervisor_ready >= 0 &&
+      sr_supervisor_ready(ctx->supervisor_pid, &ctx->supervisor_ready, err) < 0)
+    return sr_error_wrap(err, ctx->egress_proxy ? "egress proxy" : "activity record");
+  return 0;
 }
 
 int sr_create(struct sr_create_ctx *ctx, sr_error_t *err)
@@ -910,7 +915,7 @@ void sr_create_ctx_release(struct sr_create_ctx *ctx)
   int *fds[] = {&ctx->sync[0],    &ctx->sync[1],         &ctx->fifo_fd,
                 &ctx->console_fd, &ctx->notify_fd,       &ctx->cgroup_dir_fd,
                 &ctx->init_pidfd, &ctx->rootfs_tree_fd, &ctx->activity_sock[0],
-                &ctx->activity_sock[1], &ctx->activity_listen};
+                &ctx->activity_sock[1], &ctx->activity_listen, &ctx->supervisor_ready};
   for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
     if (*fds[i] >= 0) {
       close(*fds[i]);

@@ -436,7 +436,8 @@ int sr_container_delete(struct sr_container *c, bool force, const struct sr_hook
   SR_KILL_POINT("delete.after-kill");
   /* It ends with the init; a supervisor that is still there (its init was never started, or
    * it is stuck) is stopped here. */
-  sr_supervisor_stop(c->rec->supervisor_pid, c->rec->supervisor_start);
+  sr_supervisor_stop(c->rec->supervisor_pid, c->rec->supervisor_start,
+                     c->rec->supervisor_activity ? c->dirfd : -1);
   _cleanup_cgroup_ struct sr_cgroup *cg = NULL;
   /* A cgroup seerun did not make is left as it is: killing what is in it, or removing it,
    * would reach processes that are not the container's (its init is killed above). */

@@ -15,7 +15,8 @@
   {                                                                                                \
     .inv = (invocation), .o = (opts), .sync = {-1, -1}, .fifo_fd = -1, .console_fd = -1,           \
     .notify_fd = -1, .cgroup_dir_fd = -1, .init_pidfd = -1, .rootfs_tree_fd = -1,                  \
-    .activity_sock = {-1, -1}, .activity_listen = -1, .host = SR_HOST_OBJECTS_INIT                \
+    .activity_sock = {-1, -1}, .activity_listen = -1, .supervisor_ready = -1,                      \
+    .host = SR_HOST_OBJECTS_INIT                                                                   \
   }
 
 /* The root filesystem's path: root.path, relative to the bundle unless absolute. */

@@ -422,7 +422,8 @@ static void collect_egress(struct sr_sandbox *s)
   }
   if (c->rec == NULL || c->rec->supervisor_pid <= 0)
     return;
-  sr_supervisor_stop(c->rec->supervisor_pid, c->rec->supervisor_start);
+  sr_supervisor_stop(c->rec->supervisor_pid, c->rec->supervisor_start,
+                     c->rec->supervisor_activity ? c->dirfd : -1);
   size_t len;
   /* What the code tried (the activity record), when the supervisor kept one. */
   if (c->rec->supervisor_activity &&

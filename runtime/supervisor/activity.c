@@ -220,6 +220,21 @@ void sr_activity_request_snapshot(int state_dirfd, const char *at)
   close(fd);
 }
 
+int sr_activity_wait_request(int state_dirfd)
+{
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return -1;
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", state_dirfd, SR_ACT_SOCKET);
+  /* Not blocking: a full backlog (or no supervisor) is no wait here, the caller falls back. */
+  if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || send(fd, "W", 1, MSG_NOSIGNAL) != 1) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 /* ---- Rendering ---------------------------------------------------------------------------- */
 
 struct flag_name {
@@ -547,15 +562,19 @@ static int mark_done(int state_dirfd, sr_error_t *err)
 void sr_activity_finish(struct sr_activity *a, const struct sr_audit *audit, int state_dirfd)
 {
   sr_rfc3339_now(a->stopped, sizeof(a->stopped));
-  sr_activity_flush(a, state_dirfd);
   struct event_fields f = {.complete = a->seccomp_visible && !a->listeners_refused,
                            .reason = !a->seccomp_visible ? a->seccomp_unseen
                                      : a->listeners_refused
                                          ? "some processes' denied system calls were not seen"
                                          : NULL};
+  /* Rendered once: the last activity.json (the sandbox's result) and the audit line are the
+   * same text. */
   _cleanup_free_ char *text = render(a, &f.raw_len);
   f.raw = text;
   sr_error_t err = NULL;
+  if (text && state_dirfd >= 0 &&
+      sr_fileio_write_atomic(state_dirfd, SR_ACT_FILE, text, f.raw_len, 0600, &err) < 0)
+    sr_error_free(&err);
   if (sr_audit_event_with(audit, "activity", put_event, &f, &err) < 0)
     sr_error_free(&err);
   else if (state_dirfd >= 0)

@@ -144,6 +144,11 @@ void sr_activity_snapshot_procs(struct sr_activity *a, struct sr_act_procset *se
 #define SR_ACT_SNAPSHOT_MS 1000
 void sr_activity_request_snapshot(int state_dirfd, const char *at);
 
+/* delete: asks the supervisor to say when its record is written: a connection that it closes
+ * after activity.done is made (or when it ends, whatever else happened), or -1 when there is
+ * no one to ask (then only its end can be waited for). */
+int sr_activity_wait_request(int state_dirfd);
+
 /* Bytes outside printable ASCII become '?' (what is kept of the container's names). */
 void sr_activity_printable(char *s);
 /* A process's executable and command line (its arguments joined by spaces, the characters of
@@ -169,6 +174,10 @@ int sr_activity_send_listener(int sock, int listener);
 /* The proc connector's socket, subscribed to exec events (needs CAP_NET_ADMIN: made by create,
  * served by the supervisor, which has not that capability). */
 int sr_activity_exec_socket(int *fd, sr_error_t *err);
+/* Drops in the kernel the events the record has no use for (threads', and every kind but
+ * fork, exec and exit): attached by the supervisor once it is ready (the filter's JIT costs
+ * more than the events it drops while create finishes).  0 or -1 with errno. */
+int sr_activity_exec_filter(int fd);
 /* Reads the pending events; those of processes in the pid namespace `pidns` (its inode) are
  * recorded. */
 void sr_activity_exec_drain(struct sr_activity *a, int fd, uint64_t pidns);

@@ -9,7 +9,10 @@
 #include <fcntl.h>
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
+#include <linux/filter.h>
 #include <linux/netlink.h>
+#include <arpa/inet.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +34,40 @@ static bool kernel_filters_events(void)
   if (uname(&u) < 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2)
     return false;
   return major > 6 || (major == 6 && minor >= 6);
+}
+
+/* Where the filter below looks: the event, after the netlink and connector headers. */
+#define EV_OFF (NLMSG_HDRLEN + sizeof(struct cn_msg))
+#define EV_WHAT (EV_OFF + offsetof(struct proc_event, what))
+#define EV_DATA (EV_OFF + offsetof(struct proc_event, event_data))
+#define LD_AT(off) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)(off))
+
+/* The proc connector reports every process of the host: in the kernel, before they wake the
+ * supervisor, the events it has no use for are dropped: every kind but exec, fork and exit
+ * (kernels before 6.6 send them all), and the forks and exits of threads (the record follows
+ * processes; a thread's exec is reported as its process's).  Every exec passes.  (A classic
+ * BPF load reads in network byte order, hence htonl on the kinds compared with.) */
+int sr_activity_exec_filter(int fd)
+{
+  struct sock_filter f[] = {
+      LD_AT(EV_WHAT),                                                  /* 0 */
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_EXEC), 12, 0), /* 1: -> 14 */
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_FORK), 2, 0),  /* 2: -> 5 */
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_EXIT), 5, 0),  /* 3: -> 9 */
+      BPF_STMT(BPF_RET | BPF_K, 0),                                    /* 4: dropped */
+      LD_AT(EV_DATA + offsetof(struct fork_proc_event, child_pid)),    /* 5: fork */
+      BPF_STMT(BPF_MISC | BPF_TAX, 0),                                 /* 6 */
+      LD_AT(EV_DATA + offsetof(struct fork_proc_event, child_tgid)),   /* 7 */
+      BPF_JUMP(BPF_JMP | BPF_JA, 3, 0, 0),                             /* 8: -> 12 */
+      LD_AT(EV_DATA + offsetof(struct exit_proc_event, process_pid)),  /* 9: exit */
+      BPF_STMT(BPF_MISC | BPF_TAX, 0),                                 /* 10 */
+      LD_AT(EV_DATA + offsetof(struct exit_proc_event, process_tgid)), /* 11 */
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_X, 0, 1, 0),                    /* 12: pid == tgid */
+      BPF_STMT(BPF_RET | BPF_K, 0),                                    /* 13: a thread's */
+      BPF_STMT(BPF_RET | BPF_K, 0xffffffffu),                          /* 14: kept */
+  };
+  struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
+  return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
 }
 
 int sr_activity_exec_socket(int *out, sr_error_t *err)

@@ -76,6 +76,7 @@ static void write_record(const struct sr_egress_record *rec, int dirfd)
 struct watched {
   int sock[1 + 16]; /* hand-over sockets: the init's, then exec's connections; -1: free */
   int listener[SR_ACT_LISTENERS];
+  int waiter[16]; /* connections waiting for the record (delete): closed once it is written */
 };
 
 static void add_fd(int *set, size_t n, int fd, uint64_t *refused)
@@ -98,6 +99,21 @@ static void add_fd(int *set, size_t n, int fd, uint64_t *refused)
 #define SR_SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP 1ULL
 
 #define NSOCK (sizeof(((struct watched *)0)->sock) / sizeof(int))
+#define NWAIT (sizeof(((struct watched *)0)->waiter) / sizeof(int))
+
+/* The record is written: those waiting for it are told (their connection, and any not yet
+ * accepted, end), before the rest of the supervisor's end, which nobody waits for. */
+static void release_waiters(const struct sr_supervisor_config *cfg, struct watched *w)
+{
+  if (cfg->activity_listen >= 0)
+    close(cfg->activity_listen);
+  for (size_t i = 0; i < NSOCK; i++)
+    if (w->sock[i] >= 0)
+      close(w->sock[i]);
+  for (size_t i = 0; i < NWAIT; i++)
+    if (w->waiter[i] >= 0)
+      close(w->waiter[i]);
+}
 
 static __attribute__((noreturn)) void supervise(const struct sr_supervisor_config *cfg,
                                                 int listen_fd, int init_pidfd,
@@ -133,6 +149,10 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
       kill(proxy, SIGKILL);
     _exit(125);
   }
+  /* Unfiltered until now (the events of create's last moments are few): attached once
+   * ready, off create's path. */
+  if (cfg->activity && cfg->exec_fd >= 0)
+    (void)sr_activity_exec_filter(cfg->exec_fd);
   struct sr_act_cgroup cg = {cfg->cg_memory_fd, cfg->cg_pids_fd};
   size_t reqsz = 0, respsz = 0;
   _cleanup_free_ struct seccomp_notif *req = NULL;
@@ -141,6 +161,8 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
     w.sock[i] = -1;
   for (size_t i = 0; i < SR_ACT_LISTENERS; i++)
     w.listener[i] = -1;
+  for (size_t i = 0; i < NWAIT; i++)
+    w.waiter[i] = -1;
   if (cfg->activity) {
     sr_rfc3339_now(act.started, sizeof(act.started));
     act.seccomp_visible = cfg->seccomp_unseen == NULL;
@@ -199,6 +221,12 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
         size_t i = slot[k];
         char msg[16] = "";
         int l = sr_activity_recv_listener(w.sock[i], msg, sizeof(msg));
+        if (l < 0 && msg[0] == 'W') {
+          /* A delete that waits for the record: told when it is written. */
+          add_fd(w.waiter, NWAIT, w.sock[i], NULL);
+          w.sock[i] = -1;
+          continue;
+        }
         if (l < 0 && msg[0] == 'S') {
           /* kill, delete --force: what runs before it is signalled (the first request: a
            * delete after a kill finds what the kill left); then the answer. */
@@ -266,8 +294,10 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
     sr_egress_record_close(&rec);
     write_record(&rec, cfg->state_dirfd);
   }
-  if (cfg->activity)
+  if (cfg->activity) {
     sr_activity_finish(&act, cfg->audit, cfg->state_dirfd);
+    release_waiters(cfg, &w);
+  }
   _exit(0);
 }
 
@@ -289,7 +319,7 @@ static int place_fds(const int *src, const int *target, size_t n, int first_free
 }
 
 int sr_supervisor_start(const struct sr_supervisor_config *cfg, pid_t *pid, uint64_t *start_time,
-                        sr_error_t *err)
+                        int *ready_fd, sr_error_t *err)
 {
   _cleanup_close_ int listen_fd = -1;
   if (cfg->egress && sr_egress_proxy_listen_in(cfg->init_pidfd, &listen_fd, err) < 0)
@@ -309,19 +339,28 @@ int sr_supervisor_start(const struct sr_supervisor_config *cfg, pid_t *pid, uint
     prctl(PR_SET_NAME, "seerun-supervise", 0, 0, 0);
     int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
     struct sr_supervisor_config c = *cfg;
+    sr_error_t perr = NULL;
+    if (c.prepare && c.prepare(c.prepare_data, &c, &perr) < 0) {
+      /* Why, for sr_supervisor_ready: the text instead of the ready byte. */
+      _cleanup_free_ char *t = sr_error_text(perr);
+      const char *why = t && t[0] ? t : "it could not prepare";
+      (void)!write(ready[1], why, strlen(why));
+      _exit(125);
+    }
+    sr_error_free(&perr);
     /* The places' descriptors after the fixed ones: the mount namespace at 12, then each
      * place's root and lower layer. */
     static struct sr_act_places places;
-    int src[13 + 2 * SR_ACT_PLACES] = {devnull, devnull, devnull, listen_fd, cfg->init_pidfd,
-                                       ready[1], cfg->activity_sock, cfg->activity_listen,
-                                       cfg->state_dirfd, cfg->cg_memory_fd, cfg->cg_pids_fd,
-                                       cfg->exec_fd, -1};
+    int src[13 + 2 * SR_ACT_PLACES] = {devnull, devnull, devnull, listen_fd, c.init_pidfd,
+                                       ready[1], c.activity_sock, c.activity_listen,
+                                       c.state_dirfd, c.cg_memory_fd, c.cg_pids_fd,
+                                       c.exec_fd, -1};
     int target[13 + 2 * SR_ACT_PLACES];
     size_t nfd = 13;
     for (size_t i = 0; i < 13; i++)
       target[i] = (int)i;
-    if (cfg->places) {
-      places = *cfg->places;
+    if (c.places) {
+      places = *c.places;
       src[12] = places.mntns_fd;
       places.mntns_fd = places.mntns_fd >= 0 ? 12 : -1;
       for (size_t i = 0; i < places.n; i++) {
@@ -336,7 +375,7 @@ int sr_supervisor_start(const struct sr_supervisor_config *cfg, pid_t *pid, uint
     }
     if (devnull < 0 || place_fds(src, target, nfd, (int)nfd) < 0)
       _exit(125);
-#define AT(f, n) c.f = cfg->f >= 0 ? n : -1
+#define AT(f, n) c.f = c.f >= 0 ? n : -1
     AT(activity_sock, 6);
     AT(activity_listen, 7);
     AT(state_dirfd, 8);
@@ -349,32 +388,58 @@ int sr_supervisor_start(const struct sr_supervisor_config *cfg, pid_t *pid, uint
     /* The baseline of the writable places, before create returns: none of the container's
      * code has run yet. */
     struct sr_act_files *files = NULL;
-    if (cfg->activity && cfg->places) {
+    if (c.activity && c.places) {
       files = sr_activity_files_new(&places);
       if (files == NULL)
         _exit(125);
       sr_activity_files_baseline(files);
     }
-    (void)!write(5, "", 1);
+    (void)!write(5, "", 1); /* a NUL: ready (anything else is why not) */
     close(5);
     supervise(&c, 3, 4, files);
   }
   close(ready[1]);
-  char c;
-  ssize_t n;
-  while ((n = read(ready[0], &c, 1)) < 0 && errno == EINTR)
-    ;
-  close(ready[0]);
-  if (n != 1 || sr_proc_stat(p, start_time, NULL) < 0) {
+  /* Its identity now (the state records it before the supervisor is ready); its baseline is
+   * waited for by sr_supervisor_ready. */
+  if (sr_proc_stat(p, start_time, NULL) < 0) {
+    close(ready[0]);
     kill(p, SIGKILL);
     waitpid(p, NULL, 0);
     return sr_error_make(err, 0, "supervisor: it died while starting");
   }
   *pid = p;
+  *ready_fd = ready[0];
   return 0;
 }
 
-void sr_supervisor_stop(pid_t pid, uint64_t start_time)
+int sr_supervisor_ready(pid_t pid, int *ready_fd, sr_error_t *err)
+{
+  char buf[512];
+  ssize_t n;
+  while ((n = read(*ready_fd, buf, sizeof(buf) - 1)) < 0 && errno == EINTR)
+    ;
+  close(*ready_fd);
+  *ready_fd = -1;
+  if (n >= 1 && buf[0] == '\0')
+    return 0;
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+  if (n >= 1) {
+    buf[n] = '\0';
+    sr_activity_printable(buf);
+    return sr_error_make(err, 0, "supervisor: %s", buf);
+  }
+  return sr_error_make(err, 0, "supervisor: it died while starting");
+}
+
+/* Whether the supervisor's record is complete in dirfd: its activity.done, made after the audit
+ * line (activity.h). */
+static bool record_done(int dirfd)
+{
+  return dirfd >= 0 && faccessat(dirfd, SR_ACT_DONE, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+void sr_supervisor_stop(pid_t pid, uint64_t start_time, int state_dirfd)
 {
   if (pid <= 0)
     return;
@@ -383,14 +448,40 @@ void sr_supervisor_stop(pid_t pid, uint64_t start_time)
     return;
   /* The pidfd pins the process: checking its start time after opening it closes the race
    * with a reused pid. */
-  if (sr_proc_is(pid, start_time)) {
+  if (sr_proc_is(pid, start_time) && !record_done(state_dirfd)) {
     /* Its init is gone by now, so it is writing its last audit lines and ending: give it a
-     * moment to finish them, then make sure. */
-    struct pollfd p = {fd, POLLIN, 0};
-    int r;
-    while ((r = poll(&p, 1, SR_SUPERVISOR_STOP_MS)) < 0 && errno == EINTR)
-      ;
-    if (r <= 0)
+     * moment to finish them, then make sure.  With the activity record, what is waited for is
+     * the record (activity.done, after every line and file it writes), not the process's end:
+     * what it does after that (letting go of the container's mount namespace and of the
+     * writable places it held, which frees a tmpfs the code filled; its own exit) is nothing
+     * the caller reads, and takes as long again. */
+    _cleanup_close_ int told = state_dirfd >= 0 ? sr_activity_wait_request(state_dirfd) : -1;
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long left = SR_SUPERVISOR_STOP_MS;
+    bool ended = false;
+    while (left > 0) {
+      struct pollfd p[2] = {{fd, POLLIN, 0}, {told, POLLIN, 0}};
+      int r = poll(p, 2, (int)left);
+      if (r < 0 && errno != EINTR)
+        break;
+      if (p[0].revents & POLLIN) {
+        ended = true;
+        break;
+      }
+      if (p[1].revents) {
+        /* Closed: the record is written, or the supervisor has gone some other way (then its
+         * end is waited for). */
+        if ((ended = record_done(state_dirfd)))
+          break;
+        close(told);
+        told = -1;
+      }
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      left = SR_SUPERVISOR_STOP_MS - ((now.tv_sec - t0.tv_sec) * 1000 +
+                                      (now.tv_nsec - t0.tv_nsec) / 1000000);
+    }
+    if (!ended)
       sr_pidfd_send_signal(fd, SIGKILL);
   }
   close(fd);

@@ -45,6 +45,12 @@ struct sr_supervisor_config {
    * caller when it returns); NULL: files not recorded, files_unseen says why (or NULL). */
   struct sr_act_places *places;
   const char *files_unseen;
+  /* Run in the supervisor's process before anything else (its privileges still whole), while
+   * the caller goes on: fills in what the supervisor opens itself (activity_listen, exec_fd,
+   * pidns, places, files_unseen).  A failure ends it, and sr_supervisor_ready returns the
+   * error.  NULL: nothing to do. */
+  int (*prepare)(void *data, struct sr_supervisor_config *c, sr_error_t *err);
+  void *prepare_data;
 };
 
 /* What the supervisor leaves in the state directory when it ends: the egress record
@@ -52,15 +58,23 @@ struct sr_supervisor_config {
 #define SR_SUPERVISOR_EGRESS_FILE "egress.json"
 
 /* Creates the proxy's listening socket in the init's network namespace and starts the
- * supervisor; *pid and *start_time identify it for sr_supervisor_stop. */
+ * supervisor; *pid and *start_time identify it for sr_supervisor_stop.  It is ready (its
+ * baseline of the writable places taken) once sr_supervisor_ready on *ready_fd returns 0:
+ * the caller does its own work meanwhile, and must wait for that before any of the
+ * container's code runs. */
 int sr_supervisor_start(const struct sr_supervisor_config *cfg, pid_t *pid, uint64_t *start_time,
-                        sr_error_t *err);
+                        int *ready_fd, sr_error_t *err);
+/* Waits for the supervisor's ready byte and closes *ready_fd; a supervisor that died starting
+ * is reaped and an error returned. */
+int sr_supervisor_ready(pid_t pid, int *ready_fd, sr_error_t *err);
 
 /* Stops the supervisor if pid is still the process that started at start_time: once the
  * container's init has gone it ends by itself after writing what it holds; it is given
- * SR_SUPERVISOR_STOP_MS for that, then killed. */
+ * SR_SUPERVISOR_STOP_MS for that, then killed.  state_dirfd: the container's state directory
+ * when the supervisor keeps the activity record (else -1): then it returns as soon as the
+ * record is written (activity.done), while the supervisor ends by itself. */
 #define SR_SUPERVISOR_STOP_MS 2000
-void sr_supervisor_stop(pid_t pid, uint64_t start_time);
+void sr_supervisor_stop(pid_t pid, uint64_t start_time, int state_dirfd);
 
 /* The proxy's identity: the overflow ids, which own nothing on the host. */
 #define SR_SUPERVISOR_PROXY_UID 65534

@@ -8,7 +8,9 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
+import threading
 import time
 
 import pytest
@@ -303,6 +305,95 @@ def test_programs_executed_are_listed_and_bounded(hardened, hbundle):
     with open(hardened.audit_log) as f:
         line = [l for l in f if '"event":"activity"' in l and cid in l][0]
     assert len(line) < 256 * 1024
+
+
+def test_delete_waits_for_the_record_not_for_the_supervisors_end(hardened, hbundle):
+    # delete asks the supervisor, over activity.sock, to say when the record is written (it
+    # closes the connection after activity.done), instead of waiting for its whole end (letting
+    # go of the container's mount namespace, its exit).  What delete relies on, as a client
+    # would see it: the answer comes once the record is in the audit log, never before.
+    hbundle.args("sleep", "300")
+    cid = hardened.id()
+    hardened.cmd("run", "-d", "--bundle", hbundle.write(), cid, check=True, timeout=30)
+    statedir = os.path.join(hardened.root, cid)
+    with open(os.path.join(statedir, "state.json")) as f:
+        st = json.load(f)
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        c.connect(os.path.join(statedir, "activity.sock"))
+        c.sendall(b"W")
+        os.kill(st["pid"], signal.SIGKILL)  # the container ends; seerun is not involved
+        c.settimeout(20)
+        assert c.recv(16) == b""  # closed: the record is written
+        assert os.path.exists(os.path.join(statedir, "activity.done"))
+        ev = the_activity(hardened, cid)
+        assert ev["complete"] is True and ev["record"]["stoppedAt"]
+    finally:
+        c.close()
+    hardened.cmd("delete", "--force", cid, check=True)
+    assert len(activity_events(hardened, cid)) == 1
+
+
+def host_storm(stop, processes=True):
+    """Until stop is set: threads started and joined, and (processes) short programs run, on
+    the host: events of the proc connector that are none of the container's."""
+    while not stop.is_set():
+        for _ in range(50):
+            t = threading.Thread(target=lambda: None)
+            t.start()
+            t.join()
+        if processes:
+            subprocess.run(["/bin/true"])
+
+
+def test_every_exec_is_recorded_while_the_host_runs_other_processes(hardened, hbundle):
+    # The supervisor's socket filter drops the events it has no use for in the kernel; none
+    # of the container's execs may go with them, whatever else the host runs meanwhile.
+    hbundle.shell("i=0; while [ $i -lt 500 ]; do /bin/true; i=$((i+1)); done; echo finished")
+    cid = hardened.id()
+    stop = threading.Event()
+    storms = [threading.Thread(target=host_storm, args=(stop,)) for _ in range(2)]
+    for t in storms:
+        t.start()
+    try:
+        r = hardened.cmd("run", "--bundle", hbundle.write(), cid, timeout=300)
+    finally:
+        stop.set()
+        for t in storms:
+            t.join()
+    assert r.returncode == 0 and "finished" in r.stdout, r.stderr
+    progs = the_activity(hardened, cid)["record"]["programs"]
+    if not progs.get("eventsLost"):
+        assert progs["count"] == 501, progs  # sh and 500 true
+    assert progs["count"] == len(progs["listed"]) + progs.get("notListed", 0)
+
+
+def test_the_hosts_threads_do_not_wake_the_supervisor(hardened, hbundle):
+    # A thread's fork and exit are dropped by the kernel: thousands of them on the host wake
+    # the supervisor no more than the host's other events do in as long a while.
+    hbundle.args("sleep", "300")
+    cid = hardened.id()
+    hardened.cmd("run", "-d", "--bundle", hbundle.write(), cid, check=True, timeout=30)
+    with open(os.path.join(hardened.root, cid, "state.json")) as f:
+        sup = json.load(f)["supervisor"]["pid"]
+
+    def wakes():
+        with open(f"/proc/{sup}/status") as f:
+            return int([l for l in f if l.startswith("voluntary_ctxt_switches")][0].split()[1])
+    n = 3000
+    before, t0 = wakes(), time.monotonic()
+    for _ in range(n):
+        t = threading.Thread(target=lambda: None)
+        t.start()
+        t.join()
+    during, spent = wakes() - before, time.monotonic() - t0
+    # As long again without the threads: what the rest of the host costs meanwhile.
+    before, t0 = wakes(), time.monotonic()
+    wait_for(lambda: time.monotonic() - t0 >= spent, timeout=spent + 10, what="as long again",
+             interval=0.01)
+    idle = wakes() - before
+    hardened.cmd("delete", "--force", cid, check=True)
+    assert during < idle + n // 10, (during, idle)
 
 
 def test_oom_kills_and_pids_limit_hits_are_recorded_and_flagged(hardened, hbundle):
