@@ -101,18 +101,43 @@ static void add_fd(int *set, size_t n, int fd, uint64_t *refused)
 #define NSOCK (sizeof(((struct watched *)0)->sock) / sizeof(int))
 #define NWAIT (sizeof(((struct watched *)0)->waiter) / sizeof(int))
 
-/* The record is written: those waiting for it are told (their connection, and any not yet
- * accepted, end), before the rest of the supervisor's end, which nobody waits for. */
+/* Ends a connection with an orderly EOF: what it sent and nobody read is read first (a
+ * socket closed with unread data resets the connection, which a waiting delete would see
+ * before EOF); descriptors passed in it are closed. */
+static void end_connection(int fd)
+{
+  for (int n = 0; n < 64; n++) {
+    char msg[16] = "";
+    int l = sr_activity_recv_listener(fd, msg, sizeof(msg));
+    if (l >= 0)
+      close(l);
+    else if (msg[0] == '\0')
+      break; /* nothing more (or its end) */
+  }
+  close(fd);
+}
+
+/* The record is written: those waiting for it are told (their connection, any still unread
+ * and any not yet accepted, end), before the rest of the supervisor's end, which nobody waits
+ * for.  A request that came with the init's end, in the same poll, is answered so too. */
 static void release_waiters(const struct sr_supervisor_config *cfg, struct watched *w)
 {
-  if (cfg->activity_listen >= 0)
+  if (cfg->activity_listen >= 0) {
+    fcntl(cfg->activity_listen, F_SETFL, O_NONBLOCK);
+    for (int n = 0; n < 256; n++) {
+      int c = accept4(cfg->activity_listen, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (c < 0)
+        break;
+      end_connection(c);
+    }
     close(cfg->activity_listen);
+  }
   for (size_t i = 0; i < NSOCK; i++)
     if (w->sock[i] >= 0)
-      close(w->sock[i]);
+      end_connection(w->sock[i]);
   for (size_t i = 0; i < NWAIT; i++)
     if (w->waiter[i] >= 0)
-      close(w->waiter[i]);
+      end_connection(w->waiter[i]);
 }
 
 static __attribute__((noreturn)) void supervise(const struct sr_supervisor_config *cfg,

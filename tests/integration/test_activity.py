@@ -334,6 +334,37 @@ def test_delete_waits_for_the_record_not_for_the_supervisors_end(hardened, hbund
     assert len(activity_events(hardened, cid)) == 1
 
 
+def test_a_wait_for_the_record_that_comes_with_the_containers_end_gets_eof_not_a_reset(
+        hardened, hbundle):
+    # The request arrives as the init ends (in the same poll, or while the supervisor writes
+    # the record): it is answered with EOF once the record is written, never by a reset of
+    # the connection (a socket closed with unread data, or a connection never accepted).
+    hbundle.args("sleep", "300")
+    answered = 0
+    for n in range(12):
+        cid = hardened.id(f"w{n}")
+        hardened.cmd("run", "-d", "--bundle", hbundle.write(), cid, check=True, timeout=30)
+        statedir = os.path.join(hardened.root, cid)
+        with open(os.path.join(statedir, "state.json")) as f:
+            pid = json.load(f)["pid"]
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            os.kill(pid, signal.SIGKILL)
+            try:
+                c.connect(os.path.join(statedir, "activity.sock"))
+                c.sendall(b"W")
+            except (ConnectionRefusedError, FileNotFoundError, BrokenPipeError):
+                continue  # the supervisor had already answered everyone and gone
+            c.settimeout(20)
+            assert c.recv(16) == b""  # no ConnectionResetError
+            assert os.path.exists(os.path.join(statedir, "activity.done"))
+            answered += 1
+        finally:
+            c.close()
+            hardened.cmd("delete", "--force", cid, check=True)
+    assert answered > 0
+
+
 def host_storm(stop, processes=True):
     """Until stop is set: threads started and joined, and (processes) short programs run, on
     the host: events of the proc connector that are none of the container's."""
