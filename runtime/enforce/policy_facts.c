@@ -65,7 +65,7 @@ static const char *const socket_dirs[] = {"/run/containerd", "/var/run/container
 
 /* Container engines' storage: every container's image layers, root filesystem and private
  * files (its environment, its hosts file), in the engines' default places.  Denied at, below
- * and above (a bind of /var/lib/docker shows them all: protect_containing).  What an engine
+ * and above (a bind of /var/lib/docker shows them all).  What an engine
  * binds from there is the container's own: its bundle, or the directory named by its id
  * (podman's and CRI-O's userdata with hosts, resolv.conf, .containerenv; Docker's hostname and
  * hosts).  Named volumes (.../volumes) are shared between containers by design and stay
@@ -208,17 +208,12 @@ static int add_tree(struct protected_set *s, int fd, const char *denied, bool be
   return 0;
 }
 
-/* A denied path and every directory above it: a bind of any of them exposes the path.  below:
- * what is below the path is denied as well. */
-static int protect(struct protected_set *s, const char *path, bool below)
+/* The directory open at fd (taken over) and every directory above it, by inode, each naming
+ * path; below: nothing below fd's directory may be bound either; reason: that of the entries
+ * this walk adds (NULL: a host path). */
+static int protect_walk(struct protected_set *s, int fd, const char *path, bool below,
+                        const char *reason)
 {
-  int fd = open(path, O_PATH | O_CLOEXEC);
-  if (fd < 0)
-    return 0; /* absent on this host: nothing to protect */
-  if (add_tree(s, fd, path, below) < 0) {
-    close(fd);
-    return -1;
-  }
   /* Each directory's inode is taken from the descriptor the walk holds; a directory an earlier
    * walk reached has every one above it in the set already (the denied paths share /, /etc,
    * /run, /var): the walk stops there. */
@@ -233,9 +228,12 @@ static int protect(struct protected_set *s, const char *path, bool below)
     bool known = false;
     for (size_t i = 0; i < s->n && !known; i++)
       known = s->v[i].walked && s->v[i].dev == st.st_dev && s->v[i].ino == st.st_ino;
+    size_t before = s->n;
     struct protected_inode *e = add_inode(s, &st, path, below && depth == 0);
     if (e == NULL)
       break;
+    if (s->n > before)
+      e->reason = reason; /* a directory already in the set keeps what reached it first */
     chain[n++] = (size_t)(e - s->v);
     if (known) {
       complete = true;
@@ -265,34 +263,18 @@ static int protect(struct protected_set *s, const char *path, bool below)
   return 0;
 }
 
-/* Every directory above an engine's storage, by inode: a bind of /var/lib/docker or
- * /var/lib/containers/storage shows every container's layers and private files below it
- * (cAdvisor's -v /var/lib/docker:/var/lib/docker).  Named volumes, beside the storage, are
- * not above it.  A directory already in the set keeps the denied path that reached it first. */
-static int protect_containing(struct protected_set *s, int fd, const struct sr_denied_path *d)
+/* A denied path and every directory above it: a bind of any of them exposes the path.  below:
+ * what is below the path is denied as well. */
+static int protect(struct protected_set *s, const char *path, bool below)
 {
-  _cleanup_close_ int cur = openat(fd, "..", O_PATH | O_CLOEXEC);
-  struct stat st, prev;
-  if (fstat(fd, &prev) < 0)
-    return 0;
-  for (int depth = 0; cur >= 0 && depth < 64; depth++) {
-    if (fstat(cur, &st) < 0 || (st.st_dev == prev.st_dev && st.st_ino == prev.st_ino))
-      break; /* the root */
-    bool known = false;
-    for (size_t i = 0; i < s->n && !known; i++)
-      known = s->v[i].dev == st.st_dev && s->v[i].ino == st.st_ino;
-    if (!known) {
-      struct protected_inode *e = add_inode(s, &st, d->path, false);
-      if (e == NULL)
-        return -1;
-      e->reason = d->reason;
-    }
-    prev = st;
-    int parent = openat(cur, "..", O_PATH | O_CLOEXEC);
-    close(cur);
-    cur = parent;
+  int fd = open(path, O_PATH | O_CLOEXEC);
+  if (fd < 0)
+    return 0; /* absent on this host: nothing to protect */
+  if (add_tree(s, fd, path, below) < 0) {
+    close(fd);
+    return -1;
   }
-  return 0;
+  return protect_walk(s, fd, path, below, NULL);
 }
 
 /* A path denied at and below it, never above (binds of /usr and /var/log stay fine): seerun's
@@ -338,8 +320,15 @@ static int protect_at_below(struct protected_set *s, const struct sr_denied_path
       s->v[i].reason = d->reason;
       s->v[i].own = (struct own_ok){own.store, own.bundle, own.dev, own.ino, NULL};
     }
-  if (d->engine_store && protect_containing(s, fd, d) < 0)
-    return -1;
+  /* Every directory above an engine's storage too, by inode: a bind of /var/lib/docker or
+   * /var/lib/containers/storage shows every container's layers and private files below it
+   * (cAdvisor's -v /var/lib/docker:/var/lib/docker).  Named volumes, beside the storage, are
+   * not above it. */
+  if (d->engine_store) {
+    int up = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (up >= 0 && protect_walk(s, up, d->path, true, d->reason) < 0)
+      return -1;
+  }
   if (s->nt > 0 && s->t[s->nt - 1].denied == d->path) {
     /* An engine's storage is denied above too: what contains it shows every container's. */
     s->t[s->nt - 1].not_above = !d->engine_store;
