@@ -62,7 +62,7 @@ def hostile(hardened, bundle, tmp_path, busybox_rootfs):
     allow_types(hardened, "overlay")
     root = tmp_path / "own-rootfs"
     shutil.copytree(busybox_rootfs, root, symlinks=True, copy_function=os.link)
-    (root / "x").mkdir()
+    (root / "x").mkdir(exist_ok=True)  # the shared tree may have one: tests bind at /x
     bundle.config["root"]["path"] = str(root)
     return hardened
 
