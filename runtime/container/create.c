@@ -267,8 +267,13 @@ static int prepare_activity(void *data, struct sr_supervisor_config *sc, sr_erro
   struct stat st;
   snprintf(ns, sizeof(ns), "/proc/%d/ns/pid", ctx->init_pid);
   sr_error_t e = NULL;
-  if (stat(ns, &st) == 0 && sr_activity_exec_socket(&sc->exec_fd, &e) == 0)
+  if (stat(ns, &st) == 0 && sr_activity_exec_socket(&sc->exec_fd, &e) == 0) {
     sc->pidns = (uint64_t)st.st_ino;
+    /* Followed in the kernel where eBPF can (none of the host's other processes wakes the
+     * supervisor then); else by the events and the pid namespace. */
+    if (sr_activity_exec_track(sc->exec_fd, ctx->init_pid, &sc->exec_map_fd) < 0)
+      sc->exec_map_fd = -1;
+  }
   sr_error_free(&e);
   /* Files changed: the writable places, opened before any of the container's code has run
    * (activity_files.h).  Without them the record says so. */
@@ -323,6 +328,7 @@ static int start_supervisor(struct sr_create_ctx *ctx, sr_error_t *err)
       .cg_memory_fd = -1,
       .cg_pids_fd = -1,
       .exec_fd = -1,
+      .exec_map_fd = -1,
       .init_pid = ctx->init_pid,
       .seccomp_unseen = ctx->activity_unseen,
       .prepare = ctx->activity ? prepare_activity : NULL,

@@ -73,6 +73,9 @@ static int connect_activity(int dirfd)
     close(fd);
     return -1;
   }
+  /* Before the fork: this process followed in the kernel, so that what it starts in the
+   * container is, from its fork on.  A supervisor that does not answer: not followed. */
+  (void)sr_activity_follow_me(fd);
   return fd;
 }
 

@@ -454,6 +454,7 @@ static void to_json(const struct sr_activity *a, sr_json_gen_t g, bool brief)
       sr_json_put_kv_u64(g, "goneBeforeRead", a->execs_gone);
     if (a->execs_lost)
       sr_json_put_kv_bool(g, "eventsLost", true);
+    sr_json_put_kv_string(g, "followed", a->execs_in_kernel ? "kernel" : "events");
     sr_json_put_key(g, "listed");
     sr_json_array_open(g);
     for (size_t i = 0; i < (brief ? 0 : a->n_exec); i++) {
@@ -629,4 +630,20 @@ int sr_activity_recv_listener(int sock, char *msg, size_t size)
 int sr_activity_send_listener(int sock, int listener)
 {
   return sr_fd_pass_send(sock, listener, "L", 1);
+}
+
+int sr_activity_follow_me(int sock)
+{
+  if (send(sock, "T", 1, MSG_NOSIGNAL) != 1)
+    return -1;
+  /* Blocking, bounded: a supervisor that is there answers at once. */
+  struct pollfd p = {sock, POLLIN, 0};
+  if (poll(&p, 1, SR_ACT_SNAPSHOT_MS) != 1)
+    return -1;
+  char msg[4];
+  size_t got = 0;
+  _cleanup_close_ int map = sr_fd_pass_recv(sock, 0, msg, sizeof(msg), &got);
+  if (got != 1)
+    return -1;
+  return map < 0 ? 0 : sr_activity_exec_follow(map, getpid());
 }

@@ -110,6 +110,8 @@ struct sr_activity {
   bool execs_watched;
   uint64_t execs, execs_gone; /* gone: ended before it could be read */
   bool execs_lost;            /* the kernel dropped events (a full socket buffer) */
+  bool execs_in_kernel;       /* followed by the kernel (activity_exec_bpf.c): every exec
+                                 event that arrives is the container's */
   struct sr_act_exec exec[SR_ACT_EXECS];
   size_t n_exec;
   /* The container's processes by host tgid, from the fork and exit events (0: free slot, -1: a
@@ -178,8 +180,22 @@ int sr_activity_exec_socket(int *fd, sr_error_t *err);
  * fork, exec and exit): attached by the supervisor once it is ready (the filter's JIT costs
  * more than the events it drops while create finishes).  0 or -1 with errno. */
 int sr_activity_exec_filter(int fd);
+/* The container's processes followed in the kernel instead (activity_exec_bpf.c): an eBPF
+ * filter on the socket keeps a map of them, seeded with `init`, and lets only their execs
+ * through (and a fork it could not follow: the map was full).  Attached before any of the
+ * container's code runs; what was queued before is discarded.  *map: the map (owned by the
+ * caller), for sr_activity_exec_follow.  0, or -1 with errno (no eBPF here: the caller keeps
+ * sr_activity_exec_filter). */
+int sr_activity_exec_track(int sock, pid_t init, int *map);
+/* Follows pid (and so the processes it forks from now on) in that map: `seerun exec` asks
+ * for its own process before it forks the one that joins the container.  0 or -1. */
+int sr_activity_exec_follow(int map, pid_t pid);
+/* Over activity.sock: asks for the map (the supervisor answers with it, or with nothing when
+ * it follows processes by their pid namespace) and follows the caller in it.  0 (followed,
+ * or nothing to do), -1 (the supervisor did not answer). */
+int sr_activity_follow_me(int sock);
 /* Reads the pending events; those of processes in the pid namespace `pidns` (its inode) are
- * recorded. */
+ * recorded (every exec, when followed in the kernel). */
 void sr_activity_exec_drain(struct sr_activity *a, int fd, uint64_t pidns);
 /* The init: the first of the container's processes. */
 void sr_activity_exec_seed(struct sr_activity *a, pid_t init);

@@ -183,9 +183,10 @@ static void record_exec(struct sr_activity *a, pid_t pid, uint64_t pidns)
 {
   char path[64];
   struct stat st;
-  /* Only the container's own processes: descendants of its init (fork events), or, for what
-   * `exec` started from outside and its children, by their pid namespace. */
-  if (!known_has(a, pid)) {
+  /* Only the container's own processes: followed in the kernel (every exec that arrives), or
+   * descendants of its init (fork events), or, for what `exec` started from outside and its
+   * children, by their pid namespace. */
+  if (!a->execs_in_kernel && !known_has(a, pid)) {
     snprintf(path, sizeof(path), "/proc/%d/ns/pid", pid);
     if (stat(path, &st) < 0 || (uint64_t)st.st_ino != pidns)
       return; /* another's, or gone before we looked (whose it was is not known) */
@@ -242,12 +243,16 @@ void sr_activity_exec_drain(struct sr_activity *a, int fd, uint64_t pidns)
       const struct proc_event *ev = &event;
       if (ev->what == PROC_EVENT_EXEC) {
         record_exec(a, ev->event_data.exec.process_tgid, pidns);
+      } else if (ev->what == PROC_EVENT_FORK && a->execs_in_kernel) {
+        /* A new process the kernel's filter could not follow (its map was full). */
+        a->execs_lost = true;
+        a->dirty = true;
       } else if (ev->what == PROC_EVENT_FORK) {
         /* A new process (not a thread) of one of the container's. */
         const struct fork_proc_event *f = &ev->event_data.fork;
         if (f->child_pid == f->child_tgid && known_has(a, f->parent_tgid))
           known_add(a, f->child_tgid);
-      } else if (ev->what == PROC_EVENT_EXIT) {
+      } else if (ev->what == PROC_EVENT_EXIT && !a->execs_in_kernel) {
         const struct exit_proc_event *x = &ev->event_data.exit;
         if (x->process_pid == x->process_tgid)
           known_del(a, x->process_tgid);

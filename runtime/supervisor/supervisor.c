@@ -8,6 +8,7 @@
 #include "activity.h"
 #include "egress_proxy.h"
 #include "egress_record.h"
+#include "fd_pass.h"
 #include "json.h"
 #include "fileio.h"
 #include "pidfd.h"
@@ -174,9 +175,9 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
       kill(proxy, SIGKILL);
     _exit(125);
   }
-  /* Unfiltered until now (the events of create's last moments are few): attached once
-   * ready, off create's path. */
-  if (cfg->activity && cfg->exec_fd >= 0)
+  /* Not followed in the kernel: unfiltered until now (the events of create's last moments are
+   * few), the classic filter attached once ready, off create's path. */
+  if (cfg->activity && cfg->exec_fd >= 0 && cfg->exec_map_fd < 0)
     (void)sr_activity_exec_filter(cfg->exec_fd);
   struct sr_act_cgroup cg = {cfg->cg_memory_fd, cfg->cg_pids_fd};
   size_t reqsz = 0, respsz = 0;
@@ -193,6 +194,7 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
     act.seccomp_visible = cfg->seccomp_unseen == NULL;
     act.seccomp_unseen = cfg->seccomp_unseen;
     act.execs_watched = cfg->exec_fd >= 0;
+    act.execs_in_kernel = cfg->exec_fd >= 0 && cfg->exec_map_fd >= 0;
     act.files = files;
     act.files_unseen = cfg->files_unseen;
     sr_activity_exec_seed(&act, cfg->init_pid);
@@ -250,6 +252,17 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
           /* A delete that waits for the record: told when it is written. */
           add_fd(w.waiter, NWAIT, w.sock[i], NULL);
           w.sock[i] = -1;
+          continue;
+        }
+        if (l < 0 && msg[0] == 'T') {
+          /* `seerun exec`, before it forks: the map, in which it follows itself (so that
+           * what it starts in the container is followed from its fork on); nothing when
+           * processes are followed by their pid namespace.  The connection stays, for the
+           * listener its process hands over. */
+          if (cfg->exec_map_fd >= 0)
+            (void)sr_fd_pass_send(w.sock[i], cfg->exec_map_fd, "M", 1);
+          else
+            (void)!send(w.sock[i], "N", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
           continue;
         }
         if (l < 0 && msg[0] == 'S') {
@@ -373,16 +386,16 @@ int sr_supervisor_start(const struct sr_supervisor_config *cfg, pid_t *pid, uint
       _exit(125);
     }
     sr_error_free(&perr);
-    /* The places' descriptors after the fixed ones: the mount namespace at 12, then each
-     * place's root and lower layer. */
+    /* The places' descriptors after the fixed ones: the mount namespace at 12, the map of
+     * followed processes at 13, then each place's root and lower layer. */
     static struct sr_act_places places;
-    int src[13 + 2 * SR_ACT_PLACES] = {devnull, devnull, devnull, listen_fd, c.init_pidfd,
+    int src[14 + 2 * SR_ACT_PLACES] = {devnull, devnull, devnull, listen_fd, c.init_pidfd,
                                        ready[1], c.activity_sock, c.activity_listen,
                                        c.state_dirfd, c.cg_memory_fd, c.cg_pids_fd,
-                                       c.exec_fd, -1};
-    int target[13 + 2 * SR_ACT_PLACES];
-    size_t nfd = 13;
-    for (size_t i = 0; i < 13; i++)
+                                       c.exec_fd, -1, c.exec_map_fd};
+    int target[14 + 2 * SR_ACT_PLACES];
+    size_t nfd = 14;
+    for (size_t i = 0; i < 14; i++)
       target[i] = (int)i;
     if (c.places) {
       places = *c.places;
@@ -407,6 +420,7 @@ int sr_supervisor_start(const struct sr_supervisor_config *cfg, pid_t *pid, uint
     AT(cg_memory_fd, 9);
     AT(cg_pids_fd, 10);
     AT(exec_fd, 11);
+    AT(exec_map_fd, 13);
 #undef AT
     c.init_pidfd = 4;
     signal(SIGPIPE, SIG_IGN);

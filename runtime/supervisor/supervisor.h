@@ -38,6 +38,8 @@ struct sr_supervisor_config {
                           locked one): activity.json, and egress.json when it ends */
   int cg_memory_fd, cg_pids_fd;
   int exec_fd;        /* the proc connector, subscribed (activity.h); -1: programs not watched */
+  int exec_map_fd;    /* the processes followed in the kernel (sr_activity_exec_track), or -1:
+                         by the events and the pid namespace */
   uint64_t pidns;     /* the container's pid namespace (inode): whose exec events count */
   pid_t init_pid;     /* the init, on the host: its descendants are the container's */
   const char *seccomp_unseen; /* the built-in filter notifies nobody, and why (NULL: it does) */
@@ -47,7 +49,7 @@ struct sr_supervisor_config {
   const char *files_unseen;
   /* Run in the supervisor's process before anything else (its privileges still whole), while
    * the caller goes on: fills in what the supervisor opens itself (activity_listen, exec_fd,
-   * pidns, places, files_unseen).  A failure ends it, and sr_supervisor_ready returns the
+   * exec_map_fd, pidns, places, files_unseen).  A failure ends it, and sr_supervisor_ready returns the
    * error.  NULL: nothing to do. */
   int (*prepare)(void *data, struct sr_supervisor_config *c, sr_error_t *err);
   void *prepare_data;

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import make_norecord_seerun, check_no_leaks, Bundle, wait_for
+from conftest import make_norecord_seerun, check_no_leaks, Bundle, wait_for, SEERUN
 from test_conformance import Agent
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -425,6 +425,85 @@ def test_the_hosts_threads_do_not_wake_the_supervisor(hardened, hbundle):
     idle = wakes() - before
     hardened.cmd("delete", "--force", cid, check=True)
     assert during < idle + n // 10, (during, idle)
+
+
+def supervisor_wakes(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int([l for l in f if l.startswith("voluntary_ctxt_switches")][0].split()[1])
+
+
+def test_the_hosts_processes_do_not_wake_the_supervisor(hardened, hbundle):
+    # The container's processes are followed in the kernel (an eBPF filter on the socket,
+    # `programs.followed` "kernel"): the host's processes' forks, execs and exits are dropped
+    # before they wake the supervisor.  Before, each woke every container's supervisor: a host
+    # with many containers paid for each of its processes once per container.
+    hbundle.args("sleep", "300")
+    cid = hardened.id()
+    hardened.cmd("run", "-d", "--bundle", hbundle.write(), cid, check=True, timeout=30)
+    with open(os.path.join(hardened.root, cid, "state.json")) as f:
+        sup = json.load(f)["supervisor"]["pid"]
+    n = 400
+    before = supervisor_wakes(sup)
+    for _ in range(n):
+        subprocess.run(["/bin/true"], check=True)
+    during = supervisor_wakes(sup) - before
+    hardened.cmd("delete", "--force", cid, check=True)
+    # Its own flushes (every 2 s) and nothing per host process.
+    assert during < n // 10, during
+    progs = the_activity(hardened, cid)["record"]["programs"]
+    assert progs["followed"] == "kernel", progs
+    assert progs["count"] == 1 and progs["listed"][0]["argv"] == "sleep 300", progs
+
+
+def test_what_exec_starts_is_followed_from_its_fork(hardened, hbundle):
+    # `seerun exec` has itself followed before it forks the process that joins the container:
+    # that process and its children are the container's from their first instruction, and
+    # their programs are counted, even those that end at once.
+    hbundle.args("sleep", "300")
+    cid = hardened.id()
+    hardened.cmd("run", "-d", "--bundle", hbundle.write(), cid, check=True, timeout=30)
+    r = hardened.cmd("exec", cid, "sh", "-c",
+                     "i=0; while [ $i -lt 50 ]; do /bin/true; i=$((i+1)); done; echo done",
+                     timeout=60)
+    assert r.returncode == 0 and "done" in r.stdout, r.stderr
+    hardened.cmd("delete", "--force", cid, check=True)
+    progs = the_activity(hardened, cid)["record"]["programs"]
+    argvs = [p["argv"] for p in progs["listed"]]
+    assert argvs[0] == "sleep 300", argvs
+    assert any(a.startswith("sh -c i=0;") for a in argvs), argvs
+    if not progs.get("eventsLost"):
+        assert progs["count"] == 52, progs  # sleep, sh and 50 true
+
+
+@pytest.fixture(scope="module")
+def without_bpf(tmp_path_factory):
+    d = tmp_path_factory.mktemp("without-bpf")
+    exe = str(d / "without_bpf")
+    subprocess.run(["cc", "-O2", "-o", exe, os.path.join(HELPERS, "without_bpf.c")],
+                   check=True, capture_output=True)
+    return exe
+
+
+def test_without_ebpf_the_events_follow_the_processes_exactly(hardened, hbundle, without_bpf):
+    # Where the bpf system call is refused, the supervisor follows the processes itself (every
+    # process event of the host wakes it): the same exact count, `followed` "events".
+    hbundle.shell("i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done; echo finished")
+    cid = hardened.id()
+    stop = threading.Event()
+    storm = threading.Thread(target=host_storm, args=(stop,))
+    storm.start()
+    try:
+        r = subprocess.run([without_bpf, SEERUN, *hardened.global_args, "run", "--bundle",
+                            hbundle.write(), cid], capture_output=True, text=True, timeout=300,
+                           stdin=subprocess.DEVNULL)
+    finally:
+        stop.set()
+        storm.join()
+    assert r.returncode == 0 and "finished" in r.stdout, r.stderr
+    progs = the_activity(hardened, cid)["record"]["programs"]
+    assert progs["followed"] == "events", progs
+    if not progs.get("eventsLost"):
+        assert progs["count"] == 201, progs  # sh and 200 true
 
 
 def test_oom_kills_and_pids_limit_hits_are_recorded_and_flagged(hardened, hbundle):

@@ -1,0 +1,182 @@
+#include "build.h"
+
+/* The container's processes followed in the kernel (activity.h): an eBPF socket filter on the
+ * supervisor's proc connector socket keeps a map of the container's processes by host tgid.
+ * The proc connector runs a listener's filter in the context of the task whose event it is,
+ * before the event is queued: a fork's event before the child first runs, an exec's after the
+ * exec and before the new program runs, an exit's as the process ends.  So the map is always
+ * exactly the live processes descended from the seeded ones (the init; a `seerun exec`'s
+ * caller), with no window in which a new child's own fork could be missed, and only the
+ * execs of those processes ever reach the supervisor: the host's other processes cost each
+ * container a filter run in the kernel, not a wake-up. */
+
+#include "activity.h"
+
+#include <errno.h>
+#include <linux/bpf.h>
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef SO_ATTACH_BPF
+#define SO_ATTACH_BPF 50
+#endif
+
+/* Processes the map can hold: far above any pids limit the policy sets; the map is allocated
+ * as it fills (BPF_F_NO_PREALLOC), so a small container costs a small map. */
+#define TRACK_MAX 65536
+
+static int sys_bpf(int cmd, union bpf_attr *attr)
+{
+  return (int)syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+#define INSN(c, d, s, o, i)                                                                    \
+  ((struct bpf_insn){.code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i)})
+#define MOV_REG(d, s) INSN(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
+#define MOV_IMM(d, i) INSN(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
+#define ADD_IMM(d, i) INSN(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, i)
+#define LDX_W(d, s, o) INSN(BPF_LDX | BPF_MEM | BPF_W, d, s, o, 0)
+#define ST_W(d, o, i) INSN(BPF_ST | BPF_MEM | BPF_W, d, 0, o, i)
+#define JEQ_IMM(d, i, o) INSN(BPF_JMP | BPF_JEQ | BPF_K, d, 0, o, i)
+/* 32 bits: the event kinds are u32 (EXIT is 0x80000000, which a 64-bit compare would
+ * sign-extend). */
+#define JEQ32_IMM(d, i, o) INSN(BPF_JMP32 | BPF_JEQ | BPF_K, d, 0, o, (int32_t)(i))
+#define JNE_IMM(d, i, o) INSN(BPF_JMP | BPF_JNE | BPF_K, d, 0, o, i)
+#define JNE_REG(d, s, o) INSN(BPF_JMP | BPF_JNE | BPF_X, d, s, o, 0)
+#define JA(o) INSN(BPF_JMP | BPF_JA, 0, 0, o, 0)
+#define CALL(f) INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
+#define EXIT() INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+#define LD_MAP(d, fd) INSN(BPF_LD | BPF_DW | BPF_IMM, d, BPF_PSEUDO_MAP_FD, 0, fd), INSN(0, 0, 0, 0, 0)
+
+/* The event (after the netlink and connector headers) is copied to the stack at fp-32: its
+ * kind at fp-32, and the first four words of its data at fp-16..fp-4, which for each kind
+ * followed are: fork (parent pid, parent tgid, child pid, child tgid); exec and exit (pid,
+ * tgid, ...).  The tgid a lookup needs is at fp-12 for all three. */
+#define EV_OFF (NLMSG_HDRLEN + sizeof(struct cn_msg))
+#define W_KIND (-32)
+#define W_PID (-16)
+#define W_TGID (-12)
+#define W_CHILD_PID (-8)
+#define W_CHILD_TGID (-4)
+#define W_VALUE (-40)
+
+static int load(int map, int *out)
+{
+  /* Jump offsets count the instructions between the jump and its target. */
+  struct bpf_insn p[] = {
+      /* 0 */ MOV_IMM(BPF_REG_2, (int32_t)EV_OFF),
+      /* 1 */ MOV_REG(BPF_REG_3, BPF_REG_10),
+      /* 2 */ ADD_IMM(BPF_REG_3, W_KIND),
+      /* 3 */ MOV_IMM(BPF_REG_4, 32),
+      /* 4 */ CALL(BPF_FUNC_skb_load_bytes), /* r1: the packet, as the program got it */
+      /* 5 */ JNE_IMM(BPF_REG_0, 0, 5),      /* -> 11: drop */
+      /* 6 */ LDX_W(BPF_REG_1, BPF_REG_10, W_KIND),
+      /* 7 */ JEQ32_IMM(BPF_REG_1, PROC_EVENT_FORK, 5),  /* -> 13 */
+      /* 8 */ JEQ32_IMM(BPF_REG_1, PROC_EVENT_EXIT, 24), /* -> 33 */
+      /* 9 */ JEQ32_IMM(BPF_REG_1, PROC_EVENT_EXEC, 32), /* -> 42 */
+      /* 10 */ JA(0),
+      /* 11: drop */ MOV_IMM(BPF_REG_0, 0),
+      /* 12 */ EXIT(),
+      /* 13: fork: a new process (not a thread) of a followed one is followed */
+      LDX_W(BPF_REG_1, BPF_REG_10, W_CHILD_PID),
+      /* 14 */ LDX_W(BPF_REG_2, BPF_REG_10, W_CHILD_TGID),
+      /* 15 */ JNE_REG(BPF_REG_1, BPF_REG_2, -5), /* -> 11 */
+      /* 16 */ LD_MAP(BPF_REG_1, map),
+      /* 18 */ MOV_REG(BPF_REG_2, BPF_REG_10),
+      /* 19 */ ADD_IMM(BPF_REG_2, W_TGID), /* the parent's tgid */
+      /* 20 */ CALL(BPF_FUNC_map_lookup_elem),
+      /* 21 */ JEQ_IMM(BPF_REG_0, 0, -11), /* -> 11 */
+      /* 22 */ ST_W(BPF_REG_10, W_VALUE, 1),
+      /* 23 */ LD_MAP(BPF_REG_1, map),
+      /* 25 */ MOV_REG(BPF_REG_2, BPF_REG_10),
+      /* 26 */ ADD_IMM(BPF_REG_2, W_CHILD_TGID),
+      /* 27 */ MOV_REG(BPF_REG_3, BPF_REG_10),
+      /* 28 */ ADD_IMM(BPF_REG_3, W_VALUE),
+      /* 29 */ MOV_IMM(BPF_REG_4, BPF_ANY),
+      /* 30 */ CALL(BPF_FUNC_map_update_elem),
+      /* 31: followed: dropped */ JEQ_IMM(BPF_REG_0, 0, -21), /* -> 11 */
+      /* 32: not followed (the map is full): kept, so that the record says so */
+      JA(15), /* -> 48 */
+      /* 33: exit of a process (not a thread): no longer followed */
+      LDX_W(BPF_REG_1, BPF_REG_10, W_PID),
+      /* 34 */ LDX_W(BPF_REG_2, BPF_REG_10, W_TGID),
+      /* 35 */ JNE_REG(BPF_REG_1, BPF_REG_2, -25), /* -> 11 */
+      /* 36 */ LD_MAP(BPF_REG_1, map),
+      /* 38 */ MOV_REG(BPF_REG_2, BPF_REG_10),
+      /* 39 */ ADD_IMM(BPF_REG_2, W_TGID),
+      /* 40 */ CALL(BPF_FUNC_map_delete_elem),
+      /* 41 */ JA(-31), /* -> 11 */
+      /* 42: exec: kept if the process is followed */
+      LD_MAP(BPF_REG_1, map),
+      /* 44 */ MOV_REG(BPF_REG_2, BPF_REG_10),
+      /* 45 */ ADD_IMM(BPF_REG_2, W_TGID),
+      /* 46 */ CALL(BPF_FUNC_map_lookup_elem),
+      /* 47 */ JEQ_IMM(BPF_REG_0, 0, -37), /* -> 11 */
+      /* 48: keep */ MOV_IMM(BPF_REG_0, -1),
+      /* 49 */ EXIT(),
+  };
+  union bpf_attr a;
+  memset(&a, 0, sizeof(a));
+  a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+  a.insns = (uint64_t)(uintptr_t)p;
+  a.insn_cnt = (uint32_t)(sizeof(p) / sizeof(p[0]));
+  a.license = (uint64_t)(uintptr_t) "GPL";
+  memcpy(a.prog_name, "seerun_procs", sizeof("seerun_procs"));
+  int fd = sys_bpf(BPF_PROG_LOAD, &a);
+  if (fd < 0)
+    return -1;
+  *out = fd;
+  return 0;
+}
+
+int sr_activity_exec_follow(int map_fd, pid_t pid)
+{
+  uint32_t key = (uint32_t)pid, value = 1;
+  union bpf_attr a;
+  memset(&a, 0, sizeof(a));
+  a.map_fd = (uint32_t)map_fd;
+  a.key = (uint64_t)(uintptr_t)&key;
+  a.value = (uint64_t)(uintptr_t)&value;
+  a.flags = BPF_ANY;
+  return sys_bpf(BPF_MAP_UPDATE_ELEM, &a) < 0 ? -1 : 0;
+}
+
+int sr_activity_exec_track(int sock, pid_t init, int *map_out)
+{
+  union bpf_attr a;
+  memset(&a, 0, sizeof(a));
+  a.map_type = BPF_MAP_TYPE_HASH;
+  a.key_size = sizeof(uint32_t);
+  a.value_size = sizeof(uint32_t);
+  a.max_entries = TRACK_MAX;
+  a.map_flags = BPF_F_NO_PREALLOC;
+  memcpy(a.map_name, "seerun_procs", sizeof("seerun_procs"));
+  int map = sys_bpf(BPF_MAP_CREATE, &a);
+  if (map < 0)
+    return -1;
+  int prog = -1;
+  if (sr_activity_exec_follow(map, init) < 0 || load(map, &prog) < 0 ||
+      setsockopt(sock, SOL_SOCKET, SO_ATTACH_BPF, &prog, sizeof(prog)) < 0) {
+    int saved = errno;
+    if (prog >= 0)
+      close(prog);
+    close(map);
+    errno = saved;
+    return -1;
+  }
+  close(prog); /* the socket holds it, and it the map */
+  /* What was queued before the filter: none of it is the container's (its init has not run
+   * yet), and none of it was judged by the filter. */
+  char buf[4096];
+  while (recv(sock, buf, sizeof(buf), MSG_DONTWAIT) >= 0 || errno == ENOBUFS)
+    ;
+  *map_out = map;
+  return 0;
+}
