@@ -4,8 +4,8 @@
  * supervisor's proc connector socket keeps a map of the container's processes by host tgid.
  * The proc connector runs a listener's filter in the context of the task whose event it is,
  * before the event is queued: a fork's event before the child first runs, an exec's after the
- * exec and before the new program runs, an exit's as the process ends.  So the map is always
- * exactly the live processes descended from the seeded ones (the init; a `seerun exec`'s
+ * exec and before the new program runs, an exit's as the task ends.  So the map is always
+ * exactly the live processes (until their last thread ends) descended from the seeded ones (the init; a `seerun exec`'s
  * caller), with no window in which a new child's own fork could be missed, and only the
  * execs of those processes ever reach the supervisor: the host's other processes cost each
  * container a filter run in the kernel, not a wake-up. */
@@ -24,6 +24,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#ifndef BPF_ATOMIC
+#define BPF_ATOMIC 0xc0
+#endif
+#ifndef BPF_FETCH
+#define BPF_FETCH 0x01
+#endif
 #ifndef SO_ATTACH_BPF
 #define SO_ATTACH_BPF 50
 #endif
@@ -49,7 +55,10 @@ static int sys_bpf(int cmd, union bpf_attr *attr)
  * sign-extend). */
 #define JEQ32_IMM(d, i, o) INSN(BPF_JMP32 | BPF_JEQ | BPF_K, d, 0, o, (int32_t)(i))
 #define JNE_IMM(d, i, o) INSN(BPF_JMP | BPF_JNE | BPF_K, d, 0, o, i)
-#define JNE_REG(d, s, o) INSN(BPF_JMP | BPF_JNE | BPF_X, d, s, o, 0)
+#define JEQ_REG(d, s, o) INSN(BPF_JMP | BPF_JEQ | BPF_X, d, s, o, 0)
+#define JGT_IMM(d, i, o) INSN(BPF_JMP | BPF_JGT | BPF_K, d, 0, o, i) /* unsigned */
+/* *(u32 *)dst op= src (BPF_FETCH: src gets the old value, zero-extended). */
+#define ATOMIC_W(d, s, op) INSN(BPF_STX | BPF_ATOMIC | BPF_W, d, s, 0, op)
 #define JA(o) INSN(BPF_JMP | BPF_JA, 0, 0, o, 0)
 #define CALL(f) INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
 #define EXIT() INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
@@ -67,6 +76,13 @@ static int sys_bpf(int cmd, union bpf_attr *attr)
 #define W_CHILD_TGID (-4)
 #define W_VALUE (-40)
 
+/* A map entry's value: how many of the process's tasks (its threads) are alive.  The process
+ * is followed until the last of them exits, not until its leader does: a leader can exit
+ * alone (SYS_exit) and leave its threads to fork and exec (a non-leader's exec takes over the
+ * group's pid), and a process no longer followed would hide everything it starts from then
+ * on.  A thread's fork event names the group it joins (child tgid); every task's exit is
+ * counted down, atomically (the group's threads exit on several CPUs at once).  A group
+ * whose count reaches 0 has no task left that could fork one, so no count goes up again. */
 static int load(int map, int *out)
 {
   /* Jump offsets count the instructions between the jump and its target. */
@@ -76,52 +92,66 @@ static int load(int map, int *out)
       /* 2 */ ADD_IMM(BPF_REG_3, W_KIND),
       /* 3 */ MOV_IMM(BPF_REG_4, 32),
       /* 4 */ CALL(BPF_FUNC_skb_load_bytes), /* r1: the packet, as the program got it */
-      /* 5 */ JNE_IMM(BPF_REG_0, 0, 5),      /* -> 11: drop */
+      /* 5 */ JNE_IMM(BPF_REG_0, 0, 4),      /* -> 10: drop */
       /* 6 */ LDX_W(BPF_REG_1, BPF_REG_10, W_KIND),
-      /* 7 */ JEQ32_IMM(BPF_REG_1, PROC_EVENT_FORK, 5),  /* -> 13 */
-      /* 8 */ JEQ32_IMM(BPF_REG_1, PROC_EVENT_EXIT, 24), /* -> 33 */
-      /* 9 */ JEQ32_IMM(BPF_REG_1, PROC_EVENT_EXEC, 32), /* -> 42 */
-      /* 10 */ JA(0),
-      /* 11: drop */ MOV_IMM(BPF_REG_0, 0),
-      /* 12 */ EXIT(),
-      /* 13: fork: a new process (not a thread) of a followed one is followed */
-      LDX_W(BPF_REG_1, BPF_REG_10, W_CHILD_PID),
-      /* 14 */ LDX_W(BPF_REG_2, BPF_REG_10, W_CHILD_TGID),
-      /* 15 */ JNE_REG(BPF_REG_1, BPF_REG_2, -5), /* -> 11 */
-      /* 16 */ LD_MAP(BPF_REG_1, map),
-      /* 18 */ MOV_REG(BPF_REG_2, BPF_REG_10),
-      /* 19 */ ADD_IMM(BPF_REG_2, W_TGID), /* the parent's tgid */
-      /* 20 */ CALL(BPF_FUNC_map_lookup_elem),
-      /* 21 */ JEQ_IMM(BPF_REG_0, 0, -11), /* -> 11 */
-      /* 22 */ ST_W(BPF_REG_10, W_VALUE, 1),
-      /* 23 */ LD_MAP(BPF_REG_1, map),
-      /* 25 */ MOV_REG(BPF_REG_2, BPF_REG_10),
-      /* 26 */ ADD_IMM(BPF_REG_2, W_CHILD_TGID),
-      /* 27 */ MOV_REG(BPF_REG_3, BPF_REG_10),
-      /* 28 */ ADD_IMM(BPF_REG_3, W_VALUE),
-      /* 29 */ MOV_IMM(BPF_REG_4, BPF_ANY),
-      /* 30 */ CALL(BPF_FUNC_map_update_elem),
-      /* 31: followed: dropped */ JEQ_IMM(BPF_REG_0, 0, -21), /* -> 11 */
-      /* 32: not followed (the map is full): kept, so that the record says so */
-      JA(15), /* -> 48 */
-      /* 33: exit of a process (not a thread): no longer followed */
-      LDX_W(BPF_REG_1, BPF_REG_10, W_PID),
-      /* 34 */ LDX_W(BPF_REG_2, BPF_REG_10, W_TGID),
-      /* 35 */ JNE_REG(BPF_REG_1, BPF_REG_2, -25), /* -> 11 */
-      /* 36 */ LD_MAP(BPF_REG_1, map),
-      /* 38 */ MOV_REG(BPF_REG_2, BPF_REG_10),
-      /* 39 */ ADD_IMM(BPF_REG_2, W_TGID),
-      /* 40 */ CALL(BPF_FUNC_map_delete_elem),
-      /* 41 */ JA(-31), /* -> 11 */
-      /* 42: exec: kept if the process is followed */
+      /* 7 */ JEQ32_IMM(BPF_REG_1, PROC_EVENT_FORK, 4),  /* -> 12 */
+      /* 8 */ JEQ32_IMM(BPF_REG_1, PROC_EVENT_EXIT, 32), /* -> 41 */
+      /* 9 */ JEQ32_IMM(BPF_REG_1, PROC_EVENT_EXEC, 46), /* -> 56 */
+      /* 10: drop */ MOV_IMM(BPF_REG_0, 0),
+      /* 11 */ EXIT(),
+      /* 12: fork */ LDX_W(BPF_REG_1, BPF_REG_10, W_CHILD_PID),
+      /* 13 */ LDX_W(BPF_REG_2, BPF_REG_10, W_CHILD_TGID),
+      /* 14 */ JEQ_REG(BPF_REG_1, BPF_REG_2, 9), /* a process -> 24 */
+      /* 15: a thread of a followed process: one more of its tasks */
       LD_MAP(BPF_REG_1, map),
-      /* 44 */ MOV_REG(BPF_REG_2, BPF_REG_10),
-      /* 45 */ ADD_IMM(BPF_REG_2, W_TGID),
-      /* 46 */ CALL(BPF_FUNC_map_lookup_elem),
-      /* 47 */ JEQ_IMM(BPF_REG_0, 0, -37), /* -> 11 */
-      /* 48: keep */ MOV_IMM(BPF_REG_0, -1),
-      /* 49 */ EXIT(),
+      /* 17 */ MOV_REG(BPF_REG_2, BPF_REG_10),
+      /* 18 */ ADD_IMM(BPF_REG_2, W_CHILD_TGID), /* the group it joins */
+      /* 19 */ CALL(BPF_FUNC_map_lookup_elem),
+      /* 20 */ JEQ_IMM(BPF_REG_0, 0, -11), /* -> 10 */
+      /* 21 */ MOV_IMM(BPF_REG_1, 1),
+      /* 22 */ ATOMIC_W(BPF_REG_0, BPF_REG_1, BPF_ADD),
+      /* 23 */ JA(-14), /* -> 10 */
+      /* 24: a new process of a followed one is followed (its one task) */
+      LD_MAP(BPF_REG_1, map),
+      /* 26 */ MOV_REG(BPF_REG_2, BPF_REG_10),
+      /* 27 */ ADD_IMM(BPF_REG_2, W_TGID), /* the parent's tgid */
+      /* 28 */ CALL(BPF_FUNC_map_lookup_elem),
+      /* 29 */ JEQ_IMM(BPF_REG_0, 0, -20), /* -> 10 */
+      /* 30 */ ST_W(BPF_REG_10, W_VALUE, 1),
+      /* 31 */ LD_MAP(BPF_REG_1, map),
+      /* 33 */ MOV_REG(BPF_REG_2, BPF_REG_10),
+      /* 34 */ ADD_IMM(BPF_REG_2, W_CHILD_TGID),
+      /* 35 */ MOV_REG(BPF_REG_3, BPF_REG_10),
+      /* 36 */ ADD_IMM(BPF_REG_3, W_VALUE),
+      /* 37 */ MOV_IMM(BPF_REG_4, BPF_ANY),
+      /* 38 */ CALL(BPF_FUNC_map_update_elem),
+      /* 39: followed: dropped */ JEQ_IMM(BPF_REG_0, 0, -30), /* -> 10 */
+      /* 40: not followed (the map is full): kept, so that the record says so */
+      JA(21), /* -> 62 */
+      /* 41: exit of any task: one fewer; the process no longer followed after its last */
+      LD_MAP(BPF_REG_1, map),
+      /* 43 */ MOV_REG(BPF_REG_2, BPF_REG_10),
+      /* 44 */ ADD_IMM(BPF_REG_2, W_TGID),
+      /* 45 */ CALL(BPF_FUNC_map_lookup_elem),
+      /* 46 */ JEQ_IMM(BPF_REG_0, 0, -37), /* -> 10 */
+      /* 47 */ MOV_IMM(BPF_REG_1, -1),
+      /* 48 */ ATOMIC_W(BPF_REG_0, BPF_REG_1, BPF_ADD | BPF_FETCH), /* r1: the count before */
+      /* 49 */ JGT_IMM(BPF_REG_1, 1, -40), /* others live -> 10 */
+      /* 50 */ LD_MAP(BPF_REG_1, map),
+      /* 52 */ MOV_REG(BPF_REG_2, BPF_REG_10),
+      /* 53 */ ADD_IMM(BPF_REG_2, W_TGID),
+      /* 54 */ CALL(BPF_FUNC_map_delete_elem),
+      /* 55 */ JA(-46), /* -> 10 */
+      /* 56: exec: kept if the process is followed */
+      LD_MAP(BPF_REG_1, map),
+      /* 58 */ MOV_REG(BPF_REG_2, BPF_REG_10),
+      /* 59 */ ADD_IMM(BPF_REG_2, W_TGID),
+      /* 60 */ CALL(BPF_FUNC_map_lookup_elem),
+      /* 61 */ JEQ_IMM(BPF_REG_0, 0, -52), /* -> 10 */
+      /* 62: keep */ MOV_IMM(BPF_REG_0, -1),
+      /* 63 */ EXIT(),
   };
+  _Static_assert(sizeof(p) / sizeof(p[0]) == 64, "the jump offsets above count 64 instructions");
   union bpf_attr a;
   memset(&a, 0, sizeof(a));
   a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
@@ -138,6 +168,7 @@ static int load(int map, int *out)
 
 int sr_activity_exec_follow(int map_fd, pid_t pid)
 {
+  /* One task: the init and `seerun exec` are single-threaded when they are seeded. */
   uint32_t key = (uint32_t)pid, value = 1;
   union bpf_attr a;
   memset(&a, 0, sizeof(a));

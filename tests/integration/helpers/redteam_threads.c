@@ -1,0 +1,94 @@
+/* Red-team probe for the activity record's programs (test_redteam_activity.py): processes and
+ * programs started in ways that a follower of the container's processes could miss.
+ *   leaderexit CHILD THREAD: the main thread exits (the thread group lives on in a second
+ *     thread); that thread forks a child that runs `sh -c CHILD`, waits for it, then itself
+ *     execs `sh -c THREAD` (a non-leader's exec: it takes over the group's pid).
+ *   cloneparent CMD: a child made with CLONE_PARENT (its parent is ours) runs `sh -c CMD`.
+ *   memfd CMD: busybox copied into a memfd, run by fexecve as `sh -c CMD`. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static pid_t leader;
+static char **args;
+
+static int leader_gone(void)
+{
+  char path[64], buf[256];
+  snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)leader);
+  int fd = open(path, O_RDONLY);
+  if (fd < 0)
+    return 1;
+  ssize_t n = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  if (n <= 0)
+    return 1;
+  buf[n] = 0;
+  char *p = strrchr(buf, ')');
+  return p && (p[2] == 'Z' || p[2] == 'X');
+}
+
+static void *thread(void *unused)
+{
+  (void)unused;
+  while (!leader_gone())
+    usleep(1000);
+  pid_t c = fork();
+  if (c == 0) {
+    execl("/bin/sh", "sh", "-c", args[2], (char *)NULL);
+    _exit(127);
+  }
+  int st;
+  waitpid(c, &st, __WALL);
+  execl("/bin/sh", "sh", "-c", args[3], (char *)NULL);
+  _exit(127);
+}
+
+int main(int argc, char **argv)
+{
+  args = argv;
+  if (argc == 4 && strcmp(argv[1], "leaderexit") == 0) {
+    leader = getpid();
+    pthread_t t;
+    if (pthread_create(&t, NULL, thread, NULL) != 0)
+      return 2;
+    syscall(SYS_exit, 0); /* this thread only: the group lives on */
+  }
+  if (argc == 3 && strcmp(argv[1], "cloneparent") == 0) {
+    pid_t c = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0);
+    if (c == 0) {
+      execl("/bin/sh", "sh", "-c", argv[2], (char *)NULL);
+      _exit(127);
+    }
+    return c < 0 ? 3 : 0;
+  }
+  if (argc == 3 && strcmp(argv[1], "memfd") == 0) {
+    int in = open("/bin/busybox", O_RDONLY);
+    int m = (int)syscall(SYS_memfd_create, "hidden", 0);
+    struct stat st;
+    if (in < 0 || m < 0 || fstat(in, &st) < 0)
+      return 4;
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(in, buf, sizeof(buf))) > 0)
+      if (write(m, buf, (size_t)n) != n)
+        return 4;
+    char *a[] = {"sh", "-c", argv[2], NULL};
+    extern char **environ;
+    fexecve(m, a, environ);
+    return 5;
+  }
+  fprintf(stderr, "usage\n");
+  return 1;
+}
