@@ -4,7 +4,11 @@
  *     thread); that thread forks a child that runs `sh -c CHILD`, waits for it, then itself
  *     execs `sh -c THREAD` (a non-leader's exec: it takes over the group's pid).
  *   cloneparent CMD: a child made with CLONE_PARENT (its parent is ours) runs `sh -c CMD`.
- *   memfd CMD: busybox copied into a memfd, run by fexecve as `sh -c CMD`. */
+ *   memfd CMD: busybox copied into a memfd, run by fexecve as `sh -c CMD`.
+ *   reexec PROG ARG...: at once execs PROG (the first program gone before it could be read).
+ *   threadexec CMD: a second thread execs `sh -c CMD` while the main thread waits.
+ *   threads N: N threads that wait for ever (and the main thread with them), after N more
+ *     have started and ended; "threads ready" once they are all there. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -55,6 +59,25 @@ static void *thread(void *unused)
   _exit(127);
 }
 
+static void *forever(void *unused)
+{
+  (void)unused;
+  for (;;)
+    pause();
+  return NULL;
+}
+
+static void *exec_cmd(void *cmd)
+{
+  execl("/bin/sh", "sh", "-c", (char *)cmd, (char *)NULL);
+  _exit(127);
+}
+
+static void *nothing(void *unused)
+{
+  return unused;
+}
+
 int main(int argc, char **argv)
 {
   args = argv;
@@ -88,6 +111,32 @@ int main(int argc, char **argv)
     extern char **environ;
     fexecve(m, a, environ);
     return 5;
+  }
+  if (argc >= 3 && strcmp(argv[1], "reexec") == 0) {
+    execv(argv[2], argv + 2);
+    return 7;
+  }
+  if (argc == 3 && strcmp(argv[1], "threadexec") == 0) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, exec_cmd, argv[2]) != 0)
+      return 8;
+    forever(NULL);
+  }
+  if (argc == 3 && strcmp(argv[1], "threads") == 0) {
+    int n = atoi(argv[2]);
+    for (int i = 0; i < n; i++) {
+      pthread_t t;
+      if (pthread_create(&t, NULL, nothing, NULL) != 0 || pthread_join(t, NULL) != 0)
+        return 6;
+    }
+    for (int i = 0; i < n; i++) {
+      pthread_t t;
+      if (pthread_create(&t, NULL, forever, NULL) != 0)
+        return 6;
+    }
+    printf("threads ready\n");
+    fflush(stdout);
+    forever(NULL);
   }
   fprintf(stderr, "usage\n");
   return 1;
