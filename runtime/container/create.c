@@ -26,6 +26,7 @@
 #include "proc.h"
 #include "rfc3339.h"
 #include "unix_socket.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <net/if.h>
@@ -252,6 +253,22 @@ static void activity_cgroup(struct sr_create_ctx *ctx, int *memory_fd, int *pids
   *pids_fd = p.fd;
 }
 
+/* The cgroup's pids.max, as the kernel has it now; 0: none (or not readable). */
+static uint64_t pids_limit(int pids_dirfd)
+{
+  char buf[32];
+  size_t len = 0;
+  sr_error_t e = NULL;
+  if (pids_dirfd < 0 ||
+      sr_fileio_read_small_at(pids_dirfd, "pids.max", buf, sizeof(buf), &len, &e) < 0) {
+    sr_error_free(&e);
+    return 0;
+  }
+  char *end = NULL;
+  unsigned long long v = strtoull(buf, &end, 10);
+  return end != buf && (*end == '\n' || *end == '\0') ? v : 0;
+}
+
 /* What the supervisor opens for the activity record, in its own process right after the fork
  * (supervisor.h: while create goes on), before it is ready: the socket for exec's hand-overs,
  * the proc connector (CAP_NET_ADMIN, which it drops later), the writable places. */
@@ -271,7 +288,8 @@ static int prepare_activity(void *data, struct sr_supervisor_config *sc, sr_erro
     sc->pidns = (uint64_t)st.st_ino;
     /* Followed in the kernel where eBPF can (none of the host's other processes wakes the
      * supervisor then); else by the events and the pid namespace. */
-    if (sr_activity_exec_track(sc->exec_fd, ctx->init_pid, &sc->exec_map_fd) < 0)
+    if (sr_activity_exec_track(sc->exec_fd, ctx->init_pid, pids_limit(sc->cg_pids_fd),
+                               &sc->exec_map_fd) < 0)
       sc->exec_map_fd = -1;
   }
   sr_error_free(&e);

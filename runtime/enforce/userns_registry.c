@@ -492,18 +492,24 @@ int sr_userns_registry_acquire(const struct sr_userns_pool *pool, const char *ke
   if (kl == 0 || memchr(key, '\n', kl))
     return sr_error_make(err, 0, "user namespace registry: key `%s`: empty or holds a newline",
                          key);
-  if (session_open(pool, &ss, true, err) < 0)
+  /* The key's own line first (memmem, as a release does): a key that holds a range (a
+   * sandbox's slot, a restarted container) takes it back reading that line alone. */
+  if (session_open(pool, &ss, false, err) < 0)
+    return -1;
+  struct entry found;
+  if (find_line(r, key, &found)) {
+    if (found.released != 0 && set_released(pool, &ss, &found, 0, err) < 0)
+      return -1;
+    out->host_start = (uint32_t)found.first;
+    out->size = (uint32_t)found.size;
+    return 0;
+  }
+  if (parse_all(r, err) < 0)
     return -1;
   time_t now = time(NULL);
   struct entry *mine = NULL;
-  for (size_t i = 0; i < r->n && mine == NULL; i++)
-    if (r->v[i].klen == kl && memcmp(r->v[i].key, key, kl) == 0)
-      mine = &r->v[i];
   int ret = 0;
-  if (mine) {
-    if (mine->released != 0)
-      ret = set_released(pool, &ss, mine, 0, err);
-  } else {
+  {
     if (grow(r) < 0)
       return sr_error_make(err, ENOMEM, "user namespace registry");
     int64_t k = free_slot(pool, r, now, true);

@@ -182,11 +182,12 @@ int sr_activity_exec_socket(int *fd, sr_error_t *err);
 int sr_activity_exec_filter(int fd);
 /* The container's processes followed in the kernel instead (activity_exec_bpf.c): an eBPF
  * filter on the socket keeps a map of them, seeded with `init`, and lets only their execs
- * through (and a fork it could not follow: the map was full).  Attached before any of the
+ * through (and a fork it could not follow: the map was full; it holds pids_max, the
+ * container's pids limit (0: none), and the execs under way).  Attached before any of the
  * container's code runs; what was queued before is discarded.  *map: the map (owned by the
  * caller), for sr_activity_exec_follow.  0, or -1 with errno (no eBPF here: the caller keeps
  * sr_activity_exec_filter). */
-int sr_activity_exec_track(int sock, pid_t init, int *map);
+int sr_activity_exec_track(int sock, pid_t init, uint64_t pids_max, int *map);
 /* Follows pid (and so the processes it forks from now on) in that map: `seerun exec` asks
  * for its own process before it forks the one that joins the container.  0 or -1. */
 int sr_activity_exec_follow(int map, pid_t pid);
