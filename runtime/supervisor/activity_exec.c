@@ -1,6 +1,7 @@
 #include "build.h"
 
 #include "activity.h"
+#include "cleanup.h"
 
 #include "proc.h"
 #include "rfc3339.h"
@@ -12,6 +13,7 @@
 #include <linux/filter.h>
 #include <linux/netlink.h>
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,9 +133,14 @@ static void known_rebuild(struct sr_activity *a)
 {
   static pid_t live[SR_ACT_KNOWN];
   size_t n = 0;
-  for (size_t i = 0; i < SR_ACT_KNOWN; i++)
-    if (a->known[i] > 0)
+  char path[32];
+  /* Only the live: a process kept past its leader's exit (threads_live) is not removed by
+   * an event when its last thread ends (the classic filter drops threads' exits). */
+  for (size_t i = 0; i < SR_ACT_KNOWN; i++) {
+    snprintf(path, sizeof(path), "/proc/%d", a->known[i]);
+    if (a->known[i] > 0 && access(path, F_OK) == 0)
       live[n++] = a->known[i];
+  }
   memset(a->known, 0, sizeof(a->known));
   a->known_used = 0;
   for (size_t k = 0; k < n; k++) {
@@ -172,6 +179,26 @@ static void known_del(struct sr_activity *a, pid_t pid)
     if (a->known[i] == 0)
       return;
   }
+}
+
+/* Whether a process whose leader has exited has a thread left, which can fork and exec on:
+ * it stays the container's (else its threads' children would be told by their pid namespace
+ * only, and those that end before they are looked at missed). */
+static bool threads_live(pid_t tgid)
+{
+  char path[48];
+  snprintf(path, sizeof(path), "/proc/%d/task", tgid);
+  _cleanup_dir_ DIR *d = opendir(path);
+  if (d == NULL)
+    return false;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    pid_t tid = (pid_t)strtol(e->d_name, NULL, 10);
+    char state = 0;
+    if (tid > 0 && tid != tgid && sr_proc_stat(tid, NULL, &state) == 0 && state != 'Z' &&
+        state != 'X')
+      return true;
+  }
+  return false;
 }
 
 void sr_activity_exec_seed(struct sr_activity *a, pid_t init)
@@ -250,11 +277,16 @@ void sr_activity_exec_drain(struct sr_activity *a, int fd, uint64_t pidns)
       } else if (ev->what == PROC_EVENT_FORK) {
         /* A new process (not a thread) of one of the container's. */
         const struct fork_proc_event *f = &ev->event_data.fork;
-        if (f->child_pid == f->child_tgid && known_has(a, f->parent_tgid))
+        if (f->child_pid != f->child_tgid)
+          continue;
+        /* A new process with the pid of one still known: that one has ended (kept past
+         * its leader's exit, its last thread's exit unseen); the pid is another's now. */
+        known_del(a, f->child_tgid);
+        if (known_has(a, f->parent_tgid))
           known_add(a, f->child_tgid);
       } else if (ev->what == PROC_EVENT_EXIT && !a->execs_in_kernel) {
         const struct exit_proc_event *x = &ev->event_data.exit;
-        if (x->process_pid == x->process_tgid)
+        if (x->process_pid == x->process_tgid && !threads_live(x->process_tgid))
           known_del(a, x->process_tgid);
       }
     }

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import Bundle, wait_for
+from conftest import Bundle, wait_for, SEERUN
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HELPERS = os.path.join(HERE, "helpers")
@@ -92,6 +92,16 @@ def test_an_init_whose_leader_exited_does_not_hide_the_container(hardened, rbund
     a = argvs(progs)
     for want in ("sleep 1.01", "sleep 1.02", "sleep 1.03"):
         assert ran(progs, want), (want, a)
+
+
+def test_a_leaderless_groups_short_programs_are_counted(hardened, rbundle):
+    # The thread's child runs no program itself: it is the container's by its fork alone, and
+    # so are the 100 short programs it starts.
+    rbundle.shell("/rt/rt leaderfork 100; echo finished")
+    cid = hardened.id()
+    progs = run(hardened, rbundle, cid)
+    if not progs.get("eventsLost"):
+        assert progs["count"] == 102, progs  # sh, rt and the 100 true
 
 
 def test_a_clone_parent_child_is_followed(hardened, rbundle):
@@ -185,3 +195,32 @@ def test_a_program_that_execs_at_once_is_not_listed_as_the_next_one(hardened, rb
     assert len(disguised) <= 30, shown  # more sleeps listed than ran: rt listed as sleep
     if not progs.get("eventsLost"):
         assert progs["count"] == 61, progs  # sh, 30 rt, 30 sleep
+
+
+@pytest.fixture(scope="module")
+def without_bpf(tmp_path_factory):
+    d = tmp_path_factory.mktemp("without-bpf")
+    exe = str(d / "without_bpf")
+    subprocess.run(["cc", "-O2", "-o", exe, os.path.join(HELPERS, "without_bpf.c")],
+                   check=True, capture_output=True)
+    return exe
+
+
+def test_without_ebpf_a_leaderless_groups_children_are_counted(hardened, rbundle, without_bpf):
+    # The events' follower (no eBPF) forgets a process when its leader exits: the children of
+    # its remaining threads are then told by their pid namespace only, which misses those that
+    # have ended before the supervisor looks.  The count must stay exact (or say eventsLost).
+    # The thread's child runs no program: it is known by nothing but its fork, and so are the
+    # 100 short programs it starts.
+    rbundle.shell("/rt/rt leaderfork 100; echo finished")
+    cid = hardened.id()
+    r = subprocess.run([without_bpf, SEERUN, *hardened.global_args, "run", "--bundle",
+                        rbundle.write(), cid], capture_output=True, text=True, timeout=120,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0 and "finished" in r.stdout, (r.stdout, r.stderr)
+    ev = [e for e in hardened.audit() if e["event"] == "activity" and e["id"] == cid]
+    progs = ev[0]["record"]["programs"]
+    assert progs["followed"] == "events", progs
+    if not progs.get("eventsLost"):
+        # sh, rt and the 100 true
+        assert progs["count"] == 102, progs

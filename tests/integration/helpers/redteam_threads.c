@@ -5,6 +5,8 @@
  *     execs `sh -c THREAD` (a non-leader's exec: it takes over the group's pid).
  *   cloneparent CMD: a child made with CLONE_PARENT (its parent is ours) runs `sh -c CMD`.
  *   memfd CMD: busybox copied into a memfd, run by fexecve as `sh -c CMD`.
+ *   leaderfork N: as leaderexit, but the second thread's child runs no program itself: it
+ *     starts N /bin/true, one after the other, and ends.
  *   reexec PROG ARG...: at once execs PROG (the first program gone before it could be read).
  *   threadexec CMD: a second thread execs `sh -c CMD` while the main thread waits.
  *   threads N: N threads that wait for ever (and the main thread with them), after N more
@@ -48,6 +50,22 @@ static void *thread(void *unused)
   (void)unused;
   while (!leader_gone())
     usleep(1000);
+  if (strcmp(args[1], "leaderfork") == 0) {
+    pid_t c = fork();
+    if (c == 0) {
+      for (int i = 0; i < atoi(args[2]); i++) {
+        pid_t g = fork();
+        if (g == 0) {
+          execl("/bin/true", "true", (char *)NULL);
+          _exit(127);
+        }
+        waitpid(g, NULL, 0);
+      }
+      _exit(0);
+    }
+    waitpid(c, NULL, 0);
+    _exit(0);
+  }
   pid_t c = fork();
   if (c == 0) {
     execl("/bin/sh", "sh", "-c", args[2], (char *)NULL);
@@ -81,7 +99,8 @@ static void *nothing(void *unused)
 int main(int argc, char **argv)
 {
   args = argv;
-  if (argc == 4 && strcmp(argv[1], "leaderexit") == 0) {
+  if ((argc == 4 && strcmp(argv[1], "leaderexit") == 0) ||
+      (argc == 3 && strcmp(argv[1], "leaderfork") == 0)) {
     leader = getpid();
     pthread_t t;
     if (pthread_create(&t, NULL, thread, NULL) != 0)
