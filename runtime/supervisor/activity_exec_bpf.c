@@ -17,6 +17,7 @@
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
 #include <linux/netlink.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -87,7 +88,7 @@ static int sys_bpf(int cmd, union bpf_attr *attr)
  * on.  A thread's fork event names the group it joins (child tgid); every task's exit is
  * counted down, atomically (the group's threads exit on several CPUs at once).  A group
  * whose count reaches 0 has no task left that could fork one, so no count goes up again. */
-static int load(int map, int *out)
+static int load(int map, bool maker, int *out)
 {
   /* Jump offsets count the instructions between the jump and its target. */
   struct bpf_insn p[] = {
@@ -99,8 +100,8 @@ static int load(int map, int *out)
       /* 5 */ JNE_IMM(BPF_REG_0, 0, 4),      /* -> 10: drop */
       /* 6 */ LDX_W(BPF_REG_1, BPF_REG_10, W_KIND),
       /* 7 */ JEQ32_IMM(BPF_REG_1, PROC_EVENT_FORK, 4),  /* -> 12 */
-      /* 8 */ JEQ32_IMM(BPF_REG_1, PROC_EVENT_EXIT, 32), /* -> 41 */
-      /* 9 */ JEQ32_IMM(BPF_REG_1, PROC_EVENT_EXEC, 46), /* -> 56 */
+      /* 8 */ JEQ32_IMM(BPF_REG_1, PROC_EVENT_EXIT, 35), /* -> 44 */
+      /* 9 */ JEQ32_IMM(BPF_REG_1, PROC_EVENT_EXEC, 49), /* -> 59 */
       /* 10: drop */ MOV_IMM(BPF_REG_0, 0),
       /* 11 */ EXIT(),
       /* 12: fork */ LDX_W(BPF_REG_1, BPF_REG_10, W_CHILD_PID),
@@ -115,47 +116,57 @@ static int load(int map, int *out)
       /* 21 */ MOV_IMM(BPF_REG_1, 1),
       /* 22 */ ATOMIC_W(BPF_REG_0, BPF_REG_1, BPF_ADD),
       /* 23 */ JA(-14), /* -> 10 */
-      /* 24: a new process of a followed one is followed (its one task) */
+      /* 24: a new process made by a followed one is followed (its one task).  The one that
+       * made it is the task the filter runs in: the event names the child's parent, which
+       * with CLONE_PARENT is the maker's parent, a process of the host's once the maker is
+       * an orphan of `seerun exec` (its caller gone, its parent the host's init). */
+      CALL(BPF_FUNC_get_current_pid_tgid),
+      /* 25 */ INSN(BPF_ALU64 | BPF_RSH | BPF_K, BPF_REG_0, 0, 0, 32), /* its tgid */
+      /* 26 */ INSN(BPF_STX | BPF_MEM | BPF_W, BPF_REG_10, BPF_REG_0, W_TGID, 0),
+      /* 27 */ LD_MAP(BPF_REG_1, map),
+      /* 29 */ MOV_REG(BPF_REG_2, BPF_REG_10),
+      /* 30 */ ADD_IMM(BPF_REG_2, W_TGID), /* the maker's (the parent's: no-ops above) */
+      /* 31 */ CALL(BPF_FUNC_map_lookup_elem),
+      /* 32 */ JEQ_IMM(BPF_REG_0, 0, -23), /* -> 10 */
+      /* 33 */ ST_W(BPF_REG_10, W_VALUE, 1),
+      /* 34 */ LD_MAP(BPF_REG_1, map),
+      /* 36 */ MOV_REG(BPF_REG_2, BPF_REG_10),
+      /* 37 */ ADD_IMM(BPF_REG_2, W_CHILD_TGID),
+      /* 38 */ MOV_REG(BPF_REG_3, BPF_REG_10),
+      /* 39 */ ADD_IMM(BPF_REG_3, W_VALUE),
+      /* 40 */ MOV_IMM(BPF_REG_4, BPF_ANY),
+      /* 41 */ CALL(BPF_FUNC_map_update_elem),
+      /* 42: followed: dropped */ JEQ_IMM(BPF_REG_0, 0, -33), /* -> 10 */
+      /* 43: not followed (the map is full): kept, so that the record says so */
+      JA(21), /* -> 65 */
+      /* 44: exit of any task: one fewer; the process no longer followed after its last */
       LD_MAP(BPF_REG_1, map),
-      /* 26 */ MOV_REG(BPF_REG_2, BPF_REG_10),
-      /* 27 */ ADD_IMM(BPF_REG_2, W_TGID), /* the parent's tgid */
-      /* 28 */ CALL(BPF_FUNC_map_lookup_elem),
-      /* 29 */ JEQ_IMM(BPF_REG_0, 0, -20), /* -> 10 */
-      /* 30 */ ST_W(BPF_REG_10, W_VALUE, 1),
-      /* 31 */ LD_MAP(BPF_REG_1, map),
-      /* 33 */ MOV_REG(BPF_REG_2, BPF_REG_10),
-      /* 34 */ ADD_IMM(BPF_REG_2, W_CHILD_TGID),
-      /* 35 */ MOV_REG(BPF_REG_3, BPF_REG_10),
-      /* 36 */ ADD_IMM(BPF_REG_3, W_VALUE),
-      /* 37 */ MOV_IMM(BPF_REG_4, BPF_ANY),
-      /* 38 */ CALL(BPF_FUNC_map_update_elem),
-      /* 39: followed: dropped */ JEQ_IMM(BPF_REG_0, 0, -30), /* -> 10 */
-      /* 40: not followed (the map is full): kept, so that the record says so */
-      JA(21), /* -> 62 */
-      /* 41: exit of any task: one fewer; the process no longer followed after its last */
+      /* 46 */ MOV_REG(BPF_REG_2, BPF_REG_10),
+      /* 47 */ ADD_IMM(BPF_REG_2, W_TGID),
+      /* 48 */ CALL(BPF_FUNC_map_lookup_elem),
+      /* 49 */ JEQ_IMM(BPF_REG_0, 0, -40), /* -> 10 */
+      /* 50 */ MOV_IMM(BPF_REG_1, -1),
+      /* 51 */ ATOMIC_W(BPF_REG_0, BPF_REG_1, BPF_ADD | BPF_FETCH), /* r1: the count before */
+      /* 52 */ JGT_IMM(BPF_REG_1, 1, -43), /* others live -> 10 */
+      /* 53 */ LD_MAP(BPF_REG_1, map),
+      /* 55 */ MOV_REG(BPF_REG_2, BPF_REG_10),
+      /* 56 */ ADD_IMM(BPF_REG_2, W_TGID),
+      /* 57 */ CALL(BPF_FUNC_map_delete_elem),
+      /* 58 */ JA(-49), /* -> 10 */
+      /* 59: exec: kept if the process is followed */
       LD_MAP(BPF_REG_1, map),
-      /* 43 */ MOV_REG(BPF_REG_2, BPF_REG_10),
-      /* 44 */ ADD_IMM(BPF_REG_2, W_TGID),
-      /* 45 */ CALL(BPF_FUNC_map_lookup_elem),
-      /* 46 */ JEQ_IMM(BPF_REG_0, 0, -37), /* -> 10 */
-      /* 47 */ MOV_IMM(BPF_REG_1, -1),
-      /* 48 */ ATOMIC_W(BPF_REG_0, BPF_REG_1, BPF_ADD | BPF_FETCH), /* r1: the count before */
-      /* 49 */ JGT_IMM(BPF_REG_1, 1, -40), /* others live -> 10 */
-      /* 50 */ LD_MAP(BPF_REG_1, map),
-      /* 52 */ MOV_REG(BPF_REG_2, BPF_REG_10),
-      /* 53 */ ADD_IMM(BPF_REG_2, W_TGID),
-      /* 54 */ CALL(BPF_FUNC_map_delete_elem),
-      /* 55 */ JA(-46), /* -> 10 */
-      /* 56: exec: kept if the process is followed */
-      LD_MAP(BPF_REG_1, map),
-      /* 58 */ MOV_REG(BPF_REG_2, BPF_REG_10),
-      /* 59 */ ADD_IMM(BPF_REG_2, W_TGID),
-      /* 60 */ CALL(BPF_FUNC_map_lookup_elem),
-      /* 61 */ JEQ_IMM(BPF_REG_0, 0, -52), /* -> 10 */
-      /* 62: keep */ MOV_IMM(BPF_REG_0, -1),
-      /* 63 */ EXIT(),
+      /* 61 */ MOV_REG(BPF_REG_2, BPF_REG_10),
+      /* 62 */ ADD_IMM(BPF_REG_2, W_TGID),
+      /* 63 */ CALL(BPF_FUNC_map_lookup_elem),
+      /* 64 */ JEQ_IMM(BPF_REG_0, 0, -55), /* -> 10 */
+      /* 65: keep */ MOV_IMM(BPF_REG_0, -1),
+      /* 66 */ EXIT(),
   };
-  _Static_assert(sizeof(p) / sizeof(p[0]) == 64, "the jump offsets above count 64 instructions");
+  _Static_assert(sizeof(p) / sizeof(p[0]) == 67, "the jump offsets above count 67 instructions");
+  /* A kernel whose socket filters may not call it (older than 6.x): the event's parent, a
+   * no-op in its place (CLONE_PARENT children of exec's orphans are then not followed). */
+  if (!maker)
+    p[24] = p[25] = p[26] = JA(0);
   union bpf_attr a;
   memset(&a, 0, sizeof(a));
   a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
@@ -199,7 +210,8 @@ int sr_activity_exec_track(int sock, pid_t init, uint64_t pids_max, int *map_out
   if (map < 0)
     return -1;
   int prog = -1;
-  if (sr_activity_exec_follow(map, init) < 0 || load(map, &prog) < 0 ||
+  if (sr_activity_exec_follow(map, init) < 0 ||
+      (load(map, true, &prog) < 0 && load(map, false, &prog) < 0) ||
       setsockopt(sock, SOL_SOCKET, SO_ATTACH_BPF, &prog, sizeof(prog)) < 0) {
     int saved = errno;
     if (prog >= 0)

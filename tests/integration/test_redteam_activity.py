@@ -3,8 +3,10 @@
 The container's processes are followed in the kernel (activity_exec_bpf.c): each attack here
 starts programs in a way that a follower of the container's processes could miss, and asserts
 that the record still counts them (exactly, unless it says that events were lost)."""
+import ctypes
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -110,6 +112,88 @@ def test_a_clone_parent_child_is_followed(hardened, rbundle):
     cid = hardened.id()
     progs = run(hardened, rbundle, cid)
     assert ran(progs, "sleep 1.01"), argvs(progs)
+
+
+def in_container(init, argv):
+    ns = os.stat(f"/proc/{init}/ns/pid").st_ino
+    for e in os.listdir("/proc"):
+        try:
+            if not e.isdigit() or os.stat(f"/proc/{e}/ns/pid").st_ino != ns:
+                continue
+            with open(f"/proc/{e}/cmdline", "rb") as f:
+                if f.read().split(b"\0")[:-1] == [a.encode() for a in argv]:
+                    return int(e)
+        except OSError:
+            pass
+    return None
+
+
+def named(init, comm):
+    ns = os.stat(f"/proc/{init}/ns/pid").st_ino
+    for e in os.listdir("/proc"):
+        try:
+            if e.isdigit() and os.stat(f"/proc/{e}/ns/pid").st_ino == ns:
+                with open(f"/proc/{e}/comm") as f:
+                    if f.read().strip() == comm:
+                        return int(e)
+        except OSError:
+            pass
+    return None
+
+
+def reap_orphans():
+    # Our children that have ended and that subprocess does not wait for: the orphans we took
+    # as their subreaper (the container's init among them, once it has ended).
+    for e in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{e}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if e.isdigit() and int(fields[1]) == os.getpid() and fields[0] == "Z":
+                os.waitpid(int(e), 0)
+        except (OSError, ChildProcessError):
+            pass
+
+
+@pytest.fixture
+def subreaper():
+    # The orphans of `seerun exec` come to us, not to the host's init (which may reap them
+    # late: the container's init waits for its pid namespace's last zombie), as they would to
+    # a container engine's shim.
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    try:
+        yield
+    finally:
+        reap_orphans()
+        libc.prctl(36, 0, 0, 0, 0)
+
+
+@pytest.mark.parametrize("mode, detach", [("orphancp", True), ("orphancp2", False)])
+def test_a_clone_parent_child_of_an_exec_orphan_is_followed(hardened, rbundle, subreaper, mode,
+                                                            detach):
+    # What `seerun exec` starts is its caller's child (CLONE_PARENT): once that caller has
+    # gone, the orphan's parent is a process of the host (its init, or a subreaper: here the
+    # test), and a CLONE_PARENT child of the orphan is that host process's child.  It is still
+    # made by one of the container's, and its programs are the container's.
+    rbundle.args("sleep", "300")
+    cid = hardened.id()
+    hardened.cmd("run", "-d", "--bundle", rbundle.write(), cid, check=True, timeout=30)
+    try:
+        init = hardened.state(cid)["pid"]
+        hardened.cmd("exec", *(["--detach"] if detach else []), cid, "/rt/rt", mode,
+                     "/bin/sleep 1.04; /bin/sleep 1.05", check=True, timeout=30)
+        # `seerun exec` has returned: its caller has gone, the orphans are ours.
+        waiting = wait_for(lambda: named(init, "rt-waiting"), timeout=20, what="the orphan")
+        os.kill(waiting, signal.SIGUSR1)
+        hidden = wait_for(lambda: in_container(init, ["/bin/sleep", "1.05"]), timeout=20,
+                          what="the CLONE_PARENT child's second program")
+        os.waitpid(hidden, 0)  # ours (the subreaper's), once it has ended
+        reap_orphans()
+    finally:
+        hardened.cmd("delete", "--force", cid, check=True)
+        reap_orphans()
+    a = argvs(programs(hardened, cid))
+    assert "/bin/sleep 1.04" in a and "/bin/sleep 1.05" in a, a
 
 
 def test_a_program_run_from_a_memfd_is_listed(hardened, rbundle):

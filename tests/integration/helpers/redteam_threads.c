@@ -7,6 +7,11 @@
  *   memfd CMD: busybox copied into a memfd, run by fexecve as `sh -c CMD`.
  *   leaderfork N: as leaderexit, but the second thread's child runs no program itself: it
  *     starts N /bin/true, one after the other, and ends.
+ *   orphancp CMD: once told (SIGUSR1, sent when our `seerun exec --detach` has returned:
+ *     our parent, its caller, gone, we are a host process's now), a child made with
+ *     CLONE_PARENT (that host process's child, then) runs `sh -c CMD`.
+ *   orphancp2 CMD: a CLONE_PARENT child of ours (our parent's, `seerun exec`'s caller's) does
+ *     the same; we end at once.
  *   reexec PROG ARG...: at once execs PROG (the first program gone before it could be read).
  *   threadexec CMD: a second thread execs `sh -c CMD` while the main thread waits.
  *   threads N: N threads that wait for ever (and the main thread with them), after N more
@@ -21,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -96,6 +102,26 @@ static void *nothing(void *unused)
   return unused;
 }
 
+static int orphan_clone_parent(const char *cmd)
+{
+  /* The test sends SIGUSR1 once our `seerun exec` has returned (its caller gone), when it
+   * sees us waiting (our name). */
+  sigset_t usr1;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  sigprocmask(SIG_BLOCK, &usr1, NULL);
+  prctl(PR_SET_NAME, "rt-waiting");
+  int sig;
+  if (sigwait(&usr1, &sig) != 0)
+    return 9;
+  pid_t c = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0);
+  if (c == 0) {
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    _exit(127);
+  }
+  return c < 0 ? 3 : 0;
+}
+
 int main(int argc, char **argv)
 {
   args = argv;
@@ -130,6 +156,14 @@ int main(int argc, char **argv)
     extern char **environ;
     fexecve(m, a, environ);
     return 5;
+  }
+  if (argc == 3 && strcmp(argv[1], "orphancp") == 0)
+    return orphan_clone_parent(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "orphancp2") == 0) {
+    pid_t c = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0);
+    if (c == 0)
+      _exit(orphan_clone_parent(argv[2]));
+    return c < 0 ? 3 : 0;
   }
   if (argc >= 3 && strcmp(argv[1], "reexec") == 0) {
     execv(argv[2], argv + 2);
