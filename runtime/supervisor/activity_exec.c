@@ -137,8 +137,10 @@ static void known_rebuild(struct sr_activity *a)
   /* Only the live: a process kept past its leader's exit (threads_live) is not removed by
    * an event when its last thread ends (the classic filter drops threads' exits). */
   for (size_t i = 0; i < SR_ACT_KNOWN; i++) {
+    if (a->known[i] <= 0)
+      continue;
     snprintf(path, sizeof(path), "/proc/%d", a->known[i]);
-    if (a->known[i] > 0 && access(path, F_OK) == 0)
+    if (access(path, F_OK) == 0)
       live[n++] = a->known[i];
   }
   memset(a->known, 0, sizeof(a->known));
