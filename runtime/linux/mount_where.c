@@ -235,11 +235,11 @@ static int mounts_read_info(struct sr_where_mounts *m)
 }
 
 /* The root (in its filesystem) and the mount point (in our namespace) of fd's mount, looked
- * up in m first (NULL: no cache). */
+ * up in m first (and added to it). */
 static int mount_root_point(int fd, struct sr_where_mounts *m, char **root, char **point)
 {
   struct statx stx;
-  if (!(m && m->mountinfo_only) && statx_mnt(fd, STATX_MNT_ID_UNIQUE, &stx) == 0) {
+  if (!m->mountinfo_only && statx_mnt(fd, STATX_MNT_ID_UNIQUE, &stx) == 0) {
     const struct sr_where_mount *e = mounts_find(m, stx.stx_mnt_id, true);
     if (e)
       return found_mount(e, root, point);
@@ -252,8 +252,8 @@ static int mount_root_point(int fd, struct sr_where_mounts *m, char **root, char
     if (syscall(SYS_statmount, &req, sm, size, 0) == 0 &&
         (sm->mask & (SR_STATMOUNT_MNT_ROOT | SR_STATMOUNT_MNT_POINT)) ==
             (SR_STATMOUNT_MNT_ROOT | SR_STATMOUNT_MNT_POINT)) {
-      if (m && mounts_add(m, stx.stx_mnt_id, true, 0, 0, sm->str + sm->mnt_root,
-                          sm->str + sm->mnt_point) == NULL)
+      if (mounts_add(m, stx.stx_mnt_id, true, 0, 0, sm->str + sm->mnt_root,
+                   sm->str + sm->mnt_point) == NULL)
         return -1;
       *root = strdup(sm->str + sm->mnt_root);
       *point = strdup(sm->str + sm->mnt_point);
@@ -266,34 +266,17 @@ static int mount_root_point(int fd, struct sr_where_mounts *m, char **root, char
    * snapshot holds for another device is another mount's, which has gone since). */
   if (statx_mnt(fd, STATX_MNT_ID, &stx) < 0)
     return -1;
-  if (m) {
-    const struct sr_where_mount *e = mounts_find(m, stx.stx_mnt_id, false);
-    if (e == NULL || e->maj != stx.stx_dev_major || e->min != stx.stx_dev_minor) {
-      if (mounts_read_info(m) < 0)
-        return -1;
-      e = mounts_find(m, stx.stx_mnt_id, false);
-    }
-    if (e == NULL) {
-      errno = ENOENT;
+  const struct sr_where_mount *e = mounts_find(m, stx.stx_mnt_id, false);
+  if (e == NULL || e->maj != stx.stx_dev_major || e->min != stx.stx_dev_minor) {
+    if (mounts_read_info(m) < 0)
       return -1;
-    }
-    return found_mount(e, root, point);
+    e = mounts_find(m, stx.stx_mnt_id, false);
   }
-  _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
-  if (f == NULL)
+  if (e == NULL) {
+    errno = ENOENT;
     return -1;
-  _cleanup_free_ char *line = NULL;
-  size_t cap = 0;
-  while (getline(&line, &cap, f) > 0) {
-    struct info_line l;
-    if (parse_line(line, &l) && l.id == stx.stx_mnt_id) {
-      *root = strdup(l.root);
-      *point = strdup(l.point);
-      return *root && *point ? 0 : -1;
-    }
   }
-  errno = ENOENT;
-  return -1;
+  return found_mount(e, root, point);
 }
 
 int sr_where_fd(int fd, struct sr_where *w)
@@ -319,7 +302,9 @@ int sr_where_fd_in(int fd, struct sr_where_mounts *m, struct sr_where *w)
   }
   name[n] = '\0';
   _cleanup_free_ char *root = NULL, *point = NULL;
-  if (mount_root_point(fd, m, &root, &point) < 0)
+  /* Without the caller's cache, one for this object alone. */
+  _cleanup_(sr_where_mounts_release) struct sr_where_mounts local = {0};
+  if (mount_root_point(fd, m ? m : &local, &root, &point) < 0)
     return -1;
   w->dev = st.st_dev;
   w->fs_path = join_below(root, point, name);
