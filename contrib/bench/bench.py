@@ -12,9 +12,11 @@ missing is reported as such; without podman's seccomp profile the "hardened" var
 The harness re-executes itself in a private mount namespace (`unshare -m --propagation
 private`) and unmounts /sys/fs/cgroup/unified there: crun 1.8 refuses the hybrid cgroup layout
 of this machine otherwise, and every runtime runs in the same namespace so that they pay the
-same.  The host's mounts are never changed.  Every runtime gets its own --root under a
-temporary directory; containers, state directories, bundles and the cgroup directories the
-runtimes leave behind are removed at the end, also after a failure or Ctrl-C.
+same.  The host's mounts are never changed.  Every runtime gets its own --root on a tmpfs the
+harness mounts there (as /run, every runtime's default root, is on a standard host; this VM's
+/run is on its ext4 root, where each atomic state write costs several times more:
+--state-on-disk measures that); containers, state directories, bundles and the cgroup
+directories the runtimes leave behind are removed at the end, also after a failure or Ctrl-C.
 """
 
 import argparse
@@ -158,6 +160,7 @@ class Bench:
         self.unimplemented = {}    # runtime name -> {op: message}
         self.container_tally = {}  # (variant, runtime) -> [failed, total] containers
         self.pid_dir = os.path.join(work, "pids")
+        self.state_fs = None
         os.makedirs(self.pid_dir)
         self.floor = None
         self.rootfs = None
@@ -268,12 +271,30 @@ class Bench:
                 else:
                     self.missing[name] = f"not installed (apt-get install {name})"
                 continue
-            root = os.path.join(self.work, "state-" + name)
+            root = os.path.join(self.state_base(), "state-" + name)
             os.makedirs(root, mode=0o700)
             self.runtimes[name] = Runtime(name, os.path.abspath(path), root)
             self.live[name] = set()
         if not self.runtimes:
             raise SystemExit("bench: no runtime to benchmark")
+
+    def state_base(self):
+        """Where the runtimes' --root directories go: a tmpfs of the harness's own (in its
+        private mount namespace), as /run (every runtime's default root) is on a standard
+        host; --state-on-disk: the work directory's filesystem."""
+        base = os.path.join(self.work, "state")
+        if os.path.isdir(base):
+            return base
+        os.makedirs(base, mode=0o700)
+        if self.args.state_on_disk:
+            self.state_fs = "the work directory's filesystem (--state-on-disk)"
+            return base
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.mount(b"tmpfs", base.encode(), b"tmpfs", 0, b"mode=0700,size=1g") != 0:
+            raise SystemExit(f"bench: mount a tmpfs at {base}: "
+                             f"{os.strerror(ctypes.get_errno())}")
+        self.state_fs = "a tmpfs, as /run is on a standard host (--state-on-disk: not)"
+        return base
 
     def setup(self):
         log(f"bench: work directory {self.work}")
@@ -911,6 +932,7 @@ class Bench:
             "versions": self.versions(), "params": self.p, "seccomp": self.seccomp_meta,
             "config_from": self.spec_by,
             "load_start": self.load_start, "load_end": self.loadavg(),
+            "state_fs": self.state_fs,
         }
 
     # -- cleanup ----------------------------------------------------------------------------
@@ -1030,6 +1052,8 @@ def parse_args(argv):
                          "namespace); default plain,hardened")
     ap.add_argument("--tmpdir", default="/tmp", help="where the work directory goes")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (debugging)")
+    ap.add_argument("--state-on-disk", action="store_true",
+                    help="the runtimes' --root on the work directory's filesystem, not a tmpfs")
     ap.add_argument("--from-json", metavar="RAW.json",
                     help="run nothing: render the report of an earlier run's --json")
     return ap.parse_args(argv)

@@ -114,6 +114,9 @@ def render(res):
         f"{meta['cgroups']} · load average {meta.get('load_start', '?')} at the start, "
         f"{meta.get('load_end', '?')} at the end")
     add("")
+    if meta.get("state_fs"):
+        add(f"State roots (every runtime's --root): {meta['state_fs']}.")
+        add("")
     try:
         busy = max(float(meta["load_start"].split()[0]),
                    float(meta["load_end"].split()[0])) > meta["cores"]

@@ -440,21 +440,61 @@ int sr_cgroup_new_with_layout(const char *root, const char *path, int version, b
   return 0;
 }
 
+int sr_cgroup_layout_scan(const char *root, struct sr_cgroup_layout *l, sr_error_t *err)
+{
+  *l = (struct sr_cgroup_layout){0};
+  /* The layout's scan lists the v1 hierarchies too: no second pass over root. */
+  return scan_layout(root, &l->version, &l->hybrid, &l->names, &l->n, err);
+}
+
+void sr_cgroup_layout_release(struct sr_cgroup_layout *l)
+{
+  for (size_t i = 0; l->names && i < l->n; i++)
+    free(l->names[i]);
+  free(l->names);
+  *l = (struct sr_cgroup_layout){0};
+}
+
+int sr_cgroup_new_in(const struct sr_cgroup_layout *l, const char *root, const char *path,
+                     struct sr_cgroup **out, sr_error_t *err)
+{
+  if (sr_cgroup_new_with_layout(root, path, l->version, l->hybrid, out, err) < 0)
+    return -1;
+  if (l->version != 1)
+    return 0;
+  struct sr_cg_v1_list *v1 = (*out)->v1;
+  size_t count = 0;
+  v1->names = calloc(1, sizeof(char *));
+  for (size_t i = 0; v1->names && i < l->n; i++)
+    if (sr_cgroup_names_add(&v1->names, &count, l->names[i], strlen(l->names[i])) < 0)
+      break;
+  v1->n = count;
+  if (v1->names == NULL || count != l->n) {
+    sr_cgroup_free(*out);
+    *out = NULL;
+    return sr_error_make(err, ENOMEM, "cgroup hierarchies");
+  }
+  v1->listed = true;
+  return 0;
+}
+
 int sr_cgroup_new(const char *root, const char *path, struct sr_cgroup **out, sr_error_t *err)
 {
-  int version;
-  bool hybrid;
-  _cleanup_strv_ char **names = NULL;
-  size_t n = 0;
-  /* The layout's scan lists the v1 hierarchies too: no second pass over root. */
-  if (scan_layout(root, &version, &hybrid, &names, &n, err) < 0 ||
-      sr_cgroup_new_with_layout(root, path, version, hybrid, out, err) < 0)
+  struct sr_cgroup_layout l;
+  if (sr_cgroup_layout_scan(root, &l, err) < 0)
     return -1;
+  int version = l.version;
+  bool hybrid = l.hybrid;
+  if (sr_cgroup_new_with_layout(root, path, version, hybrid, out, err) < 0) {
+    sr_cgroup_layout_release(&l);
+    return -1;
+  }
   if (version == 1) {
-    (*out)->v1->names = steal_ptr(names);
-    (*out)->v1->n = n;
+    (*out)->v1->names = steal_ptr(l.names);
+    (*out)->v1->n = l.n;
     (*out)->v1->listed = true;
   }
+  sr_cgroup_layout_release(&l);
   return 0;
 }
 

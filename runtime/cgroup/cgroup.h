@@ -47,6 +47,20 @@ int sr_cgroup_resolve_path(const char *cgroups_path, const char *id, bool system
 /* Detects the layout of root and allocates; path is validated as sr_cgroup_resolve_path's
  * result is (absolute, no "..", not the root cgroup). */
 int sr_cgroup_new(const char *root, const char *path, struct sr_cgroup **out, sr_error_t *err);
+
+/* The layout of root (its version, and v1's hierarchies) scanned once, for a command that
+ * opens many cgroups (list: a statfs of every hierarchy per container was most of its system
+ * calls).  sr_cgroup_new_in is sr_cgroup_new without the scan. */
+struct sr_cgroup_layout {
+  int version;
+  bool hybrid;
+  char **names; /* v1: the hierarchies' directory names */
+  size_t n;
+};
+int sr_cgroup_layout_scan(const char *root, struct sr_cgroup_layout *l, sr_error_t *err);
+void sr_cgroup_layout_release(struct sr_cgroup_layout *l);
+int sr_cgroup_new_in(const struct sr_cgroup_layout *l, const char *root, const char *path,
+                     struct sr_cgroup **out, sr_error_t *err);
 void sr_cgroup_free(struct sr_cgroup *cg);
 
 /* mkdir -p in every hierarchy (v1: every mounted hierarchy, including name=systemd, and the

@@ -62,7 +62,7 @@ struct exec_ctx {
   pid_t child, pid;
 };
 
-static int connect_activity(int dirfd)
+static int connect_activity_once(int dirfd)
 {
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
@@ -73,10 +73,20 @@ static int connect_activity(int dirfd)
     close(fd);
     return -1;
   }
-  /* Before the fork: this process followed in the kernel, so that what it starts in the
-   * container is, from its fork on.  A supervisor that does not answer: not followed. */
-  (void)sr_activity_follow_me(fd);
   return fd;
+}
+
+static int connect_activity(int dirfd)
+{
+  int fd = connect_activity_once(dirfd);
+  /* Before the fork: this process followed in the kernel, so that what it starts in the
+   * container is, from its fork on. */
+  if (fd < 0 || sr_activity_follow_me(fd) == 0)
+    return fd;
+  /* Not answered: a supervisor of an older seerun ends a connection on a request it does not
+   * know (it follows by pid namespace); the listener goes over a new one. */
+  close(fd);
+  return connect_activity_once(dirfd);
 }
 
 __attribute__((noreturn)) static void child_fail(int fd, sr_error_t *err)

@@ -94,6 +94,12 @@ static bool init_is_the_containers(const struct sr_state_record *r)
 
 enum sr_status sr_container_observe(const struct sr_container *c, pid_t *live_pid)
 {
+  return sr_container_observe_in(c, NULL, live_pid);
+}
+
+enum sr_status sr_container_observe_in(const struct sr_container *c,
+                                       const struct sr_cgroup_layout *layout, pid_t *live_pid)
+{
   const struct sr_state_record *r = c->rec;
   *live_pid = 0;
   if (r->phase == SR_PHASE_CREATING) {
@@ -113,7 +119,10 @@ enum sr_status sr_container_observe(const struct sr_container *c, pid_t *live_pi
   _cleanup_cgroup_ struct sr_cgroup *cg = NULL;
   sr_error_t err = NULL;
   bool frozen = false;
-  if (sr_container_open_cgroup(c, &cg, &err) == 0 && cg)
+  int opened = layout == NULL || c->rec->cgroup_version == 0
+                   ? sr_container_open_cgroup(c, &cg, &err)
+                   : sr_cgroup_new_in(layout, SR_CGROUP_ROOT, c->rec->cgroup_path, &cg, &err);
+  if (opened == 0 && cg)
     sr_cgroup_is_frozen(cg, &frozen, &err);
   sr_error_free(&err);
   return frozen ? SR_STATUS_PAUSED : SR_STATUS_RUNNING;

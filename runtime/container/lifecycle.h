@@ -24,6 +24,10 @@ const char *sr_container_status_name(enum sr_status s);
 enum sr_status sr_container_status(const struct sr_container *c);
 /* Both at once, with one look at the init's /proc entry. */
 enum sr_status sr_container_observe(const struct sr_container *c, pid_t *live_pid);
+/* The same, with the host's cgroup layout scanned once by the caller (list: many
+ * containers); NULL: scanned here. */
+enum sr_status sr_container_observe_in(const struct sr_container *c,
+                                       const struct sr_cgroup_layout *layout, pid_t *live_pid);
 /* The container's cgroup; *cg is NULL for a container that has none. */
 int sr_container_open_cgroup(const struct sr_container *c, struct sr_cgroup **cg, sr_error_t *err);
 /* Is pid in the runtime's own user namespace? (false when that cannot be seen) */

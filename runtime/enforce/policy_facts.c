@@ -152,6 +152,7 @@ struct protected_set {
   struct protected_tree *t;
   size_t nt, tcap;
   enum protect_kind adding; /* what protect() adds */
+  struct sr_where_mounts *mounts; /* the mounts looked up for this set's facts */
 };
 
 static void protected_set_free(struct protected_set *s)
@@ -190,7 +191,7 @@ static struct protected_inode *add_inode(struct protected_set *s, const struct s
 static int add_tree(struct protected_set *s, int fd, const char *denied, bool below)
 {
   struct sr_where w;
-  if (sr_where_fd(fd, &w) < 0)
+  if (sr_where_fd_in(fd, s->mounts, &w) < 0)
     return 0; /* judged by inode only */
   free(w.name);
   if (s->nt == s->tcap) {
@@ -303,7 +304,7 @@ static int protect_at_below(struct protected_set *s, const struct sr_denied_path
     }
   }
   struct sr_where ow = {0};
-  if (own.dev != 0 && sr_where_fd(fd, &ow) == 0) {
+  if (own.dev != 0 && sr_where_fd_in(fd, s->mounts, &ow) == 0) {
     free(ow.name);
     /* Where the container's own directory lies: PATH's place and the id below it. */
     char *p = NULL;
@@ -461,7 +462,7 @@ static void judge_object(const struct protected_set *s, struct sr_arena *a, int 
       !is_own(&pi->own, bundlefd, pi->dev, pi->ino, fd, NULL, engine_root))
     found(a, f, pi->kind, pi->denied, pi->reason);
   _cleanup_(sr_where_release) struct sr_where w = {0};
-  if (sr_where_fd(fd, &w) < 0) {
+  if (sr_where_fd_in(fd, s->mounts, &w) < 0) {
     f->location_unknown = true;
     f->resolved = sr_arena_strdup(a, given);
     return;
@@ -476,7 +477,7 @@ static void judge_object(const struct protected_set *s, struct sr_arena *a, int 
     if (sr_where_submounts(w.name, &subs, &n) < 0)
       f->location_unknown = true;
     _cleanup_(sr_where_release) struct sr_where bw = {0};
-    bool have_bw = bundlefd >= 0 && sr_where_fd(bundlefd, &bw) == 0;
+    bool have_bw = bundlefd >= 0 && sr_where_fd_in(bundlefd, s->mounts, &bw) == 0;
     for (size_t i = 0; i < n; i++) {
       if ((t = tree_match(s, subs[i].dev, subs[i].fs_path)) != NULL &&
           !submount_is_own(t, &subs[i], bundlefd, have_bw ? &bw : NULL, engine_root))
@@ -567,9 +568,11 @@ static int open_host_object(int bundlefd, const char *path, bool beneath, int fl
                           resolve);
 }
 
-static int protected_set_make(const struct sr_facts_input *in, struct protected_set *set)
+static int protected_set_make(const struct sr_facts_input *in, struct protected_set *set,
+                              struct sr_where_mounts *mounts)
 {
   memset(set, 0, sizeof(*set));
+  set->mounts = mounts;
   set->adding = PROTECT_DENIED;
   /* Each inode names the first denied path that reaches it: "/" for /, not "/boot". */
   for (size_t i = 0; i < sizeof(denied_paths) / sizeof(denied_paths[0]); i++)
@@ -669,9 +672,11 @@ static int mount_facts(const struct sr_config *c, const struct sr_facts_input *i
                        struct sr_policy_facts *f, struct sr_host_objects *objs, sr_error_t *err)
 {
   struct sr_arena *a = (struct sr_arena *)&c->arena;
+  /* Declared first, released last: the sets point at it. */
+  _cleanup_(sr_where_mounts_release) struct sr_where_mounts mounts = {0};
   _cleanup_(protected_set_free) struct protected_set set = {0};
   _cleanup_(protected_set_free) struct protected_set idm = {0};
-  if (protected_set_make(in, &set) < 0 || idmappable_set(in, &idm) < 0)
+  if (protected_set_make(in, &set, &mounts) < 0 || idmappable_set(in, &idm) < 0)
     return sr_error_make(err, ENOMEM, "policy facts");
   f->mounts = sr_arena_array(a, c->n_mounts + 1, sizeof(*f->mounts));
   objs->n_mounts = c->n_mounts;

@@ -158,11 +158,91 @@ static int statx_mnt(int fd, unsigned mask, struct statx *stx)
   return 0;
 }
 
-/* The root (in its filesystem) and the mount point (in our namespace) of fd's mount. */
-static int mount_root_point(int fd, char **root, char **point)
+void sr_where_mounts_release(struct sr_where_mounts *m)
+{
+  for (size_t i = 0; i < m->n; i++) {
+    free(m->v[i].root);
+    free(m->v[i].point);
+  }
+  free(m->v);
+  *m = (struct sr_where_mounts){0};
+}
+
+static struct sr_where_mount *mounts_add(struct sr_where_mounts *m, uint64_t id, bool unique,
+                                         unsigned maj, unsigned min, const char *root,
+                                         const char *point)
+{
+  if (m->n == m->cap) {
+    size_t cap = m->cap ? m->cap * 2 : 16;
+    struct sr_where_mount *nv = realloc(m->v, cap * sizeof(*nv));
+    if (nv == NULL)
+      return NULL;
+    m->v = nv;
+    m->cap = cap;
+  }
+  struct sr_where_mount *e = &m->v[m->n];
+  *e = (struct sr_where_mount){id, unique, maj, min, strdup(root), strdup(point)};
+  if (e->root == NULL || e->point == NULL) {
+    free(e->root);
+    free(e->point);
+    return NULL;
+  }
+  m->n++;
+  return e;
+}
+
+static const struct sr_where_mount *mounts_find(const struct sr_where_mounts *m, uint64_t id,
+                                                bool unique)
+{
+  for (size_t i = 0; m && i < m->n; i++)
+    if (m->v[i].id == id && m->v[i].unique == unique)
+      return &m->v[i];
+  return NULL;
+}
+
+static int found_mount(const struct sr_where_mount *e, char **root, char **point)
+{
+  *root = strdup(e->root);
+  *point = strdup(e->point);
+  return *root && *point ? 0 : -1;
+}
+
+/* Every line of mountinfo into m (the ids of the older kind), replacing what it held of
+ * them. */
+static int mounts_read_info(struct sr_where_mounts *m)
+{
+  size_t kept = 0;
+  for (size_t i = 0; i < m->n; i++) {
+    if (m->v[i].unique) {
+      m->v[kept++] = m->v[i];
+    } else {
+      free(m->v[i].root);
+      free(m->v[i].point);
+    }
+  }
+  m->n = kept;
+  _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+  if (f == NULL)
+    return -1;
+  _cleanup_free_ char *line = NULL;
+  size_t cap = 0;
+  while (getline(&line, &cap, f) > 0) {
+    struct info_line l;
+    if (parse_line(line, &l) && mounts_add(m, l.id, false, l.maj, l.min, l.root, l.point) == NULL)
+      return -1;
+  }
+  return 0;
+}
+
+/* The root (in its filesystem) and the mount point (in our namespace) of fd's mount, looked
+ * up in m first (and added to it). */
+static int mount_root_point(int fd, struct sr_where_mounts *m, char **root, char **point)
 {
   struct statx stx;
-  if (statx_mnt(fd, STATX_MNT_ID_UNIQUE, &stx) == 0) {
+  if (!m->mountinfo_only && statx_mnt(fd, STATX_MNT_ID_UNIQUE, &stx) == 0) {
+    const struct sr_where_mount *e = mounts_find(m, stx.stx_mnt_id, true);
+    if (e)
+      return found_mount(e, root, point);
     struct sr_mnt_id_req req = {.size = 24, .mnt_id = stx.stx_mnt_id,
                                 .param = SR_STATMOUNT_MNT_ROOT | SR_STATMOUNT_MNT_POINT};
     size_t size = 2 * PATH_MAX + sizeof(struct sr_statmount);
@@ -172,6 +252,9 @@ static int mount_root_point(int fd, char **root, char **point)
     if (syscall(SYS_statmount, &req, sm, size, 0) == 0 &&
         (sm->mask & (SR_STATMOUNT_MNT_ROOT | SR_STATMOUNT_MNT_POINT)) ==
             (SR_STATMOUNT_MNT_ROOT | SR_STATMOUNT_MNT_POINT)) {
+      if (mounts_add(m, stx.stx_mnt_id, true, 0, 0, sm->str + sm->mnt_root,
+                   sm->str + sm->mnt_point) == NULL)
+        return -1;
       *root = strdup(sm->str + sm->mnt_root);
       *point = strdup(sm->str + sm->mnt_point);
       return *root && *point ? 0 : -1;
@@ -179,27 +262,29 @@ static int mount_root_point(int fd, char **root, char **point)
     if (errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP)
       return -1;
   }
-  /* Older kernels: mountinfo, by the mount id (not reused while we hold the fd). */
+  /* Older kernels: mountinfo, by the mount id (not reused while we hold the fd; one the
+   * snapshot holds for another device is another mount's, which has gone since). */
   if (statx_mnt(fd, STATX_MNT_ID, &stx) < 0)
     return -1;
-  _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
-  if (f == NULL)
-    return -1;
-  _cleanup_free_ char *line = NULL;
-  size_t cap = 0;
-  while (getline(&line, &cap, f) > 0) {
-    struct info_line l;
-    if (parse_line(line, &l) && l.id == stx.stx_mnt_id) {
-      *root = strdup(l.root);
-      *point = strdup(l.point);
-      return *root && *point ? 0 : -1;
-    }
+  const struct sr_where_mount *e = mounts_find(m, stx.stx_mnt_id, false);
+  if (e == NULL || e->maj != stx.stx_dev_major || e->min != stx.stx_dev_minor) {
+    if (mounts_read_info(m) < 0)
+      return -1;
+    e = mounts_find(m, stx.stx_mnt_id, false);
   }
-  errno = ENOENT;
-  return -1;
+  if (e == NULL) {
+    errno = ENOENT;
+    return -1;
+  }
+  return found_mount(e, root, point);
 }
 
 int sr_where_fd(int fd, struct sr_where *w)
+{
+  return sr_where_fd_in(fd, NULL, w);
+}
+
+int sr_where_fd_in(int fd, struct sr_where_mounts *m, struct sr_where *w)
 {
   memset(w, 0, sizeof(*w));
   struct stat st;
@@ -217,7 +302,9 @@ int sr_where_fd(int fd, struct sr_where *w)
   }
   name[n] = '\0';
   _cleanup_free_ char *root = NULL, *point = NULL;
-  if (mount_root_point(fd, &root, &point) < 0)
+  /* Without the caller's cache, one for this object alone. */
+  _cleanup_(sr_where_mounts_release) struct sr_where_mounts local = {0};
+  if (mount_root_point(fd, m ? m : &local, &root, &point) < 0)
     return -1;
   w->dev = st.st_dev;
   w->fs_path = join_below(root, point, name);

@@ -25,6 +25,26 @@ void sr_where_release(struct sr_where *w);
  * deleted file, a name outside the runtime's root, a kernel without either interface). */
 int sr_where_fd(int fd, struct sr_where *w);
 
+/* The mounts' roots and mount points sr_where_fd_in has looked up, for many objects judged
+ * at once (the policy's facts: every protected path and every bind source, most of them on a
+ * few mounts).  By the unique mount id (statmount), which no other mount ever gets; on older
+ * kernels a snapshot of mountinfo, read again when an id is missing or names another device
+ * than the object's (a mount id is reused once its mount has gone).  Zeroed to start. */
+struct sr_where_mount {
+  uint64_t id;
+  bool unique;
+  unsigned maj, min;
+  char *root, *point;
+};
+struct sr_where_mounts {
+  struct sr_where_mount *v;
+  size_t n, cap;
+  bool mountinfo_only; /* as on a kernel without statmount (the unit tests' switch) */
+};
+void sr_where_mounts_release(struct sr_where_mounts *m);
+/* sr_where_fd, its mount looked up in (and added to) m; m NULL: as sr_where_fd. */
+int sr_where_fd_in(int fd, struct sr_where_mounts *m, struct sr_where *w);
+
 /* The mounts whose mount points are at or below the name `under` (an object's name from
  * sr_where_fd): each as its filesystem and its root within it.  These come along with a
  * recursive bind of the object (rbind, the root filesystem).  *out is malloc'd (release each,

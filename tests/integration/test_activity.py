@@ -399,18 +399,27 @@ def test_every_exec_is_recorded_while_the_host_runs_other_processes(hardened, hb
     assert progs["count"] == len(progs["listed"]) + progs.get("notListed", 0)
 
 
+def supervisor_wakes(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int([l for l in f if l.startswith("voluntary_ctxt_switches")][0].split()[1])
+
+
+def idle_container(seerun, bundle):
+    """A container that sleeps, and its supervisor's pid."""
+    bundle.args("sleep", "300")
+    cid = seerun.id()
+    seerun.cmd("run", "-d", "--bundle", bundle.write(), cid, check=True, timeout=30)
+    with open(os.path.join(seerun.root, cid, "state.json")) as f:
+        return cid, json.load(f)["supervisor"]["pid"]
+
+
 def test_the_hosts_threads_do_not_wake_the_supervisor(hardened, hbundle):
     # A thread's fork and exit are dropped by the kernel: thousands of them on the host wake
     # the supervisor no more than the host's other events do in as long a while.
-    hbundle.args("sleep", "300")
-    cid = hardened.id()
-    hardened.cmd("run", "-d", "--bundle", hbundle.write(), cid, check=True, timeout=30)
-    with open(os.path.join(hardened.root, cid, "state.json")) as f:
-        sup = json.load(f)["supervisor"]["pid"]
+    cid, sup = idle_container(hardened, hbundle)
 
     def wakes():
-        with open(f"/proc/{sup}/status") as f:
-            return int([l for l in f if l.startswith("voluntary_ctxt_switches")][0].split()[1])
+        return supervisor_wakes(sup)
     n = 3000
     before, t0 = wakes(), time.monotonic()
     for _ in range(n):
@@ -427,21 +436,12 @@ def test_the_hosts_threads_do_not_wake_the_supervisor(hardened, hbundle):
     assert during < idle + n // 10, (during, idle)
 
 
-def supervisor_wakes(pid):
-    with open(f"/proc/{pid}/status") as f:
-        return int([l for l in f if l.startswith("voluntary_ctxt_switches")][0].split()[1])
-
-
 def test_the_hosts_processes_do_not_wake_the_supervisor(hardened, hbundle):
     # The container's processes are followed in the kernel (an eBPF filter on the socket,
     # `programs.followed` "kernel"): the host's processes' forks, execs and exits are dropped
     # before they wake the supervisor.  Before, each woke every container's supervisor: a host
     # with many containers paid for each of its processes once per container.
-    hbundle.args("sleep", "300")
-    cid = hardened.id()
-    hardened.cmd("run", "-d", "--bundle", hbundle.write(), cid, check=True, timeout=30)
-    with open(os.path.join(hardened.root, cid, "state.json")) as f:
-        sup = json.load(f)["supervisor"]["pid"]
+    cid, sup = idle_container(hardened, hbundle)
     n = 400
     before = supervisor_wakes(sup)
     for _ in range(n):

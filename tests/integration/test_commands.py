@@ -54,6 +54,25 @@ def test_pause_freezes_every_process_and_resume_thaws_them(seerun, running):
     assert r.returncode != 0 and "not paused" in r.stderr
 
 
+def test_list_tells_a_paused_container_from_a_running_one(seerun, running, bundle):
+    # list reads the host's cgroup layout once for all containers (not once each): each
+    # container's status still comes from its own freezer.
+    cid, _ = running
+    other = seerun.id("other")
+    bundle.shell("sleep 300")
+    seerun.cmd("run", "-d", "--bundle", bundle.write(), other, check=True)
+    seerun.cmd("pause", cid, check=True)
+
+    def statuses():
+        rows = json.loads(seerun.cmd("list", "--format", "json", check=True).stdout)
+        return {r["id"]: r["status"] for r in rows}
+    assert statuses() == {cid: "paused", other: "running"}
+    table = seerun.cmd("list", check=True).stdout.splitlines()[1:]
+    assert {l.split()[0]: l.split()[2] for l in table} == {cid: "paused", other: "running"}
+    seerun.cmd("resume", cid, check=True)
+    assert statuses() == {cid: "running", other: "running"}
+
+
 def test_a_paused_container_can_be_killed_and_deleted(seerun, running):
     cid, pid = running
     seerun.cmd("pause", cid, check=True)
