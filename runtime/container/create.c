@@ -288,7 +288,7 @@ static int prepare_activity(void *data, struct sr_supervisor_config *sc, sr_erro
     sc->pidns = (uint64_t)st.st_ino;
     /* Followed in the kernel where eBPF can (none of the host's other processes wakes the
      * supervisor then); else by the events and the pid namespace. */
-    if (sr_activity_exec_track(sc->exec_fd, ctx->init_pid, pids_limit(sc->cg_pids_fd),
+    if (sr_activity_exec_bpf_track(sc->exec_fd, ctx->init_pid, pids_limit(sc->cg_pids_fd),
                                &sc->exec_map_fd) < 0)
       sc->exec_map_fd = -1;
   }

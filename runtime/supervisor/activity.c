@@ -645,5 +645,5 @@ int sr_activity_follow_me(int sock)
   _cleanup_close_ int map = sr_fd_pass_recv(sock, 0, msg, sizeof(msg), &got);
   if (got != 1)
     return -1;
-  return map < 0 ? 0 : sr_activity_exec_follow(map, getpid());
+  return map < 0 ? 0 : sr_activity_exec_bpf_follow(map, getpid());
 }

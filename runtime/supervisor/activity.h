@@ -112,6 +112,8 @@ struct sr_activity {
   bool execs_lost;            /* the kernel dropped events (a full socket buffer) */
   bool execs_in_kernel;       /* followed by the kernel (activity_exec_bpf.c): every exec
                                  event that arrives is the container's */
+  int exec_map;               /* that map (-1: none), which says whether a program read from
+                                 /proc is still the one its exec event is of */
   struct sr_act_exec exec[SR_ACT_EXECS];
   size_t n_exec;
   /* The container's processes by host tgid, from the fork and exit events (0: free slot, -1: a
@@ -185,12 +187,22 @@ int sr_activity_exec_filter(int fd);
  * through (and a fork it could not follow: the map was full; it holds pids_max, the
  * container's pids limit (0: none), and the execs under way).  Attached before any of the
  * container's code runs; what was queued before is discarded.  *map: the map (owned by the
- * caller), for sr_activity_exec_follow.  0, or -1 with errno (no eBPF here: the caller keeps
+ * caller), for sr_activity_exec_bpf_follow.  0, or -1 with errno (no eBPF here: the caller keeps
  * sr_activity_exec_filter). */
-int sr_activity_exec_track(int sock, pid_t init, uint64_t pids_max, int *map);
+int sr_activity_exec_bpf_track(int sock, pid_t init, uint64_t pids_max, int *map);
+/* The value of a followed process in that map: its live tasks, and the time
+ * (CLOCK_MONOTONIC ns, the exec event's own timestamp_ns) of its latest exec, 0 before one. */
+struct sr_act_followed {
+  uint32_t tasks;
+  uint32_t pad;
+  uint64_t exec_ns;
+};
+/* pid's latest exec, as the map has it: 0, or -1 with errno (ENOENT: not followed, gone; or
+ * the kernel lets only a privileged process read a map). */
+int sr_activity_exec_bpf_exec_time(int map, pid_t pid, uint64_t *ns);
 /* Follows pid (and so the processes it forks from now on) in that map: `seerun exec` asks
  * for its own process before it forks the one that joins the container.  0 or -1. */
-int sr_activity_exec_follow(int map, pid_t pid);
+int sr_activity_exec_bpf_follow(int map, pid_t pid);
 /* Over activity.sock: asks for the map (the supervisor answers with it, or with nothing when
  * it follows processes by their pid namespace) and follows the caller in it.  0 (followed,
  * or nothing to do), -1 (the supervisor did not answer). */

@@ -208,7 +208,7 @@ void sr_activity_exec_seed(struct sr_activity *a, pid_t init)
   known_add(a, init);
 }
 
-static void record_exec(struct sr_activity *a, pid_t pid, uint64_t pidns)
+static void record_exec(struct sr_activity *a, pid_t pid, uint64_t pidns, uint64_t when)
 {
   char path[64];
   struct stat st;
@@ -235,6 +235,13 @@ static void record_exec(struct sr_activity *a, pid_t pid, uint64_t pidns)
   const char *close_paren = strrchr(stat_text, ')');
   if (close_paren)
     sscanf(close_paren + 1, " %*c %d", &e->ppid);
+  /* Read after the event: a process that has exec'd again since shows its next program,
+   * which is not this one (told by the time of its latest exec, after the read; a map the
+   * kernel does not let the supervisor read says nothing). */
+  uint64_t latest = 0;
+  if (exe && a->exec_map >= 0 && sr_activity_exec_bpf_exec_time(a->exec_map, pid, &latest) == 0 &&
+      latest != when)
+    exe = false;
   if (!exe) {
     a->execs_gone++;
     return;
@@ -271,7 +278,7 @@ void sr_activity_exec_drain(struct sr_activity *a, int fd, uint64_t pidns)
       memcpy(&event, cn->data, sizeof(event));
       const struct proc_event *ev = &event;
       if (ev->what == PROC_EVENT_EXEC) {
-        record_exec(a, ev->event_data.exec.process_tgid, pidns);
+        record_exec(a, ev->event_data.exec.process_tgid, pidns, ev->timestamp_ns);
       } else if (ev->what == PROC_EVENT_FORK && a->execs_in_kernel) {
         /* A new process the kernel's filter could not follow (its map was full). */
         a->execs_lost = true;

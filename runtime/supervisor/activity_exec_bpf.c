@@ -5,10 +5,10 @@
  * The proc connector runs a listener's filter in the context of the task whose event it is,
  * before the event is queued: a fork's event before the child first runs, an exec's after the
  * exec and before the new program runs, an exit's as the task ends.  So the map is always
- * exactly the live processes (until their last thread ends) descended from the seeded ones (the init; a `seerun exec`'s
- * caller), with no window in which a new child's own fork could be missed, and only the
- * execs of those processes ever reach the supervisor: the host's other processes cost each
- * container a filter run in the kernel, not a wake-up. */
+ * exactly the live processes (until their last thread ends) descended from the seeded ones
+ * (the init; a `seerun exec`'s caller), with no window in which a new child's own fork could
+ * be missed, and only the execs of those processes ever reach the supervisor: the host's
+ * other processes cost each container a filter run in the kernel, not a wake-up. */
 
 #include "activity.h"
 
@@ -54,7 +54,6 @@ static int sys_bpf(int cmd, union bpf_attr *attr)
 #define MOV_IMM(d, i) INSN(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
 #define ADD_IMM(d, i) INSN(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, i)
 #define LDX_W(d, s, o) INSN(BPF_LDX | BPF_MEM | BPF_W, d, s, o, 0)
-#define ST_W(d, o, i) INSN(BPF_ST | BPF_MEM | BPF_W, d, 0, o, i)
 #define JEQ_IMM(d, i, o) INSN(BPF_JMP | BPF_JEQ | BPF_K, d, 0, o, i)
 /* 32 bits: the event kinds are u32 (EXIT is 0x80000000, which a 64-bit compare would
  * sign-extend). */
@@ -67,111 +66,136 @@ static int sys_bpf(int cmd, union bpf_attr *attr)
 #define JA(o) INSN(BPF_JMP | BPF_JA, 0, 0, o, 0)
 #define CALL(f) INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
 #define EXIT() INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
-#define LD_MAP(d, fd) INSN(BPF_LD | BPF_DW | BPF_IMM, d, BPF_PSEUDO_MAP_FD, 0, fd), INSN(0, 0, 0, 0, 0)
+#define LD_MAP(d, fd)                                                                          \
+  INSN(BPF_LD | BPF_DW | BPF_IMM, d, BPF_PSEUDO_MAP_FD, 0, fd), INSN(0, 0, 0, 0, 0)
 
 /* The event (after the netlink and connector headers) is copied to the stack at fp-32: its
- * kind at fp-32, and the first four words of its data at fp-16..fp-4, which for each kind
- * followed are: fork (parent pid, parent tgid, child pid, child tgid); exec and exit (pid,
- * tgid, ...).  The tgid a lookup needs is at fp-12 for all three. */
+ * kind at fp-32, its time at fp-24, and the first four words of its data at fp-16..fp-4,
+ * which for each kind followed are: fork (parent pid, parent tgid, child pid, child tgid);
+ * exec and exit (pid, tgid, ...).  The tgid a lookup needs is at fp-12 for all three.  A new
+ * entry's value is made at fp-48. */
 #define EV_OFF (NLMSG_HDRLEN + sizeof(struct cn_msg))
 #define W_KIND (-32)
-#define W_PID (-16)
+#define W_TIME (-24)
 #define W_TGID (-12)
 #define W_CHILD_PID (-8)
 #define W_CHILD_TGID (-4)
-#define W_VALUE (-40)
+#define W_VALUE (-48)
 
-/* A map entry's value: how many of the process's tasks (its threads) are alive.  The process
- * is followed until the last of them exits, not until its leader does: a leader can exit
- * alone (SYS_exit) and leave its threads to fork and exec (a non-leader's exec takes over the
- * group's pid), and a process no longer followed would hide everything it starts from then
- * on.  A thread's fork event names the group it joins (child tgid); every task's exit is
- * counted down, atomically (the group's threads exit on several CPUs at once).  A group
- * whose count reaches 0 has no task left that could fork one, so no count goes up again. */
+/* The program below, with its jumps by label (resolved into offsets by load). */
+enum label { L_NONE, L_DROP, L_FORK, L_PROCESS, L_MAKER, L_EXIT, L_EXEC, L_KEEP, L_COUNT };
+struct op {
+  struct bpf_insn i;
+  enum label at, to;
+};
+#define OP(insn) {insn, L_NONE, L_NONE}
+#define AT(l, insn) {insn, l, L_NONE}
+#define GO(insn, l) {insn, L_NONE, l}
+#define LD_MAP_AT(l, d, fd)                                                                    \
+  AT(l, INSN(BPF_LD | BPF_DW | BPF_IMM, d, BPF_PSEUDO_MAP_FD, 0, fd)), OP(INSN(0, 0, 0, 0, 0))
+#define LD_MAP_OPS(d, fd) LD_MAP_AT(L_NONE, d, fd)
+/* A look-up of the tgid at fp+off in the map (its first instruction labelled l): r0 the
+ * value, or NULL. */
+#define LOOKUP_AT(l, fd, off)                                                                  \
+  LD_MAP_AT(l, BPF_REG_1, fd), OP(MOV_REG(BPF_REG_2, BPF_REG_10)), OP(ADD_IMM(BPF_REG_2, off)), \
+      OP(CALL(BPF_FUNC_map_lookup_elem))
+#define LOOKUP_OPS(fd, off) LOOKUP_AT(L_NONE, fd, off)
+
+/* A map entry's value (struct sr_act_followed, activity.h): how many of the process's tasks
+ * (its threads) are alive, and the time of its latest exec.  The process is followed until
+ * the last of its tasks exits, not until its leader does: a leader can exit alone (SYS_exit)
+ * and leave its threads to fork and exec (a non-leader's exec takes over the group's pid), and
+ * a process no longer followed would hide everything it starts from then on.  A thread's fork
+ * event names the group it joins (child tgid); every task's exit is counted down, atomically
+ * (the group's threads exit on several CPUs at once).  A group whose count reaches 0 has no
+ * task left that could fork one, so no count goes up again.  The exec's time is the event's:
+ * the supervisor, which reads the program from /proc after the event, tells by it whether
+ * what it read is still that exec's program (not one the process exec'd since). */
 static int load(int map, bool maker, int *out)
 {
-  /* Jump offsets count the instructions between the jump and its target. */
-  struct bpf_insn p[] = {
-      /* 0 */ MOV_IMM(BPF_REG_2, (int32_t)EV_OFF),
-      /* 1 */ MOV_REG(BPF_REG_3, BPF_REG_10),
-      /* 2 */ ADD_IMM(BPF_REG_3, W_KIND),
-      /* 3 */ MOV_IMM(BPF_REG_4, 32),
-      /* 4 */ CALL(BPF_FUNC_skb_load_bytes), /* r1: the packet, as the program got it */
-      /* 5 */ JNE_IMM(BPF_REG_0, 0, 4),      /* -> 10: drop */
-      /* 6 */ LDX_W(BPF_REG_1, BPF_REG_10, W_KIND),
-      /* 7 */ JEQ32_IMM(BPF_REG_1, PROC_EVENT_FORK, 4),  /* -> 12 */
-      /* 8 */ JEQ32_IMM(BPF_REG_1, PROC_EVENT_EXIT, 35), /* -> 44 */
-      /* 9 */ JEQ32_IMM(BPF_REG_1, PROC_EVENT_EXEC, 49), /* -> 59 */
-      /* 10: drop */ MOV_IMM(BPF_REG_0, 0),
-      /* 11 */ EXIT(),
-      /* 12: fork */ LDX_W(BPF_REG_1, BPF_REG_10, W_CHILD_PID),
-      /* 13 */ LDX_W(BPF_REG_2, BPF_REG_10, W_CHILD_TGID),
-      /* 14 */ JEQ_REG(BPF_REG_1, BPF_REG_2, 9), /* a process -> 24 */
-      /* 15: a thread of a followed process: one more of its tasks */
-      LD_MAP(BPF_REG_1, map),
-      /* 17 */ MOV_REG(BPF_REG_2, BPF_REG_10),
-      /* 18 */ ADD_IMM(BPF_REG_2, W_CHILD_TGID), /* the group it joins */
-      /* 19 */ CALL(BPF_FUNC_map_lookup_elem),
-      /* 20 */ JEQ_IMM(BPF_REG_0, 0, -11), /* -> 10 */
-      /* 21 */ MOV_IMM(BPF_REG_1, 1),
-      /* 22 */ ATOMIC_W(BPF_REG_0, BPF_REG_1, BPF_ADD),
-      /* 23 */ JA(-14), /* -> 10 */
-      /* 24: a new process made by a followed one is followed (its one task).  The one that
-       * made it is the task the filter runs in: the event names the child's parent, which
-       * with CLONE_PARENT is the maker's parent, a process of the host's once the maker is
-       * an orphan of `seerun exec` (its caller gone, its parent the host's init). */
-      CALL(BPF_FUNC_get_current_pid_tgid),
-      /* 25 */ INSN(BPF_ALU64 | BPF_RSH | BPF_K, BPF_REG_0, 0, 0, 32), /* its tgid */
-      /* 26 */ INSN(BPF_STX | BPF_MEM | BPF_W, BPF_REG_10, BPF_REG_0, W_TGID, 0),
-      /* 27 */ LD_MAP(BPF_REG_1, map),
-      /* 29 */ MOV_REG(BPF_REG_2, BPF_REG_10),
-      /* 30 */ ADD_IMM(BPF_REG_2, W_TGID), /* the maker's (the parent's: no-ops above) */
-      /* 31 */ CALL(BPF_FUNC_map_lookup_elem),
-      /* 32 */ JEQ_IMM(BPF_REG_0, 0, -23), /* -> 10 */
-      /* 33 */ ST_W(BPF_REG_10, W_VALUE, 1),
-      /* 34 */ LD_MAP(BPF_REG_1, map),
-      /* 36 */ MOV_REG(BPF_REG_2, BPF_REG_10),
-      /* 37 */ ADD_IMM(BPF_REG_2, W_CHILD_TGID),
-      /* 38 */ MOV_REG(BPF_REG_3, BPF_REG_10),
-      /* 39 */ ADD_IMM(BPF_REG_3, W_VALUE),
-      /* 40 */ MOV_IMM(BPF_REG_4, BPF_ANY),
-      /* 41 */ CALL(BPF_FUNC_map_update_elem),
-      /* 42: followed: dropped */ JEQ_IMM(BPF_REG_0, 0, -33), /* -> 10 */
-      /* 43: not followed (the map is full): kept, so that the record says so */
-      JA(21), /* -> 65 */
-      /* 44: exit of any task: one fewer; the process no longer followed after its last */
-      LD_MAP(BPF_REG_1, map),
-      /* 46 */ MOV_REG(BPF_REG_2, BPF_REG_10),
-      /* 47 */ ADD_IMM(BPF_REG_2, W_TGID),
-      /* 48 */ CALL(BPF_FUNC_map_lookup_elem),
-      /* 49 */ JEQ_IMM(BPF_REG_0, 0, -40), /* -> 10 */
-      /* 50 */ MOV_IMM(BPF_REG_1, -1),
-      /* 51 */ ATOMIC_W(BPF_REG_0, BPF_REG_1, BPF_ADD | BPF_FETCH), /* r1: the count before */
-      /* 52 */ JGT_IMM(BPF_REG_1, 1, -43), /* others live -> 10 */
-      /* 53 */ LD_MAP(BPF_REG_1, map),
-      /* 55 */ MOV_REG(BPF_REG_2, BPF_REG_10),
-      /* 56 */ ADD_IMM(BPF_REG_2, W_TGID),
-      /* 57 */ CALL(BPF_FUNC_map_delete_elem),
-      /* 58 */ JA(-49), /* -> 10 */
-      /* 59: exec: kept if the process is followed */
-      LD_MAP(BPF_REG_1, map),
-      /* 61 */ MOV_REG(BPF_REG_2, BPF_REG_10),
-      /* 62 */ ADD_IMM(BPF_REG_2, W_TGID),
-      /* 63 */ CALL(BPF_FUNC_map_lookup_elem),
-      /* 64 */ JEQ_IMM(BPF_REG_0, 0, -55), /* -> 10 */
-      /* 65: keep */ MOV_IMM(BPF_REG_0, -1),
-      /* 66 */ EXIT(),
+  struct op ops[] = {
+      OP(MOV_IMM(BPF_REG_2, (int32_t)EV_OFF)),
+      OP(MOV_REG(BPF_REG_3, BPF_REG_10)),
+      OP(ADD_IMM(BPF_REG_3, W_KIND)),
+      OP(MOV_IMM(BPF_REG_4, 32)),
+      OP(CALL(BPF_FUNC_skb_load_bytes)), /* r1: the packet, as the program got it */
+      GO(JNE_IMM(BPF_REG_0, 0, 0), L_DROP),
+      OP(LDX_W(BPF_REG_1, BPF_REG_10, W_KIND)),
+      GO(JEQ32_IMM(BPF_REG_1, PROC_EVENT_FORK, 0), L_FORK),
+      GO(JEQ32_IMM(BPF_REG_1, PROC_EVENT_EXIT, 0), L_EXIT),
+      GO(JEQ32_IMM(BPF_REG_1, PROC_EVENT_EXEC, 0), L_EXEC),
+      AT(L_DROP, MOV_IMM(BPF_REG_0, 0)),
+      OP(EXIT()),
+      /* fork: a thread of a followed process is one more of its tasks */
+      AT(L_FORK, LDX_W(BPF_REG_1, BPF_REG_10, W_CHILD_PID)),
+      OP(LDX_W(BPF_REG_2, BPF_REG_10, W_CHILD_TGID)),
+      GO(JEQ_REG(BPF_REG_1, BPF_REG_2, 0), L_PROCESS),
+      LOOKUP_OPS(map, W_CHILD_TGID), /* the group it joins */
+      GO(JEQ_IMM(BPF_REG_0, 0, 0), L_DROP),
+      OP(MOV_IMM(BPF_REG_1, 1)),
+      OP(ATOMIC_W(BPF_REG_0, BPF_REG_1, BPF_ADD)),
+      GO(JA(0), L_DROP),
+      /* A new process made by a followed one is followed (its one task).  The one that made
+       * it is the task the filter runs in: the event names the child's parent, which with
+       * CLONE_PARENT is the maker's parent, a process of the host's once the maker is an
+       * orphan of `seerun exec` (its caller gone, its parent the host's init). */
+      AT(L_PROCESS, CALL(BPF_FUNC_get_current_pid_tgid)),
+      OP(INSN(BPF_ALU64 | BPF_RSH | BPF_K, BPF_REG_0, 0, 0, 32)), /* its tgid */
+      OP(INSN(BPF_STX | BPF_MEM | BPF_W, BPF_REG_10, BPF_REG_0, W_TGID, 0)),
+      LOOKUP_OPS(map, W_TGID), /* the maker's (the parent's, without the three above) */
+      GO(JEQ_IMM(BPF_REG_0, 0, 0), L_DROP),
+      OP(INSN(BPF_ST | BPF_MEM | BPF_DW, BPF_REG_10, 0, W_VALUE, 1)),    /* one task */
+      OP(INSN(BPF_ST | BPF_MEM | BPF_DW, BPF_REG_10, 0, W_VALUE + 8, 0)), /* no exec yet */
+      LD_MAP_OPS(BPF_REG_1, map),
+      OP(MOV_REG(BPF_REG_2, BPF_REG_10)),
+      OP(ADD_IMM(BPF_REG_2, W_CHILD_TGID)),
+      OP(MOV_REG(BPF_REG_3, BPF_REG_10)),
+      OP(ADD_IMM(BPF_REG_3, W_VALUE)),
+      OP(MOV_IMM(BPF_REG_4, BPF_ANY)),
+      OP(CALL(BPF_FUNC_map_update_elem)),
+      GO(JEQ_IMM(BPF_REG_0, 0, 0), L_DROP), /* followed */
+      GO(JA(0), L_KEEP), /* not followed (the map is full): kept, so that the record says so */
+      /* exit of any task: one fewer; the process no longer followed after its last */
+      LOOKUP_AT(L_EXIT, map, W_TGID),
+      GO(JEQ_IMM(BPF_REG_0, 0, 0), L_DROP),
+      OP(MOV_IMM(BPF_REG_1, -1)),
+      OP(ATOMIC_W(BPF_REG_0, BPF_REG_1, BPF_ADD | BPF_FETCH)), /* r1: the count before */
+      GO(JGT_IMM(BPF_REG_1, 1, 0), L_DROP),                     /* others live */
+      LD_MAP_OPS(BPF_REG_1, map),
+      OP(MOV_REG(BPF_REG_2, BPF_REG_10)),
+      OP(ADD_IMM(BPF_REG_2, W_TGID)),
+      OP(CALL(BPF_FUNC_map_delete_elem)),
+      GO(JA(0), L_DROP),
+      /* exec: kept if the process is followed, its time noted */
+      LOOKUP_AT(L_EXEC, map, W_TGID),
+      GO(JEQ_IMM(BPF_REG_0, 0, 0), L_DROP),
+      OP(INSN(BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_10, W_TIME, 0)),
+      OP(INSN(BPF_STX | BPF_MEM | BPF_DW, BPF_REG_0, BPF_REG_1, 8, 0)),
+      AT(L_KEEP, MOV_IMM(BPF_REG_0, -1)),
+      OP(EXIT()),
   };
-  _Static_assert(sizeof(p) / sizeof(p[0]) == 67, "the jump offsets above count 67 instructions");
+  enum { N = sizeof(ops) / sizeof(ops[0]) };
+  size_t at[L_COUNT] = {0};
+  /* The maker's three instructions follow L_PROCESS's label. */
+  for (size_t k = 0; k < N; k++)
+    if (ops[k].at != L_NONE)
+      at[ops[k].at] = k;
+  at[L_MAKER] = at[L_PROCESS];
+  struct bpf_insn p[N];
+  for (size_t k = 0; k < N; k++) {
+    p[k] = ops[k].i;
+    if (ops[k].to != L_NONE)
+      p[k].off = (int16_t)((long)at[ops[k].to] - (long)k - 1);
+  }
   /* A kernel whose socket filters may not call it (older than 6.x): the event's parent, a
    * no-op in its place (CLONE_PARENT children of exec's orphans are then not followed). */
   if (!maker)
-    p[24] = p[25] = p[26] = JA(0);
+    p[at[L_MAKER]] = p[at[L_MAKER] + 1] = p[at[L_MAKER] + 2] = JA(0);
   union bpf_attr a;
   memset(&a, 0, sizeof(a));
   a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
   a.insns = (uint64_t)(uintptr_t)p;
-  a.insn_cnt = (uint32_t)(sizeof(p) / sizeof(p[0]));
+  a.insn_cnt = N;
   a.license = (uint64_t)(uintptr_t) "GPL";
   memcpy(a.prog_name, "seerun_procs", sizeof("seerun_procs"));
   int fd = sys_bpf(BPF_PROG_LOAD, &a);
@@ -181,10 +205,11 @@ static int load(int map, bool maker, int *out)
   return 0;
 }
 
-int sr_activity_exec_follow(int map_fd, pid_t pid)
+int sr_activity_exec_bpf_follow(int map_fd, pid_t pid)
 {
   /* One task: the init and `seerun exec` are single-threaded when they are seeded. */
-  uint32_t key = (uint32_t)pid, value = 1;
+  uint32_t key = (uint32_t)pid;
+  struct sr_act_followed value = {.tasks = 1};
   union bpf_attr a;
   memset(&a, 0, sizeof(a));
   a.map_fd = (uint32_t)map_fd;
@@ -194,13 +219,28 @@ int sr_activity_exec_follow(int map_fd, pid_t pid)
   return sys_bpf(BPF_MAP_UPDATE_ELEM, &a) < 0 ? -1 : 0;
 }
 
-int sr_activity_exec_track(int sock, pid_t init, uint64_t pids_max, int *map_out)
+int sr_activity_exec_bpf_exec_time(int map_fd, pid_t pid, uint64_t *ns)
+{
+  uint32_t key = (uint32_t)pid;
+  struct sr_act_followed value;
+  union bpf_attr a;
+  memset(&a, 0, sizeof(a));
+  a.map_fd = (uint32_t)map_fd;
+  a.key = (uint64_t)(uintptr_t)&key;
+  a.value = (uint64_t)(uintptr_t)&value;
+  if (sys_bpf(BPF_MAP_LOOKUP_ELEM, &a) < 0)
+    return -1;
+  *ns = value.exec_ns;
+  return 0;
+}
+
+int sr_activity_exec_bpf_track(int sock, pid_t init, uint64_t pids_max, int *map_out)
 {
   union bpf_attr a;
   memset(&a, 0, sizeof(a));
   a.map_type = BPF_MAP_TYPE_HASH;
   a.key_size = sizeof(uint32_t);
-  a.value_size = sizeof(uint32_t);
+  a.value_size = sizeof(struct sr_act_followed);
   a.max_entries = pids_max && pids_max < TRACK_MAX - TRACK_EXECS
                       ? (uint32_t)pids_max + TRACK_EXECS
                       : TRACK_MAX;
@@ -210,7 +250,7 @@ int sr_activity_exec_track(int sock, pid_t init, uint64_t pids_max, int *map_out
   if (map < 0)
     return -1;
   int prog = -1;
-  if (sr_activity_exec_follow(map, init) < 0 ||
+  if (sr_activity_exec_bpf_follow(map, init) < 0 ||
       (load(map, true, &prog) < 0 && load(map, false, &prog) < 0) ||
       setsockopt(sock, SOL_SOCKET, SO_ATTACH_BPF, &prog, sizeof(prog)) < 0) {
     int saved = errno;

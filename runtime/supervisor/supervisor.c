@@ -195,6 +195,7 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
     act.seccomp_unseen = cfg->seccomp_unseen;
     act.execs_watched = cfg->exec_fd >= 0;
     act.execs_in_kernel = cfg->exec_fd >= 0 && cfg->exec_map_fd >= 0;
+    act.exec_map = act.execs_in_kernel ? cfg->exec_map_fd : -1;
     act.files = files;
     act.files_unseen = cfg->files_unseen;
     sr_activity_exec_seed(&act, cfg->init_pid);

@@ -38,7 +38,7 @@ struct sr_supervisor_config {
                           locked one): activity.json, and egress.json when it ends */
   int cg_memory_fd, cg_pids_fd;
   int exec_fd;        /* the proc connector, subscribed (activity.h); -1: programs not watched */
-  int exec_map_fd;    /* the processes followed in the kernel (sr_activity_exec_track), or -1:
+  int exec_map_fd;    /* the processes followed in the kernel (sr_activity_exec_bpf_track), or -1:
                          by the events and the pid namespace */
   uint64_t pidns;     /* the container's pid namespace (inode): whose exec events count */
   pid_t init_pid;     /* the init, on the host: its descendants are the container's */

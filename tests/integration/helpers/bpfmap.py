@@ -21,7 +21,8 @@ def followed(sup_pid, fd=13):
     try:
         out = {}
         key = None
-        kbuf, nbuf, vbuf = (ctypes.create_string_buffer(4) for _ in range(3))
+        kbuf, nbuf = (ctypes.create_string_buffer(4) for _ in range(2))
+        vbuf = ctypes.create_string_buffer(16)  # struct sr_act_followed: tasks, pad, exec_ns
         while True:
             attr = struct.pack("=IIQQ", mfd, 0, ctypes.addressof(kbuf) if key is not None else 0,
                                ctypes.addressof(nbuf))
@@ -36,7 +37,7 @@ def followed(sup_pid, fd=13):
             try:
                 _bpf(1, struct.pack("=IIQQQ", mfd, 0, ctypes.addressof(kbuf),
                                     ctypes.addressof(vbuf), 0))  # BPF_MAP_LOOKUP_ELEM
-                out[key] = struct.unpack("=I", vbuf.raw)[0]
+                out[key] = struct.unpack("=IIQ", vbuf.raw)[0]
             except OSError as e:
                 if e.errno != 2:
                     raise
