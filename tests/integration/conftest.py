@@ -334,6 +334,17 @@ def make_profiled_seerun(tmp_path, name, profile):
     return s
 
 
+@pytest.fixture(scope="module")
+def without_bpf(tmp_path_factory):
+    """A program that runs its arguments with the bpf system call refused (EPERM), as on a
+    host where seerun cannot load eBPF (helpers/without_bpf.c)."""
+    d = tmp_path_factory.mktemp("without-bpf")
+    exe = str(d / "without_bpf")
+    subprocess.run(["cc", "-O2", "-o", exe, os.path.join(HERE, "helpers", "without_bpf.c")],
+                   check=True, capture_output=True)
+    return exe
+
+
 def make_norecord_seerun(tmp_path):
     """seerun under a profile "norecord": the default one with the activity record off."""
     return make_profiled_seerun(tmp_path, "norecord", {

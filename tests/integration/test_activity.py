@@ -475,15 +475,6 @@ def test_what_exec_starts_is_followed_from_its_fork(hardened, hbundle):
         assert progs["count"] == 52, progs  # sleep, sh and 50 true
 
 
-@pytest.fixture(scope="module")
-def without_bpf(tmp_path_factory):
-    d = tmp_path_factory.mktemp("without-bpf")
-    exe = str(d / "without_bpf")
-    subprocess.run(["cc", "-O2", "-o", exe, os.path.join(HELPERS, "without_bpf.c")],
-                   check=True, capture_output=True)
-    return exe
-
-
 def test_without_ebpf_the_events_follow_the_processes_exactly(hardened, hbundle, without_bpf):
     # Where the bpf system call is refused, the supervisor follows the processes itself (every
     # process event of the host wakes it): the same exact count, `followed` "events".

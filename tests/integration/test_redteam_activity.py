@@ -281,15 +281,6 @@ def test_a_program_that_execs_at_once_is_not_listed_as_the_next_one(hardened, rb
         assert progs["count"] == 61, progs  # sh, 30 rt, 30 sleep
 
 
-@pytest.fixture(scope="module")
-def without_bpf(tmp_path_factory):
-    d = tmp_path_factory.mktemp("without-bpf")
-    exe = str(d / "without_bpf")
-    subprocess.run(["cc", "-O2", "-o", exe, os.path.join(HELPERS, "without_bpf.c")],
-                   check=True, capture_output=True)
-    return exe
-
-
 def test_without_ebpf_a_leaderless_groups_children_are_counted(hardened, rbundle, without_bpf):
     # The events' follower (no eBPF) forgets a process when its leader exits: the children of
     # its remaining threads are then told by their pid namespace only, which misses those that
