@@ -176,16 +176,27 @@ static int write_index(int rootfd, const struct sr_state_record *rec, sr_error_t
   return 0;
 }
 
-static int read_index(int rootfd, const char *id, struct sr_state_record **rec, sr_error_t *err)
+static int read_index_text(int rootfd, const char *id, char **buf, size_t *len, sr_error_t *err)
 {
   _cleanup_close_ int fd = index_dir(rootfd, false, err);
-  _cleanup_free_ char *buf = NULL;
-  size_t len;
-  if (fd < 0 || sr_fileio_read_at(fd, id, 1 << 20, &buf, &len, err) < 0)
-    return -1;
+  return fd < 0 || sr_fileio_read_at(fd, id, 1 << 20, buf, len, err) < 0 ? -1 : 0;
+}
+
+static int parse_index(const char *id, const char *buf, size_t len, struct sr_state_record **rec,
+                       sr_error_t *err)
+{
   if (sr_state_record_parse(buf, len, rec, err) < 0)
     return sr_error_wrap(err, "the index `" INDEX_DIR "/%s`", id);
   return 0;
+}
+
+static int read_index(int rootfd, const char *id, struct sr_state_record **rec, sr_error_t *err)
+{
+  _cleanup_free_ char *buf = NULL;
+  size_t len;
+  if (read_index_text(rootfd, id, &buf, &len, err) < 0)
+    return -1;
+  return parse_index(id, buf, len, rec, err);
 }
 
 /* The index first (with_index: the create's own saves), so that it is never behind what
@@ -324,12 +335,14 @@ static int neutralise(struct sr_container *c, const char *why, sr_error_t *err)
  * state.json that disagrees with it is refused, unless one of them is still "creating": create
  * writes the index first, so a create at work (or killed between its writes) leaves state.json
  * a step behind.  Either way what is acted on is the index's. */
-static int verify_record(struct sr_container *c, sr_error_t *err)
+/* ibuf: the index's text, read by the caller (NULL: read here). */
+static int verify_record(struct sr_container *c, const char *ibuf, size_t ilen, sr_error_t *err)
 {
   _cleanup_record_ struct sr_state_record *idx = NULL;
   sr_error_t why = NULL;
   char text[600];
-  if (read_index(c->rootfd, c->id, &idx, &why) < 0) {
+  if ((ibuf ? parse_index(c->id, ibuf, ilen, &idx, &why)
+            : read_index(c->rootfd, c->id, &idx, &why)) < 0) {
     bool missing = why->status == ENOENT;
     _cleanup_free_ char *t = sr_error_text(why);
     sr_error_free(&why);
@@ -555,7 +568,10 @@ int sr_statedir_load(int rootfd, const char *id, bool lock, struct sr_container 
   _cleanup_container_ struct sr_container *c = NULL;
   if (open_container(rootfd, id, lock, &c, err) < 0)
     return -1;
-  if (read_record(c->dirfd, STATE_FILE, &c->rec, err) < 0) {
+  _cleanup_free_ char *text = NULL, *itext = NULL;
+  size_t len = 0, ilen = 0;
+  if (sr_fileio_read_at(c->dirfd, STATE_FILE, SR_STATE_MAX_SIZE, &text, &len, err) < 0 ||
+      sr_state_record_parse(text, len, &c->rec, err) < 0) {
     if ((*err)->status == ENOENT && container_gone(c, lock)) {
       sr_error_free(err);
       return sr_error_make(err, ENOENT, "container \"%s\" does not exist", id);
@@ -567,7 +583,13 @@ int sr_statedir_load(int rootfd, const char *id, bool lock, struct sr_container 
                                  "--force` removes what is left of it",
                          id, why ? why : STATE_FILE);
   }
-  if (verify_record(c, err) < 0)
+  /* The index create wrote, the same text: the record is its own (what verify_record would
+   * adopt, parsed once); any other text is compared field by field. */
+  sr_error_t ie = NULL;
+  bool have_index = read_index_text(rootfd, id, &itext, &ilen, &ie) == 0;
+  sr_error_free(&ie);
+  if (!(have_index && ilen == len && memcmp(itext, text, len) == 0) &&
+      verify_record(c, have_index ? itext : NULL, ilen, err) < 0)
     return -1;
   *out = steal_ptr(c);
   return 0;
