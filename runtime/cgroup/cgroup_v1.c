@@ -119,9 +119,17 @@ int sr_cgroup_v1_controller(const struct sr_cgroup *cg, const char *controller, 
   const char *hier = NULL;
   _cleanup_strv_ char **names = NULL;
   snprintf(probe, sizeof(probe), "%s/%s/cgroup.procs", cg->root, controller);
-  if (access(probe, F_OK) == 0) {
+  /* Hierarchies listed already (a layout scanned once for many objects): no probe for a
+   * controller the list names. */
+  const struct sr_cg_v1_list *l = cg->v1;
+  for (size_t i = 0; l && l->listed && i < l->n && hier == NULL; i++)
+    if (has_controller(l->names[i], controller))
+      hier = l->names[i];
+  if (hier != NULL) {
+    /* found in the list */
+  } else if (access(probe, F_OK) == 0) {
     hier = controller;
-  } else {
+  } else if (!(l && l->listed)) {
     size_t n;
     if (sr_cgroup_v1_hierarchies(cg, &names, &n, err) < 0)
       return -1;

@@ -56,15 +56,12 @@ bool sr_container_pid_userns_is_ours(pid_t pid)
 /* Is pid in the cgroup at path (or one below it)?  v2: its "0::" line; v1: a controller's. */
 static bool pid_in_cgroup(pid_t pid, int version, const char *path)
 {
-  char file[64];
-  snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
-  _cleanup_fclose_ FILE *f = fopen(file, "re");
-  if (f == NULL)
-    return false;
+  /* One read, not stdio's buffered lines (list reads one per container). */
+  char text[16384];
+  sr_proc_text(pid, "cgroup", text, sizeof(text), false, "");
   size_t n = strlen(path);
-  char line[4096];
-  while (fgets(line, sizeof(line), f)) {
-    line[strcspn(line, "\n")] = '\0';
+  char *save = NULL;
+  for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
     char *ctl = strchr(line, ':');
     char *cg = ctl ? strchr(ctl + 1, ':') : NULL;
     if (cg == NULL)
