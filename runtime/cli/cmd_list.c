@@ -154,10 +154,10 @@ int sr_cmd_list(const struct sr_global *g, int argc, char **argv)
   }
   size_t nrows = 0;
   struct owner_cache owners = {0};
-  /* The host's cgroup layout once for all of them (without one, each container scans). */
-  struct sr_cgroup_layout layout = {0};
-  bool have_layout = n > 0 && sr_cgroup_layout_scan(SR_CGROUP_ROOT, &layout, &err) == 0;
-  sr_error_free(&err);
+  /* The host's cgroup layout and our user namespace once for all of them. */
+  struct sr_container_host host = {0};
+  if (n > 0)
+    sr_container_host_scan(&host);
   for (size_t i = 0; i < n; i++) {
     struct sr_container *ct = NULL;
     /* One broken container must not hide the others (its error names it and the file); one
@@ -174,14 +174,14 @@ int sr_cmd_list(const struct sr_global *g, int argc, char **argv)
     r->c = ct;
     r->id = ct->rec->id;
     r->status = (char *)sr_container_status_name(
-        sr_container_observe_in(ct, have_layout ? &layout : NULL, &r->pid));
+        sr_container_observe_in(ct, &host, &r->pid));
     r->bundle = ct->rec->bundle;
     r->rootfs = ct->rec->rootfs;
     r->created = ct->rec->created;
     r->owner = owner_name(ct->dirfd, &owners);
   }
   free(owners.name);
-  sr_cgroup_layout_release(&layout);
+  sr_container_host_release(&host);
   int ret = 0;
   if (quiet) {
     for (size_t i = 0; i < nrows; i++)

@@ -43,14 +43,39 @@ int sr_container_open_cgroup(const struct sr_container *c, struct sr_cgroup **cg
   return sr_cgroup_new(SR_CGROUP_ROOT, c->rec->cgroup_path, cg, err);
 }
 
-bool sr_container_pid_userns_is_ours(pid_t pid)
+/* pid's user namespace is the one (dev, ino) names. */
+static bool pid_userns_is(pid_t pid, dev_t dev, ino_t ino)
 {
   char theirs[64];
-  struct stat a, b;
+  struct stat a;
   snprintf(theirs, sizeof(theirs), "/proc/%d/ns/user", (int)pid);
-  if (stat("/proc/self/ns/user", &b) < 0 || stat(theirs, &a) < 0)
-    return false;
-  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+  return stat(theirs, &a) == 0 && a.st_dev == dev && a.st_ino == ino;
+}
+
+bool sr_container_pid_userns_is_ours(pid_t pid)
+{
+  struct stat b;
+  return stat("/proc/self/ns/user", &b) == 0 && pid_userns_is(pid, b.st_dev, b.st_ino);
+}
+
+void sr_container_host_scan(struct sr_container_host *h)
+{
+  *h = (struct sr_container_host){0};
+  sr_error_t e = NULL;
+  h->have_layout = sr_cgroup_layout_scan(SR_CGROUP_ROOT, &h->layout, &e) == 0;
+  sr_error_free(&e);
+  struct stat st;
+  if (stat("/proc/self/ns/user", &st) == 0) {
+    h->userns_dev = st.st_dev;
+    h->userns_ino = st.st_ino;
+    h->have_userns = true;
+  }
+}
+
+void sr_container_host_release(struct sr_container_host *h)
+{
+  sr_cgroup_layout_release(&h->layout);
+  *h = (struct sr_container_host){0};
 }
 
 /* Is pid in the cgroup at path (or one below it)?  v2: its "0::" line; v1: a controller's. */
@@ -80,13 +105,20 @@ static bool pid_in_cgroup(pid_t pid, int version, const char *path)
  * user namespace of its own when create saw it in one, and in the container's cgroup.  The
  * record comes from the index (statedir.h); this is the second look, at the process itself, so
  * that kill, delete and exec never reach a host process. */
-static bool init_is_the_containers(const struct sr_state_record *r)
+static bool init_is_the_containers_in(const struct sr_state_record *r,
+                                      const struct sr_container_host *h)
 {
   if (r->pid <= 0 || !sr_proc_is(r->pid, r->pid_start))
     return false;
-  if (r->own_userns && sr_container_pid_userns_is_ours(r->pid))
+  if (r->own_userns && (h && h->have_userns ? pid_userns_is(r->pid, h->userns_dev, h->userns_ino)
+                                            : sr_container_pid_userns_is_ours(r->pid)))
     return false;
   return r->cgroup_version == 0 || pid_in_cgroup(r->pid, r->cgroup_version, r->cgroup_path);
+}
+
+static bool init_is_the_containers(const struct sr_state_record *r)
+{
+  return init_is_the_containers_in(r, NULL);
 }
 
 enum sr_status sr_container_observe(const struct sr_container *c, pid_t *live_pid)
@@ -95,8 +127,9 @@ enum sr_status sr_container_observe(const struct sr_container *c, pid_t *live_pi
 }
 
 enum sr_status sr_container_observe_in(const struct sr_container *c,
-                                       const struct sr_cgroup_layout *layout, pid_t *live_pid)
+                                       const struct sr_container_host *host, pid_t *live_pid)
 {
+  const struct sr_cgroup_layout *layout = host && host->have_layout ? &host->layout : NULL;
   const struct sr_state_record *r = c->rec;
   *live_pid = 0;
   if (r->phase == SR_PHASE_CREATING) {
@@ -104,11 +137,11 @@ enum sr_status sr_container_observe_in(const struct sr_container *c,
      * half-made init dies with it: not the container's pid). */
     if (r->creator_pid <= 0 || !sr_proc_is(r->creator_pid, r->creator_start))
       return SR_STATUS_STOPPED;
-    if (init_is_the_containers(r))
+    if (init_is_the_containers_in(r, host))
       *live_pid = r->pid;
     return SR_STATUS_CREATING;
   }
-  if (!init_is_the_containers(r))
+  if (!init_is_the_containers_in(r, host))
     return SR_STATUS_STOPPED;
   *live_pid = r->pid;
   if (faccessat(c->dirfd, "exec.fifo", F_OK, AT_SYMLINK_NOFOLLOW) == 0)

@@ -24,10 +24,20 @@ const char *sr_container_status_name(enum sr_status s);
 enum sr_status sr_container_status(const struct sr_container *c);
 /* Both at once, with one look at the init's /proc entry. */
 enum sr_status sr_container_observe(const struct sr_container *c, pid_t *live_pid);
-/* The same, with the host's cgroup layout scanned once by the caller (list: many
- * containers); NULL: scanned here. */
+/* What observing a container asks of the host and not of it: the cgroup layout and the
+ * runtime's own user namespace, looked at once by a caller that observes many (list). */
+struct sr_container_host {
+  struct sr_cgroup_layout layout;
+  bool have_layout;
+  dev_t userns_dev;
+  ino_t userns_ino;
+  bool have_userns;
+};
+void sr_container_host_scan(struct sr_container_host *h);
+void sr_container_host_release(struct sr_container_host *h);
+/* sr_container_observe with those (NULL: looked at here). */
 enum sr_status sr_container_observe_in(const struct sr_container *c,
-                                       const struct sr_cgroup_layout *layout, pid_t *live_pid);
+                                       const struct sr_container_host *host, pid_t *live_pid);
 /* The container's cgroup; *cg is NULL for a container that has none. */
 int sr_container_open_cgroup(const struct sr_container *c, struct sr_cgroup **cg, sr_error_t *err);
 /* Is pid in the runtime's own user namespace? (false when that cannot be seen) */
