@@ -284,14 +284,12 @@ static int prepare_activity(void *data, struct sr_supervisor_config *sc, sr_erro
   struct stat st;
   snprintf(ns, sizeof(ns), "/proc/%d/ns/pid", ctx->init_pid);
   sr_error_t e = NULL;
-  if (stat(ns, &st) == 0 && sr_activity_exec_socket(&sc->exec_fd, &e) == 0) {
+  /* Followed in the kernel where eBPF can (none of the host's other processes wakes the
+   * supervisor then); else by the events and the pid namespace. */
+  if (stat(ns, &st) == 0 && sr_activity_exec_socket(&sc->exec_fd, ctx->init_pid,
+                                                    pids_limit(sc->cg_pids_fd),
+                                                    &sc->exec_map_fd, &e) == 0)
     sc->pidns = (uint64_t)st.st_ino;
-    /* Followed in the kernel where eBPF can (none of the host's other processes wakes the
-     * supervisor then); else by the events and the pid namespace. */
-    if (sr_activity_exec_bpf_track(sc->exec_fd, ctx->init_pid, pids_limit(sc->cg_pids_fd),
-                               &sc->exec_map_fd) < 0)
-      sc->exec_map_fd = -1;
-  }
   sr_error_free(&e);
   /* Files changed: the writable places, opened before any of the container's code has run
    * (activity_files.h).  Without them the record says so. */

@@ -175,9 +175,11 @@ int sr_activity_recv_listener(int sock, char *msg, size_t size);
 /* The container side: hands the listener over (no SIGPIPE).  0 or -1 with errno. */
 int sr_activity_send_listener(int sock, int listener);
 
-/* The proc connector's socket, subscribed to exec events (needs CAP_NET_ADMIN: made by create,
- * served by the supervisor, which has not that capability). */
-int sr_activity_exec_socket(int *fd, sr_error_t *err);
+/* The proc connector's socket, subscribed to exec events (needs CAP_NET_ADMIN: made by the
+ * supervisor as it prepares, before it drops that capability), with the container's
+ * processes followed in the kernel from the init on where eBPF can (sr_activity_exec_bpf_track:
+ * *map the map), else *map -1 (then sr_activity_exec_filter, once ready). */
+int sr_activity_exec_socket(int *fd, pid_t init, uint64_t pids_max, int *map, sr_error_t *err);
 /* Drops in the kernel the events the record has no use for (threads', and every kind but
  * fork, exec and exit): attached by the supervisor once it is ready (the filter's JIT costs
  * more than the events it drops while create finishes).  0 or -1 with errno. */
@@ -185,10 +187,10 @@ int sr_activity_exec_filter(int fd);
 /* The container's processes followed in the kernel instead (activity_exec_bpf.c): an eBPF
  * filter on the socket keeps a map of them, seeded with `init`, and lets only their execs
  * through (and a fork it could not follow: the map was full; it holds pids_max, the
- * container's pids limit (0: none), and the execs under way).  Attached before any of the
- * container's code runs; what was queued before is discarded.  *map: the map (owned by the
- * caller), for sr_activity_exec_bpf_follow.  0, or -1 with errno (no eBPF here: the caller keeps
- * sr_activity_exec_filter). */
+ * container's pids limit (0: none), and the execs under way).  Attached before the socket
+ * is subscribed and before any of the container's code runs.  *map: the map (owned by the
+ * caller), for sr_activity_exec_bpf_follow.  0, or -1 with errno (no eBPF here: the caller
+ * keeps sr_activity_exec_filter). */
 int sr_activity_exec_bpf_track(int sock, pid_t init, uint64_t pids_max, int *map);
 /* The value of a followed process in that map: its live tasks, and the time
  * (CLOCK_MONOTONIC ns, the exec event's own timestamp_ns) of its latest exec, 0 before one. */

@@ -72,7 +72,7 @@ int sr_activity_exec_filter(int fd)
   return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
 }
 
-int sr_activity_exec_socket(int *out, sr_error_t *err)
+int sr_activity_exec_socket(int *out, pid_t init, uint64_t pids_max, int *map, sr_error_t *err)
 {
   int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_CONNECTOR);
   if (fd < 0)
@@ -85,6 +85,10 @@ int sr_activity_exec_socket(int *out, sr_error_t *err)
     close(fd);
     return -1;
   }
+  /* The container's processes followed in the kernel where eBPF can: its filter is on before
+   * the subscription, so that no event it has not judged is ever queued. */
+  if (sr_activity_exec_bpf_track(fd, init, pids_max, map) < 0)
+    *map = -1;
   struct {
     struct nlmsghdr nl;
     struct cn_msg cn;
@@ -104,6 +108,9 @@ int sr_activity_exec_socket(int *out, sr_error_t *err)
   m.in.event_type = PROC_EVENT_FORK | PROC_EVENT_EXEC | PROC_EVENT_EXIT;
   if (send(fd, &m, m.nl.nlmsg_len, 0) < 0) {
     sr_error_sys(err, "activity: subscribe to the proc connector");
+    if (*map >= 0)
+      close(*map);
+    *map = -1;
     close(fd);
     return -1;
   }

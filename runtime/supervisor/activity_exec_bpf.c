@@ -261,11 +261,6 @@ int sr_activity_exec_bpf_track(int sock, pid_t init, uint64_t pids_max, int *map
     return -1;
   }
   close(prog); /* the socket holds it, and it the map */
-  /* What was queued before the filter: none of it is the container's (its init has not run
-   * yet), and none of it was judged by the filter. */
-  char buf[4096];
-  while (recv(sock, buf, sizeof(buf), MSG_DONTWAIT) >= 0 || errno == ENOBUFS)
-    ;
   *map_out = map;
   return 0;
 }
