@@ -49,8 +49,8 @@ struct sr_supervisor_config {
   const char *files_unseen;
   /* Run in the supervisor's process before anything else (its privileges still whole), while
    * the caller goes on: fills in what the supervisor opens itself (activity_listen, exec_fd,
-   * exec_map_fd, pidns, places, files_unseen).  A failure ends it, and sr_supervisor_ready returns the
-   * error.  NULL: nothing to do. */
+   * exec_map_fd, pidns, places, files_unseen).  A failure ends it, and sr_supervisor_ready
+   * returns the error.  NULL: nothing to do. */
   int (*prepare)(void *data, struct sr_supervisor_config *c, sr_error_t *err);
   void *prepare_data;
 };
