@@ -449,9 +449,7 @@ int sr_cgroup_layout_scan(const char *root, struct sr_cgroup_layout *l, sr_error
 
 void sr_cgroup_layout_release(struct sr_cgroup_layout *l)
 {
-  for (size_t i = 0; l->names && i < l->n; i++)
-    free(l->names[i]);
-  free(l->names);
+  sr_cleanup_strv_freep(&l->names);
   *l = (struct sr_cgroup_layout){0};
 }
 
@@ -460,42 +458,20 @@ int sr_cgroup_new_in(const struct sr_cgroup_layout *l, const char *root, const c
 {
   if (sr_cgroup_new_with_layout(root, path, l->version, l->hybrid, out, err) < 0)
     return -1;
-  if (l->version != 1)
-    return 0;
-  struct sr_cg_v1_list *v1 = (*out)->v1;
-  size_t count = 0;
-  v1->names = calloc(1, sizeof(char *));
-  for (size_t i = 0; v1->names && i < l->n; i++)
-    if (sr_cgroup_names_add(&v1->names, &count, l->names[i], strlen(l->names[i])) < 0)
-      break;
-  v1->n = count;
-  if (v1->names == NULL || count != l->n) {
+  if (l->version == 1 && sr_cgroup_v1_list_copy((*out)->v1, l->names, l->n) < 0) {
     sr_cgroup_free(*out);
     *out = NULL;
     return sr_error_make(err, ENOMEM, "cgroup hierarchies");
   }
-  v1->listed = true;
   return 0;
 }
 
 int sr_cgroup_new(const char *root, const char *path, struct sr_cgroup **out, sr_error_t *err)
 {
-  struct sr_cgroup_layout l;
+  _cleanup_(sr_cgroup_layout_release) struct sr_cgroup_layout l = {0};
   if (sr_cgroup_layout_scan(root, &l, err) < 0)
     return -1;
-  int version = l.version;
-  bool hybrid = l.hybrid;
-  if (sr_cgroup_new_with_layout(root, path, version, hybrid, out, err) < 0) {
-    sr_cgroup_layout_release(&l);
-    return -1;
-  }
-  if (version == 1) {
-    (*out)->v1->names = steal_ptr(l.names);
-    (*out)->v1->n = l.n;
-    (*out)->v1->listed = true;
-  }
-  sr_cgroup_layout_release(&l);
-  return 0;
+  return sr_cgroup_new_in(&l, root, path, out, err);
 }
 
 void sr_cgroup_free(struct sr_cgroup *cg)

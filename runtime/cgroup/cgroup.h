@@ -239,6 +239,8 @@ struct sr_cg_v1_list {
   size_t n;
 };
 void sr_cgroup_v1_list_free(struct sr_cg_v1_list *l);
+/* l lists a copy of the n hierarchies of names (a layout scanned once): 0, or -1 (memory). */
+int sr_cgroup_v1_list_copy(struct sr_cg_v1_list *l, char *const *names, size_t n);
 int sr_cgroup_v1_hierarchies(const struct sr_cgroup *cg, char ***names, size_t *n, sr_error_t *err);
 /* Opens the container's directory in the v1 hierarchy of controller: 1 found, 0 the
  * controller is not mounted, -1 error (including a missing container directory). */

@@ -41,6 +41,18 @@ static char **strv_dup(char *const *v, size_t n)
 
 static int list_hierarchies(const struct sr_cgroup *cg, char ***names, size_t *n, sr_error_t *err);
 
+int sr_cgroup_v1_list_copy(struct sr_cg_v1_list *l, char *const *names, size_t n)
+{
+  char **copy = strv_dup(names, n);
+  if (copy == NULL)
+    return -1;
+  sr_cleanup_strv_freep(&l->names);
+  l->names = copy;
+  l->n = n;
+  l->listed = true;
+  return 0;
+}
+
 int sr_cgroup_v1_hierarchies(const struct sr_cgroup *cg, char ***names, size_t *n, sr_error_t *err)
 {
   struct sr_cg_v1_list *l = cg->v1;
@@ -122,14 +134,13 @@ int sr_cgroup_v1_controller(const struct sr_cgroup *cg, const char *controller, 
   /* Hierarchies listed already (a layout scanned once for many objects): no probe for a
    * controller the list names. */
   const struct sr_cg_v1_list *l = cg->v1;
-  for (size_t i = 0; l && l->listed && i < l->n && hier == NULL; i++)
+  bool listed = l && l->listed;
+  for (size_t i = 0; listed && i < l->n && hier == NULL; i++)
     if (has_controller(l->names[i], controller))
       hier = l->names[i];
-  if (hier != NULL) {
-    /* found in the list */
-  } else if (access(probe, F_OK) == 0) {
+  if (hier == NULL && access(probe, F_OK) == 0) {
     hier = controller;
-  } else if (!(l && l->listed)) {
+  } else if (hier == NULL && !listed) {
     size_t n;
     if (sr_cgroup_v1_hierarchies(cg, &names, &n, err) < 0)
       return -1;

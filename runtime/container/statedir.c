@@ -510,15 +510,26 @@ static int open_container(int rootfd, const char *id, bool lock, struct sr_conta
   return 0;
 }
 
+/* text: the file's text, kept for the caller (NULL: freed here). */
+static int read_record_text(int dirfd, const char *name, struct sr_state_record **rec,
+                            char **text, size_t *len, sr_error_t *err)
+{
+  _cleanup_free_ char *buf = NULL;
+  size_t n;
+  if (sr_fileio_read_at(dirfd, name, SR_STATE_MAX_SIZE, &buf, &n, err) < 0 ||
+      sr_state_record_parse(buf, n, rec, err) < 0)
+    return -1;
+  if (text) {
+    *text = steal_ptr(buf);
+    *len = n;
+  }
+  return 0;
+}
+
 static int read_record(int dirfd, const char *name, struct sr_state_record **rec,
                        sr_error_t *err)
 {
-  _cleanup_free_ char *buf = NULL;
-  size_t len;
-  if (sr_fileio_read_at(dirfd, name, SR_STATE_MAX_SIZE, &buf, &len, err) < 0 ||
-      sr_state_record_parse(buf, len, rec, err) < 0)
-    return -1;
-  return 0;
+  return read_record_text(dirfd, name, rec, NULL, NULL, err);
 }
 
 /* Not locked by us: is someone else (a delete between removing state.json and the directory)
@@ -570,8 +581,7 @@ int sr_statedir_load(int rootfd, const char *id, bool lock, struct sr_container 
     return -1;
   _cleanup_free_ char *text = NULL, *itext = NULL;
   size_t len = 0, ilen = 0;
-  if (sr_fileio_read_at(c->dirfd, STATE_FILE, SR_STATE_MAX_SIZE, &text, &len, err) < 0 ||
-      sr_state_record_parse(text, len, &c->rec, err) < 0) {
+  if (read_record_text(c->dirfd, STATE_FILE, &c->rec, &text, &len, err) < 0) {
     if ((*err)->status == ENOENT && container_gone(c, lock)) {
       sr_error_free(err);
       return sr_error_make(err, ENOENT, "container \"%s\" does not exist", id);

@@ -509,42 +509,40 @@ int sr_userns_registry_acquire(const struct sr_userns_pool *pool, const char *ke
   time_t now = time(NULL);
   struct entry *mine = NULL;
   int ret = 0;
-  {
-    if (grow(r) < 0)
+  if (grow(r) < 0)
+    return sr_error_make(err, ENOMEM, "user namespace registry");
+  int64_t k = free_slot(pool, r, now, true);
+  if (k == -2)
+    return sr_error_make(err, ENOMEM, "user namespace registry");
+  if (k >= 0) {
+    mine = &r->v[r->n++];
+    *mine = (struct entry){key, kl, pool->first + (uint64_t)k * pool->size, pool->size, 0, 0, 0,
+                           false};
+    ret = add_line(pool, &ss, mine, err);
+  } else {
+    if ((k = free_slot(pool, r, now, false)) == -2)
       return sr_error_make(err, ENOMEM, "user namespace registry");
-    int64_t k = free_slot(pool, r, now, true);
-    if (k == -2)
-      return sr_error_make(err, ENOMEM, "user namespace registry");
+    ssize_t old = -1;
+    uint64_t lo;
     if (k >= 0) {
-      mine = &r->v[r->n++];
-      *mine = (struct entry){key, kl, pool->first + (uint64_t)k * pool->size, pool->size, 0, 0, 0,
-                             false};
-      ret = add_line(pool, &ss, mine, err);
+      lo = pool->first + (uint64_t)k * pool->size;
+      /* Expired entries overlapping it are forgotten. */
+      for (size_t i = 0; i < r->n; i++)
+        r->v[i].gone = r->v[i].gone || (r->v[i].first < lo + pool->size &&
+                                        lo < r->v[i].first + r->v[i].size);
+    } else if ((old = longest_released(pool, r)) >= 0) {
+      out->reclaimed_from = r->v[old].released;
+      lo = r->v[old].first;
+      r->v[old].gone = true; /* its key loses it */
     } else {
-      if ((k = free_slot(pool, r, now, false)) == -2)
-        return sr_error_make(err, ENOMEM, "user namespace registry");
-      ssize_t old = -1;
-      uint64_t lo;
-      if (k >= 0) {
-        lo = pool->first + (uint64_t)k * pool->size;
-        /* Expired entries overlapping it are forgotten. */
-        for (size_t i = 0; i < r->n; i++)
-          r->v[i].gone = r->v[i].gone || (r->v[i].first < lo + pool->size &&
-                                          lo < r->v[i].first + r->v[i].size);
-      } else if ((old = longest_released(pool, r)) >= 0) {
-        out->reclaimed_from = r->v[old].released;
-        lo = r->v[old].first;
-        r->v[old].gone = true; /* its key loses it */
-      } else {
-        return sr_error_make(err, 0,
-                             "user namespace registry `%s`: all %llu ranges are held by "
-                             "containers that exist (the policy's userNamespaces.count)",
-                             pool->registry, (unsigned long long)pool->count);
-      }
-      mine = &r->v[r->n++];
-      *mine = (struct entry){key, kl, lo, pool->size, 0, 0, 0, false};
-      ret = session_save(pool, &ss, err);
+      return sr_error_make(err, 0,
+                           "user namespace registry `%s`: all %llu ranges are held by "
+                           "containers that exist (the policy's userNamespaces.count)",
+                           pool->registry, (unsigned long long)pool->count);
     }
+    mine = &r->v[r->n++];
+    *mine = (struct entry){key, kl, lo, pool->size, 0, 0, 0, false};
+    ret = session_save(pool, &ss, err);
   }
   if (ret < 0)
     return -1;

@@ -66,8 +66,6 @@ static int sys_bpf(int cmd, union bpf_attr *attr)
 #define JA(o) INSN(BPF_JMP | BPF_JA, 0, 0, o, 0)
 #define CALL(f) INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
 #define EXIT() INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
-#define LD_MAP(d, fd)                                                                          \
-  INSN(BPF_LD | BPF_DW | BPF_IMM, d, BPF_PSEUDO_MAP_FD, 0, fd), INSN(0, 0, 0, 0, 0)
 
 /* The event (after the netlink and connector headers) is copied to the stack at fp-32: its
  * kind at fp-32, its time at fp-24, and the first four words of its data at fp-16..fp-4,
