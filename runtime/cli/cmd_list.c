@@ -146,6 +146,9 @@ int sr_cmd_list(const struct sr_global *g, int argc, char **argv)
         sr_statedir_list(rootfd, &ids, &n, &err) < 0)
       return sr_cli_fail(&err);
   }
+  _cleanup_statedir_reader_ struct sr_statedir_reader reader = {.rootfd = -1, .indexfd = -1};
+  if (n > 0 && sr_statedir_reader_open(rootfd, &reader, &err) < 0)
+    return sr_cli_fail(&err);
   struct row *rows = calloc(n + 1, sizeof(*rows));
   if (rows == NULL) {
     /* Not an empty list: that would tell the engine its containers are gone. */
@@ -162,7 +165,7 @@ int sr_cmd_list(const struct sr_global *g, int argc, char **argv)
     struct sr_container *ct = NULL;
     /* One broken container must not hide the others (its error names it and the file); one
      * deleted since the directory was read is simply gone. */
-    if (sr_statedir_load(rootfd, ids[i], false, &ct, &err) < 0) {
+    if (sr_statedir_reader_load(&reader, ids[i], &ct, &err) < 0) {
       if (err->status != ENOENT) {
         _cleanup_free_ char *t = sr_error_text(err);
         sr_warn("list: %s", t ? t : "");

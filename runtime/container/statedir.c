@@ -176,10 +176,12 @@ static int write_index(int rootfd, const struct sr_state_record *rec, sr_error_t
   return 0;
 }
 
+#define INDEX_MAX_SIZE (1 << 20)
+
 static int read_index_text(int rootfd, const char *id, char **buf, size_t *len, sr_error_t *err)
 {
   _cleanup_close_ int fd = index_dir(rootfd, false, err);
-  return fd < 0 || sr_fileio_read_at(fd, id, 1 << 20, buf, len, err) < 0 ? -1 : 0;
+  return fd < 0 || sr_fileio_read_at(fd, id, INDEX_MAX_SIZE, buf, len, err) < 0 ? -1 : 0;
 }
 
 static int parse_index(const char *id, const char *buf, size_t len, struct sr_state_record **rec,
@@ -479,10 +481,12 @@ int sr_statedir_begin(int rootfd, const char *id, struct sr_state_record *rec, c
 }
 
 /* Opens (and with lock, locks) the directory of a container; no record read yet. */
-static int open_container(int rootfd, const char *id, bool lock, struct sr_container **out,
-                          sr_error_t *err)
+/* checked_root: the caller checked rootfd already (a reader, for many containers). */
+static int open_container_in(int rootfd, bool checked_root, const char *id, bool lock,
+                             struct sr_container **out, sr_error_t *err)
 {
-  if (sr_statedir_validate_id(id, err) < 0 || check_root_fd(rootfd, NULL, err) < 0)
+  if (sr_statedir_validate_id(id, err) < 0 ||
+      (!checked_root && check_root_fd(rootfd, NULL, err) < 0))
     return -1;
   _cleanup_container_ struct sr_container *c = container_new(rootfd, id);
   if (c == NULL)
@@ -573,11 +577,12 @@ static bool container_gone(struct sr_container *c, bool locked)
   return true;
 }
 
-int sr_statedir_load(int rootfd, const char *id, bool lock, struct sr_container **out,
-                     sr_error_t *err)
+/* indexfd: the index directory, or -1 to open it here. */
+static int load_in(int rootfd, bool checked_root, int indexfd, const char *id, bool lock,
+                   struct sr_container **out, sr_error_t *err)
 {
   _cleanup_container_ struct sr_container *c = NULL;
-  if (open_container(rootfd, id, lock, &c, err) < 0)
+  if (open_container_in(rootfd, checked_root, id, lock, &c, err) < 0)
     return -1;
   _cleanup_free_ char *text = NULL, *itext = NULL;
   size_t len = 0, ilen = 0;
@@ -596,13 +601,47 @@ int sr_statedir_load(int rootfd, const char *id, bool lock, struct sr_container 
   /* The index create wrote, the same text: the record is its own (what verify_record would
    * adopt, parsed once); any other text is compared field by field. */
   sr_error_t ie = NULL;
-  bool have_index = read_index_text(rootfd, id, &itext, &ilen, &ie) == 0;
+  bool have_index = indexfd >= 0
+                        ? sr_fileio_read_at(indexfd, id, INDEX_MAX_SIZE, &itext, &ilen, &ie) == 0
+                        : read_index_text(rootfd, id, &itext, &ilen, &ie) == 0;
   sr_error_free(&ie);
   if (!(have_index && ilen == len && memcmp(itext, text, len) == 0) &&
       verify_record(c, have_index ? itext : NULL, ilen, err) < 0)
     return -1;
   *out = steal_ptr(c);
   return 0;
+}
+
+int sr_statedir_load(int rootfd, const char *id, bool lock, struct sr_container **out,
+                     sr_error_t *err)
+{
+  return load_in(rootfd, false, -1, id, lock, out, err);
+}
+
+int sr_statedir_reader_open(int rootfd, struct sr_statedir_reader *r, sr_error_t *err)
+{
+  *r = (struct sr_statedir_reader){.rootfd = -1, .indexfd = -1};
+  if (check_root_fd(rootfd, NULL, err) < 0)
+    return -1;
+  r->rootfd = rootfd;
+  /* No index directory yet (no container was ever created): each load says so. */
+  r->indexfd = openat(rootfd, INDEX_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  return 0;
+}
+
+int sr_statedir_reader_load(const struct sr_statedir_reader *r, const char *id,
+                            struct sr_container **out, sr_error_t *err)
+{
+  if (r->indexfd < 0)
+    return sr_statedir_load(r->rootfd, id, false, out, err);
+  return load_in(r->rootfd, true, r->indexfd, id, false, out, err);
+}
+
+void sr_statedir_reader_close(struct sr_statedir_reader *r)
+{
+  if (r->indexfd >= 0)
+    close(r->indexfd);
+  *r = (struct sr_statedir_reader){.rootfd = -1, .indexfd = -1};
 }
 
 /* The container's directory is gone (removed by someone else), its index is not: it is what
@@ -641,7 +680,7 @@ static int load_orphan_index(int rootfd, const char *id, struct sr_container **o
 int sr_statedir_load_damaged(int rootfd, const char *id, struct sr_container **out, sr_error_t *err)
 {
   _cleanup_container_ struct sr_container *c = NULL;
-  if (open_container(rootfd, id, true, &c, err) < 0) {
+  if (open_container_in(rootfd, false, id, true, &c, err) < 0) {
     if ((*err)->status != ENOENT || sr_statedir_validate_id(id, NULL) < 0)
       return -1;
     sr_error_free(err);

@@ -92,6 +92,22 @@ int sr_statedir_begin(int rootfd, const char *id, struct sr_state_record *rec, c
 int sr_statedir_load(int rootfd, const char *id, bool lock, struct sr_container **out,
                      sr_error_t *err);
 
+/* Many containers of one state directory, unlocked (list): the directory checked and its
+ * index directory opened once, not per container.  rootfd stays the caller's. */
+struct sr_statedir_reader {
+  int rootfd, indexfd;
+};
+int sr_statedir_reader_open(int rootfd, struct sr_statedir_reader *r, sr_error_t *err);
+/* sr_statedir_load(rootfd, id, false, ...) through the reader. */
+int sr_statedir_reader_load(const struct sr_statedir_reader *r, const char *id,
+                            struct sr_container **out, sr_error_t *err);
+void sr_statedir_reader_close(struct sr_statedir_reader *r);
+static inline void sr_statedir_reader_closep(struct sr_statedir_reader *r)
+{
+  sr_statedir_reader_close(r);
+}
+#define _cleanup_statedir_reader_ __attribute__((cleanup(sr_statedir_reader_closep)))
+
 /* For delete --force only: loads and locks a container whatever its state.json holds.  When
  * state.json is sound this is sr_statedir_load; otherwise c->damage says why and c->rec is
  * the index's, else rebuilt from recovery.json, or NULL when that is unusable too.  A
