@@ -7,6 +7,7 @@
 #include "cleanup.h"
 #include "landlock.h"
 #include "lifecycle.h"
+#include "log.h"
 #include "mount.h"
 #include "passwd.h"
 #include "process_attrs.h"
@@ -76,17 +77,24 @@ static int connect_activity_once(int dirfd)
   return fd;
 }
 
-static int connect_activity(int dirfd)
+static int connect_activity(const struct sr_container *c)
 {
-  int fd = connect_activity_once(dirfd);
+  int fd = connect_activity_once(c->dirfd);
   /* Before the fork: this process followed in the kernel, so that what it starts in the
    * container is, from its fork on. */
-  if (fd < 0 || sr_activity_follow_me(fd) == 0)
+  int followed = fd < 0 ? 0 : sr_activity_follow_me(fd);
+  if (followed == 0)
     return fd;
-  /* Not answered: a supervisor of an older seerun ends a connection on a request it does not
-   * know (it follows by pid namespace); the listener goes over a new one. */
+  if (followed == SR_ACT_NOT_ANSWERED)
+    sr_warn("exec: container \"%s\": its supervisor did not answer within %d ms: what this "
+            "exec starts is not followed in its activity record (which counts it in "
+            "programs.unfollowedExecs)",
+            c->id, SR_ACT_SNAPSHOT_MS);
+  /* The listener goes over a new connection: this one is given up, or was closed by a
+   * supervisor of an older seerun, which ends a connection on a request it does not know (it
+   * follows by pid namespace). */
   close(fd);
-  return connect_activity_once(dirfd);
+  return connect_activity_once(c->dirfd);
 }
 
 __attribute__((noreturn)) static void child_fail(int fd, sr_error_t *err)
@@ -300,7 +308,7 @@ static int prepare(struct exec_ctx *x, sr_error_t *err)
   /* The supervisor that keeps the activity record gets this process's listener too; where it
    * has gone, the plain filter (the record is incomplete: its supervisor is not there). */
   if (x->o->builtin_seccomp && x->c->rec->supervisor_activity)
-    x->activity_fd = connect_activity(x->c->dirfd);
+    x->activity_fd = connect_activity(x->c);
   int cache = sc ? sr_seccomp_cache_open(x->c->rootfd) : -1;
   int prepared = sr_seccomp_cache_prepare(sc, cache, &x->seccomp_prog, err);
   if (cache >= 0)

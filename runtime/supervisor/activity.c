@@ -454,6 +454,8 @@ static void to_json(const struct sr_activity *a, sr_json_gen_t g, bool brief)
       sr_json_put_kv_u64(g, "goneBeforeRead", a->execs_gone);
     if (a->execs_lost)
       sr_json_put_kv_bool(g, "eventsLost", true);
+    if (a->execs_unfollowed)
+      sr_json_put_kv_u64(g, "unfollowedExecs", a->execs_unfollowed);
     sr_json_put_kv_string(g, "followed", a->execs_in_kernel ? "kernel" : "events");
     sr_json_put_key(g, "listed");
     sr_json_array_open(g);
@@ -563,11 +565,14 @@ static int mark_done(int state_dirfd, sr_error_t *err)
 void sr_activity_finish(struct sr_activity *a, const struct sr_audit *audit, int state_dirfd)
 {
   sr_rfc3339_now(a->stopped, sizeof(a->stopped));
-  struct event_fields f = {.complete = a->seccomp_visible && !a->listeners_refused,
-                           .reason = !a->seccomp_visible ? a->seccomp_unseen
-                                     : a->listeners_refused
-                                         ? "some processes' denied system calls were not seen"
-                                         : NULL};
+  struct event_fields f = {
+      .complete = a->seccomp_visible && !a->listeners_refused && !a->execs_unfollowed,
+      .reason = !a->seccomp_visible ? a->seccomp_unseen
+                : a->listeners_refused ? "some processes' denied system calls were not seen"
+                : a->execs_unfollowed
+                    ? "a `seerun exec` could not be followed (the supervisor did not answer in "
+                      "time): what it started is not in programs"
+                    : NULL};
   /* Rendered once: the last activity.json (the sandbox's result) and the audit line are the
    * same text. */
   _cleanup_free_ char *text = render(a, &f.raw_len);
@@ -638,7 +643,10 @@ int sr_activity_follow_me(int sock)
     return -1;
   /* Blocking, bounded: a supervisor that is there answers at once. */
   struct pollfd p = {sock, POLLIN, 0};
-  if (poll(&p, 1, SR_ACT_SNAPSHOT_MS) != 1)
+  int r = poll(&p, 1, SR_ACT_SNAPSHOT_MS);
+  if (r == 0)
+    return SR_ACT_NOT_ANSWERED;
+  if (r != 1)
     return -1;
   char msg[4];
   size_t got = 0;

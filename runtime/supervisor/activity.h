@@ -110,6 +110,8 @@ struct sr_activity {
   bool execs_watched;
   uint64_t execs, execs_gone; /* gone: ended before it could be read */
   bool execs_lost;            /* the kernel dropped events (a full socket buffer) */
+  uint64_t execs_unfollowed;  /* `seerun exec`s that gave up waiting for the map: what they
+                                 started is not followed */
   bool execs_in_kernel;       /* followed by the kernel (activity_exec_bpf.c): every exec
                                  event that arrives is the container's */
   int exec_map;               /* that map (-1: none), which says whether a program read from
@@ -207,7 +209,11 @@ int sr_activity_exec_bpf_exec_time(int map, pid_t pid, uint64_t *ns);
 int sr_activity_exec_bpf_follow(int map, pid_t pid);
 /* Over activity.sock: asks for the map (the supervisor answers with it, or with nothing when
  * it follows processes by their pid namespace) and follows the caller in it.  0 (followed,
- * or nothing to do), -1 (the supervisor did not answer). */
+ * or nothing to do); SR_ACT_NOT_ANSWERED (no answer within SR_ACT_SNAPSHOT_MS: the caller goes
+ * on unfollowed, and the supervisor, answering a closed connection later, counts it in
+ * programs.unfollowedExecs); -1 (the connection failed or was closed: a supervisor of an
+ * older seerun, which follows by pid namespace). */
+#define SR_ACT_NOT_ANSWERED 1
 int sr_activity_follow_me(int sock);
 /* Reads the pending events; those of processes in the pid namespace `pidns` (its inode) are
  * recorded (every exec, when followed in the kernel). */

@@ -141,6 +141,22 @@ static void release_waiters(const struct sr_supervisor_config *cfg, struct watch
       end_connection(w->waiter[i]);
 }
 
+
+/* `seerun exec`'s request to be followed: the map, or "N" when processes are followed by their
+ * pid namespace.  An exec that gave up waiting has closed its end by now (the send fails): what
+ * it started is not followed, and the record says so. */
+static void answer_follow(struct sr_activity *act, int map, int sock)
+{
+  if (map < 0) {
+    (void)!send(sock, "N", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    return;
+  }
+  if (sr_fd_pass_send(sock, map, "M", 1) < 0) {
+    act->execs_unfollowed++;
+    act->dirty = true;
+  }
+}
+
 static __attribute__((noreturn)) void supervise(const struct sr_supervisor_config *cfg,
                                                 int listen_fd, int init_pidfd,
                                                 struct sr_act_files *files)
@@ -260,10 +276,7 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
            * what it starts in the container is followed from its fork on); nothing when
            * processes are followed by their pid namespace.  The connection stays, for the
            * listener its process hands over. */
-          if (cfg->exec_map_fd >= 0)
-            (void)sr_fd_pass_send(w.sock[i], cfg->exec_map_fd, "M", 1);
-          else
-            (void)!send(w.sock[i], "N", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+          answer_follow(&act, cfg->exec_map_fd, w.sock[i]);
           continue;
         }
         if (l < 0 && msg[0] == 'S') {
@@ -317,6 +330,15 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
   if (cfg->activity && cfg->exec_fd >= 0)
     sr_activity_exec_drain(&act, cfg->exec_fd, cfg->pidns);
   if (cfg->activity) {
+    /* Requests to be followed still unread: too late to follow what they start. */
+    for (size_t i = 0; i < NSOCK; i++) {
+      char msg[16] = "";
+      int l = w.sock[i] >= 0 ? sr_activity_recv_listener(w.sock[i], msg, sizeof(msg)) : -1;
+      if (l >= 0)
+        close(l);
+      else if (msg[0] == 'T' && cfg->exec_map_fd >= 0)
+        act.execs_unfollowed++;
+    }
     /* What is left in the cgroup once the init has gone (the kernel has killed the rest of a
      * pid namespace by now: what is listed escaped it, or has no pid namespace of its own). */
     sr_activity_snapshot_procs(&act, &act.at_stop, &cg);

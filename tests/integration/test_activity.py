@@ -475,6 +475,35 @@ def test_what_exec_starts_is_followed_from_its_fork(hardened, hbundle):
         assert progs["count"] == 52, progs  # sleep, sh and 50 true
 
 
+def test_an_exec_the_supervisor_could_not_follow_is_counted_and_told(hardened, hbundle):
+    # A supervisor that does not answer exec's request to be followed within a second (here:
+    # stopped; on a host: starved of CPU): the exec goes on, and what it starts is not in the
+    # record.  The record must say so, not read as complete, and exec says so on stderr.
+    cid, sup = idle_container(hardened, hbundle)
+    try:
+        os.kill(sup, signal.SIGSTOP)
+        try:
+            r = hardened.cmd("exec", cid, "sh", "-c", "/bin/true; echo ran", timeout=60)
+        finally:
+            os.kill(sup, signal.SIGCONT)
+        assert r.returncode == 0 and "ran" in r.stdout, r.stderr
+        assert "not followed" in r.stderr and "activity record" in r.stderr, r.stderr
+        # An exec the supervisor answers is followed as before, and not counted.
+        r = hardened.cmd("exec", cid, "/bin/true", timeout=60)
+        assert r.returncode == 0 and r.stderr == "", r.stderr
+    finally:
+        hardened.cmd("delete", "--force", cid, check=True)
+    progs = the_activity(hardened, cid)["record"]["programs"]
+    assert progs["followed"] == "kernel", progs
+    assert progs["unfollowedExecs"] == 1, progs
+    argvs = [p["argv"] for p in progs["listed"]]
+    assert argvs == ["sleep 300", "/bin/true"], argvs
+    ev = the_activity(hardened, cid)
+    assert ev["complete"] is False and "seerun exec" in ev["reason"], ev
+    flags = {f["flag"]: f["reason"] for f in review(hardened)[cid]["flags"]}
+    assert "not in programs" in flags["incomplete-record"], flags
+
+
 def test_without_ebpf_the_events_follow_the_processes_exactly(hardened, hbundle, without_bpf):
     # Where the bpf system call is refused, the supervisor follows the processes itself (every
     # process event of the host wakes it): the same exact count, `followed` "events".
