@@ -1,0 +1,107 @@
+/* Red-team probe for the activity record (test_redteam_activity2.py), run in the container.
+ *   eintr FLOOD TRIES AFTER: FLOOD children make a denied call (acct) in a loop, which keeps
+ *     the supervisor's queue of notifications long; meanwhile we try mount TRIES times, each
+ *     with a timer that interrupts the call 200 us later (SIGALRM, a handler without
+ *     SA_RESTART: the call returns EINTR).  Then the children are killed, and, with AFTER 1,
+ *     one more denied call (acct) is made on its own.  Prints "mount N", "eperm N", "eintr N".
+ *   files N DIR: makes N empty files in DIR (subdirectories of 10,000), fast.
+ *   argv SECRET...: overwrites its own command line (the bytes /proc/<pid>/cmdline shows) with
+ *     "harmless" at once, then waits 2 s (alive when the supervisor reads it). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void on_alarm(int sig)
+{
+  (void)sig;
+}
+
+static int eintr(int flood, int tries, int after)
+{
+  pid_t kids[256];
+  if (flood > 256)
+    flood = 256;
+  for (int i = 0; i < flood; i++) {
+    kids[i] = fork();
+    if (kids[i] == 0)
+      for (;;)
+        syscall(SYS_acct, NULL);
+  }
+  usleep(100000); /* the children under way */
+  struct sigaction sa = {.sa_handler = on_alarm}; /* no SA_RESTART */
+  sigaction(SIGALRM, &sa, NULL);
+  timer_t t;
+  struct sigevent sev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGALRM};
+  if (timer_create(CLOCK_MONOTONIC, &sev, &t) < 0)
+    return 1;
+  int eperm = 0, eint = 0, other = 0;
+  for (int i = 0; i < tries; i++) {
+    struct itimerspec it = {.it_value = {0, 200000}};
+    timer_settime(t, 0, &it, NULL);
+    long r = syscall(SYS_mount, "none", "/mnt", "tmpfs", 0, NULL);
+    if (r < 0 && errno == EPERM)
+      eperm++;
+    else if (r < 0 && errno == EINTR)
+      eint++;
+    else
+      other++;
+    struct itimerspec off = {{0, 0}, {0, 0}};
+    timer_settime(t, 0, &off, NULL);
+  }
+  for (int i = 0; i < flood; i++)
+    kill(kids[i], SIGKILL);
+  for (int i = 0; i < flood; i++)
+    waitpid(kids[i], NULL, 0);
+  if (after)
+    syscall(SYS_acct, NULL);
+  printf("mount %d\neperm %d\neintr %d\nother %d\n", tries, eperm, eint, other);
+  return 0;
+}
+
+static int files(long n, const char *dir)
+{
+  char path[4096];
+  for (long i = 0; i < n; i++) {
+    if (i % 10000 == 0) {
+      snprintf(path, sizeof(path), "%s/d%ld", dir, i / 10000);
+      if (mkdir(path, 0755) < 0 && errno != EEXIST)
+        return 1;
+    }
+    snprintf(path, sizeof(path), "%s/d%ld/f%ld", dir, i / 10000, i);
+    int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd < 0)
+      return 1;
+    close(fd);
+  }
+  printf("files %ld\n", n);
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  if (argc >= 2 && strcmp(argv[1], "argv") == 0) {
+    /* The arguments lie one after the other: the first byte to the end of the last. */
+    char *end = argv[argc - 1] + strlen(argv[argc - 1]);
+    memset(argv[0], 0, (size_t)(end - argv[0]));
+    strcpy(argv[0], "harmless");
+    sleep(2);
+    return 0;
+  }
+  if (argc == 5 && strcmp(argv[1], "eintr") == 0)
+    return eintr(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
+  if (argc == 4 && strcmp(argv[1], "files") == 0)
+    return files(atol(argv[2]), argv[3]);
+  fprintf(stderr, "usage: %s eintr FLOOD TRIES AFTER | files N DIR | argv SECRET...\n",
+          argv[0]);
+  return 2;
+}

@@ -1,0 +1,149 @@
+"""Red team (rt20): the activity record against the code in the container, which tries to do
+something the record does not show while it says `complete: true`, or to make it say
+something false (docs/audit.md, "activity").  Each test is one attack; the record must show
+what was done, or say that it cannot."""
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import Bundle
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+HELPERS = os.path.join(HERE, "helpers")
+
+
+@pytest.fixture(scope="module")
+def rt_dir():
+    # Outside the tests' own directories: those hold the state root, a denied bind source.
+    d = f"/tmp/sr-redteam-activity2-{os.getpid()}"
+    os.makedirs(d, exist_ok=True)
+    subprocess.run(["cc", "-static", "-O2", "-o", os.path.join(d, "rt2"),
+                    os.path.join(HELPERS, "redteam_activity2.c")], check=True,
+                   capture_output=True)
+    os.chmod(d, 0o755)
+    yield d
+    shutil.rmtree(d)
+
+
+@pytest.fixture
+def rbundle(tmp_path, busybox_rootfs, hardened, rt_dir):
+    path = tmp_path / "bundle"
+    path.mkdir()
+    b = Bundle(path, busybox_rootfs, hardened)
+    b.config["mounts"].append({"destination": "/rt", "type": "none", "source": rt_dir,
+                               "options": ["bind", "ro"]})
+    return b
+
+
+@pytest.fixture
+def volume():
+    # A host directory the container may write (a volume), outside the tests' own directories.
+    d = f"/tmp/sr-redteam-vol-{os.getpid()}-{os.urandom(3).hex()}"
+    os.mkdir(d)
+    os.chmod(d, 0o777)
+    yield d
+    shutil.rmtree(d)
+
+
+def the_activity(seerun, cid):
+    ev = [e for e in seerun.audit() if e["event"] == "activity" and e["id"] == cid]
+    assert len(ev) == 1, ev
+    return ev[0]
+
+
+def review_of(seerun, cid):
+    runs = {x["id"]: x for x in
+            json.loads(seerun.cmd("review", "--json", check=True).stdout)["runs"]}
+    return runs[cid]
+
+
+def run(seerun, bundle, cid, timeout=120):
+    r = seerun.cmd("run", "--bundle", bundle.write(), cid, timeout=timeout)
+    assert r.returncode == 0 and "finished" in r.stdout, (r.stdout, r.stderr)
+    return r
+
+
+def counts(stdout):
+    return {a: int(b) for a, b in (l.split() for l in stdout.splitlines() if " " in l)}
+
+
+# ---- Files: a flood of scratch entries must not hide a write to a host volume -------------
+
+def test_a_scratch_flood_does_not_hide_a_planted_file_in_a_volume(hardened, rbundle, volume):
+    # The code fills its scratch tmpfs past the walk's entry bound, then plants a file in a
+    # bound host directory: a walk that reaches its bound in /tmp never looks at /data.  The
+    # planted file must be in the record (and flagged), or the record must say it is not
+    # complete (and review flag that).
+    rbundle.config["mounts"].append({"destination": "/data", "type": "bind", "source": volume,
+                                     "options": ["rbind", "rw"]})
+    rbundle.shell("/rt/rt2 files 210000 /tmp && echo planted > /data/planted && echo finished")
+    cid = hardened.id("flood")
+    run(hardened, rbundle, cid, timeout=180)
+    assert os.path.exists(os.path.join(volume, "planted"))
+    ev = the_activity(hardened, cid)
+    files = ev["record"]["files"]
+    paths = [c["path"] for c in files["changes"]]
+    review = review_of(hardened, cid)
+    flags = [f["flag"] for f in review["flags"]]
+    seen = "/data/planted" in paths and "writes-outside-outputs" in flags
+    told = ev["complete"] is False and "incomplete-record" in flags
+    # Both, since the host directory is walked before scratch space, and the walk of /tmp hit
+    # its bound.
+    assert seen and told, (ev["complete"], ev.get("reason"), files["places"], flags)
+    assert files["lowerBound"] is True and files["complete"] is False
+    tmp = [p for p in files["places"] if p["path"] == "/tmp"][0]
+    assert tmp["cut"] == "entries" and tmp["added"] >= 100000, tmp
+
+
+def test_places_left_out_make_the_record_incomplete(hardened, rbundle, volume):
+    # config.json asks for more writable mounts than the record has places for, the host
+    # directory last: a file planted there is not seen, and the record must say so.
+    for i in range(16):
+        rbundle.config["mounts"].append({"destination": f"/s{i}", "type": "tmpfs",
+                                         "source": "tmpfs", "options": ["nosuid", "nodev"]})
+    rbundle.config["mounts"].append({"destination": "/data", "type": "bind", "source": volume,
+                                     "options": ["rbind", "rw"]})
+    rbundle.shell("echo planted > /data/planted && echo finished")
+    cid = hardened.id("places")
+    run(hardened, rbundle, cid)
+    assert os.path.exists(os.path.join(volume, "planted"))
+    ev = the_activity(hardened, cid)
+    files = ev["record"]["files"]
+    assert files["placesNotRecorded"] >= 1, files["places"]
+    assert "/data/planted" not in [c["path"] for c in files["changes"]]
+    assert ev["complete"] is False and "writable place" in ev["reason"], ev
+    flags = [f["flag"] for f in review_of(hardened, cid)["flags"]]
+    assert "incomplete-record" in flags, flags
+
+
+# ---- Denied calls interrupted before the supervisor read them ------------------------------
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a denied call whose notification is interrupted by a signal (a handler without "
+    "SA_RESTART) before the supervisor has read it is taken back by the kernel and fails with "
+    "EINTR: the supervisor never sees it, so the record neither counts it nor says it missed "
+    "it (complete: true); here nearly all of 400 mounts go unrecorded"))
+def test_a_denied_call_interrupted_before_it_was_read_is_not_hidden(hardened, rbundle):
+    # Many processes keep the supervisor's queue of notifications long; each mount is
+    # interrupted by a timer (a handler without SA_RESTART) while it waits in that queue: the
+    # kernel takes the notification back and the call fails with EINTR.  One more denied
+    # call afterwards, read normally.  Every mount tried must be counted, or the record must
+    # say how many denied calls it could not read (and not be complete).
+    rbundle.shell("/rt/rt2 eintr 24 400 1 && echo finished")
+    cid = hardened.id("eintr")
+    r = run(hardened, rbundle, cid)
+    tried = counts(r.stdout)
+    assert tried["mount"] == 400 and tried["other"] == 0, tried
+    assert tried["eintr"] > 0, tried  # the attack worked: some mounts were interrupted
+    ev = the_activity(hardened, cid)
+    sc = ev["record"]["seccomp"]
+    mounts = {s["syscall"]: s["count"] for s in sc["syscalls"]}.get("mount", 0)
+    assert mounts >= tried["eperm"]
+    unread = sc.get("notRead", 0)
+    assert mounts == 400 or (ev["complete"] is False and mounts + unread >= 400), \
+        (tried, mounts, unread, ev["complete"], ev.get("reason"))
+    if mounts < 400:
+        assert "incomplete-record" in [f["flag"] for f in review_of(hardened, cid)["flags"]]
