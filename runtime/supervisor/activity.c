@@ -565,13 +565,20 @@ static int mark_done(int state_dirfd, sr_error_t *err)
 void sr_activity_finish(struct sr_activity *a, const struct sr_audit *audit, int state_dirfd)
 {
   sr_rfc3339_now(a->stopped, sizeof(a->stopped));
+  /* Files changed: every place walked to its end, none left out (a walk cut by its bounds,
+   * which the code can reach by filling a place, has not seen what it did not reach). */
+  bool files_seen = a->files ? sr_activity_files_complete(a->files) : a->files_unseen == NULL;
   struct event_fields f = {
-      .complete = a->seccomp_visible && !a->listeners_refused && !a->execs_unfollowed,
+      .complete = a->seccomp_visible && !a->listeners_refused && !a->execs_unfollowed &&
+                  files_seen,
       .reason = !a->seccomp_visible ? a->seccomp_unseen
                 : a->listeners_refused ? "some processes' denied system calls were not seen"
                 : a->execs_unfollowed
                     ? "a `seerun exec` could not be followed (the supervisor did not answer in "
                       "time): what it started is not in programs"
+                : !files_seen
+                    ? "not every writable place was walked to its end (a bound was hit, or "
+                      "places were left out): files changed there are not all in files"
                     : NULL};
   /* Rendered once: the last activity.json (the sandbox's result) and the audit line are the
    * same text. */

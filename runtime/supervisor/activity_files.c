@@ -399,6 +399,13 @@ static void visit_stop(struct sr_act_files *f, size_t place, const char *rel, si
   note(f, place, born ? SR_ACT_ADDED : SR_ACT_MODIFIED, rel, len, sx->stx_mode, sx->stx_size);
 }
 
+/* The order of the walk at stop: "other" (a bind of a host directory, a writable root: what
+ * lands there stays), then "output", then "scratch" (what goes with the container). */
+static int walk_rank(const struct sr_act_place *pl)
+{
+  return strcmp(pl->role, "scratch") == 0 ? 2 : strcmp(pl->role, "output") == 0 ? 1 : 0;
+}
+
 void sr_activity_files_walk(struct sr_act_files *f)
 {
   clock_gettime(CLOCK_MONOTONIC, &f->deadline);
@@ -408,13 +415,19 @@ void sr_activity_files_walk(struct sr_act_files *f)
   f->limit = SR_ACT_WALK_ENTRIES;
   f->entries = 0;
   f->cut = NULL;
-  for (size_t i = 0; i < f->ps.n; i++) {
-    f->ps.p[i].cut = NULL;
-    if (f->cut)
-      f->ps.p[i].cut = f->cut; /* not walked at all */
-    else
-      walk_place(f, i, visit_stop);
-  }
+  /* The places where what the code writes outlives the run first, scratch space last: the
+   * bounds are the walk's as a whole, and a tmpfs the code filled must not use them up before
+   * a bound host directory is looked at. */
+  for (int rank = 0; rank < 3; rank++)
+    for (size_t i = 0; i < f->ps.n; i++) {
+      if (walk_rank(&f->ps.p[i]) != rank)
+        continue;
+      f->ps.p[i].cut = NULL;
+      if (f->cut)
+        f->ps.p[i].cut = f->cut; /* not walked at all */
+      else
+        walk_place(f, i, visit_stop);
+    }
   /* What the baseline had and the walk did not find, where the walk saw all of the place. */
   for (size_t k = 0; k < f->n_ent; k++) {
     struct base_ent *e = &f->ent[k];
@@ -456,6 +469,16 @@ static void put_path(sr_json_gen_t g, const struct sr_act_place *pl, const struc
   snprintf(full, sizeof(full), "%s%s%s%s", root ? "" : label, l->len || root ? "/" : "",
            rendered, l->cut ? "..." : "");
   sr_json_put_kv_string(g, "path", full);
+}
+
+bool sr_activity_files_complete(const struct sr_act_files *f)
+{
+  if (!f->walked || f->ps.not_recorded)
+    return false;
+  for (size_t i = 0; i < f->ps.n; i++)
+    if (f->ps.p[i].cut)
+      return false;
+  return true;
 }
 
 void sr_activity_files_to_json(const struct sr_act_files *f, sr_json_gen_t g, bool brief)

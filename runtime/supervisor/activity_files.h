@@ -99,6 +99,11 @@ void sr_activity_files_free(struct sr_act_files *f);
 void sr_activity_files_baseline(struct sr_act_files *f);
 /* When it stops: walks and compares (the places stay open: sr_activity_files_free, or the exit). */
 void sr_activity_files_walk(struct sr_act_files *f);
+/* Whether every change in every writable place was seen: each place walked to its end (no
+ * bound hit) and none left out (SR_ACT_PLACES).  A partial baseline does not count here: its
+ * entries are still told by their ctime, only deletions are unknown (the record says so per
+ * place). */
+bool sr_activity_files_complete(const struct sr_act_files *f);
 /* The "files" member of the record (brief: without the list of changes). */
 void sr_activity_files_to_json(const struct sr_act_files *f, sr_json_gen_t g, bool brief);
 
