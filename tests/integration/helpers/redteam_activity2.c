@@ -6,7 +6,10 @@
  *     one more denied call (acct) is made on its own.  Prints "mount N", "eperm N", "eintr N".
  *   files N DIR: makes N empty files in DIR (subdirectories of 10,000), fast.
  *   argv SECRET...: overwrites its own command line (the bytes /proc/<pid>/cmdline shows) with
- *     "harmless" at once, then waits 2 s (alive when the supervisor reads it). */
+ *     "harmless" at once, then waits 2 s (alive when the supervisor reads it).
+ *   argvmany N: N children, released at once, each exec `/rt/rt2 argv --upload-secrets-to-evil`
+ *     (the supervisor reads their exec events one after the other: the later ones have long
+ *     rewritten their command lines when it gets to them). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -87,8 +90,31 @@ static int files(long n, const char *dir)
   return 0;
 }
 
+static int argvmany(int n)
+{
+  int go[2];
+  if (pipe(go) < 0)
+    return 1;
+  for (int i = 0; i < n; i++)
+    if (fork() == 0) {
+      char c;
+      close(go[1]);
+      (void)!read(go[0], &c, 1); /* EOF: all released */
+      execl("/rt/rt2", "/rt/rt2", "argv", "--upload-secrets-to-evil", (char *)NULL);
+      _exit(127);
+    }
+  close(go[0]);
+  usleep(100000);
+  close(go[1]);
+  while (wait(NULL) > 0)
+    ;
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
+  if (argc == 3 && strcmp(argv[1], "argvmany") == 0)
+    return argvmany(atoi(argv[2]));
   if (argc >= 2 && strcmp(argv[1], "argv") == 0) {
     /* The arguments lie one after the other: the first byte to the end of the last. */
     char *end = argv[argc - 1] + strlen(argv[argc - 1]);
