@@ -78,13 +78,18 @@ void sr_container_host_release(struct sr_container_host *h)
   *h = (struct sr_container_host){0};
 }
 
+static bool path_at_or_below(const char *cg, const char *path)
+{
+  size_t n = strlen(path);
+  return strncmp(cg, path, n) == 0 && (cg[n] == '\0' || cg[n] == '/');
+}
+
 /* Is pid in the cgroup at path (or one below it)?  v2: its "0::" line; v1: a controller's. */
 static bool pid_in_cgroup(pid_t pid, int version, const char *path)
 {
   /* One read, not stdio's buffered lines (list reads one per container). */
   char text[16384];
   sr_proc_text(pid, "cgroup", text, sizeof(text), false, "");
-  size_t n = strlen(path);
   char *save = NULL;
   for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
     char *ctl = strchr(line, ':');
@@ -94,11 +99,36 @@ static bool pid_in_cgroup(pid_t pid, int version, const char *path)
     bool unified = strncmp(line, "0:", 2) == 0;
     if (unified != (version == 2))
       continue;
-    cg++;
-    if (strncmp(cg, path, n) == 0 && (cg[n] == '\0' || cg[n] == '/'))
+    if (path_at_or_below(cg + 1, path))
       return true;
   }
   return false;
+}
+
+/* Whether the host has a v1 cpuset hierarchy: then /proc/PID/cpuset is a process's line of it. */
+static bool layout_has_v1_cpuset(const struct sr_cgroup_layout *l)
+{
+  for (size_t i = 0; l && l->version == 1 && i < l->n; i++) {
+    const char *c = strstr(l->names[i], "cpuset");
+    if (c && (c == l->names[i] || c[-1] == ',') && (c[6] == '\0' || c[6] == ','))
+      return true;
+  }
+  return false;
+}
+
+/* pid_in_cgroup for a v1 cgroup, from the cpuset hierarchy's line alone where the host has one:
+ * the kernel writes /proc/PID/cgroup's line for every hierarchy (ten here, under a global lock),
+ * and list reads one per container.  A match is a line pid_in_cgroup accepts; anything else
+ * asks the whole file. */
+static bool pid_in_v1_cgroup_in(pid_t pid, const char *path, const struct sr_cgroup_layout *l)
+{
+  if (layout_has_v1_cpuset(l)) {
+    char cg[4096];
+    sr_proc_text(pid, "cpuset", cg, sizeof(cg), false, "\n");
+    if (path_at_or_below(cg, path))
+      return true;
+  }
+  return pid_in_cgroup(pid, 1, path);
 }
 
 /* The pid the record names is the container's init: alive with the recorded start time, in a
@@ -113,6 +143,8 @@ static bool init_is_the_containers_in(const struct sr_state_record *r,
   if (r->own_userns && (h && h->have_userns ? pid_userns_is(r->pid, h->userns_dev, h->userns_ino)
                                             : sr_container_pid_userns_is_ours(r->pid)))
     return false;
+  if (r->cgroup_version == 1 && h && h->have_layout)
+    return pid_in_v1_cgroup_in(r->pid, r->cgroup_path, &h->layout);
   return r->cgroup_version == 0 || pid_in_cgroup(r->pid, r->cgroup_version, r->cgroup_path);
 }
 

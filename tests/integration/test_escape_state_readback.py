@@ -399,3 +399,35 @@ def test_delete_force_removes_what_the_index_records_when_the_directory_is_gone(
         # Nothing left to act on: a second delete --force is the usual no-op.
         r = s.cmd("delete", "--force", v.cid)
         assert r.returncode == 0 and r.stderr == "", r.stderr
+
+
+def status_in_state_and_list(s, cid):
+    st = json.loads(s.cmd("state", cid, check=True).stdout)
+    listed = {c["id"]: c for c in json.loads(s.cmd("list", "--format", "json",
+                                                   check=True).stdout)}
+    return (st["status"], st["pid"]), (listed[cid]["status"], listed[cid]["pid"])
+
+
+def test_state_and_list_agree_on_an_init_that_left_its_cgroup(hardened, bundle):
+    # The second look at the process: the init is the container's only while it is in the
+    # recorded cgroup (in some v1 hierarchy, or in the v2 one).  list reads one hierarchy's
+    # line first where it can (the cpuset one, for speed) and must not answer differently
+    # from state, which reads them all.
+    cid = start(hardened, bundle, "moved")
+    init = json.loads(hardened.cmd("state", cid, check=True).stdout)["pid"]
+    try:
+        ours = own_cgroups(cid)
+        cpuset = [h for h in ours if os.path.basename(h) == "cpuset"]
+        for h in cpuset:  # out of the cpuset cgroup alone: still in the others
+            with open(os.path.join(h, "cgroup.procs"), "w") as f:
+                f.write(str(init))
+        assert status_in_state_and_list(hardened, cid) == (("running", init),) * 2
+        for h in ours:  # out of all of them: not the container's any more
+            with open(os.path.join(h, "cgroup.procs"), "w") as f:
+                f.write(str(init))
+        assert status_in_state_and_list(hardened, cid) == (("stopped", 0),) * 2
+    finally:
+        # No longer the container's, so delete leaves it alone: ended here.
+        os.kill(init, 9)
+        wait_gone(init)
+        hardened.cmd("delete", "--force", cid, check=True)
