@@ -43,19 +43,27 @@ int sr_container_open_cgroup(const struct sr_container *c, struct sr_cgroup **cg
   return sr_cgroup_new(SR_CGROUP_ROOT, c->rec->cgroup_path, cg, err);
 }
 
-/* pid's user namespace is the one (dev, ino) names. */
-static bool pid_userns_is(pid_t pid, dev_t dev, ino_t ino)
+/* pid's user namespace is the one whose nsfs inode is ino.  By the link's text ("user:[INO]"),
+ * not by stat: following the link makes the kernel find or make the namespace's inode, and list
+ * asks once per container.  Every namespace is on the one nsfs: its inode number names it. */
+static bool pid_userns_is(pid_t pid, ino_t ino)
 {
-  char theirs[64];
-  struct stat a;
+  char theirs[64], link[64];
   snprintf(theirs, sizeof(theirs), "/proc/%d/ns/user", (int)pid);
-  return stat(theirs, &a) == 0 && a.st_dev == dev && a.st_ino == ino;
+  ssize_t n = readlink(theirs, link, sizeof(link) - 1);
+  if (n <= 0)
+    return false;
+  link[n] = '\0';
+  unsigned long long got;
+  char end;
+  return sscanf(link, "user:[%llu%c", &got, &end) == 2 && end == ']' &&
+         got == (unsigned long long)ino;
 }
 
 bool sr_container_pid_userns_is_ours(pid_t pid)
 {
   struct stat b;
-  return stat("/proc/self/ns/user", &b) == 0 && pid_userns_is(pid, b.st_dev, b.st_ino);
+  return stat("/proc/self/ns/user", &b) == 0 && pid_userns_is(pid, b.st_ino);
 }
 
 void sr_container_host_scan(struct sr_container_host *h)
@@ -66,7 +74,6 @@ void sr_container_host_scan(struct sr_container_host *h)
   sr_error_free(&e);
   struct stat st;
   if (stat("/proc/self/ns/user", &st) == 0) {
-    h->userns_dev = st.st_dev;
     h->userns_ino = st.st_ino;
     h->have_userns = true;
   }
@@ -140,7 +147,7 @@ static bool init_is_the_containers_in(const struct sr_state_record *r,
 {
   if (r->pid <= 0 || !sr_proc_is(r->pid, r->pid_start))
     return false;
-  if (r->own_userns && (h && h->have_userns ? pid_userns_is(r->pid, h->userns_dev, h->userns_ino)
+  if (r->own_userns && (h && h->have_userns ? pid_userns_is(r->pid, h->userns_ino)
                                             : sr_container_pid_userns_is_ours(r->pid)))
     return false;
   if (r->cgroup_version == 1 && h && h->have_layout)
