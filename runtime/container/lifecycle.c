@@ -43,19 +43,32 @@ int sr_container_open_cgroup(const struct sr_container *c, struct sr_cgroup **cg
   return sr_cgroup_new(SR_CGROUP_ROOT, c->rec->cgroup_path, cg, err);
 }
 
-/* pid's user namespace is the one (dev, ino) names. */
-static bool pid_userns_is(pid_t pid, dev_t dev, ino_t ino)
+/* The process's (procfd: its /proc/PID) user namespace is the one whose nsfs inode is ino.  By the link's text ("user:[INO]"),
+ * not by stat: following the link makes the kernel find or make the namespace's inode, and list
+ * asks once per container.  Every namespace is on the one nsfs: its inode number names it. */
+static bool userns_is_at(int procfd, ino_t ino)
 {
-  char theirs[64];
-  struct stat a;
-  snprintf(theirs, sizeof(theirs), "/proc/%d/ns/user", (int)pid);
-  return stat(theirs, &a) == 0 && a.st_dev == dev && a.st_ino == ino;
+  char link[64];
+  ssize_t n = readlinkat(procfd, "ns/user", link, sizeof(link) - 1);
+  if (n <= 0)
+    return false;
+  link[n] = '\0';
+  unsigned long long got;
+  char end;
+  return sscanf(link, "user:[%llu%c", &got, &end) == 2 && end == ']' &&
+         got == (unsigned long long)ino;
+}
+
+static bool userns_is_ours_at(int procfd)
+{
+  struct stat b;
+  return stat("/proc/self/ns/user", &b) == 0 && userns_is_at(procfd, b.st_ino);
 }
 
 bool sr_container_pid_userns_is_ours(pid_t pid)
 {
-  struct stat b;
-  return stat("/proc/self/ns/user", &b) == 0 && pid_userns_is(pid, b.st_dev, b.st_ino);
+  _cleanup_close_ int fd = sr_proc_open(pid);
+  return fd >= 0 && userns_is_ours_at(fd);
 }
 
 void sr_container_host_scan(struct sr_container_host *h)
@@ -66,7 +79,6 @@ void sr_container_host_scan(struct sr_container_host *h)
   sr_error_free(&e);
   struct stat st;
   if (stat("/proc/self/ns/user", &st) == 0) {
-    h->userns_dev = st.st_dev;
     h->userns_ino = st.st_ino;
     h->have_userns = true;
   }
@@ -78,13 +90,19 @@ void sr_container_host_release(struct sr_container_host *h)
   *h = (struct sr_container_host){0};
 }
 
-/* Is pid in the cgroup at path (or one below it)?  v2: its "0::" line; v1: a controller's. */
-static bool pid_in_cgroup(pid_t pid, int version, const char *path)
+static bool path_at_or_below(const char *cg, const char *path)
+{
+  size_t n = strlen(path);
+  return strncmp(cg, path, n) == 0 && (cg[n] == '\0' || cg[n] == '/');
+}
+
+/* Is the process (procfd: its /proc/PID) in the cgroup at path (or one below it)?  v2: its
+ * "0::" line; v1: a controller's. */
+static bool in_cgroup_at(int procfd, int version, const char *path)
 {
   /* One read, not stdio's buffered lines (list reads one per container). */
   char text[16384];
-  sr_proc_text(pid, "cgroup", text, sizeof(text), false, "");
-  size_t n = strlen(path);
+  sr_proc_text_at(procfd, "cgroup", text, sizeof(text), false, "");
   char *save = NULL;
   for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
     char *ctl = strchr(line, ':');
@@ -94,11 +112,36 @@ static bool pid_in_cgroup(pid_t pid, int version, const char *path)
     bool unified = strncmp(line, "0:", 2) == 0;
     if (unified != (version == 2))
       continue;
-    cg++;
-    if (strncmp(cg, path, n) == 0 && (cg[n] == '\0' || cg[n] == '/'))
+    if (path_at_or_below(cg + 1, path))
       return true;
   }
   return false;
+}
+
+/* Whether the host has a v1 cpuset hierarchy: then /proc/PID/cpuset is a process's line of it. */
+static bool layout_has_v1_cpuset(const struct sr_cgroup_layout *l)
+{
+  for (size_t i = 0; l && l->version == 1 && i < l->n; i++) {
+    const char *c = strstr(l->names[i], "cpuset");
+    if (c && (c == l->names[i] || c[-1] == ',') && (c[6] == '\0' || c[6] == ','))
+      return true;
+  }
+  return false;
+}
+
+/* in_cgroup_at for a v1 cgroup, from the cpuset hierarchy's line alone where the host has one:
+ * the kernel writes /proc/PID/cgroup's line for every hierarchy (ten here, under a global lock),
+ * and list reads one per container.  A match is a line in_cgroup_at accepts; anything else
+ * asks the whole file. */
+static bool in_v1_cgroup_at(int procfd, const char *path, const struct sr_cgroup_layout *l)
+{
+  if (layout_has_v1_cpuset(l)) {
+    char cg[4096];
+    sr_proc_text_at(procfd, "cpuset", cg, sizeof(cg), false, "\n");
+    if (path_at_or_below(cg, path))
+      return true;
+  }
+  return in_cgroup_at(procfd, 1, path);
 }
 
 /* The pid the record names is the container's init: alive with the recorded start time, in a
@@ -108,12 +151,17 @@ static bool pid_in_cgroup(pid_t pid, int version, const char *path)
 static bool init_is_the_containers_in(const struct sr_state_record *r,
                                       const struct sr_container_host *h)
 {
-  if (r->pid <= 0 || !sr_proc_is(r->pid, r->pid_start))
+  /* Every fact through one /proc/PID: all of them are of the process whose start time is
+   * checked, even if the pid is reused meanwhile. */
+  _cleanup_close_ int fd = sr_proc_open(r->pid);
+  if (!sr_proc_is_at(fd, r->pid_start))
     return false;
-  if (r->own_userns && (h && h->have_userns ? pid_userns_is(r->pid, h->userns_dev, h->userns_ino)
-                                            : sr_container_pid_userns_is_ours(r->pid)))
+  if (r->own_userns &&
+      (h && h->have_userns ? userns_is_at(fd, h->userns_ino) : userns_is_ours_at(fd)))
     return false;
-  return r->cgroup_version == 0 || pid_in_cgroup(r->pid, r->cgroup_version, r->cgroup_path);
+  if (r->cgroup_version == 1 && h && h->have_layout)
+    return in_v1_cgroup_at(fd, r->cgroup_path, &h->layout);
+  return r->cgroup_version == 0 || in_cgroup_at(fd, r->cgroup_version, r->cgroup_path);
 }
 
 static bool init_is_the_containers(const struct sr_state_record *r)

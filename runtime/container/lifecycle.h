@@ -29,7 +29,6 @@ enum sr_status sr_container_observe(const struct sr_container *c, pid_t *live_pi
 struct sr_container_host {
   struct sr_cgroup_layout layout;
   bool have_layout;
-  dev_t userns_dev;
   ino_t userns_ino;
   bool have_userns;
 };

@@ -20,11 +20,18 @@
 #include <time.h>
 #include <unistd.h>
 
-int sr_proc_stat(pid_t pid, uint64_t *start_time, char *state)
+int sr_proc_open(pid_t pid)
 {
-  char path[64], buf[1024];
-  snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-  _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+  return pid > 0 ? open(path, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+}
+
+/* dirfd: a /proc/PID descriptor, or AT_FDCWD with name "/proc/PID/stat". */
+static int stat_at(int dirfd, const char *name, uint64_t *start_time, char *state)
+{
+  char buf[1024];
+  _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     errno = ESRCH;
     return -1;
@@ -58,13 +65,32 @@ int sr_proc_stat(pid_t pid, uint64_t *start_time, char *state)
   return 0;
 }
 
+int sr_proc_stat(pid_t pid, uint64_t *start_time, char *state)
+{
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+  return stat_at(AT_FDCWD, path, start_time, state);
+}
+
+/* Alive (not a zombie) and started at start_time, by what stat_at read. */
+static bool alive_since(uint64_t st, char state, uint64_t start_time)
+{
+  return st == start_time && state != 'Z' && state != 'X';
+}
+
 bool sr_proc_is(pid_t pid, uint64_t start_time)
 {
   uint64_t st;
   char state;
-  if (pid <= 0 || sr_proc_stat(pid, &st, &state) < 0)
-    return false;
-  return st == start_time && state != 'Z' && state != 'X';
+  return pid > 0 && sr_proc_stat(pid, &st, &state) == 0 && alive_since(st, state, start_time);
+}
+
+bool sr_proc_is_at(int procfd, uint64_t start_time)
+{
+  uint64_t st;
+  char state;
+  return procfd >= 0 && stat_at(procfd, "stat", &st, &state) == 0 &&
+         alive_since(st, state, start_time);
 }
 
 int sr_proc_exit_status(int status, int otherwise)
@@ -76,13 +102,12 @@ int sr_proc_exit_status(int status, int otherwise)
   return otherwise;
 }
 
-void sr_proc_text(pid_t pid, const char *name, char *out, size_t size, bool nul_to_space,
-                  const char *trim)
+void sr_proc_text_at(int dirfd, const char *name, char *out, size_t size, bool nul_to_space,
+                     const char *trim)
 {
   out[0] = '\0';
-  char path[64];
-  snprintf(path, sizeof(path), "/proc/%ld/%s", (long)pid, name);
-  _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+  _cleanup_close_ int fd = dirfd >= 0 || dirfd == AT_FDCWD ? openat(dirfd, name, O_RDONLY | O_CLOEXEC)
+                                                            : -1;
   if (fd < 0)
     return;
   ssize_t n = read(fd, out, size - 1);
@@ -94,6 +119,14 @@ void sr_proc_text(pid_t pid, const char *name, char *out, size_t size, bool nul_
       out[i] = ' ';
   while (n > 0 && strchr(trim, out[n - 1]) != NULL && out[n - 1] != '\0')
     out[--n] = '\0';
+}
+
+void sr_proc_text(pid_t pid, const char *name, char *out, size_t size, bool nul_to_space,
+                  const char *trim)
+{
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%ld/%s", (long)pid, name);
+  sr_proc_text_at(AT_FDCWD, path, out, size, nul_to_space, trim);
 }
 
 ssize_t sr_proc_exe(pid_t pid, char *out, size_t size)

@@ -18,11 +18,19 @@ int sr_proc_stat(pid_t pid, uint64_t *start_time, char *state);
 /* True when pid is alive (not a zombie) and started at start_time: a reused pid is not
  * mistaken for the container. */
 bool sr_proc_is(pid_t pid, uint64_t start_time);
+/* /proc/PID as a directory (O_PATH), or -1: what is read through it is of that one process
+ * (once it has ended, a new process with its pid is not seen through it). */
+int sr_proc_open(pid_t pid);
+/* sr_proc_is through such a directory (-1: false). */
+bool sr_proc_is_at(int procfd, uint64_t start_time);
 /* /proc/PID/NAME's first SIZE-1 bytes as a string ("" when it cannot be read): with
  * NUL_TO_SPACE the NULs that separate cmdline's arguments become spaces; the characters of
  * TRIM are taken off its end. */
 void sr_proc_text(pid_t pid, const char *name, char *out, size_t size, bool nul_to_space,
                   const char *trim);
+/* The same through a /proc/PID directory (dirfd; AT_FDCWD with name a whole path). */
+void sr_proc_text_at(int dirfd, const char *name, char *out, size_t size, bool nul_to_space,
+                     const char *trim);
 /* The target of /proc/PID/exe ("" when it cannot be read); its length, or -1. */
 ssize_t sr_proc_exe(pid_t pid, char *out, size_t size);
 /* A wait status as a process exit status: the code, or 128+N for a signal; `otherwise` for

@@ -399,3 +399,72 @@ def test_delete_force_removes_what_the_index_records_when_the_directory_is_gone(
         # Nothing left to act on: a second delete --force is the usual no-op.
         r = s.cmd("delete", "--force", v.cid)
         assert r.returncode == 0 and r.stderr == "", r.stderr
+
+
+def status_in_state_and_list(s, cid):
+    st = json.loads(s.cmd("state", cid, check=True).stdout)
+    listed = {c["id"]: c for c in json.loads(s.cmd("list", "--format", "json",
+                                                   check=True).stdout)}
+    return (st["status"], st["pid"]), (listed[cid]["status"], listed[cid]["pid"])
+
+
+def test_state_and_list_agree_on_an_init_that_left_its_cgroup(hardened, bundle):
+    # The second look at the process: the init is the container's only while it is in the
+    # recorded cgroup (in some v1 hierarchy, or in the v2 one).  list reads one hierarchy's
+    # line first where it can (the cpuset one, for speed) and must not answer differently
+    # from state, which reads them all.
+    cid = start(hardened, bundle, "moved")
+    init = json.loads(hardened.cmd("state", cid, check=True).stdout)["pid"]
+    try:
+        ours = own_cgroups(cid)
+        cpuset = [h for h in ours if os.path.basename(h) == "cpuset"]
+        for h in cpuset:  # out of the cpuset cgroup alone: still in the others
+            with open(os.path.join(h, "cgroup.procs"), "w") as f:
+                f.write(str(init))
+        assert status_in_state_and_list(hardened, cid) == (("running", init),) * 2
+        for h in ours:  # out of all of them: not the container's any more
+            with open(os.path.join(h, "cgroup.procs"), "w") as f:
+                f.write(str(init))
+        assert status_in_state_and_list(hardened, cid) == (("stopped", 0),) * 2
+    finally:
+        # No longer the container's, so delete leaves it alone: ended here.
+        os.kill(init, 9)
+        wait_gone(init)
+        hardened.cmd("delete", "--force", cid, check=True)
+
+
+@pytest.mark.parametrize("own_userns", [True, False])
+def test_a_record_naming_a_process_of_the_runtimes_user_namespace_is_not_believed(
+        hardened, bundle, own_userns):
+    # Every record (the index too) names a host process with its start time, moved into the
+    # container's cgroups: only the user namespace tells it from the init create saw, in a
+    # namespace of its own (ownUserns).  Where the record says the init had none, the same
+    # process is the container's: the check, not something else, is what refuses it.
+    with Victim(hardened, bundle) as v:
+        host = subprocess.Popen(["sleep", "600"])
+        try:
+            for h in v.cgroups:
+                with open(os.path.join(h, v.cid, "cgroup.procs"), "w") as f:
+                    f.write(str(host.pid))
+            paths = [os.path.join(hardened.root, v.cid, n) for n in
+                     ("state.json", "recovery.json")] + [
+                os.path.join(hardened.root, ".index", v.cid)]
+            for path in paths:
+                with open(path) as f:
+                    st = json.load(f)
+                assert st.get("ownUserns") is True or path.endswith("recovery.json"), st
+                st["pid"], st["pidStartTime"] = host.pid, start_time(host.pid)
+                if own_userns:
+                    st["ownUserns"] = True
+                else:
+                    st.pop("ownUserns", None)
+                with open(path, "w") as f:
+                    json.dump(st, f)
+            want = ("stopped", 0) if own_userns else ("running", host.pid)
+            assert status_in_state_and_list(hardened, v.cid) == (want, want)
+        finally:
+            host.kill()
+            host.wait()
+        os.kill(v.init, 9)
+        wait_gone(v.init)
+        hardened.cmd("delete", "--force", v.cid, check=True)
