@@ -170,3 +170,37 @@ def test_a_program_cannot_rewrite_its_listed_command_line(hardened, rbundle):
     assert len(mine) + progs.get("goneBeforeRead", 0) == 40, progs
     false = [p for p in mine if p["argv"] != "/rt/rt2 argv --upload-secrets-to-evil"]
     assert false == [], false
+
+
+# ---- Files: a directory's own mode and owner ---------------------------------------------
+
+def test_a_directorys_mode_and_owner_changes_are_recorded(hardened, rbundle, volume):
+    # A directory of the volume that the container's root owns (chowned by the host before
+    # the container runs: the container's own ids, from its init's uid_map) and the root of
+    # its /tmp: the code makes the one world-writable and setgid and gives the other away.
+    # What the host sees changed (a world-writable directory in a host volume) must be in the
+    # record, as a file's chmod is.
+    sub = os.path.join(volume, "sub")
+    os.mkdir(sub, 0o755)
+    rbundle.config["mounts"].append({"destination": "/data", "type": "bind", "source": volume,
+                                     "options": ["rbind", "rw"]})
+    rbundle.shell("chmod 2777 /data/sub && chmod 0700 /tmp && echo finished")
+    cid = hardened.id("dirmode")
+    hardened.cmd("create", "--bundle", rbundle.write(), cid, check=True)
+    with open(f"/proc/{json.loads(hardened.cmd('state', cid, check=True).stdout)['pid']}"
+              "/uid_map") as f:
+        host_root = int(f.read().split()[1])
+    os.chown(sub, host_root, host_root)
+    hardened.cmd("start", cid, check=True)
+    from conftest import wait_for
+    wait_for(lambda: json.loads(hardened.cmd("state", cid, check=True).stdout)["status"]
+             == "stopped", what="the container's end")
+    hardened.cmd("delete", cid, check=True)
+    assert os.stat(sub).st_mode & 0o7777 == 0o2777  # what the host sees
+    ev = the_activity(hardened, cid)
+    ch = {c["path"]: c["change"] for c in ev["record"]["files"]["changes"]}
+    assert ch.get("/data/sub") == "modified", ev["record"]["files"]
+    assert ch.get("/tmp") == "modified", ev["record"]["files"]
+    flags = review_of(hardened, cid)["flags"]
+    assert any(f["flag"] == "writes-outside-outputs" and "/data" in f["reason"]
+               for f in flags), flags
