@@ -27,6 +27,7 @@ struct base_ent {
   uint8_t place;
   bool seen;
   uint16_t mode;
+  uint32_t uid, gid;
   uint64_t ino, size;
   int64_t mtime_ns, ctime_ns;
 };
@@ -162,6 +163,8 @@ static bool remember(struct sr_act_files *f, size_t place, const char *rel, size
                          .len = (uint32_t)len,
                          .place = (uint8_t)place,
                          .mode = sx->stx_mode,
+                         .uid = sx->stx_uid,
+                         .gid = sx->stx_gid,
                          .ino = sx->stx_ino,
                          .size = sx->stx_size,
                          .mtime_ns = ns_of(&sx->stx_mtime),
@@ -175,8 +178,8 @@ static bool remember(struct sr_act_files *f, size_t place, const char *rel, size
 /* ---- The walk ----------------------------------------------------------------------------- */
 
 #define STATX_WANT                                                                              \
-  (STATX_TYPE | STATX_MODE | STATX_INO | STATX_SIZE | STATX_MTIME | STATX_CTIME | STATX_BTIME | \
-   STATX_MNT_ID)
+  (STATX_TYPE | STATX_MODE | STATX_UID | STATX_GID | STATX_INO | STATX_SIZE | STATX_MTIME |       \
+   STATX_CTIME | STATX_BTIME | STATX_MNT_ID)
 
 typedef void (*visit_fn)(struct sr_act_files *f, size_t place, const char *rel, size_t len,
                          const struct statx *sx);
@@ -225,6 +228,11 @@ static void walk_place(struct sr_act_files *f, size_t place, visit_fn visit)
     pl->unreadable++;
     return;
   }
+  /* The place's own root is an entry too (""): its mode and owner (a bound host directory
+   * made world-writable), not its times. */
+  if (!pl->upper && count_entry(f) &&
+      statx(pl->fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_WANT, &sx) == 0)
+    visit(f, place, "", 0, &sx);
   static char path[SR_ACT_PATH_MAX + 1]; /* the supervisor is one thread */
   int depth = 0;
   while (depth >= 0) {
@@ -378,11 +386,14 @@ static void visit_stop(struct sr_act_files *f, size_t place, const char *rel, si
   struct base_ent *e = lookup(f, place, rel, len);
   if (e) {
     e->seen = true;
-    bool same = e->ino == sx->stx_ino && (e->mode & S_IFMT) == (sx->stx_mode & S_IFMT);
-    /* A directory's own change is in its entries. */
+    /* Its mode and owner for everything (a directory made world-writable or setgid in a
+     * host volume is a change the host sees); the rest of a directory's own change (its
+     * size and times) is in its entries. */
+    bool same = e->ino == sx->stx_ino && e->mode == sx->stx_mode && e->uid == sx->stx_uid &&
+                e->gid == sx->stx_gid;
     if (same && !S_ISDIR(sx->stx_mode))
       same = e->size == sx->stx_size && e->mtime_ns == ns_of(&sx->stx_mtime) &&
-             e->ctime_ns == ns_of(&sx->stx_ctime) && e->mode == sx->stx_mode;
+             e->ctime_ns == ns_of(&sx->stx_ctime);
     if (!same)
       note(f, place, SR_ACT_MODIFIED, rel, len, sx->stx_mode, sx->stx_size);
     return;
