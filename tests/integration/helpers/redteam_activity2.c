@@ -7,6 +7,8 @@
  *   files N DIR: makes N empty files in DIR (subdirectories of 10,000), fast.
  *   argv SECRET...: overwrites its own command line (the bytes /proc/<pid>/cmdline shows) with
  *     "harmless" at once, then waits 2 s (alive when the supervisor reads it).
+ *   renameself NEW: renames its own executable (argv[0]) to NEW at once, then waits 2 s.
+ *   renamemany N DIR: N copies of us in DIR, run at once, each renaming itself (as above).
  *   argvmany N: N children, released at once, each exec `/rt/rt2 argv --upload-secrets-to-evil`
  *     (the supervisor reads their exec events one after the other: the later ones have long
  *     rewritten their command lines when it gets to them). */
@@ -111,8 +113,53 @@ static int argvmany(int n)
   return 0;
 }
 
+/* N copies of /rt/rt2 in DIR (DIR/evilI), run at once, each renaming itself DIR/harmlessI. */
+static int renamemany(int n, const char *dir)
+{
+  static char image[4 << 20];
+  int in = open("/rt/rt2", O_RDONLY | O_CLOEXEC);
+  ssize_t len = in >= 0 ? read(in, image, sizeof(image)) : -1;
+  if (len <= 0)
+    return 1;
+  close(in);
+  int go[2];
+  if (pipe(go) < 0)
+    return 1;
+  for (int i = 0; i < n; i++) {
+    char evil[256], harmless[256];
+    snprintf(evil, sizeof(evil), "%s/evil%d", dir, i);
+    snprintf(harmless, sizeof(harmless), "%s/harmless%d", dir, i);
+    int out = open(evil, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0755);
+    if (out < 0 || write(out, image, (size_t)len) != len)
+      return 1;
+    close(out);
+    if (fork() == 0) {
+      char c;
+      close(go[1]);
+      (void)!read(go[0], &c, 1); /* EOF: all released */
+      execl(evil, evil, "renameself", harmless, (char *)NULL);
+      _exit(127);
+    }
+  }
+  close(go[0]);
+  usleep(100000);
+  close(go[1]);
+  while (wait(NULL) > 0)
+    ;
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
+  if (argc == 4 && strcmp(argv[1], "renamemany") == 0)
+    return renamemany(atoi(argv[2]), argv[3]);
+  if (argc == 3 && strcmp(argv[1], "renameself") == 0) {
+    /* The executable's name as the supervisor reads it (/proc/<pid>/exe) is its name then. */
+    if (rename(argv[0], argv[2]) < 0)
+      return 1;
+    sleep(2);
+    return 0;
+  }
   if (argc == 3 && strcmp(argv[1], "argvmany") == 0)
     return argvmany(atoi(argv[2]));
   if (argc >= 2 && strcmp(argv[1], "argv") == 0) {
