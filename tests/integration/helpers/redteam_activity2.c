@@ -9,6 +9,8 @@
  *     "harmless" at once, then waits 2 s (alive when the supervisor reads it).
  *   renameself NEW: renames its own executable (argv[0]) to NEW at once, then waits 2 s.
  *   renamemany N DIR: N copies of us in DIR, run at once, each renaming itself (as above).
+ *   renamecall FLOOD DIR: a copy of us at DIR/evil makes one mount while the supervisor is
+ *     busy (FLOOD children denied in a loop), and we rename that file DIR/harmless meanwhile.
  *   argvmany N: N children, released at once, each exec `/rt/rt2 argv --upload-secrets-to-evil`
  *     (the supervisor reads their exec events one after the other: the later ones have long
  *     rewritten their command lines when it gets to them). */
@@ -149,8 +151,62 @@ static int renamemany(int n, const char *dir)
   return 0;
 }
 
+/* The caller's name while its denied call waits: FLOOD children keep the supervisor's queue
+ * long; a copy of us at DIR/evil makes one mount, and we rename the file DIR/harmless while
+ * that call waits to be read. */
+static int renamecall(int flood, const char *dir)
+{
+  static char image[4 << 20];
+  char evil[256], harmless[256];
+  snprintf(evil, sizeof(evil), "%s/evil", dir);
+  snprintf(harmless, sizeof(harmless), "%s/harmless", dir);
+  int in = open("/rt/rt2", O_RDONLY | O_CLOEXEC);
+  ssize_t len = in >= 0 ? read(in, image, sizeof(image)) : -1;
+  int out = open(evil, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0755);
+  if (len <= 0 || out < 0 || write(out, image, (size_t)len) != len)
+    return 1;
+  close(in);
+  close(out);
+  pid_t kids[256];
+  if (flood > 256)
+    flood = 256;
+  for (int i = 0; i < flood; i++) {
+    kids[i] = fork();
+    if (kids[i] == 0)
+      for (;;)
+        syscall(SYS_acct, NULL);
+  }
+  usleep(100000);
+  int go[2];
+  if (pipe2(go, O_CLOEXEC) < 0)
+    return 1;
+  pid_t caller = fork();
+  if (caller == 0) {
+    close(go[0]);
+    execl(evil, evil, "mountonce", (char *)NULL);
+    _exit(127);
+  }
+  close(go[1]);
+  char c;
+  (void)!read(go[0], &c, 1); /* EOF: its exec is done (close-on-exec), the call comes now */
+  usleep(50);
+  if (rename(evil, harmless) < 0)
+    return 1;
+  waitpid(caller, NULL, 0);
+  for (int i = 0; i < flood; i++)
+    kill(kids[i], SIGKILL);
+  for (int i = 0; i < flood; i++)
+    waitpid(kids[i], NULL, 0);
+  printf("renamed\n");
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
+  if (argc == 2 && strcmp(argv[1], "mountonce") == 0)
+    return syscall(SYS_mount, "none", "/mnt", "tmpfs", 0, NULL) < 0 ? 0 : 1;
+  if (argc == 4 && strcmp(argv[1], "renamecall") == 0)
+    return renamecall(atoi(argv[2]), argv[3]);
   if (argc == 4 && strcmp(argv[1], "renamemany") == 0)
     return renamemany(atoi(argv[2]), argv[3]);
   if (argc == 3 && strcmp(argv[1], "renameself") == 0) {
