@@ -27,6 +27,7 @@ import os
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -152,6 +153,8 @@ class Bench:
         self._n = 0
         self.runtimes = {}       # name -> Runtime, in RUNTIME_ORDER
         self.missing = {}        # name -> why
+        self.filter_bpf = None   # seerun's built-in filter for bwrap --seccomp (load_filter)
+        self.filter_insns = None
         self.live = {}           # runtime name -> container ids that may exist
         self.owner = {}          # container id -> runtime name
         self.created_at = {}     # container id -> perf_counter() before its create
@@ -192,10 +195,10 @@ class Bench:
         self.reaper.drop_stale(pid, self.created_at.get(cid, 0))
         return pid
 
-    def run(self, argv, slot="main", capture_out=False, timeout=None):
+    def run(self, argv, slot="main", capture_out=False, timeout=None, open_fds=()):
         try:
             return self.reaper.run(argv, timeout=timeout or self.p["timeout"], slot=slot,
-                                   capture_out=capture_out)
+                                   capture_out=capture_out, open_fds=open_fds)
         except procs.Timeout as e:
             raise OpFailed(f"`{' '.join(argv)}`: {e}")
 
@@ -258,6 +261,8 @@ class Bench:
             self.bwrap = None
         elif not self.bwrap:
             self.missing["bwrap"] = "not installed (apt-get install bubblewrap)"
+        self.filter_src = self.args.seerun_filter or os.path.join(
+            bundles.TOP, "build", "runtime", "seccomp", "seccomp_default_prog.c")
         wanted = self.args.runtimes.split(",") if self.args.runtimes else RUNTIME_ORDER
         for name in RUNTIME_ORDER:
             path = paths.get(name)
@@ -317,6 +322,7 @@ class Bench:
         self.spec_by = spec_by
         self.bundles = bundles.make_bundles(self.work, base, self.rootfs, seccomp,
                                             self.p["micro_calls"], wanted)
+        self.filter_bpf = self.load_filter() if self.bwrap else None
 
     # -- operations: one iteration each -----------------------------------------------------
     def it_lifecycle(self, rt, variant):
@@ -385,11 +391,14 @@ class Bench:
             raise OpFailed(f"sandbox left state behind: {', '.join(sorted(left))}")
         return {"wall": job.wall, "cpu": cpu}
 
-    def bwrap_argv(self):
+    def bwrap_argv(self, with_filter=False):
         """bubblewrap as like seerun's sandbox as it goes: the same namespaces (user, mount,
         pid, ipc, uts, network, cgroup), the host's /usr read-only with the merged-/usr links,
-        /proc, a /dev, a /tmp tmpfs, uid and gid 1000."""
+        /proc, a /dev, a /tmp tmpfs, uid and gid 1000; with_filter: and seerun's built-in
+        seccomp filter (--seccomp 3: the BPF program on descriptor 3)."""
         argv = [self.bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr"]
+        if with_filter:
+            argv += ["--seccomp", "3"]
         for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
             p = os.path.join("/", name)
             if os.path.islink(p) and os.readlink(p).startswith("usr/"):
@@ -397,9 +406,33 @@ class Bench:
         return argv + ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
                        "--uid", "1000", "--gid", "1000", "/bin/true"]
 
-    def it_bwrap(self):
+    def load_filter(self):
+        """seerun's built-in seccomp filter as a raw BPF program (struct sock_filter, as bwrap
+        --seccomp reads it), from the C source the build generates
+        (build/runtime/seccomp/seccomp_default_prog.c, or --seerun-filter); None and a note
+        when it is not there."""
+        try:
+            with open(self.filter_src) as f:
+                text = f.read()
+        except OSError as e:
+            self.missing["bwrap+filter"] = f"no filter source {self.filter_src} ({e.strerror})"
+            return None
+        insns = re.findall(r"\{0x([0-9a-f]+),\s*(\d+),\s*(\d+),\s*0x([0-9a-f]+)\}", text)
+        m = re.search(r"sr_seccomp_default_prog_len = (\d+);", text)
+        if not insns or not m or len(insns) != int(m.group(1)):
+            self.missing["bwrap+filter"] = f"{self.filter_src}: not the generated filter"
+            return None
+        path = os.path.join(self.work, "seerun-filter.bpf")
+        with open(path, "wb") as f:
+            for code, jt, jf, k in insns:
+                f.write(struct.pack("<HBBI", int(code, 16), int(jt), int(jf), int(k, 16)))
+        self.filter_insns = len(insns)
+        return path
+
+    def it_bwrap(self, with_filter=False):
         cpu0 = procs.cpu_children()
-        job = self.run(self.bwrap_argv())
+        job = self.run(self.bwrap_argv(with_filter),
+                       open_fds=[(3, self.filter_bpf)] if with_filter else ())
         if not job.ok:
             raise OpFailed(job.describe())
         self.reaper.reap_ready()
@@ -467,14 +500,16 @@ class Bench:
             names.append("sandbox")
             if self.bwrap:
                 names.append("bwrap")
+                if self.filter_bpf:
+                    names.append("bwrap+filter")
 
         def one(n):
             if n == "floor":
                 return self.it_floor(variant)
             if n == "sandbox":
                 return self.it_sandbox(self.runtimes["seerun"])
-            if n == "bwrap":
-                return self.it_bwrap()
+            if n in ("bwrap", "bwrap+filter"):
+                return self.it_bwrap(with_filter=n == "bwrap+filter")
             return self.it_run(self.runtimes[n], variant)
         return self.interleave(variant, "run", names, one)
 
@@ -1042,6 +1077,9 @@ def parse_args(argv):
     ap.add_argument("--crun", help="crun binary (default: from PATH)")
     ap.add_argument("--runc", help="runc binary (default: from PATH)")
     ap.add_argument("--bwrap", help="bubblewrap binary for the sandbox row (default: from PATH)")
+    ap.add_argument("--seerun-filter", help="the C source of seerun's built-in seccomp filter, "
+                    "for the bwrap+filter row (default: build/runtime/seccomp/"
+                    "seccomp_default_prog.c)")
     ap.add_argument("--runtimes", help="comma-separated subset of seerun,crun,runc")
     ap.add_argument("--ops", help="comma-separated subset of " + ",".join(ALL_OPS))
     ap.add_argument("--iterations", type=int, help="iterations per operation")

@@ -108,9 +108,10 @@ class Reaper:
         self._devnull = "/dev/null"
 
     # -- spawning ---------------------------------------------------------------------------
-    def spawn(self, argv, slot="main", capture_out=False):
+    def spawn(self, argv, slot="main", capture_out=False, open_fds=()):
         """Starts argv (argv[0] an absolute path) with stdin /dev/null, stderr (and stdout if
-        capture_out) to files named after slot, else stdout to /dev/null."""
+        capture_out) to files named after slot, else stdout to /dev/null; open_fds: (fd, path)
+        pairs, each file opened read-only onto that descriptor."""
         out = os.path.join(self.outdir, slot + ".out") if capture_out else None
         err = os.path.join(self.outdir, slot + ".err")
         wr = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
@@ -118,6 +119,7 @@ class Reaper:
                    (os.POSIX_SPAWN_OPEN, 1, out or self._devnull, wr if out else os.O_WRONLY,
                     0o644),
                    (os.POSIX_SPAWN_OPEN, 2, err, wr, 0o644)]
+        actions += [(os.POSIX_SPAWN_OPEN, fd, path, os.O_RDONLY, 0) for fd, path in open_fds]
         t0 = time.perf_counter()
         pid = os.posix_spawn(argv[0], argv, self.env, file_actions=actions,
                              setsigdef=_DEFAULT_SIGNALS, setsigmask=())

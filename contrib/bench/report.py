@@ -216,6 +216,20 @@ def render(res):
             elif bw and bw.get("failures"):
                 add("")
                 add(f"bubblewrap failed: {bw['failures'][0][:300]}")
+            bf = vres["ops"]["run"].get("bwrap+filter")
+            if bf and bf.get("samples"):
+                ratio = ""
+                a, b = _median_of(sb, "cpu"), _median_of(bf, "cpu")
+                if a and b:
+                    ratio = f"; sandbox ÷ this CPU {a / b:.2f}"
+                add("")
+                add(f"The same bwrap with seerun's built-in seccomp filter (`--seccomp`, the "
+                    f"program the sandbox loads, like for like on that step): wall "
+                    f"{_cell(bf, 'wall', 'per-iteration', with_p90=True)}, CPU "
+                    f"{_cell(bf, 'cpu', 'per-iteration', with_p90=False)}{ratio}.")
+            elif bf and bf.get("failures"):
+                add("")
+                add(f"bubblewrap with the filter failed: {bf['failures'][0][:300]}")
             add("")
         elif sb and sb.get("failures"):
             add(f"`seerun sandbox -- /bin/true` failed: {sb['failures'][0][:300]}")
