@@ -30,9 +30,13 @@ def rt_dir():
 
 @pytest.fixture
 def rbundle(tmp_path, busybox_rootfs, hardened, rt_dir):
+    # A root of the test's own: the mount points these tests add (/rt, /data, /s0...) are made
+    # in it, not in the shared one (whose tests check that a failed create leaves none).
+    own = tmp_path / "own-rootfs"
+    shutil.copytree(busybox_rootfs, own, symlinks=True, copy_function=os.link)
     path = tmp_path / "bundle"
     path.mkdir()
-    b = Bundle(path, busybox_rootfs, hardened)
+    b = Bundle(path, own, hardened)
     b.config["mounts"].append({"destination": "/rt", "type": "none", "source": rt_dir,
                                "options": ["bind", "ro"]})
     return b
