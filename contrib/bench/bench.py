@@ -324,12 +324,26 @@ class Bench:
                                             self.p["micro_calls"], wanted)
         self.filter_bpf = self.load_filter() if self.bwrap else None
 
+    # -- CPU accounting ---------------------------------------------------------------------
+    def cpu_mark(self):
+        """Where cpu_since measures from: the CPU time reaped so far and the harness's
+        children."""
+        return procs.cpu_children(), set(self.reaper.children())
+
+    def cpu_since(self, mark):
+        """CPU time of what ran since mark, once every process it left to the subreaper has
+        ended and been reaped (bwrap's inner init and a sandbox's outlive their command by a
+        moment): counted for the iteration that made it, never for the next one, which may be
+        another runtime's."""
+        self.reaper.settle(mark[1], self.p["timeout"])
+        return procs.cpu_children() - mark[0]
+
     # -- operations: one iteration each -----------------------------------------------------
     def it_lifecycle(self, rt, variant):
         b = self.bundles[variant]["true"]
         cid = self.new_id(rt)
         pid = None
-        cpu0 = procs.cpu_children()
+        mark = self.cpu_mark()
         t0 = now()
         try:
             self.rtcmd(rt, "create", "--bundle", b, "--pid-file", self.pidfile(cid), cid)
@@ -345,7 +359,7 @@ class Bench:
             self.rtcmd(rt, "delete", cid)
             t4 = now()
             self.reaper.reap_ready()
-            cpu = procs.cpu_children() - cpu0
+            cpu = self.cpu_since(mark)
         except OpFailed:
             self.force_delete(rt, cid, pid)
             raise
@@ -359,13 +373,13 @@ class Bench:
     def it_run(self, rt, variant):
         b = self.bundles[variant]["true"]
         cid = self.new_id(rt)
-        cpu0 = procs.cpu_children()
+        mark = self.cpu_mark()
         t0 = now()
         try:
             self.rtcmd(rt, "run", "--bundle", b, cid)
             t1 = now()
             self.reaper.reap_ready()
-            cpu = procs.cpu_children() - cpu0
+            cpu = self.cpu_since(mark)
         except OpFailed:
             self.force_delete(rt, cid)
             raise
@@ -380,12 +394,12 @@ class Bench:
         """`seerun sandbox -- /bin/true`: its own built-in root filesystem and config, under
         the default policy, so the same in every variant; it must leave nothing behind."""
         before = set(os.listdir(rt.root))
-        cpu0 = procs.cpu_children()
+        mark = self.cpu_mark()
         job = self.run(rt.cmd("sandbox", "--", "/bin/true"))
         if not job.ok:
             raise OpFailed(job.describe())
         self.reaper.reap_ready()
-        cpu = procs.cpu_children() - cpu0
+        cpu = self.cpu_since(mark)
         left = set(os.listdir(rt.root)) - before
         if left:
             raise OpFailed(f"sandbox left state behind: {', '.join(sorted(left))}")
@@ -430,30 +444,30 @@ class Bench:
         return path
 
     def it_bwrap(self, with_filter=False):
-        cpu0 = procs.cpu_children()
+        mark = self.cpu_mark()
         job = self.run(self.bwrap_argv(with_filter),
                        open_fds=[(3, self.filter_bpf)] if with_filter else ())
         if not job.ok:
             raise OpFailed(job.describe())
         self.reaper.reap_ready()
-        return {"wall": job.wall, "cpu": procs.cpu_children() - cpu0}
+        return {"wall": job.wall, "cpu": self.cpu_since(mark)}
 
     def it_floor(self, variant):
         argv = [self.floor] + (["-u"] if variant == "hardened" else []) + [self.rootfs]
-        cpu0 = procs.cpu_children()
+        mark = self.cpu_mark()
         job = self.run(argv)
         if not job.ok:
             raise OpFailed(job.describe())
-        return {"wall": job.wall, "cpu": procs.cpu_children() - cpu0}
+        return {"wall": job.wall, "cpu": self.cpu_since(mark)}
 
     def it_exec(self, rt, cid):
-        cpu0 = procs.cpu_children()
+        mark = self.cpu_mark()
         job = self.run(rt.cmd("exec", cid, "/bin/true"))
         if not job.ok:
             if NOT_IMPLEMENTED.search(job.stderr()):
                 raise NotImplementedByRuntime(job.stderr())
             raise OpFailed(job.describe())
-        return {"wall": job.wall, "cpu": procs.cpu_children() - cpu0}
+        return {"wall": job.wall, "cpu": self.cpu_since(mark)}
 
     def note_once(self, text):
         if text not in self.notes:
@@ -550,7 +564,7 @@ class Bench:
         b = self.bundles[variant]["true"]
         ids = [self.new_id(rt) for _ in range(n)]
         kind, failed, started, errors = {}, 0, [], []
-        cpu0 = procs.cpu_children()
+        mark = self.cpu_mark()
         t0 = now()
         pending = []
         for k, cid in enumerate(ids):
@@ -587,7 +601,7 @@ class Bench:
             except (procs.Timeout, OpFailed) as e:
                 errors.append(f"{cid}: {e}")
         self.reaper.reap_ready()
-        cpu = procs.cpu_children() - cpu0
+        cpu = self.cpu_since(mark)
         self.delete_all(rt, ids)
         tally = self.container_tally.setdefault((variant, rt.name), [0, 0])
         tally[0] += failed
@@ -662,9 +676,13 @@ class Bench:
         res = {op: {} for op in ("create_many", "state", "list", "delete_many")}
         present = {}
         cpu_create = {}
+        before_create, made = {}, {}
         t_phase = now()
         try:
             for name, rt in self.runtimes.items():
+                # Raw: its inits (and seerun's supervisors) stay until the deletes below, which
+                # wait for them to end.
+                before_create[name] = set(self.reaper.children())
                 cpu0 = procs.cpu_children()
                 t0 = now()
                 all_ids = [self.new_id(rt) for _ in range(m)]
@@ -672,6 +690,9 @@ class Bench:
                 wall = now() - t0
                 self.delete_all(rt, [c for c in all_ids if c not in set(ids)])
                 cpu_create[name] = procs.cpu_children() - cpu0
+                # This runtime's processes (inits, seerun's supervisors): what its deletes
+                # must see end.
+                made[name] = set(self.reaper.children()) - before_create[name]
                 # "Created" means an init waiting for start: one that died is a failure.
                 self.reaper.reap_ready()
                 alive = 0
@@ -709,7 +730,7 @@ class Bench:
 
             def state(n):
                 rt = self.runtimes[n]
-                cpu0 = procs.cpu_children()
+                mark = self.cpu_mark()
                 job = self.rtcmd(rt, "state", present[n][0], capture_out=True)
                 out = job.stdout()
                 try:
@@ -719,14 +740,14 @@ class Bench:
                 if status != "created":
                     raise OpFailed(f"`state {present[n][0]}`: status {status!r}, expected "
                                    f"\"created\"")
-                return {"wall": job.wall, "cpu": procs.cpu_children() - cpu0}
+                return {"wall": job.wall, "cpu": self.cpu_since(mark)}
 
             def lst(n):
                 rt = self.runtimes[n]
-                cpu0 = procs.cpu_children()
+                mark = self.cpu_mark()
                 job = self.rtcmd(rt, "list", capture_out=True)
                 seen_counts[n] = job.stdout().count(self.prefix)
-                return {"wall": job.wall, "cpu": procs.cpu_children() - cpu0}
+                return {"wall": job.wall, "cpu": self.cpu_since(mark)}
 
             res["state"].update(self.interleave(variant, "state", names, state))
             res["list"].update(self.interleave(variant, "list", names, lst))
@@ -743,7 +764,7 @@ class Bench:
                         pids.append(self.read_pid(cid))
                     except OpFailed:
                         pass
-                cpu0 = procs.cpu_children()
+                mark = (procs.cpu_children(), set(self.reaper.children()) - made[name])
                 t0 = now()
                 for cid in present[name]:
                     try:
@@ -758,7 +779,7 @@ class Bench:
                     except procs.Timeout:
                         errors.append(f"init pid {pid} still running after delete")
                 self.reaper.reap_ready()
-                cpu = procs.cpu_children() - cpu0 + cpu_create[name]
+                cpu = self.cpu_since(mark) + cpu_create[name]
                 ser = self.new_series()
                 if errors:
                     ser["failures"] = errors

@@ -195,6 +195,13 @@ class Reaper:
         self._wait(lambda: any(j.done for j in jobs), timeout, "waiting")
         return [j for j in jobs if j.done]
 
+    def settle(self, before, timeout=60):
+        """Waits until every child of the harness that is not in before (the orphans of what ran
+        since: reparented to the subreaper) has ended, reaping it, so that its CPU time is in
+        cpu_children() now."""
+        self._wait(lambda: not [p for p in self.children() if p not in before], timeout,
+                   "waiting for the processes a command left behind")
+
     def pid_gone(self, pid):
         if pid in self.exited:
             return True
