@@ -88,14 +88,25 @@ static void count_entry(struct sr_activity *a, const struct seccomp_notif *n, co
   }
 }
 
-int sr_activity_serve(struct sr_activity *a, int listener, struct seccomp_notif *req,
-                      size_t reqsz, struct seccomp_notif_resp *resp, size_t respsz)
+int sr_activity_serve(struct sr_activity *a, int listener, struct sr_act_listener_seq *seq,
+                      struct seccomp_notif *req, size_t reqsz, struct seccomp_notif_resp *resp,
+                      size_t respsz)
 {
   memset(req, 0, reqsz);
   if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0) {
-    /* ENOENT: the caller was interrupted (a signal) before we read it; EINTR: ours. */
+    /* ENOENT: the caller was interrupted (a signal) before we read it (its id is skipped by
+     * the next one read); EINTR: ours. */
     return errno == ENOENT || errno == EINTR ? 0 : -1;
   }
+  /* Read in the kernel's order, so an id skipped is a call taken back unread (a code that
+   * interrupts its own denied calls while the supervisor is busy must not hide them). */
+  uint64_t step = req->id - seq->last;
+  if (seq->have && step > 1 && step < (1ULL << 32)) {
+    a->not_read += step - 1;
+    a->dirty = true;
+  }
+  seq->last = req->id;
+  seq->have = true;
   /* The executable while the caller is still blocked in the call; the id check after the
    * read makes sure the pid was the caller's and not a reused one. */
   char link[32], exe[SR_ACT_EXE_MAX];
@@ -394,6 +405,8 @@ static void to_json(const struct sr_activity *a, sr_json_gen_t g, bool brief)
   if (a->listeners_refused)
     sr_json_put_kv_u64(g, "listenersUnserved", a->listeners_refused);
   sr_json_put_kv_u64(g, "denied", a->denied);
+  if (a->not_read)
+    sr_json_put_kv_u64(g, "notRead", a->not_read);
   sr_json_put_kv_string(g, "errno", "EPERM");
   sr_json_put_key(g, "syscalls");
   sr_json_array_open(g);
@@ -569,10 +582,13 @@ void sr_activity_finish(struct sr_activity *a, const struct sr_audit *audit, int
    * which the code can reach by filling a place, has not seen what it did not reach). */
   bool files_seen = a->files ? sr_activity_files_complete(a->files) : a->files_unseen == NULL;
   struct event_fields f = {
-      .complete = a->seccomp_visible && !a->listeners_refused && !a->execs_unfollowed &&
-                  files_seen,
+      .complete = a->seccomp_visible && !a->listeners_refused && !a->not_read &&
+                  !a->execs_unfollowed && files_seen,
       .reason = !a->seccomp_visible ? a->seccomp_unseen
                 : a->listeners_refused ? "some processes' denied system calls were not seen"
+                : a->not_read ? "denied system calls were taken back before the supervisor read "
+                                "them (their callers interrupted or killed): counted in "
+                                "seccomp.notRead, not by system call"
                 : a->execs_unfollowed
                     ? "a `seerun exec` could not be followed (the supervisor did not answer in "
                       "time): what it started is not in programs"

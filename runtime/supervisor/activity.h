@@ -94,6 +94,7 @@ struct sr_activity {
   uint64_t listeners;          /* handed over (start, execs) */
   uint64_t listeners_refused;  /* over SR_ACT_LISTENERS: those processes' denials are unseen */
   uint64_t denied;
+  uint64_t not_read; /* denied calls taken back before they were read (sr_act_listener_seq) */
   struct sr_act_syscall sys[SR_ACT_SYSCALLS];
   size_t n_sys;
   uint64_t denied_other_syscalls; /* denials of syscalls past SR_ACT_SYSCALLS */
@@ -134,10 +135,20 @@ struct sr_act_cgroup {
   int memory_fd, pids_fd;
 };
 
-/* One notification from a listener: counts it, replies EPERM.  0, or -1 when the listener is
- * done (every process that used the filter has gone). */
-int sr_activity_serve(struct sr_activity *a, int listener, struct seccomp_notif *req,
-                      size_t reqsz, struct seccomp_notif_resp *resp, size_t respsz);
+/* What is kept of one listener between notifications: the id of the last one read.  The kernel
+ * numbers a filter's notifications one after the other (from a random start): an id skipped is
+ * one taken back before it was read, its caller interrupted by a signal or killed. */
+struct sr_act_listener_seq {
+  uint64_t last;
+  bool have;
+};
+
+/* One notification from a listener: counts it (and the ones skipped since seq's last, in
+ * seccomp.notRead), replies EPERM.  0, or -1 when the listener is done (every process that used
+ * the filter has gone). */
+int sr_activity_serve(struct sr_activity *a, int listener, struct sr_act_listener_seq *seq,
+                      struct seccomp_notif *req, size_t reqsz, struct seccomp_notif_resp *resp,
+                      size_t respsz);
 /* The sizes the kernel wants for the two structs (SECCOMP_GET_NOTIF_SIZES). */
 int sr_activity_notif_sizes(size_t *req, size_t *resp);
 

@@ -77,6 +77,7 @@ static void write_record(const struct sr_egress_record *rec, int dirfd)
 struct watched {
   int sock[1 + 16]; /* hand-over sockets: the init's, then exec's connections; -1: free */
   int listener[SR_ACT_LISTENERS];
+  struct sr_act_listener_seq seq[SR_ACT_LISTENERS]; /* each listener's (reset when it goes) */
   int waiter[16]; /* connections waiting for the record (delete): closed once it is written */
 };
 
@@ -304,13 +305,15 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
       size_t i = slot[k];
       short re = p[4 + k].revents;
       if (re & POLLIN) {
-        if (sr_activity_serve(&act, w.listener[i], req, reqsz, resp, respsz) < 0) {
+        if (sr_activity_serve(&act, w.listener[i], &w.seq[i], req, reqsz, resp, respsz) < 0) {
           close(w.listener[i]);
           w.listener[i] = -1;
+          w.seq[i] = (struct sr_act_listener_seq){0};
         }
       } else if (re & (POLLHUP | POLLERR | POLLNVAL)) {
         close(w.listener[i]); /* every process under that filter has gone */
         w.listener[i] = -1;
+        w.seq[i] = (struct sr_act_listener_seq){0};
       }
     }
     if (p[0].revents & POLLIN)

@@ -125,11 +125,6 @@ def test_places_left_out_make_the_record_incomplete(hardened, rbundle, volume):
 
 # ---- Denied calls interrupted before the supervisor read them ------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a denied call whose notification is interrupted by a signal (a handler without "
-    "SA_RESTART) before the supervisor has read it is taken back by the kernel and fails with "
-    "EINTR: the supervisor never sees it, so the record neither counts it nor says it missed "
-    "it (complete: true); here nearly all of 400 mounts go unrecorded"))
 def test_a_denied_call_interrupted_before_it_was_read_is_not_hidden(hardened, rbundle):
     # Many processes keep the supervisor's queue of notifications long; each mount is
     # interrupted by a timer (a handler without SA_RESTART) while it waits in that queue: the
