@@ -202,34 +202,24 @@ def render(res):
                 f"{_cell(sb, 'cpu', 'per-iteration', with_p90=False)}; seerun `run` here: wall "
                 f"{_cell(run, 'wall', 'per-iteration', with_p90=True)}, CPU "
                 f"{_cell(run, 'cpu', 'per-iteration', with_p90=False)}.")
-            bw = vres["ops"]["run"].get("bwrap")
-            if bw and bw.get("samples"):
-                ratio = ""
-                a, b = _median_of(sb, "cpu"), _median_of(bw, "cpu")
-                if a and b:
-                    ratio = f"; sandbox ÷ bwrap CPU {a / b:.2f}"
-                add("")
-                add(f"bubblewrap beside it (`bwrap --unshare-all`, /usr read-only, /proc, /dev, "
-                    f"/tmp tmpfs, uid 1000, no seccomp filter): wall "
-                    f"{_cell(bw, 'wall', 'per-iteration', with_p90=True)}, CPU "
-                    f"{_cell(bw, 'cpu', 'per-iteration', with_p90=False)}{ratio}.")
-            elif bw and bw.get("failures"):
-                add("")
-                add(f"bubblewrap failed: {bw['failures'][0][:300]}")
-            bf = vres["ops"]["run"].get("bwrap+filter")
-            if bf and bf.get("samples"):
-                ratio = ""
-                a, b = _median_of(sb, "cpu"), _median_of(bf, "cpu")
-                if a and b:
-                    ratio = f"; sandbox ÷ this CPU {a / b:.2f}"
-                add("")
-                add(f"The same bwrap with seerun's built-in seccomp filter (`--seccomp`, the "
-                    f"program the sandbox loads, like for like on that step): wall "
-                    f"{_cell(bf, 'wall', 'per-iteration', with_p90=True)}, CPU "
-                    f"{_cell(bf, 'cpu', 'per-iteration', with_p90=False)}{ratio}.")
-            elif bf and bf.get("failures"):
-                add("")
-                add(f"bubblewrap with the filter failed: {bf['failures'][0][:300]}")
+            bwraps = [("bwrap", "bubblewrap beside it (`bwrap --unshare-all`, /usr read-only, "
+                      "/proc, /dev, /tmp tmpfs, uid 1000, no seccomp filter)", "bwrap"),
+                     ("bwrap+filter", "The same bwrap with seerun's built-in seccomp filter "
+                      "(`--seccomp`, the program the sandbox loads, like for like on that step)",
+                      "this")]
+            for name, what, short in bwraps:
+                bw = vres["ops"]["run"].get(name)
+                if bw and bw.get("samples"):
+                    ratio = ""
+                    a, b = _median_of(sb, "cpu"), _median_of(bw, "cpu")
+                    if a and b:
+                        ratio = f"; sandbox ÷ {short} CPU {a / b:.2f}"
+                    add("")
+                    add(f"{what}: wall {_cell(bw, 'wall', 'per-iteration', with_p90=True)}, CPU "
+                        f"{_cell(bw, 'cpu', 'per-iteration', with_p90=False)}{ratio}.")
+                elif bw and bw.get("failures"):
+                    add("")
+                    add(f"{name} failed: {bw['failures'][0][:300]}")
             add("")
         elif sb and sb.get("failures"):
             add(f"`seerun sandbox -- /bin/true` failed: {sb['failures'][0][:300]}")

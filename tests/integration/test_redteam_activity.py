@@ -33,14 +33,19 @@ def rt_dir():
     os.rmdir(d)
 
 
-@pytest.fixture
-def rbundle(tmp_path, busybox_rootfs, hardened, rt_dir):
+def rt_bundle(tmp_path, rootfs, seerun, rt_dir):
+    """A bundle on rootfs with the red team's helpers at /rt, read-only."""
     path = tmp_path / "bundle"
     path.mkdir()
-    b = Bundle(path, busybox_rootfs, hardened)
+    b = Bundle(path, rootfs, seerun)
     b.config["mounts"].append({"destination": "/rt", "type": "none", "source": rt_dir,
                                "options": ["bind", "ro"]})
     return b
+
+
+@pytest.fixture
+def rbundle(tmp_path, busybox_rootfs, hardened, rt_dir):
+    return rt_bundle(tmp_path, busybox_rootfs, hardened, rt_dir)
 
 
 def programs(seerun, cid):

@@ -5,15 +5,16 @@
  *     SA_RESTART: the call returns EINTR).  Then the children are killed, and, with AFTER 1,
  *     one more denied call (acct) is made on its own.  Prints "mount N", "eperm N", "eintr N".
  *   files N DIR: makes N empty files in DIR (subdirectories of 10,000), fast.
- *   argv SECRET...: overwrites its own command line (the bytes /proc/<pid>/cmdline shows) with
- *     "harmless" at once, then waits 2 s (alive when the supervisor reads it).
- *   renameself NEW: renames its own executable (argv[0]) to NEW at once, then waits 2 s.
- *   renamemany N DIR: N copies of us in DIR, run at once, each renaming itself (as above).
- *   renamecall FLOOD DIR: a copy of us at DIR/evil makes one mount while the supervisor is
- *     busy (FLOOD children denied in a loop), and we rename that file DIR/harmless meanwhile.
- *   argvmany N: N children, released at once, each exec `/rt/rt2 argv --upload-secrets-to-evil`
- *     (the supervisor reads their exec events one after the other: the later ones have long
- *     rewritten their command lines when it gets to them). */
+ *   The three below leave a mark (an empty file named after the pid) in MARKS once they have
+ *   done their part, and the test holds the supervisor (SIGSTOP) until every mark is there: what
+ *   the code does while the supervisor is behind it, made certain rather than raced.
+ *   argvmany N MARKS: N children, each exec `/rt/rt2 argv MARKS --upload-secrets-to-evil`,
+ *     which overwrites its own command line (the bytes /proc/<pid>/cmdline shows) with
+ *     "harmless", marks, and waits 2 s (alive when the supervisor reads it).
+ *   renamemany N DIR MARKS: N copies of us in DIR, run at once, each renaming its own file
+ *     DIR/evilI to DIR/harmlessI, then marking, then waiting 2 s.
+ *   renamecall DIR MARKS: a copy of us at DIR/evil makes one mount; once that call waits to be
+ *     read (its /proc/<pid>/syscall), we rename the file DIR/harmless and mark. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -94,19 +95,21 @@ static int files(long n, const char *dir)
   return 0;
 }
 
-static int argvmany(int n)
+/* A child that waits for EOF on the go pipe (all of them released at once), then execs. */
+static void fork_held(int go[2], const char *path, char *const argv[])
 {
-  int go[2];
-  if (pipe(go) < 0)
-    return 1;
-  for (int i = 0; i < n; i++)
-    if (fork() == 0) {
-      char c;
-      close(go[1]);
-      (void)!read(go[0], &c, 1); /* EOF: all released */
-      execl("/rt/rt2", "/rt/rt2", "argv", "--upload-secrets-to-evil", (char *)NULL);
-      _exit(127);
-    }
+  if (fork() == 0) {
+    char c;
+    close(go[1]);
+    (void)!read(go[0], &c, 1);
+    execv(path, argv);
+    _exit(127);
+  }
+}
+
+/* Releases the held children once they have had time to block, and waits for them all. */
+static int release_held(int go[2])
+{
   close(go[0]);
   usleep(100000);
   close(go[1]);
@@ -115,8 +118,28 @@ static int argvmany(int n)
   return 0;
 }
 
+static void mark(const char *marks)
+{
+  char path[256];
+  snprintf(path, sizeof(path), "%s/%d", marks, (int)getpid());
+  int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+  if (fd >= 0)
+    close(fd);
+}
+
+static int argvmany(int n, char *marks)
+{
+  int go[2];
+  if (pipe(go) < 0)
+    return 1;
+  char *argv[] = {"/rt/rt2", "argv", marks, "--upload-secrets-to-evil", NULL};
+  for (int i = 0; i < n; i++)
+    fork_held(go, argv[0], argv);
+  return release_held(go);
+}
+
 /* N copies of /rt/rt2 in DIR (DIR/evilI), run at once, each renaming itself DIR/harmlessI. */
-static int renamemany(int n, const char *dir)
+static int renamemany(int n, const char *dir, char *marks)
 {
   static char image[4 << 20];
   int in = open("/rt/rt2", O_RDONLY | O_CLOEXEC);
@@ -135,26 +158,15 @@ static int renamemany(int n, const char *dir)
     if (out < 0 || write(out, image, (size_t)len) != len)
       return 1;
     close(out);
-    if (fork() == 0) {
-      char c;
-      close(go[1]);
-      (void)!read(go[0], &c, 1); /* EOF: all released */
-      execl(evil, evil, "renameself", harmless, (char *)NULL);
-      _exit(127);
-    }
+    char *argv[] = {evil, "renameself", harmless, marks, NULL};
+    fork_held(go, evil, argv);
   }
-  close(go[0]);
-  usleep(100000);
-  close(go[1]);
-  while (wait(NULL) > 0)
-    ;
-  return 0;
+  return release_held(go);
 }
 
-/* The caller's name while its denied call waits: FLOOD children keep the supervisor's queue
- * long; a copy of us at DIR/evil makes one mount, and we rename the file DIR/harmless while
- * that call waits to be read. */
-static int renamecall(int flood, const char *dir)
+/* The caller's name while its denied call waits: a copy of us at DIR/evil makes one mount; we
+ * rename the file DIR/harmless once that call is made (and waits: the supervisor is held). */
+static int renamecall(const char *dir, const char *marks)
 {
   static char image[4 << 20];
   char evil[256], harmless[256];
@@ -167,36 +179,30 @@ static int renamecall(int flood, const char *dir)
     return 1;
   close(in);
   close(out);
-  pid_t kids[256];
-  if (flood > 256)
-    flood = 256;
-  for (int i = 0; i < flood; i++) {
-    kids[i] = fork();
-    if (kids[i] == 0)
-      for (;;)
-        syscall(SYS_acct, NULL);
-  }
-  usleep(100000);
-  int go[2];
-  if (pipe2(go, O_CLOEXEC) < 0)
-    return 1;
   pid_t caller = fork();
   if (caller == 0) {
-    close(go[0]);
     execl(evil, evil, "mountonce", (char *)NULL);
     _exit(127);
   }
-  close(go[1]);
-  char c;
-  (void)!read(go[0], &c, 1); /* EOF: its exec is done (close-on-exec), the call comes now */
-  usleep(50);
+  /* The call is made when the caller's /proc/<pid>/syscall names mount. */
+  char path[64], text[64];
+  snprintf(path, sizeof(path), "/proc/%d/syscall", (int)caller);
+  for (;;) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+    if (fd >= 0)
+      close(fd);
+    if (n <= 0)
+      return 1;
+    text[n] = '\0';
+    if (atoi(text) == SYS_mount)
+      break;
+    usleep(1000);
+  }
   if (rename(evil, harmless) < 0)
     return 1;
+  mark(marks);
   waitpid(caller, NULL, 0);
-  for (int i = 0; i < flood; i++)
-    kill(kids[i], SIGKILL);
-  for (int i = 0; i < flood; i++)
-    waitpid(kids[i], NULL, 0);
   printf("renamed\n");
   return 0;
 }
@@ -206,23 +212,27 @@ int main(int argc, char **argv)
   if (argc == 2 && strcmp(argv[1], "mountonce") == 0)
     return syscall(SYS_mount, "none", "/mnt", "tmpfs", 0, NULL) < 0 ? 0 : 1;
   if (argc == 4 && strcmp(argv[1], "renamecall") == 0)
-    return renamecall(atoi(argv[2]), argv[3]);
-  if (argc == 4 && strcmp(argv[1], "renamemany") == 0)
-    return renamemany(atoi(argv[2]), argv[3]);
-  if (argc == 3 && strcmp(argv[1], "renameself") == 0) {
+    return renamecall(argv[2], argv[3]);
+  if (argc == 5 && strcmp(argv[1], "renamemany") == 0)
+    return renamemany(atoi(argv[2]), argv[3], argv[4]);
+  if (argc == 4 && strcmp(argv[1], "renameself") == 0) {
     /* The executable's name as the supervisor reads it (/proc/<pid>/exe) is its name then. */
     if (rename(argv[0], argv[2]) < 0)
       return 1;
+    mark(argv[3]);
     sleep(2);
     return 0;
   }
-  if (argc == 3 && strcmp(argv[1], "argvmany") == 0)
-    return argvmany(atoi(argv[2]));
-  if (argc >= 2 && strcmp(argv[1], "argv") == 0) {
+  if (argc == 4 && strcmp(argv[1], "argvmany") == 0)
+    return argvmany(atoi(argv[2]), argv[3]);
+  if (argc >= 3 && strcmp(argv[1], "argv") == 0) {
+    char marks[256];
+    snprintf(marks, sizeof(marks), "%s", argv[2]);
     /* The arguments lie one after the other: the first byte to the end of the last. */
     char *end = argv[argc - 1] + strlen(argv[argc - 1]);
     memset(argv[0], 0, (size_t)(end - argv[0]));
     strcpy(argv[0], "harmless");
+    mark(marks);
     sleep(2);
     return 0;
   }
