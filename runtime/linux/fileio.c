@@ -37,6 +37,30 @@ static ssize_t read_upto(int fd, void *buf, size_t len)
   return (ssize_t)got;
 }
 
+/* A file fstat said holds size bytes, into buf (size + 1 bytes): asked for one byte more, in
+ * one read where it is whole.  A read that stops short of what was asked, with size bytes in,
+ * is the end as fstat saw it: no read of its own for the end (every state and config read
+ * paid one); a shorter total goes on reading, as read_upto (a filesystem may read in parts);
+ * size + 1 bytes: the file grew after fstat. */
+static ssize_t read_sized(int fd, char *buf, size_t size)
+{
+  size_t got = 0;
+  while (got < size + 1) {
+    size_t want = size + 1 - got;
+    ssize_t r = read(fd, buf + got, want);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      return -1;
+    if (r == 0)
+      break;
+    got += (size_t)r;
+    if ((size_t)r < want && got == size)
+      break;
+  }
+  return (ssize_t)got;
+}
+
 int sr_fileio_read_at(int dirfd, const char *path, size_t max, char **buf, size_t *len,
                       sr_error_t *err)
 {
@@ -53,21 +77,14 @@ int sr_fileio_read_at(int dirfd, const char *path, size_t max, char **buf, size_
     return sr_error_make(err, 0, "`%s`: too large (%" PRIu64 " bytes, the limit is %zu)", path,
                          (uint64_t)st.st_size, max);
   size_t cap = (size_t)st.st_size;
-  _cleanup_free_ char *b = malloc(cap + 1);
+  _cleanup_free_ char *b = malloc(cap + 2);
   if (b == NULL)
     return sr_error_make(err, ENOMEM, "read `%s`", path);
-  ssize_t got = read_upto(fd, b, cap);
+  ssize_t got = read_sized(fd, b, cap);
   if (got < 0)
     return sr_error_sys(err, "read `%s`", path);
-  if ((size_t)got == cap) {
-    /* The file grew after fstat: read one more byte to tell. */
-    char extra;
-    ssize_t more = read_upto(fd, &extra, 1);
-    if (more < 0)
-      return sr_error_sys(err, "read `%s`", path);
-    if (more > 0)
-      return sr_error_make(err, 0, "`%s`: changed while being read", path);
-  }
+  if ((size_t)got > cap)
+    return sr_error_make(err, 0, "`%s`: changed while being read", path);
   b[got] = '\0';
   *buf = steal_ptr(b);
   *len = (size_t)got;
