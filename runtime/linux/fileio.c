@@ -20,12 +20,15 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Reads until len bytes or the end of the file: how many were read, -1 with errno on error. */
-static ssize_t read_upto(int fd, void *buf, size_t len)
+/* Reads until len bytes or the end of the file: how many were read, -1 with errno on error.
+ * end: where a read that stops short of what was asked is taken for the end, without a read of
+ * its own (SIZE_MAX: only a read of 0 is). */
+static ssize_t read_upto_end(int fd, void *buf, size_t len, size_t end)
 {
   size_t got = 0;
   while (got < len) {
-    ssize_t r = read(fd, (char *)buf + got, len - got);
+    size_t want = len - got;
+    ssize_t r = read(fd, (char *)buf + got, want);
     if (r < 0 && errno == EINTR)
       continue;
     if (r < 0)
@@ -33,32 +36,15 @@ static ssize_t read_upto(int fd, void *buf, size_t len)
     if (r == 0)
       break;
     got += (size_t)r;
+    if ((size_t)r < want && got == end)
+      break;
   }
   return (ssize_t)got;
 }
 
-/* A file fstat said holds size bytes, into buf (size + 1 bytes): asked for one byte more, in
- * one read where it is whole.  A read that stops short of what was asked, with size bytes in,
- * is the end as fstat saw it: no read of its own for the end (every state and config read
- * paid one); a shorter total goes on reading, as read_upto (a filesystem may read in parts);
- * size + 1 bytes: the file grew after fstat. */
-static ssize_t read_sized(int fd, char *buf, size_t size)
+static ssize_t read_upto(int fd, void *buf, size_t len)
 {
-  size_t got = 0;
-  while (got < size + 1) {
-    size_t want = size + 1 - got;
-    ssize_t r = read(fd, buf + got, want);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0)
-      return -1;
-    if (r == 0)
-      break;
-    got += (size_t)r;
-    if ((size_t)r < want && got == size)
-      break;
-  }
-  return (ssize_t)got;
+  return read_upto_end(fd, buf, len, SIZE_MAX);
 }
 
 int sr_fileio_read_at(int dirfd, const char *path, size_t max, char **buf, size_t *len,
@@ -80,7 +66,10 @@ int sr_fileio_read_at(int dirfd, const char *path, size_t max, char **buf, size_
   _cleanup_free_ char *b = malloc(cap + 2);
   if (b == NULL)
     return sr_error_make(err, ENOMEM, "read `%s`", path);
-  ssize_t got = read_sized(fd, b, cap);
+  /* One byte more than fstat said, in one read where the file is whole: a read that stops
+   * short with cap bytes in is the end as fstat saw it, with no read of its own for the end
+   * (every state and config read paid one); a byte more: the file grew after fstat. */
+  ssize_t got = read_upto_end(fd, b, cap + 1, cap);
   if (got < 0)
     return sr_error_sys(err, "read `%s`", path);
   if ((size_t)got > cap)
