@@ -230,7 +230,11 @@ def container_procs(init):
     tasks = {}
     for p in procs:
         n = 0
-        for t in os.listdir(f"/proc/{p}/task"):
+        try:
+            task_ids = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue  # ended since /proc was listed (the test waits until the set settles)
+        for t in task_ids:
             try:
                 with open(f"/proc/{p}/task/{t}/stat") as f:
                     state = f.read().rsplit(")", 1)[1].split()[0]
