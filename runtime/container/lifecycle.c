@@ -43,9 +43,10 @@ int sr_container_open_cgroup(const struct sr_container *c, struct sr_cgroup **cg
   return sr_cgroup_new(SR_CGROUP_ROOT, c->rec->cgroup_path, cg, err);
 }
 
-/* The process's (procfd: its /proc/PID) user namespace is the one whose nsfs inode is ino.  By the link's text ("user:[INO]"),
- * not by stat: following the link makes the kernel find or make the namespace's inode, and list
- * asks once per container.  Every namespace is on the one nsfs: its inode number names it. */
+/* The process's (procfd: its /proc/PID) user namespace is the one whose nsfs inode is ino.
+ * By the link's text ("user:[INO]"), not by stat: following the link makes the kernel find or
+ * make the namespace's inode, and list asks once per container.  Every namespace is on the one
+ * nsfs: its inode number names it. */
 static bool userns_is_at(int procfd, ino_t ino)
 {
   char link[64];

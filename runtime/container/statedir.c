@@ -480,8 +480,8 @@ int sr_statedir_begin(int rootfd, const char *id, struct sr_state_record *rec, c
   return 0;
 }
 
-/* Opens (and with lock, locks) the directory of a container; no record read yet. */
-/* checked_root: the caller checked rootfd already (a reader, for many containers). */
+/* Opens (and with lock, locks) the directory of a container; no record read yet.
+ * checked_root: the caller checked rootfd already (a reader, for many containers). */
 static int open_container_in(int rootfd, bool checked_root, const char *id, bool lock,
                              struct sr_container **out, sr_error_t *err)
 {

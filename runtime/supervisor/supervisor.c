@@ -142,6 +142,14 @@ static void release_waiters(const struct sr_supervisor_config *cfg, struct watch
       end_connection(w->waiter[i]);
 }
 
+/* A listener done with (every process under its filter has gone, or it failed): its slot free,
+ * its numbering forgotten. */
+static void drop_listener(struct watched *w, size_t i)
+{
+  close(w->listener[i]);
+  w->listener[i] = -1;
+  w->seq[i] = (struct sr_act_listener_seq){0};
+}
 
 /* `seerun exec`'s request to be followed: the map, or "N" when processes are followed by their
  * pid namespace.  An exec that gave up waiting has closed its end by now (the send fails): what
@@ -305,15 +313,10 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
       size_t i = slot[k];
       short re = p[4 + k].revents;
       if (re & POLLIN) {
-        if (sr_activity_serve(&act, w.listener[i], &w.seq[i], req, reqsz, resp, respsz) < 0) {
-          close(w.listener[i]);
-          w.listener[i] = -1;
-          w.seq[i] = (struct sr_act_listener_seq){0};
-        }
+        if (sr_activity_serve(&act, w.listener[i], &w.seq[i], req, reqsz, resp, respsz) < 0)
+          drop_listener(&w, i);
       } else if (re & (POLLHUP | POLLERR | POLLNVAL)) {
-        close(w.listener[i]); /* every process under that filter has gone */
-        w.listener[i] = -1;
-        w.seq[i] = (struct sr_act_listener_seq){0};
+        drop_listener(&w, i);
       }
     }
     if (p[0].revents & POLLIN)
