@@ -85,6 +85,32 @@ bool sr_proc_is(pid_t pid, uint64_t start_time)
   return pid > 0 && sr_proc_stat(pid, &st, &state) == 0 && alive_since(st, state, start_time);
 }
 
+int sr_proc_stat_at(int procfd, uint64_t *start_time, char *state)
+{
+  if (procfd < 0) {
+    errno = ESRCH;
+    return -1;
+  }
+  return stat_at(procfd, "stat", start_time, state);
+}
+
+bool sr_proc_started_after(uint64_t start_time, uint64_t mono_ns)
+{
+  /* The start time is on the boot-time clock, which runs ahead of the monotonic one by the
+   * time spent suspended: that offset now is at least what it was at mono_ns. */
+  struct timespec boot, mono;
+  long tick = sysconf(_SC_CLK_TCK);
+  if (tick <= 0 || clock_gettime(CLOCK_BOOTTIME, &boot) < 0 ||
+      clock_gettime(CLOCK_MONOTONIC, &mono) < 0)
+    return false;
+  int64_t offset = ((int64_t)boot.tv_sec - mono.tv_sec) * 1000000000 +
+                   (boot.tv_nsec - mono.tv_nsec);
+  uint64_t at_boot = mono_ns + (uint64_t)(offset > 0 ? offset : 0);
+  /* The ticks are the start rounded down: the start is at or after this. */
+  uint64_t started = start_time * (1000000000ull / (uint64_t)tick);
+  return started > at_boot;
+}
+
 bool sr_proc_is_at(int procfd, uint64_t start_time)
 {
   uint64_t st;
@@ -129,11 +155,21 @@ void sr_proc_text(pid_t pid, const char *name, char *out, size_t size, bool nul_
   sr_proc_text_at(AT_FDCWD, path, out, size, nul_to_space, trim);
 }
 
+static ssize_t exe_at(int dirfd, const char *name, char *out, size_t size)
+{
+  ssize_t l = dirfd >= 0 || dirfd == AT_FDCWD ? readlinkat(dirfd, name, out, size - 1) : -1;
+  out[l > 0 ? (size_t)l : 0] = '\0';
+  return l;
+}
+
 ssize_t sr_proc_exe(pid_t pid, char *out, size_t size)
 {
   char path[64];
   snprintf(path, sizeof(path), "/proc/%ld/exe", (long)pid);
-  ssize_t l = readlink(path, out, size - 1);
-  out[l > 0 ? (size_t)l : 0] = '\0';
-  return l;
+  return exe_at(AT_FDCWD, path, out, size);
+}
+
+ssize_t sr_proc_exe_at(int procfd, char *out, size_t size)
+{
+  return exe_at(procfd, "exe", out, size);
 }

@@ -175,11 +175,11 @@ void sr_activity_read_cgroup(struct sr_activity *a, const struct sr_act_cgroup *
   }
 }
 
-bool sr_activity_read_process(pid_t pid, char *exe, size_t exe_size, char *cmdline,
+bool sr_activity_read_process(int procfd, char *exe, size_t exe_size, char *cmdline,
                               size_t cmdline_size, const char *trim)
 {
-  ssize_t l = sr_proc_exe(pid, exe, exe_size);
-  sr_proc_text(pid, "cmdline", cmdline, cmdline_size, true, trim);
+  ssize_t l = sr_proc_exe_at(procfd, exe, exe_size);
+  sr_proc_text_at(procfd, "cmdline", cmdline, cmdline_size, true, trim);
   sr_activity_printable(exe);
   sr_activity_printable(cmdline);
   return l > 0;
@@ -208,7 +208,8 @@ void sr_activity_snapshot_procs(struct sr_activity *a, struct sr_act_procset *se
       continue;
     struct sr_act_proc *p = &set->procs[set->n++];
     p->pid = (pid_t)pid;
-    sr_activity_read_process(p->pid, p->exe, sizeof(p->exe), p->cmdline, sizeof(p->cmdline), " ");
+    _cleanup_close_ int procfd = sr_proc_open(p->pid);
+    sr_activity_read_process(procfd, p->exe, sizeof(p->exe), p->cmdline, sizeof(p->cmdline), " ");
   }
 }
 

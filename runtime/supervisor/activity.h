@@ -169,9 +169,10 @@ int sr_activity_wait_request(int state_dirfd);
 /* Bytes outside printable ASCII become '?' (what is kept of the container's names). */
 void sr_activity_printable(char *s);
 /* A process's executable and command line (its arguments joined by spaces, the characters of
- * TRIM taken off its end), each "" when gone, made printable.  Whether the executable was
- * read (not: the process had gone). */
-bool sr_activity_read_process(pid_t pid, char *exe, size_t exe_size, char *cmdline,
+ * TRIM taken off its end), each "" when gone, made printable, read through its /proc/PID
+ * directory (sr_proc_open: both of the one process).  Whether the executable was read (not:
+ * the process had gone). */
+bool sr_activity_read_process(int procfd, char *exe, size_t exe_size, char *cmdline,
                               size_t cmdline_size, const char *trim);
 /* Writes activity.json in the state directory (atomically). */
 int sr_activity_flush(struct sr_activity *a, int state_dirfd);

@@ -217,14 +217,15 @@ void sr_activity_exec_seed(struct sr_activity *a, pid_t init)
 
 static void record_exec(struct sr_activity *a, pid_t pid, uint64_t pidns, uint64_t when)
 {
-  char path[64];
   struct stat st;
+  /* Everything read of the process through one /proc/PID descriptor: once the process has
+   * ended, nothing more is read through it, even when another has taken its pid. */
+  _cleanup_close_ int procfd = sr_proc_open(pid);
   /* Only the container's own processes: followed in the kernel (every exec that arrives), or
    * descendants of its init (fork events), or, for what `exec` started from outside and its
    * children, by their pid namespace. */
   if (!a->execs_in_kernel && !known_has(a, pid)) {
-    snprintf(path, sizeof(path), "/proc/%d/ns/pid", pid);
-    if (stat(path, &st) < 0 || (uint64_t)st.st_ino != pidns)
+    if (procfd < 0 || fstatat(procfd, "ns/pid", &st, 0) < 0 || (uint64_t)st.st_ino != pidns)
       return; /* another's, or gone before we looked (whose it was is not known) */
     known_add(a, pid);
   }
@@ -236,19 +237,28 @@ static void record_exec(struct sr_activity *a, pid_t pid, uint64_t pidns, uint64
   memset(e, 0, sizeof(*e));
   e->pid = pid;
   sr_rfc3339_now(e->time, sizeof(e->time));
-  bool exe = sr_activity_read_process(pid, e->exe, sizeof(e->exe), e->argv, sizeof(e->argv), " \n");
+  bool exe =
+      sr_activity_read_process(procfd, e->exe, sizeof(e->exe), e->argv, sizeof(e->argv), " \n");
   char stat_text[512];
-  sr_proc_text(pid, "stat", stat_text, sizeof(stat_text), false, " \n");
+  sr_proc_text_at(procfd, "stat", stat_text, sizeof(stat_text), false, " \n");
   const char *close_paren = strrchr(stat_text, ')');
   if (close_paren)
     sscanf(close_paren + 1, " %*c %d", &e->ppid);
-  /* Read after the event: a process that has exec'd again since shows its next program,
-   * which is not this one (told by the time of its latest exec, after the read; a map the
-   * kernel does not let the supervisor read says nothing). */
-  uint64_t latest = 0;
-  if (exe && a->exec_map >= 0 && sr_activity_exec_bpf_exec_time(a->exec_map, pid, &latest) == 0 &&
-      latest != when)
+  /* Read after the event, so believed only if what was read is this exec's program.  Not
+   * when the process started after the event: the exec's process had ended and another has
+   * its pid (a host process's program would be listed as the container's).  Not when the
+   * map, looked at after the read, no longer holds the process (ended: the entry goes at its
+   * last task's exit, before the pid is free) or holds a later exec of it (its next program).
+   * A map the kernel does not let the supervisor read says nothing. */
+  uint64_t started = 0, latest = 0;
+  if (exe && (sr_proc_stat_at(procfd, &started, NULL) < 0 || sr_proc_started_after(started, when)))
     exe = false;
+  if (exe && a->exec_map >= 0) {
+    if (sr_activity_exec_bpf_exec_time(a->exec_map, pid, &latest) == 0)
+      exe = latest == when;
+    else if (errno == ENOENT)
+      exe = false;
+  }
   if (!exe) {
     a->execs_gone++;
     return;

@@ -7,10 +7,11 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 
 import pytest
 
-from conftest import wait_for
+from conftest import wait_for, SEERUN
 from test_redteam_activity import rt_bundle
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -261,3 +262,70 @@ def test_a_denied_calls_executable_is_the_callers_not_a_renamed_name(hardened, r
     sc = the_activity(hardened, cid)["record"]["seccomp"]
     exes = [e["executable"] for e in sc["byExecutable"] if e["syscall"] == "mount"]
     assert exes == ["/tmp/evil"], sc["byExecutable"]
+
+
+# ---- Programs: a pid taken by a host process before the exec event was read ---------------
+
+def take_pid(pid, argv, tries=50):
+    """A host process running argv with the pid given (free now): the host's next pid set
+    through ns_last_pid, as a process that cycles through the pids would get it, made certain
+    instead of raced.  Another process of the host may take it first: tried again."""
+    for _ in range(tries):
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+            f.write(str(pid - 1))
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, start_new_session=True)
+        if p.pid == pid:
+            return p
+        p.kill()
+        p.wait()
+    raise AssertionError(f"pid {pid}: another process took it {tries} times")
+
+
+@pytest.mark.parametrize("followed", ["kernel", "events"])
+def test_a_program_whose_pid_a_host_process_took_is_not_listed_as_that_process(
+        hardened, rbundle, without_bpf, followed):
+    # A program of the container ends (its shell reaps it) while the supervisor is behind
+    # (held), and a host process takes its pid before the supervisor reads its exec event.
+    # What the supervisor then reads from /proc is the host's process: the record must not
+    # list it as the container's program (it may list the program, or count it as gone).
+    # Both followers: the eBPF map's, and the events' (no eBPF: its supervisor is made by a
+    # create that may not use bpf).
+    from test_redteam_activity import in_container
+    rbundle.shell("/bin/sleep 299.5; echo finished")
+    cid = hardened.id("pidtaken")
+    # Not into pipes: the container's init holds create's stdio.
+    with tempfile.TemporaryFile("w+") as err:
+        r = subprocess.run(([without_bpf] if followed == "events" else []) +
+                           [SEERUN, *hardened.global_args, "create", "--bundle",
+                            rbundle.write(), cid], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=err, timeout=60)
+        err.seek(0)
+        assert r.returncode == 0, err.read()
+    with open(os.path.join(hardened.root, cid, "state.json")) as f:
+        sup = json.load(f)["supervisor"]["pid"]
+    init = hardened.state(cid)["pid"]
+    host = None
+    os.kill(sup, signal.SIGSTOP)
+    try:
+        hardened.cmd("start", cid, check=True, timeout=60)
+        prog = wait_for(lambda: in_container(init, ["/bin/sleep", "299.5"]), timeout=60,
+                        what="the container's program")
+        os.kill(prog, signal.SIGKILL)
+        wait_for(lambda: not os.path.exists(f"/proc/{prog}"), timeout=60,
+                 what="the program reaped")
+        host = take_pid(prog, ["sleep", "301.25"])
+    finally:
+        os.kill(sup, signal.SIGCONT)
+    try:
+        wait_for(lambda: hardened.state(cid)["status"] == "stopped", timeout=60, what="the end")
+        hardened.cmd("delete", cid, check=True)
+        progs = the_activity(hardened, cid)["record"]["programs"]
+    finally:
+        if host:
+            host.kill()
+            host.wait()
+    assert progs["followed"] == followed, progs
+    hosts = [p for p in progs["listed"] if p["argv"] == "sleep 301.25"]
+    assert hosts == [], progs
+    mine = [p for p in progs["listed"] if p["argv"] == "/bin/sleep 299.5"]
+    assert len(mine) + progs.get("goneBeforeRead", 0) >= 1, progs
