@@ -317,23 +317,6 @@ static bool resolve(struct proxy *px, const char *host, struct sr_ipaddr *out, c
   return ok;
 }
 
-/* Whether the client's first bytes start an HTTP/1.x request: 1 yes, 0 no, -1 cannot tell yet
- * (a method's letters so far, or a request line not ended: more is read, bounded). */
-static int http_start(const unsigned char *b, size_t n)
-{
-  size_t i = 0;
-  while (i < n && i < 16 && b[i] >= 'A' && b[i] <= 'Z')
-    i++;
-  if (i == n)
-    return n < 16 ? -1 : 0;
-  if (i == 0 || b[i] != ' ')
-    return 0;
-  const unsigned char *eol = memchr(b, '\n', n);
-  if (eol == NULL)
-    return -1;
-  return memmem(b, (size_t)(eol - b), " HTTP/", 6) != NULL ? 1 : 0;
-}
-
 static void relay_pipes_close(int (*pipes)[2][2])
 {
   for (int d = 0; d < 2; d++)
@@ -505,7 +488,7 @@ static void serve_one(struct conn *c)
     for (;;) {
       s = sr_tls_sni_client_hello(first, have, sni, sizeof(sni));
       bool more = s == SR_SNI_NEED_MORE || have == 0 ||
-                  (s == SR_SNI_NOT_TLS && http_start(first, have) < 0);
+                  (s == SR_SNI_NOT_TLS && sr_egress_http_starts_request(first, have) < 0);
       if (!more || have >= sizeof(first))
         break;
       struct pollfd pf[2] = {{fd, POLLIN, 0}, {origin, POLLIN, 0}};
@@ -540,7 +523,7 @@ static void serve_one(struct conn *c)
       bad = "an incomplete TLS ClientHello";
     /* Plain HTTP inside a tunnel would carry a Host header of any name of the address: it
      * goes as a forward request, whose Host is checked.  Other protocols pass. */
-    else if (s == SR_SNI_NOT_TLS && http_start(first, have) != 0)
+    else if (s == SR_SNI_NOT_TLS && sr_egress_http_starts_request(first, have) != 0)
       bad = "plain HTTP through a CONNECT tunnel (send it as a forward request)";
     if (bad) {
       /* A long name is cut: the reason is for people. */

@@ -258,6 +258,16 @@ static void http_requests_refused(void)
   http_bad("GET http://example.org/ HTTP/2.0\r\n\r\n", 505);
   http_bad("GET http://example.org/ HTTP/1.1\nHost: x\r\n\r\n", 400);
   http_bad("GET http://example.org/ HTTP/1.1\r\nBad Header: x\r\n\r\n", 400);
+  /* A bare CR, or any control byte but HTAB: a lenient origin ends a line there and would
+   * read the Host hidden behind it (red team). */
+  http_bad("GET http://example.org/ HTTP/1.1\r\nX: a\rHost: evil.org\r\nHost: example.org\r\n"
+           "\r\n", 400);
+  http_bad("GET http://example.org/\r HTTP/1.1\r\n\r\n", 400);
+  http_bad("GET http://example.org/ HTTP/1.1\r\nX: a\x0b\r\n\r\n", 400);
+  http_bad("GET http://example.org/ HTTP/1.1\r\nX: a\x7f\r\n\r\n", 400);
+  CHECK_INT_EQ(parse("GET http://example.org/ HTTP/1.1\r\nX: a\tb\r\n\r\n", &r, &status, &reason),
+               SR_HTTP_OK);
+  sr_egress_http_request_release(&r);
   char big[SR_HTTP_HEAD_MAX + 10];
   memset(big, 'a', sizeof(big) - 1);
   big[sizeof(big) - 1] = '\0';
@@ -432,6 +442,29 @@ static void bad_egress_knobs_are_refused_naming_them(void)
   policy_refused("{\"a\": {\"network\": {\"egress\": {\"alow\": []}}}}", "alow");
 }
 
+static int starts(const char *text)
+{
+  return sr_egress_http_starts_request((const unsigned char *)text, strlen(text));
+}
+
+/* Plain HTTP inside a tunnel, as the most lenient server reads it (red team: empty lines
+ * before the request line, methods not all capitals). */
+static void http_inside_a_tunnel(void)
+{
+  CHECK_INT_EQ(starts("GET / HTTP/1.1\r\n"), 1);
+  CHECK_INT_EQ(starts("\r\nGET / HTTP/1.1\r\n"), 1);
+  CHECK_INT_EQ(starts("\r\n\n \tGET / HTTP/1.1\r\n"), 1);
+  CHECK_INT_EQ(starts("M-SEARCH * HTTP/1.1\r\n"), 1);
+  CHECK_INT_EQ(starts("get / http/1.1\r\n"), 1);
+  CHECK_INT_EQ(starts("GET\t/x\rHTTP/1.1\n"), 1);
+  CHECK_INT_EQ(starts("\r\n"), -1);
+  CHECK_INT_EQ(starts("x_get"), -1);
+  CHECK_INT_EQ(starts("GET /"), -1);
+  CHECK_INT_EQ(starts("SSH-2.0-client\r\n"), 0);
+  CHECK_INT_EQ(starts("EHLO me\r\n"), 0);
+  CHECK_INT_EQ(starts("\x16\x03\x01"), 0);
+}
+
 int main(void)
 {
   RUN(host_entries_parse_and_match);
@@ -440,6 +473,7 @@ int main(void)
   RUN(allowed_addresses_and_the_hosts_own);
   RUN(http_connect_and_forward_requests);
   RUN(http_requests_refused);
+  RUN(http_inside_a_tunnel);
   RUN(tls_server_name);
   RUN(egress_knobs_parse_inherit_and_render);
   RUN(bad_egress_knobs_are_refused_naming_them);
