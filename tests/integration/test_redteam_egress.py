@@ -4,12 +4,16 @@ did from the record.  Each test is an attack that worked on an earlier version.
 
 The fixtures are test_egress.py's: names pinned to origins on the host's loopback (allowed
 there with allowAddresses, as a site lists its mirror).  No traffic leaves this machine."""
+import json
 import socket
+import subprocess
+import tempfile
 import threading
+import uuid
 
 import pytest
 
-from conftest import make_seerun, check_no_leaks, Bundle, http_origin  # noqa: F401
+from conftest import SEERUN
 from test_egress import egress_policy, egress_lines, origin, proxied  # noqa: F401
 
 
@@ -120,3 +124,94 @@ def test_plain_http_in_a_tunnel_is_refused_after_empty_lines_or_with_any_method(
     refused = [l for l in lines if not l["allowed"]]
     assert refused and refused[0]["reason"].startswith("plain HTTP through a CONNECT tunnel"), \
         lines
+
+
+NS_ORIGIN = r"""
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        t = f"origin saw {self.path} on {self.connection.getsockname()[0]}\n".encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(t)))
+        self.end_headers()
+        self.wfile.write(t)
+    def log_message(self, *a):
+        pass
+srv = http.server.ThreadingHTTPServer(("0.0.0.0", 0), H)
+print(srv.server_address[1], flush=True)
+srv.serve_forever()
+"""
+
+
+@pytest.fixture
+def own_netns():
+    """A network namespace of the test's own, standing for the host: seerun runs in it (so
+    its proxy connects out from it), and so does an origin listening on every address of it.
+    Its addresses look public (100.128/16 and above are outside 100.64/10): 70 on its
+    loopback interface, a whole /24 delivered locally by a `local` route (AnyIP), and one added while
+    the container runs.  Nothing leaves the namespace: it has no route out."""
+    name = "srt-egress-" + uuid.uuid4().hex[:8]
+    subprocess.run(["ip", "netns", "add", name], check=True)
+    origin_proc = None
+    try:
+        cmds = ["link set lo up",
+                "route add local 100.129.0.0/24 dev lo"]
+        cmds += [f"addr add 100.128.0.{i}/32 dev lo" for i in range(1, 71)]
+        subprocess.run(["ip", "-n", name, "-batch", "-"], input="\n".join(cmds) + "\n",
+                       text=True, check=True)
+        origin_proc = subprocess.Popen(
+            ["nsenter", f"--net=/run/netns/{name}", "/usr/bin/python3", "-c", NS_ORIGIN],
+            stdout=subprocess.PIPE, text=True)
+        port = int(origin_proc.stdout.readline())
+        yield name, port
+    finally:
+        if origin_proc:
+            origin_proc.kill()
+            origin_proc.wait()
+        subprocess.run(["ip", "netns", "del", name], check=True)
+
+
+def run_in(netns, s, *args, timeout=60):
+    """seerun in that network namespace; stdio through a file, as Seerun.cmd (a detached
+    container keeps the runtime's stdio open)."""
+    with tempfile.TemporaryFile("w+") as out:
+        p = subprocess.run(["nsenter", f"--net=/run/netns/{netns}", SEERUN, *s.global_args,
+                            *args], stdout=out, stderr=out, text=True, timeout=timeout,
+                           stdin=subprocess.DEVNULL)
+        out.seek(0)
+        return p.returncode, out.read()
+
+
+def test_every_address_of_the_host_is_refused_not_only_the_first_64_listed_at_start(
+        proxied, own_netns):
+    """Attack: a name (here pinned; as well a DNS answer) that leads to the host's own address,
+    where its other services listen.  The proxy listed the host's addresses once, at its start,
+    at most 64 of them, from the interfaces: the 65th address of a host with many (a
+    Kubernetes node's kube-ipvs0 holds every service address), an address reached through a
+    `local` route (AnyIP, no interface lists it), and an address the host gets while the
+    container runs (DHCP, IPv6 privacy addresses renewed every day) were not the host's to it.
+    The host's own is now what the kernel would deliver locally, asked per request."""
+    netns, port = own_netns
+    s, b = proxied
+    with open(s.policy) as f:
+        policy = json.load(f)
+    names = {"first.test": "100.128.0.1", "seventieth.test": "100.128.0.70",
+             "anyip.test": "100.129.0.9", "later.test": "100.130.0.1"}
+    policy["profiles"]["default"].setdefault("network", {}).update({"proxy": True, "egress": {
+        "allow": [f"{n}:{port}" for n in names], "pins": names}})
+    with open(s.policy, "w") as f:
+        json.dump(policy, f)
+    b.args("sleep", "60")
+    cid = s.id()
+    rc, said = run_in(netns, s, "run", "--detach", "--bundle", b.write(), cid)
+    assert rc == 0, said
+    # The host gets an address while the container runs.
+    subprocess.run(["ip", "-n", netns, "addr", "add", "100.130.0.1/32", "dev", "lo"], check=True)
+    script = "; ".join(f"wget -q -O - http://{n}:{port}/{n} 2>&1 | tail -1" for n in names)
+    r = s.cmd("exec", cid, "sh", "-c", script)
+    out = r.stdout
+    assert "origin saw" not in out, out
+    assert out.count("403 Forbidden") == 4, out + r.stderr
+    lines = egress_lines(s)
+    assert {l["host"]: (l["allowed"], l["reason"]) for l in lines} == {
+        n: (False, f"{a} is an address of this host") for n, a in names.items()}, lines
