@@ -8,13 +8,13 @@
 #include "egress_http.h"
 #include "fd_pass.h"
 #include "landlock.h"
+#include "route_local.h"
 #include "tls_sni.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <ifaddrs.h>
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -37,7 +37,6 @@
 
 #define CONNECT_TIMEOUT_MS 10000
 #define HEAD_TIMEOUT_MS 10000
-#define MAX_HOST_ADDRS 64
 #define SR_EGRESS_PROXY_MAX_AS (1024ULL << 20)
 
 /* ---- the listening socket, made inside the container's network namespace ------------------ */
@@ -116,8 +115,6 @@ struct proxy {
   int events;
   atomic_uint active;
   atomic_uint_fast64_t next_request;
-  struct sr_ipaddr host_addrs[MAX_HOST_ADDRS];
-  size_t n_host_addrs;
 };
 
 struct conn {
@@ -277,6 +274,21 @@ static int connect_to(const struct sr_ipaddr *a, uint16_t port, const char *bind
   return fd;
 }
 
+/* An address judged, the host's own asked of the kernel now, per request: an address the host
+ * got after the proxy started, or one no interface lists (a `local` route), is its own too. */
+static bool address_allowed(struct proxy *px, const struct sr_ipaddr *a, const char **why)
+{
+  struct sr_ipaddr u = sr_policy_egress_ipaddr_unmapped(a);
+  bool own = false;
+  sr_error_t err = NULL;
+  if (sr_route_local(u.family, u.bytes, &own, &err) < 0) {
+    sr_error_free(&err);
+    *why = "not known not to be this host's (its route lookup failed)";
+    return false;
+  }
+  return sr_policy_egress_address_allowed(px->cfg->policy, a, own, why);
+}
+
 /* The addresses of host, judged: the first one the policy allows, else *why says why the
  * last one was refused.  A pinned name resolves to its pin only; an IP literal to itself. */
 static bool resolve(struct proxy *px, const char *host, struct sr_ipaddr *out, char *refused,
@@ -288,7 +300,7 @@ static bool resolve(struct proxy *px, const char *host, struct sr_ipaddr *out, c
   if (pin || sr_policy_egress_ipaddr_parse(host, &lit) == 0) {
     *out = pin ? *pin : lit;
     sr_policy_egress_ipaddr_format(out, refused, rsize);
-    return sr_policy_egress_address_allowed(p, out, px->host_addrs, px->n_host_addrs, why);
+    return address_allowed(px, out, why);
   }
   struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
   struct addrinfo *res = NULL;
@@ -309,7 +321,7 @@ static bool resolve(struct proxy *px, const char *host, struct sr_ipaddr *out, c
     else
       continue;
     sr_policy_egress_ipaddr_format(&a, refused, rsize);
-    ok = sr_policy_egress_address_allowed(p, &a, px->host_addrs, px->n_host_addrs, why);
+    ok = address_allowed(px, &a, why);
     if (ok)
       *out = a;
   }
@@ -574,31 +586,6 @@ static void *conn_thread(void *arg)
   return NULL;
 }
 
-/* The host's own addresses, refused whatever their class (its other services listen there). */
-static void host_addresses(struct proxy *px)
-{
-  struct ifaddrs *ifa = NULL;
-  if (getifaddrs(&ifa) < 0)
-    return;
-  for (struct ifaddrs *i = ifa; i && px->n_host_addrs < MAX_HOST_ADDRS; i = i->ifa_next) {
-    if (i->ifa_addr == NULL)
-      continue;
-    struct sr_ipaddr *a = &px->host_addrs[px->n_host_addrs];
-    memset(a, 0, sizeof(*a));
-    if (i->ifa_addr->sa_family == AF_INET) {
-      a->family = AF_INET;
-      memcpy(a->bytes, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, 4);
-    } else if (i->ifa_addr->sa_family == AF_INET6) {
-      a->family = AF_INET6;
-      memcpy(a->bytes, &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, 16);
-    } else {
-      continue;
-    }
-    px->n_host_addrs++;
-  }
-  freeifaddrs(ifa);
-}
-
 /* The proxy's own filter: what a thread-per-connection relay with a resolver needs. */
 static int confine_seccomp(void)
 {
@@ -672,7 +659,6 @@ static __attribute__((noreturn)) void proxy_main(const struct sr_egress_proxy_co
   struct proxy px = {.cfg = cfg, .events = events};
   atomic_init(&px.active, 0);
   atomic_init(&px.next_request, 1);
-  host_addresses(&px);
   if (confine(cfg) < 0)
     _exit(125);
   pthread_attr_t attr;
