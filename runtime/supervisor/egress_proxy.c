@@ -19,6 +19,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <resolv.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -302,6 +303,13 @@ static bool resolve(struct proxy *px, const char *host, struct sr_ipaddr *out, c
     sr_policy_egress_ipaddr_format(out, refused, rsize);
     return address_allowed(px, out, why);
   }
+  /* The name judged, never another: no `search` list of resolv.conf appended to a name with
+   * a dot (a name below an allowed *.domain that does not exist would otherwise become
+   * name.corp.example, and lead there).  A name without one is the operator's own, listed as
+   * such: it keeps the default domain.  The resolver's state is this thread's. */
+  if (!(_res.options & RES_INIT))
+    res_init();
+  _res.options &= ~(unsigned long)RES_DNSRCH;
   struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
   struct addrinfo *res = NULL;
   int rc = getaddrinfo(host, NULL, &hints, &res);

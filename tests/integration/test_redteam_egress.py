@@ -266,8 +266,9 @@ def test_a_name_is_resolved_as_itself_never_through_the_resolvers_search_list(
         proxied, tmp_path):
     """Attack: a name below an allowed `*.domain` that does not exist.  The proxy resolved
     the name relative, as getaddrinfo does with a resolv.conf `search` list: after NXDOMAIN
-    (or first, under `ndots`) it asked for nx.wild.test.corp.test, another name that nobody
-    allowed, and connected to where that led.  A name with a dot is resolved as absolute now.
+    (or first, under `ndots:5`, as here and on Kubernetes) it asked for
+    nx.wild.test.corp.test, another name that nobody allowed, and connected to where that
+    led.  A name with a dot is resolved as absolute now.
 
     The resolver is the test's: a DNS server on 127.0.0.1:53 in a network namespace of the
     test's own, where seerun runs, with a resolv.conf of the test's bound over /etc/resolv.conf
@@ -275,7 +276,7 @@ def test_a_name_is_resolved_as_itself_never_through_the_resolvers_search_list(
     queries = tmp_path / "queries"
     queries.touch()
     resolv = tmp_path / "resolv.conf"
-    resolv.write_text("nameserver 127.0.0.1\nsearch corp.test\noptions attempts:1\n")
+    resolv.write_text("nameserver 127.0.0.1\nsearch corp.test\noptions ndots:5 attempts:1\n")
     with netns() as ns, running_in(ns, DNS_SERVER, str(queries),
                                     "nx.wild.test.corp.test=127.0.0.1",
                                     "real.wild.test=127.0.0.1"), \
