@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-from conftest import SEERUN
+from conftest import SEERUN, wait_for
 from test_egress import egress_policy, egress_lines, origin, proxied  # noqa: F401
 
 
@@ -300,3 +300,66 @@ def test_a_name_is_resolved_as_itself_never_through_the_resolvers_search_list(
     lines = {l["host"]: l for l in egress_lines(s)}
     assert lines["nx.wild.test"]["allowed"] is False, lines
     assert lines["nx.wild.test"]["reason"] == "the name does not resolve", lines
+
+
+@pytest.fixture
+def sink():
+    """An origin that takes whatever it is sent and never closes first (as a server of the
+    container's own may): yields its port and a function giving how many bytes it has."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    got = [0]
+    conns = []
+
+    def serve():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            conns.append(c)
+            threading.Thread(target=drain, args=(c,), daemon=True).start()
+
+    def drain(c):
+        while True:
+            try:
+                data = c.recv(65536)
+            except OSError:
+                return
+            if not data:
+                return  # the client is done: the socket stays open all the same
+            got[0] += len(data)
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    try:
+        yield srv.getsockname()[1], lambda: got[0]
+    finally:
+        srv.shutdown(socket.SHUT_RDWR)
+        srv.close()
+        for c in conns:
+            c.close()
+        t.join(5)
+
+
+def test_the_bytes_of_a_tunnel_open_when_the_container_stops_are_counted(proxied, sink):
+    """Attack: upload through a tunnel and never close it (the origin, the container's own,
+    does not close either).  The record counts a tunnel's bytes when it closes: the proxy was
+    killed when the container stopped, with the tunnel still open, so the upload showed as an
+    allowed request with no egress.close and 0 bytes up in the result.  The proxy now closes
+    what is open when the container stops and reports it before it ends."""
+    port, received = sink
+    s, b = proxied
+    egress_policy(s, port)
+    size = 1 << 20
+    b.shell(f"""{{ printf 'CONNECT allowed.test:{port} HTTP/1.1\\r\\n\\r\\n';
+                  head -c {size} /dev/zero; exec sleep 3600; }} | nc 127.0.0.1 3128 >/dev/null""")
+    cid = s.id()
+    s.cmd("run", "--detach", "--bundle", b.write(), cid, check=True)
+    wait_for(lambda: received() >= size, what="the upload to reach the origin")
+    s.cmd("delete", "--force", cid, check=True)
+    closes = wait_for(lambda: egress_lines(s, "egress.close"), what="an egress.close line")
+    assert closes[0]["host"] == "allowed.test" and closes[0]["bytesUp"] >= size, closes
+    allowed = [l for l in egress_lines(s) if l["allowed"]]
+    assert len(allowed) == 1 and allowed[0]["request"] == closes[0]["request"], allowed
