@@ -111,17 +111,45 @@ int sr_egress_proxy_listen_in(int netns_fd, int *listen_fd, sr_error_t *err)
 
 /* ---- the proxy process ------------------------------------------------------------------- */
 
+/* A connection's sockets, which the proxy shuts down when the container stops, so that every
+ * thread ends its relay and reports its bytes before the proxy ends. */
+struct slot {
+  bool used;
+  int client, origin;
+};
+
 struct proxy {
   const struct sr_egress_proxy_config *cfg;
   int events;
   atomic_uint active;
   atomic_uint_fast64_t next_request;
+  pthread_mutex_t lock; /* slots, stopping */
+  struct slot *slots;   /* cfg->max_connections of them */
+  bool stopping;
 };
 
 struct conn {
   struct proxy *px;
   int client;
+  size_t slot;
 };
+
+/* The origin socket joins the connection's slot (shut down at once when the proxy is
+ * stopping), or leaves it (fd -1) before it is closed, so that no number is shut twice. */
+static void slot_origin(struct conn *c, int fd)
+{
+  pthread_mutex_lock(&c->px->lock);
+  c->px->slots[c->slot].origin = fd;
+  if (fd >= 0 && c->px->stopping)
+    shutdown(fd, SHUT_RDWR);
+  pthread_mutex_unlock(&c->px->lock);
+}
+
+static void close_origin(struct conn *c, int fd)
+{
+  slot_origin(c, -1);
+  close(fd);
+}
 
 static uint64_t now_ms(void)
 {
@@ -479,6 +507,8 @@ static void serve_one(struct conn *c)
     return;
   }
   int origin = connect_to(&addr, r.port, cfg->policy->bind_address);
+  if (origin >= 0)
+    slot_origin(c, origin);
   if (origin < 0) {
     snprintf(body, sizeof(body), "seerun: egress to %s:%u (%s): connect: %s", r.host, r.port,
              e.address, strerror(errno));
@@ -551,7 +581,7 @@ static void serve_one(struct conn *c)
                    s == SR_SNI_FOUND ? sni : "") >= (int)sizeof(e.reason))
         e.reason[sizeof(e.reason) - 2] = '~';
       report(px, &e);
-      close(origin);
+      close_origin(c, origin);
       sr_egress_http_request_release(&r);
       return;
     }
@@ -576,7 +606,7 @@ static void serve_one(struct conn *c)
     relay(fd, origin, r.content_length - body_have, cfg->idle_seconds, &closed.bytes_up,
           &closed.bytes_down);
   }
-  close(origin);
+  close_origin(c, origin);
   closed.allowed = 1;
   closed.duration_ms = now_ms() - t0;
   report(px, &closed);
@@ -588,10 +618,36 @@ static void *conn_thread(void *arg)
   struct conn *c = arg;
   struct proxy *px = c->px;
   serve_one(c);
+  pthread_mutex_lock(&px->lock);
+  px->slots[c->slot] = (struct slot){false, -1, -1};
+  pthread_mutex_unlock(&px->lock);
   close(c->client);
   free(c);
   atomic_fetch_sub(&px->active, 1);
   return NULL;
+}
+
+/* The container has stopped (the caller shut its end of the event socket for writing):
+ * every connection is shut down, so that its thread ends the relay and reports the bytes,
+ * then the proxy ends once the last has.  A thread still resolving or connecting is the
+ * caller's to cut short (it kills the proxy after a while). */
+static __attribute__((noreturn)) void stop(struct proxy *px)
+{
+  pthread_mutex_lock(&px->lock);
+  px->stopping = true;
+  for (unsigned i = 0; i < px->cfg->max_connections; i++)
+    if (px->slots[i].used) {
+      shutdown(px->slots[i].client, SHUT_RDWR);
+      if (px->slots[i].origin >= 0)
+        shutdown(px->slots[i].origin, SHUT_RDWR);
+    }
+  pthread_mutex_unlock(&px->lock);
+  while (atomic_load(&px->active) > 0) {
+    struct pollfd p = {px->events, 0, 0};
+    if (poll(&p, 1, 10) > 0 && (p.revents & (POLLHUP | POLLERR)))
+      break; /* the caller has gone: nobody to report to */
+  }
+  _exit(0);
 }
 
 /* The proxy's own filter: what a thread-per-connection relay with a resolver needs. */
@@ -667,6 +723,10 @@ static __attribute__((noreturn)) void proxy_main(const struct sr_egress_proxy_co
   struct proxy px = {.cfg = cfg, .events = events};
   atomic_init(&px.active, 0);
   atomic_init(&px.next_request, 1);
+  pthread_mutex_init(&px.lock, NULL);
+  px.slots = calloc(cfg->max_connections, sizeof(*px.slots));
+  if (px.slots == NULL)
+    _exit(125);
   if (confine(cfg) < 0)
     _exit(125);
   pthread_attr_t attr;
@@ -674,7 +734,7 @@ static __attribute__((noreturn)) void proxy_main(const struct sr_egress_proxy_co
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   pthread_attr_setstacksize(&attr, 256 * 1024);
   for (;;) {
-    struct pollfd p[2] = {{listen_fd, POLLIN, 0}, {events, 0, 0}};
+    struct pollfd p[2] = {{listen_fd, POLLIN, 0}, {events, POLLRDHUP, 0}};
     if (poll(p, 2, -1) < 0) {
       if (errno == EINTR)
         continue;
@@ -682,6 +742,8 @@ static __attribute__((noreturn)) void proxy_main(const struct sr_egress_proxy_co
     }
     if (p[1].revents & (POLLHUP | POLLERR))
       _exit(0); /* the caller has gone: so does the proxy */
+    if (p[1].revents & POLLRDHUP)
+      stop(&px);
     if (!(p[0].revents & POLLIN))
       continue;
     int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
@@ -698,10 +760,20 @@ static __attribute__((noreturn)) void proxy_main(const struct sr_egress_proxy_co
       close(c);
       continue;
     }
-    *cn = (struct conn){&px, c};
+    /* A free slot: fewer than max_connections are active. */
+    size_t slot = 0;
+    pthread_mutex_lock(&px.lock);
+    while (px.slots[slot].used)
+      slot++;
+    px.slots[slot] = (struct slot){true, c, -1};
+    pthread_mutex_unlock(&px.lock);
+    *cn = (struct conn){&px, c, slot};
     atomic_fetch_add(&px.active, 1);
     if (pthread_create(&t, &attr, conn_thread, cn) != 0) {
       atomic_fetch_sub(&px.active, 1);
+      pthread_mutex_lock(&px.lock);
+      px.slots[slot] = (struct slot){false, -1, -1};
+      pthread_mutex_unlock(&px.lock);
       close(c);
       free(cn);
     }
@@ -736,6 +808,27 @@ int sr_egress_proxy_start(const struct sr_egress_proxy_config *cfg, pid_t *pid, 
   *pid = p;
   *events = sv[0];
   return 0;
+}
+
+void sr_egress_proxy_stop(pid_t pid, int events, int timeout_ms, sr_egress_event_fn fn,
+                          void *data)
+{
+  /* Our end shut for writing: the proxy shuts its connections down and reports them. */
+  shutdown(events, SHUT_WR);
+  uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
+  for (;;) {
+    if (sr_egress_proxy_events_drain(events, fn, data) != 0)
+      break; /* it has ended (or the socket failed) */
+    uint64_t t = now_ms();
+    if (t >= deadline)
+      break;
+    struct pollfd p = {events, POLLIN, 0};
+    (void)poll(&p, 1, (int)(deadline - t));
+  }
+  kill(pid, SIGKILL);
+  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+  sr_egress_proxy_events_drain(events, fn, data);
 }
 
 int sr_egress_proxy_events_drain(int events, sr_egress_event_fn fn, void *data)
