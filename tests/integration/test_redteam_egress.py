@@ -6,6 +6,7 @@ The fixtures are test_egress.py's: names pinned to origins on the host's loopbac
 there with allowAddresses, as a site lists its mirror).  No traffic leaves this machine."""
 import contextlib
 import json
+import os
 import socket
 import subprocess
 import tempfile
@@ -14,8 +15,9 @@ import uuid
 
 import pytest
 
-from conftest import SEERUN, wait_for
+from conftest import SEERUN, http_origin, wait_for
 from test_egress import egress_policy, egress_lines, origin, proxied  # noqa: F401
+from test_sandbox_egress import policy_with, sandbox
 
 
 @pytest.fixture
@@ -363,3 +365,50 @@ def test_the_bytes_of_a_tunnel_open_when_the_container_stops_are_counted(proxied
     assert closes[0]["host"] == "allowed.test" and closes[0]["bytesUp"] >= size, closes
     allowed = [l for l in egress_lines(s) if l["allowed"]]
     assert len(allowed) == 1 and allowed[0]["request"] == closes[0]["request"], allowed
+
+
+@pytest.fixture
+def tls_vhosts(tmp_path):
+    """An HTTPS server for secure.test that, as a CDN does, serves whichever site the Host
+    header inside TLS names (it says which)."""
+    d = tmp_path / "ca"
+    d.mkdir()
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=secure.test", "-addext", "subjectAltName=DNS:secure.test",
+                    "-keyout", str(d / "key.pem"), "-out", str(d / "cert.pem")],
+                   check=True, capture_output=True)
+    os.chmod(d, 0o755)
+    os.chmod(d / "cert.pem", 0o644)
+    with http_origin(lambda r: f"origin {r.path} host={r.headers.get('Host')}\n",
+                     tls=(str(d / "cert.pem"), str(d / "key.pem"))) as port:
+        yield port, d
+
+
+FRONT = """
+import http.client, ssl, sys
+ctx = ssl.create_default_context(cafile="/ca/cert.pem")
+c = http.client.HTTPSConnection("127.0.0.1", 3128, context=ctx, timeout=10)
+c.set_tunnel("secure.test", int(sys.argv[1]))
+c.request("GET", "/fronted", headers={"Host": "evil.test"})
+print(c.getresponse().read().decode().strip())
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="the proxy does not terminate TLS: inside a tunnel to an "
+                   "allowed name, with that name as the TLS server name, the Host header (or "
+                   "HTTP/2's :authority, or an ECH inner ClientHello) may name any other site "
+                   "the same server serves; documented in contrib/policy/README.md")
+def test_an_allowed_name_on_a_shared_server_cannot_front_for_another(hardened, tmp_path,
+                                                                     tls_vhosts):
+    port, ca = tls_vhosts
+    policy = json.loads(open(policy_with(hardened, tmp_path, port)).read())
+    eg = policy["profiles"]["default"]["network"]["egress"]
+    eg["allow"].append(f"secure.test:{port}")
+    eg["pins"]["secure.test"] = "127.0.0.1"
+    path = tmp_path / "policy-tls.json"
+    path.write_text(json.dumps(policy))
+    os.chmod(path, 0o644)
+    r = sandbox(hardened, str(path), tmp_path, "--network", "--ro", f"{ca}:/ca",
+                command=("python3", "-c", FRONT, str(port)))
+    assert "origin /fronted" in r.stdout, r.stdout + r.stderr  # the tunnel itself works
+    assert "host=evil.test" not in r.stdout, r.stdout
