@@ -412,3 +412,39 @@ def test_an_allowed_name_on_a_shared_server_cannot_front_for_another(hardened, t
                 command=("python3", "-c", FRONT, str(port)))
     assert "origin /fronted" in r.stdout, r.stdout + r.stderr  # the tunnel itself works
     assert "host=evil.test" not in r.stdout, r.stdout
+
+
+def hello(ext):
+    """A TLS ClientHello record with these extensions (bytes, each type+length+data)."""
+    body = (b"\x03\x03" + b"\x07" * 32 + b"\x00" + b"\x00\x02\x13\x01" + b"\x01\x00"
+            + len(ext).to_bytes(2, "big") + ext)
+    hs = b"\x01" + len(body).to_bytes(3, "big") + body
+    return b"\x16\x03\x01" + len(hs).to_bytes(2, "big") + hs
+
+
+def sni_ext(*names):
+    """A server_name extension listing these host names, in order."""
+    entries = b"".join(b"\x00" + len(n).to_bytes(2, "big") + n for n in names)
+    lst = len(entries).to_bytes(2, "big") + entries
+    return b"\x00\x00" + len(lst).to_bytes(2, "big") + lst
+
+
+@pytest.mark.parametrize("ext", [
+    pytest.param(sni_ext(b"allowed.test", b"evil.test"), id="two-names-in-one-list"),
+    pytest.param(sni_ext(b"allowed.test") + sni_ext(b"evil.test"), id="two-server-name-extensions"),
+])
+def test_a_client_hello_with_a_second_server_name_is_refused(proxied, origin, ext):
+    """Attack: a ClientHello naming the CONNECT host first and another name second, in the one
+    server_name list (RFC 6066 allows one host_name) or in a second server_name extension
+    (RFC 8446 4.2 forbids duplicates).  The proxy judged the first name; a server that takes
+    the last reads the other.  What two readers can read two ways is refused."""
+    s, b = proxied
+    egress_policy(s, origin)
+    esc = "".join(f"\\x{c:02x}" for c in hello(ext))
+    b.shell(f"""printf 'CONNECT allowed.test:{origin} HTTP/1.1\\r\\n\\r\\n{esc}' |
+               nc 127.0.0.1 3128 | head -1""")
+    r = s.cmd("run", "--bundle", b.write(), s.id())
+    assert "200 Connection established" in r.stdout, r.stdout + r.stderr
+    lines = egress_lines(s)
+    assert not [l for l in lines if l["allowed"]], lines
+    assert [l["reason"] for l in lines] == ["a malformed TLS ClientHello"], lines
