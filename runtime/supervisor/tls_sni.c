@@ -48,6 +48,7 @@ static struct rd sub(struct rd *r, size_t bytes)
 static enum sr_sni server_name(struct rd ext, char *name, size_t size)
 {
   struct rd list = sub(&ext, get(&ext, 2));
+  bool found = false;
   while (!list.bad && list.n > 0) {
     uint32_t type = get(&list, 1);
     struct rd host = sub(&list, get(&list, 2));
@@ -55,7 +56,8 @@ static enum sr_sni server_name(struct rd ext, char *name, size_t size)
       break;
     if (type != 0) /* host_name is the only type defined */
       continue;
-    if (host.n == 0 || host.n >= size)
+    /* One host_name (RFC 6066 3): a server that takes the last would read another name. */
+    if (found || host.n == 0 || host.n >= size)
       return SR_SNI_MALFORMED;
     for (size_t i = 0; i < host.n; i++) {
       unsigned char c = host.p[i];
@@ -66,9 +68,11 @@ static enum sr_sni server_name(struct rd ext, char *name, size_t size)
     name[host.n] = '\0';
     if (host.n > 1 && name[host.n - 1] == '.')
       name[host.n - 1] = '\0';
-    return SR_SNI_FOUND;
+    found = true;
   }
-  return list.bad || ext.bad ? SR_SNI_MALFORMED : SR_SNI_ABSENT;
+  if (list.bad || ext.bad || ext.n != 0)
+    return SR_SNI_MALFORMED;
+  return found ? SR_SNI_FOUND : SR_SNI_ABSENT;
 }
 
 static enum sr_sni parse_hello(struct rd hs, char *name, size_t size)
@@ -83,13 +87,22 @@ static enum sr_sni parse_hello(struct rd hs, char *name, size_t size)
   if (hs.n == 0)
     return SR_SNI_ABSENT; /* no extensions at all (SSLv3-style hello) */
   struct rd exts = sub(&hs, get(&hs, 2));
+  enum sr_sni found = SR_SNI_ABSENT;
+  bool seen = false;
   while (!exts.bad && exts.n > 0) {
     uint32_t type = get(&exts, 2);
     struct rd ext = sub(&exts, get(&exts, 2));
-    if (!exts.bad && type == EXT_SERVER_NAME)
-      return server_name(ext, name, size);
+    if (exts.bad || type != EXT_SERVER_NAME)
+      continue;
+    /* One server_name extension (RFC 8446 4.2): every extension is read, not the first. */
+    if (seen)
+      return SR_SNI_MALFORMED;
+    seen = true;
+    found = server_name(ext, name, size);
+    if (found == SR_SNI_MALFORMED)
+      return found;
   }
-  return exts.bad || hs.bad ? SR_SNI_MALFORMED : SR_SNI_ABSENT;
+  return exts.bad || hs.bad ? SR_SNI_MALFORMED : found;
 }
 
 enum sr_sni sr_tls_sni_client_hello(const unsigned char *buf, size_t len, char *name,
