@@ -17,7 +17,7 @@ import pytest
 
 from conftest import SEERUN, http_origin, wait_for
 from test_egress import egress_policy, egress_lines, origin, proxied  # noqa: F401
-from test_sandbox_egress import policy_with, sandbox
+from test_sandbox_egress import audit, policy_with, sandbox
 
 
 @pytest.fixture
@@ -448,3 +448,27 @@ def test_a_client_hello_with_a_second_server_name_is_refused(proxied, origin, ex
     lines = egress_lines(s)
     assert not [l for l in lines if l["allowed"]], lines
     assert [l["reason"] for l in lines] == ["a malformed TLS ClientHello"], lines
+
+
+FLOOD = """
+import socket, sys
+held = [socket.create_connection(("127.0.0.1", 3128)) for _ in range(int(sys.argv[1]))]
+c = socket.create_connection(("127.0.0.1", 3128))
+c.sendall(f"GET http://index.test:{sys.argv[2]}/flood HTTP/1.0\\r\\n\\r\\n".encode())
+print(c.recv(200).decode().splitlines()[0])
+"""
+
+
+def test_a_request_turned_away_at_the_connection_limit_is_audited(hardened, tmp_path):
+    """Attack: hold the proxy's 256 connections open, idle, and make requests past them: each
+    got a 503 that no egress line recorded, so requests the container made were missing from
+    the audit log and the result document (`requests`)."""
+    policy = policy_with(hardened, tmp_path, 9)
+    r = sandbox(hardened, policy, tmp_path, "--network",
+                command=("python3", "-c", FLOOD, "256", "9"))
+    assert "503 Service Unavailable" in r.stdout, r.stdout + r.stderr
+    lines = audit(policy)
+    turned = [l for l in lines if l.get("event") in ("egress", "egress.repeated")
+              and l["reason"] == "too many connections at once"]
+    assert turned and not turned[0]["allowed"], [l for l in lines if "egress" in l["event"]]
+    assert r.result["egress"]["refused"] >= 1, r.result["egress"]
