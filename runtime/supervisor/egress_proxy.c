@@ -717,6 +717,20 @@ static int confine(const struct sr_egress_proxy_config *cfg)
   return confine_seccomp();
 }
 
+/* A connection the proxy cannot serve: answered unread, and audited as a request all the same
+ * (alike ones are counted, not written again). */
+static void turn_away(struct proxy *px, int c, const char *why)
+{
+  struct sr_egress_event e = {.kind = SR_EGRESS_EVENT_DECISION};
+  char body[128];
+  e.request = atomic_fetch_add(&px->next_request, 1);
+  copy_str(e.reason, sizeof(e.reason), why);
+  snprintf(body, sizeof(body), "seerun: egress proxy: %s", why);
+  answer(c, 503, body);
+  close(c);
+  report(px, &e);
+}
+
 static __attribute__((noreturn)) void proxy_main(const struct sr_egress_proxy_config *cfg,
                                                  int listen_fd, int events)
 {
@@ -750,14 +764,13 @@ static __attribute__((noreturn)) void proxy_main(const struct sr_egress_proxy_co
     if (c < 0)
       continue;
     if (atomic_load(&px.active) >= cfg->max_connections) {
-      answer(c, 503, "seerun: egress proxy: too many connections at once");
-      close(c);
+      turn_away(&px, c, "too many connections at once");
       continue;
     }
     struct conn *cn = malloc(sizeof(*cn));
     pthread_t t;
     if (cn == NULL) {
-      close(c);
+      turn_away(&px, c, "out of memory");
       continue;
     }
     /* A free slot: fewer than max_connections are active. */
@@ -774,7 +787,7 @@ static __attribute__((noreturn)) void proxy_main(const struct sr_egress_proxy_co
       pthread_mutex_lock(&px.lock);
       px.slots[slot] = (struct slot){false, -1, -1};
       pthread_mutex_unlock(&px.lock);
-      close(c);
+      turn_away(&px, c, "no thread to serve it");
       free(cn);
     }
   }
