@@ -472,3 +472,34 @@ def test_a_request_turned_away_at_the_connection_limit_is_audited(hardened, tmp_
               and l["reason"] == "too many connections at once"]
     assert turned and not turned[0]["allowed"], [l for l in lines if "egress" in l["event"]]
     assert r.result["egress"]["refused"] >= 1, r.result["egress"]
+
+
+def record_version(rec, version):
+    return rec[:1] + version + rec[3:]
+
+
+@pytest.mark.parametrize("first", [
+    pytest.param(record_version(hello(sni_ext(b"evil.test")), b"\x00\x00"),
+                 id="a-hello-in-a-record-of-version-0"),
+    pytest.param(b"\x15\x03\x03\x00\x02\x01\x5a" + hello(sni_ext(b"evil.test")),
+                 id="a-warning-alert-before-the-hello"),
+])
+def test_a_client_hello_in_an_odd_record_is_judged_not_passed_as_another_protocol(
+        proxied, origin, first):
+    """Attack: a ClientHello naming evil.test through a tunnel to allowed.test, in a record
+    whose version is not 3.x (RFC 8446 5.1: the record version "MUST be ignored for all
+    purposes", and Go's crypto/tls reads a first record of any version), or after a warning
+    alert (which Go drops before the handshake).  The proxy took both for "another protocol"
+    and let them through unjudged."""
+    s, b = proxied
+    egress_policy(s, origin)
+    esc = "".join(f"\\x{c:02x}" for c in first)
+    b.shell(f"""printf 'CONNECT allowed.test:{origin} HTTP/1.1\\r\\n\\r\\n{esc}' |
+               nc 127.0.0.1 3128 | head -1""")
+    r = s.cmd("run", "--bundle", b.write(), s.id())
+    assert "200 Connection established" in r.stdout, r.stdout + r.stderr
+    lines = egress_lines(s)
+    assert not [l for l in lines if l["allowed"]], lines
+    assert len(lines) == 1 and lines[0]["reason"] in (
+        "the TLS server name differs from the CONNECT host: evil.test",
+        "a malformed TLS ClientHello"), lines
