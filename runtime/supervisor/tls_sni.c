@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#define TLS_ALERT 21
 #define TLS_HANDSHAKE 22
 #define HS_CLIENT_HELLO 1
 #define EXT_SERVER_NAME 0
@@ -113,13 +114,21 @@ enum sr_sni sr_tls_sni_client_hello(const unsigned char *buf, size_t len, char *
   size_t have = 0, want = 0, off = 0;
   if (len == 0)
     return SR_SNI_NEED_MORE;
+  /* An alert record first (a warning, which some servers drop before the handshake, then
+   * the hello; its version ignored as below): not another protocol, and not a ClientHello. */
+  if (buf[0] == TLS_ALERT)
+    return len < 5 ? SR_SNI_NEED_MORE
+           : ((size_t)buf[3] << 8 | buf[4]) == 2 ? SR_SNI_MALFORMED
+                                                 : SR_SNI_NOT_TLS;
   if (buf[0] != TLS_HANDSHAKE)
     return SR_SNI_NOT_TLS;
   for (;;) {
     if (len - off < 5)
       return len > SR_TLS_HELLO_MAX + 5 ? SR_SNI_MALFORMED : SR_SNI_NEED_MORE;
-    if (buf[off] != TLS_HANDSHAKE || buf[off + 1] != 3)
-      return off == 0 && buf[off + 1] != 3 ? SR_SNI_NOT_TLS : SR_SNI_MALFORMED;
+    /* The record's version is not looked at: servers ignore it (RFC 8446 5.1 says they MUST;
+     * Go's reads a first record of any version), so a hello in a record of version 0 is one. */
+    if (buf[off] != TLS_HANDSHAKE)
+      return SR_SNI_MALFORMED;
     size_t rec = (size_t)buf[off + 3] << 8 | buf[off + 4];
     if (rec == 0)
       return SR_SNI_MALFORMED;

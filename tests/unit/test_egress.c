@@ -366,6 +366,17 @@ static void tls_server_name(void)
   CHECK_INT_EQ(
       sr_tls_sni_client_hello((const unsigned char *)"SSH-2.0-x\r\n", 11, name, sizeof(name)),
       SR_SNI_NOT_TLS);
+  /* A hello in a record of another version is one (servers ignore the record version); a
+   * warning alert before it is not another protocol (red team). */
+  n = client_hello(hello, "pypi.org");
+  hello[1] = 0;
+  hello[2] = 0;
+  CHECK_INT_EQ(sr_tls_sni_client_hello(hello, n, name, sizeof(name)), SR_SNI_FOUND);
+  CHECK_STR_EQ(name, "pypi.org");
+  static const unsigned char alert[] = {21, 3, 3, 0, 2, 1, 90, 22};
+  CHECK_INT_EQ(sr_tls_sni_client_hello(alert, sizeof(alert), name, sizeof(name)),
+               SR_SNI_MALFORMED);
+  CHECK_INT_EQ(sr_tls_sni_client_hello(alert, 3, name, sizeof(name)), SR_SNI_NEED_MORE);
   /* A lying length inside the hello. */
   n = client_hello(hello, "pypi.org");
   hello[9 + 2 + 32] = 200; /* session id length past the end */
