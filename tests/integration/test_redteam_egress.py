@@ -503,3 +503,77 @@ def test_a_client_hello_in_an_odd_record_is_judged_not_passed_as_another_protoco
     assert len(lines) == 1 and lines[0]["reason"] in (
         "the TLS server name differs from the CONNECT host: evil.test",
         "a malformed TLS ClientHello"), lines
+
+
+@pytest.fixture
+def banner_origin():
+    """A server that speaks first: 64 KiB of banner, then whatever comes back is ignored."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+
+    def serve():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            with c:
+                try:
+                    c.sendall(b"B" * 65536)
+                    c.settimeout(10)
+                    while c.recv(65536):
+                        pass
+                except OSError:
+                    pass
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    try:
+        yield srv.getsockname()[1]
+    finally:
+        srv.shutdown(socket.SHUT_RDWR)
+        srv.close()
+        t.join(5)
+
+
+BANNER_THEN_HELLO = """
+import socket, sys
+port, hello = int(sys.argv[1]), bytes.fromhex(sys.argv[2])
+c = socket.create_connection(("127.0.0.1", 3128))
+c.sendall(f"CONNECT index.test:{port} HTTP/1.1\\r\\n\\r\\n".encode())
+got = b""
+while got.count(b"B") < 65536:
+    more = c.recv(65536)
+    if not more:
+        break
+    got += more
+print("banner", got.count(b"B"))
+c.sendall(hello)
+while c.recv(65536):
+    pass
+"""
+
+
+def test_what_a_server_sent_before_a_tunnel_was_refused_is_counted(hardened, tmp_path,
+                                                                    banner_origin):
+    """Attack: a tunnel to an allowed name whose server speaks first; its bytes reach the
+    container while the proxy waits for the client's first ones, which then name another host
+    and are refused.  The refusal carried no bytes and no egress.close came: 64 KiB had come
+    in that no record counted.  A tunnel refused after connecting is closed as any other now,
+    with what went each way."""
+    port = banner_origin
+    policy = policy_with(hardened, tmp_path, port)
+    h = hello(sni_ext(b"evil.test")).hex()
+    r = sandbox(hardened, policy, tmp_path, "--network",
+                command=("python3", "-c", BANNER_THEN_HELLO, str(port), h))
+    assert "banner 65536" in r.stdout, r.stdout + r.stderr
+    lines = audit(policy)
+    refused = [l for l in lines if l.get("event") == "egress" and not l["allowed"]]
+    assert refused and refused[0]["reason"].startswith("the TLS server name differs"), \
+        [l for l in lines if "egress" in l["event"]]
+    closes = [l for l in lines if l.get("event") == "egress.close"]
+    assert closes and closes[0]["request"] == refused[0]["request"], \
+        [l for l in lines if "egress" in l["event"]]
+    assert closes[0]["bytesDown"] >= 65536 and closes[0]["allowed"] is False, closes
+    assert r.result["egress"]["bytesDown"] >= 65536, r.result["egress"]
