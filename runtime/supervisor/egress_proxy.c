@@ -582,6 +582,14 @@ static void serve_one(struct conn *c)
         e.reason[sizeof(e.reason) - 2] = '~';
       report(px, &e);
       close_origin(c, origin);
+      /* Connected all the same: what the server sent meanwhile reached the client, and is
+       * counted like any connection's (nothing of the client's went up). */
+      if (down > 0) {
+        copy_str(closed.reason, sizeof(closed.reason), e.reason);
+        closed.bytes_down = down;
+        closed.duration_ms = now_ms() - t0;
+        report(px, &closed);
+      }
       sr_egress_http_request_release(&r);
       return;
     }
