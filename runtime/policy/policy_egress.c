@@ -219,6 +219,7 @@ static const struct range ranges[] = {
     {"::/128", SR_ADDR_UNSPECIFIED},
     {"::1/128", SR_ADDR_LOOPBACK},
     {"64:ff9b::/96", SR_ADDR_SPECIAL},   /* NAT64: may embed any IPv4 address */
+    {"::ffff:0:0:0/96", SR_ADDR_SPECIAL}, /* IPv4-translated (SIIT): embeds one too */
     {"64:ff9b:1::/48", SR_ADDR_SPECIAL}, /* local-use NAT64 */
     {"100::/64", SR_ADDR_SPECIAL},       /* discard-only */
     {"2001::/23", SR_ADDR_SPECIAL},      /* IETF protocol assignments (Teredo, ORCHID...) */

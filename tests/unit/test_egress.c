@@ -127,6 +127,8 @@ static void address_classes(void)
   CHECK_INT_EQ(cls("127.255.0.9"), SR_ADDR_LOOPBACK);
   CHECK_INT_EQ(cls("::1"), SR_ADDR_LOOPBACK);
   CHECK_INT_EQ(cls("::ffff:127.0.0.1"), SR_ADDR_LOOPBACK);
+  /* IPv4-translated (SIIT, RFC 2765): a translator makes it the IPv4 address it embeds. */
+  CHECK_INT_EQ(cls("::ffff:0:127.0.0.1"), SR_ADDR_SPECIAL);
   CHECK_INT_EQ(cls("169.254.169.254"), SR_ADDR_LINK_LOCAL);
   CHECK_INT_EQ(cls("fe80::1"), SR_ADDR_LINK_LOCAL);
   CHECK_INT_EQ(cls("10.1.2.3"), SR_ADDR_PRIVATE);
