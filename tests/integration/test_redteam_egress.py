@@ -577,3 +577,80 @@ def test_what_a_server_sent_before_a_tunnel_was_refused_is_counted(hardened, tmp
         [l for l in lines if "egress" in l["event"]]
     assert closes[0]["bytesDown"] >= 65536 and closes[0]["allowed"] is False, closes
     assert r.result["egress"]["bytesDown"] >= 65536, r.result["egress"]
+
+
+@contextlib.contextmanager
+def audit_log_on_a_small_tmpfs(s):
+    """The audit log's directory on a tmpfs of 256 KiB of the test's own; yields fill() and
+    unfill(), which take all of its space and give it back.  What was logged is put back on
+    the test's directory at the end."""
+    d = os.path.dirname(s.audit_log)
+    os.makedirs(d, exist_ok=True)
+    kept = {n: open(os.path.join(d, n), "rb").read() for n in os.listdir(d)}
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0755", "srt-audit", d],
+                   check=True)
+    filler = os.path.join(d, "filler")
+    try:
+        for n, data in kept.items():
+            with open(os.path.join(d, n), "wb") as f:
+                f.write(data)
+
+        def fill():
+            with open(filler, "wb", buffering=0) as f:
+                try:
+                    while True:
+                        f.write(b"\0" * 512)
+                except OSError:
+                    pass
+
+        yield fill, lambda: os.unlink(filler)
+    finally:
+        if os.path.exists(filler):
+            os.unlink(filler)
+        logged = {n: open(os.path.join(d, n), "rb").read() for n in os.listdir(d)}
+        subprocess.run(["umount", d], check=True)
+        for n, data in logged.items():
+            with open(os.path.join(d, n), "wb") as f:
+                f.write(data)
+
+
+def fetch_while_the_audit_log_is_full(s, b, port):
+    """A detached container fetches from an allowed name while the audit log's filesystem is
+    full; returns what the fetch printed and the container's egress record at its end."""
+    b.args("sleep", "60")
+    cid = s.id()
+    with audit_log_on_a_small_tmpfs(s) as (fill, unfill):
+        s.cmd("run", "--detach", "--bundle", b.write(), cid, check=True)
+        state = os.path.join(s.root, cid)
+        fill()
+        r = s.cmd("exec", cid, "wget", "-q", "-O", "-", f"http://allowed.test:{port}/unaudited")
+        unfill()
+        s.cmd("kill", cid, "KILL", check=True)
+        record = wait_for(lambda: os.path.exists(os.path.join(state, "egress.json")) and
+                          json.load(open(os.path.join(state, "egress.json"))),
+                          what="the egress record")
+        s.cmd("delete", "--force", cid, check=True)
+    return r.stdout + r.stderr, record
+
+
+def test_the_record_says_when_egress_lines_could_not_be_written(proxied, origin):
+    """The egress record counts the lines the audit log did not take (`auditFailed`): it said
+    nothing, although the supervisor knew."""
+    s, b = proxied
+    egress_policy(s, origin)
+    out, record = fetch_while_the_audit_log_is_full(s, b, origin)
+    assert "origin saw /unaudited" in out, out
+    assert record.get("auditFailed", 0) >= 1, record
+
+
+@pytest.mark.xfail(strict=True, reason="the proxy reports a decision to the supervisor and "
+                   "connects without waiting for its audit line to be written: with the audit "
+                   "log's filesystem full (which distinct refused requests can bring about over "
+                   "time), egress goes on unaudited; the record counts it (auditFailed). "
+                   "Documented in contrib/policy/README.md")
+def test_no_egress_is_made_that_the_audit_log_could_not_take(proxied, origin):
+    s, b = proxied
+    egress_policy(s, origin)
+    out, record = fetch_while_the_audit_log_is_full(s, b, origin)
+    lines = [l for l in egress_lines(s) if l["host"] == "allowed.test"]
+    assert "origin saw /unaudited" not in out or lines, (out, record)
