@@ -624,11 +624,11 @@ def fetch_while_the_audit_log_is_full(s, b, port):
         state = os.path.join(s.root, cid)
         fill()
         r = s.cmd("exec", cid, "wget", "-q", "-O", "-", f"http://allowed.test:{port}/unaudited")
-        unfill()
         s.cmd("kill", cid, "KILL", check=True)
         record = wait_for(lambda: os.path.exists(os.path.join(state, "egress.json")) and
                           json.load(open(os.path.join(state, "egress.json"))),
                           what="the egress record")
+        unfill()  # the record is written: the supervisor writes no more egress lines
         s.cmd("delete", "--force", cid, check=True)
     return r.stdout + r.stderr, record
 
