@@ -580,33 +580,22 @@ def test_what_a_server_sent_before_a_tunnel_was_refused_is_counted(hardened, tmp
 
 
 @contextlib.contextmanager
-def audit_log_on_a_small_tmpfs(s):
-    """The audit log's directory on a tmpfs of 256 KiB of the test's own; yields fill() and
-    unfill(), which take all of its space and give it back.  What was logged is put back on
-    the test's directory at the end."""
+def audit_log_on_a_tmpfs(s):
+    """The audit log's directory on a tmpfs of the test's own; yields fail() and mend(), which
+    make it refuse writes (read-only, as a full disk would: no line goes in) and take them
+    again.  What was logged is put back on the test's directory at the end."""
     d = os.path.dirname(s.audit_log)
     os.makedirs(d, exist_ok=True)
     kept = {n: open(os.path.join(d, n), "rb").read() for n in os.listdir(d)}
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0755", "srt-audit", d],
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m,mode=0755", "srt-audit", d],
                    check=True)
-    filler = os.path.join(d, "filler")
+    remount = lambda how: subprocess.run(["mount", "-o", f"remount,{how}", d], check=True)
     try:
         for n, data in kept.items():
             with open(os.path.join(d, n), "wb") as f:
                 f.write(data)
-
-        def fill():
-            with open(filler, "wb", buffering=0) as f:
-                try:
-                    while True:
-                        f.write(b"\0" * 512)
-                except OSError:
-                    pass
-
-        yield fill, lambda: os.unlink(filler)
+        yield lambda: remount("ro"), lambda: remount("rw")
     finally:
-        if os.path.exists(filler):
-            os.unlink(filler)
         logged = {n: open(os.path.join(d, n), "rb").read() for n in os.listdir(d)}
         subprocess.run(["umount", d], check=True)
         for n, data in logged.items():
@@ -614,31 +603,42 @@ def audit_log_on_a_small_tmpfs(s):
                 f.write(data)
 
 
-def fetch_while_the_audit_log_is_full(s, b, port):
-    """A detached container fetches from an allowed name while the audit log's filesystem is
-    full; returns what the fetch printed and the container's egress record at its end."""
-    b.args("sleep", "60")
+def fetch_while_the_audit_log_is_full(s, b, port, tmp_path):
+    """A container fetches from an allowed name while the audit log cannot be written (it
+    waits for the test's marker in a directory bound in, and leaves what it got there);
+    returns what the fetch got and the container's egress record at its end."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    b.config["mounts"].append({"destination": "/shared", "type": "bind", "source": str(shared),
+                               "options": ["rbind", "rw"]})
+    b.shell(f"""while [ ! -e /shared/go ]; do sleep 0.02; done
+                wget -q -O /shared/got http://allowed.test:{port}/unaudited
+                touch /shared/done; exec sleep 60""")
     cid = s.id()
-    with audit_log_on_a_small_tmpfs(s) as (fill, unfill):
+    with audit_log_on_a_tmpfs(s) as (fail, mend):
         s.cmd("run", "--detach", "--bundle", b.write(), cid, check=True)
         state = os.path.join(s.root, cid)
-        fill()
-        r = s.cmd("exec", cid, "wget", "-q", "-O", "-", f"http://allowed.test:{port}/unaudited")
-        s.cmd("kill", cid, "KILL", check=True)
+        fail()
+        (shared / "go").touch()
+        wait_for(lambda: (shared / "done").exists(), what="the container's fetch")
+        # Stopped with no seerun command (kill would refuse: it too writes the audit log).
+        os.kill(json.load(open(os.path.join(state, "state.json")))["pid"], 9)
         record = wait_for(lambda: os.path.exists(os.path.join(state, "egress.json")) and
                           json.load(open(os.path.join(state, "egress.json"))),
                           what="the egress record")
-        unfill()  # the record is written: the supervisor writes no more egress lines
+        mend()  # the record is written: the supervisor writes no more egress lines
         s.cmd("delete", "--force", cid, check=True)
-    return r.stdout + r.stderr, record
+    got = (shared / "got").read_text() if (shared / "got").exists() else ""
+    return got, record
 
 
-def test_the_record_says_when_egress_lines_could_not_be_written(proxied, origin):
+def test_the_record_says_when_egress_lines_could_not_be_written(proxied, origin, tmp_path):
     """The egress record counts the lines the audit log did not take (`auditFailed`): it said
     nothing, although the supervisor knew."""
     s, b = proxied
     egress_policy(s, origin)
-    out, record = fetch_while_the_audit_log_is_full(s, b, origin)
+    out, record = fetch_while_the_audit_log_is_full(s, b, origin, tmp_path)
     assert "origin saw /unaudited" in out, out
     assert record.get("auditFailed", 0) >= 1, record
 
@@ -648,9 +648,11 @@ def test_the_record_says_when_egress_lines_could_not_be_written(proxied, origin)
                    "log's filesystem full (which distinct refused requests can bring about over "
                    "time), egress goes on unaudited; the record counts it (auditFailed). "
                    "Documented in contrib/policy/README.md")
-def test_no_egress_is_made_that_the_audit_log_could_not_take(proxied, origin):
+def test_no_egress_is_made_that_the_audit_log_could_not_take(proxied, origin, tmp_path):
+    """Attack: fill the disk of the audit log (distinct refused requests are each written),
+    then make the requests that should be seen."""
     s, b = proxied
     egress_policy(s, origin)
-    out, record = fetch_while_the_audit_log_is_full(s, b, origin)
+    out, record = fetch_while_the_audit_log_is_full(s, b, origin, tmp_path)
     lines = [l for l in egress_lines(s) if l["host"] == "allowed.test"]
     assert "origin saw /unaudited" not in out or lines, (out, record)
