@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 
 import pytest
 
@@ -310,9 +311,14 @@ def test_a_program_whose_pid_a_host_process_took_is_not_listed_as_that_process(
         hardened.cmd("start", cid, check=True, timeout=60)
         prog = wait_for(lambda: in_container(init, ["/bin/sleep", "299.5"]), timeout=60,
                         what="the container's program")
+        found = time.monotonic()  # its exec was before this
         os.kill(prog, signal.SIGKILL)
         wait_for(lambda: not os.path.exists(f"/proc/{prog}"), timeout=60,
                  what="the program reaped")
+        # A start time is known to a clock tick (10 ms): a process that started within the
+        # exec's tick cannot be told from the exec's (docs/audit.md).  This one starts two
+        # ticks after it at least.
+        wait_for(lambda: time.monotonic() > found + 0.02, what="two clock ticks", interval=0.005)
         host = take_pid(prog, ["sleep", "301.25"])
     finally:
         os.kill(sup, signal.SIGCONT)
