@@ -17,7 +17,44 @@ import pytest
 
 from conftest import SEERUN, http_origin, wait_for
 from test_egress import egress_policy, egress_lines, origin, proxied  # noqa: F401
-from test_sandbox_egress import audit, policy_with, sandbox
+from test_sandbox_egress import audit, policy_with, sandbox, secure_test_ca, secure_test_policy
+
+
+@contextlib.contextmanager
+def tcp_server(handle):
+    """A server on the host's loopback that runs handle(connection) in a thread of its own
+    for each client (and closes the connection after); yields its port."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    conns = []
+
+    def one(c):
+        with c:
+            try:
+                handle(c)
+            except OSError:
+                pass
+
+    def accept():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            conns.append(c)
+            threading.Thread(target=one, args=(c,), daemon=True).start()
+
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    try:
+        yield srv.getsockname()[1]
+    finally:
+        srv.shutdown(socket.SHUT_RDWR)
+        srv.close()
+        for c in conns:
+            c.close()
+        t.join(5)
 
 
 @pytest.fixture
@@ -25,50 +62,26 @@ def lenient_origin():
     """An origin that, as nginx, Node's llhttp and RFC 9112 2.2 ("SHOULD ignore at least one
     empty line received prior to the request-line") do, skips empty lines before a request and
     takes any method token; it serves by Host header, like a virtual-hosting front end."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(16)
-    stop = threading.Event()
-
-    def serve_one(c):
-        with c:
-            c.settimeout(10)
-            data = b""
-            try:
-                while b"\r\n\r\n" not in data.lstrip(b"\r\n"):
-                    got = c.recv(4096)
-                    if not got:
-                        return
-                    data += got
-            except OSError:
+    def serve(c):
+        c.settimeout(10)
+        data = b""
+        while b"\r\n\r\n" not in data.lstrip(b"\r\n"):
+            got = c.recv(4096)
+            if not got:
                 return
-            head = data.lstrip(b"\r\n").split(b"\r\n\r\n")[0].decode("latin-1")
-            lines = head.split("\r\n")
-            parts = lines[0].split(" ")
-            if len(parts) != 3 or not parts[2].startswith("HTTP/"):
-                return
-            host = [l.split(":", 1)[1].strip() for l in lines[1:] if l.lower().startswith("host:")]
-            text = f"origin saw {parts[1]} host={host[0] if host else None}\n".encode()
-            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
-                      % len(text) + text)
+            data += got
+        head = data.lstrip(b"\r\n").split(b"\r\n\r\n")[0].decode("latin-1")
+        lines = head.split("\r\n")
+        parts = lines[0].split(" ")
+        if len(parts) != 3 or not parts[2].startswith("HTTP/"):
+            return
+        host = [l.split(":", 1)[1].strip() for l in lines[1:] if l.lower().startswith("host:")]
+        text = f"origin saw {parts[1]} host={host[0] if host else None}\n".encode()
+        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+                  % len(text) + text)
 
-    def accept():
-        while not stop.is_set():
-            try:
-                c, _ = srv.accept()
-            except OSError:
-                return
-            threading.Thread(target=serve_one, args=(c,), daemon=True).start()
-
-    t = threading.Thread(target=accept, daemon=True)
-    t.start()
-    try:
-        yield srv.getsockname()[1]
-    finally:
-        stop.set()
-        srv.shutdown(socket.SHUT_RDWR)
-        srv.close()
-        t.join(5)
+    with tcp_server(serve) as port:
+        yield port
 
 
 def test_a_bare_cr_in_a_forward_request_cannot_carry_a_second_host_header(proxied, origin):
@@ -79,11 +92,13 @@ def test_a_bare_cr_in_a_forward_request_cannot_carry_a_second_host_header(proxie
     list.  A bare CR (or any control byte but HTAB) in a request head is refused now."""
     s, b = proxied
     egress_policy(s, origin)
+    cr = (f"GET http://allowed.test:{origin}/cr HTTP/1.1\\r\\nX-A: a\\rHost: evil.test\\r\\n"
+          f"Host: allowed.test:{origin}\\r\\n\\r\\n")
+    vt = (f"GET http://allowed.test:{origin}/vt HTTP/1.1\\r\\nHost: allowed.test:{origin}\\r\\n"
+          "X-B: b\\013c\\r\\n\\r\\n")
     b.shell(f"""
-        printf 'GET http://allowed.test:{origin}/cr HTTP/1.1\\r\\nX-A: a\\rHost: evil.test\\r\\nHost: allowed.test:{origin}\\r\\n\\r\\n' |
-          nc 127.0.0.1 3128
-        printf 'GET http://allowed.test:{origin}/vt HTTP/1.1\\r\\nHost: allowed.test:{origin}\\r\\nX-B: b\\013c\\r\\n\\r\\n' |
-          nc 127.0.0.1 3128
+        printf '{cr}' | nc 127.0.0.1 3128
+        printf '{vt}' | nc 127.0.0.1 3128
         printf 'GET http://allowed.test:{origin}/ok HTTP/1.1\\r\\nX-C: tab\\there\\r\\n\\r\\n' |
           nc 127.0.0.1 3128
     """)
@@ -117,8 +132,9 @@ def test_plain_http_in_a_tunnel_is_refused_after_empty_lines_or_with_any_method(
     port = lenient_origin
     egress_policy(s, port)
     method = "M-SEARCH" if lead == "" else "GET"
-    b.shell(f"""printf 'CONNECT allowed.test:{port} HTTP/1.1\\r\\n\\r\\n{lead}{method} /fronted HTTP/1.1\\r\\nHost: evil.test\\r\\n\\r\\n' |
-               nc 127.0.0.1 3128""")
+    req = (f"CONNECT allowed.test:{port} HTTP/1.1\\r\\n\\r\\n"
+           f"{lead}{method} /fronted HTTP/1.1\\r\\nHost: evil.test\\r\\n\\r\\n")
+    b.shell(f"printf '{req}' | nc 127.0.0.1 3128")
     r = s.cmd("run", "--bundle", b.write(), s.id())
     assert "origin saw /fronted" not in r.stdout, r.stdout
     assert "200 Connection established" in r.stdout, r.stdout + r.stderr
@@ -308,41 +324,22 @@ def test_a_name_is_resolved_as_itself_never_through_the_resolvers_search_list(
 def sink():
     """An origin that takes whatever it is sent and never closes first (as a server of the
     container's own may): yields its port and a function giving how many bytes it has."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(4)
     got = [0]
-    conns = []
+    done = threading.Event()
 
-    def serve():
+    def serve(c):
         while True:
-            try:
-                c, _ = srv.accept()
-            except OSError:
-                return
-            conns.append(c)
-            threading.Thread(target=drain, args=(c,), daemon=True).start()
-
-    def drain(c):
-        while True:
-            try:
-                data = c.recv(65536)
-            except OSError:
-                return
+            data = c.recv(65536)
             if not data:
-                return  # the client is done: the socket stays open all the same
+                done.wait(30)  # the client is done: the socket stays open all the same
+                return
             got[0] += len(data)
 
-    t = threading.Thread(target=serve, daemon=True)
-    t.start()
     try:
-        yield srv.getsockname()[1], lambda: got[0]
+        with tcp_server(serve) as port:
+            yield port, lambda: got[0]
     finally:
-        srv.shutdown(socket.SHUT_RDWR)
-        srv.close()
-        for c in conns:
-            c.close()
-        t.join(5)
+        done.set()
 
 
 def test_the_bytes_of_a_tunnel_open_when_the_container_stops_are_counted(proxied, sink):
@@ -371,14 +368,7 @@ def test_the_bytes_of_a_tunnel_open_when_the_container_stops_are_counted(proxied
 def tls_vhosts(tmp_path):
     """An HTTPS server for secure.test that, as a CDN does, serves whichever site the Host
     header inside TLS names (it says which)."""
-    d = tmp_path / "ca"
-    d.mkdir()
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                    "-subj", "/CN=secure.test", "-addext", "subjectAltName=DNS:secure.test",
-                    "-keyout", str(d / "key.pem"), "-out", str(d / "cert.pem")],
-                   check=True, capture_output=True)
-    os.chmod(d, 0o755)
-    os.chmod(d / "cert.pem", 0o644)
+    d = secure_test_ca(tmp_path)
     with http_origin(lambda r: f"origin {r.path} host={r.headers.get('Host')}\n",
                      tls=(str(d / "cert.pem"), str(d / "key.pem"))) as port:
         yield port, d
@@ -401,13 +391,7 @@ print(c.getresponse().read().decode().strip())
 def test_an_allowed_name_on_a_shared_server_cannot_front_for_another(hardened, tmp_path,
                                                                      tls_vhosts):
     port, ca = tls_vhosts
-    policy = json.loads(open(policy_with(hardened, tmp_path, port)).read())
-    eg = policy["profiles"]["default"]["network"]["egress"]
-    eg["allow"].append(f"secure.test:{port}")
-    eg["pins"]["secure.test"] = "127.0.0.1"
-    path = tmp_path / "policy-tls.json"
-    path.write_text(json.dumps(policy))
-    os.chmod(path, 0o644)
+    path = secure_test_policy(hardened, tmp_path, port)
     r = sandbox(hardened, str(path), tmp_path, "--network", "--ro", f"{ca}:/ca",
                 command=("python3", "-c", FRONT, str(port)))
     assert "origin /fronted" in r.stdout, r.stdout + r.stderr  # the tunnel itself works
@@ -429,6 +413,21 @@ def sni_ext(*names):
     return b"\x00\x00" + len(lst).to_bytes(2, "big") + lst
 
 
+def through_a_tunnel(proxied, origin, first):
+    """A container sends `first` through a tunnel to allowed.test; the egress lines, once it
+    is checked that none allowed it."""
+    s, b = proxied
+    egress_policy(s, origin)
+    esc = "".join(f"\\x{c:02x}" for c in first)
+    b.shell(f"""printf 'CONNECT allowed.test:{origin} HTTP/1.1\\r\\n\\r\\n{esc}' |
+               nc 127.0.0.1 3128 | head -1""")
+    r = s.cmd("run", "--bundle", b.write(), s.id())
+    assert "200 Connection established" in r.stdout, r.stdout + r.stderr
+    lines = egress_lines(s)
+    assert not [l for l in lines if l["allowed"]], lines
+    return lines
+
+
 @pytest.mark.parametrize("ext", [
     pytest.param(sni_ext(b"allowed.test", b"evil.test"), id="two-names-in-one-list"),
     pytest.param(sni_ext(b"allowed.test") + sni_ext(b"evil.test"), id="two-server-name-extensions"),
@@ -438,15 +437,7 @@ def test_a_client_hello_with_a_second_server_name_is_refused(proxied, origin, ex
     server_name list (RFC 6066 allows one host_name) or in a second server_name extension
     (RFC 8446 4.2 forbids duplicates).  The proxy judged the first name; a server that takes
     the last reads the other.  What two readers can read two ways is refused."""
-    s, b = proxied
-    egress_policy(s, origin)
-    esc = "".join(f"\\x{c:02x}" for c in hello(ext))
-    b.shell(f"""printf 'CONNECT allowed.test:{origin} HTTP/1.1\\r\\n\\r\\n{esc}' |
-               nc 127.0.0.1 3128 | head -1""")
-    r = s.cmd("run", "--bundle", b.write(), s.id())
-    assert "200 Connection established" in r.stdout, r.stdout + r.stderr
-    lines = egress_lines(s)
-    assert not [l for l in lines if l["allowed"]], lines
+    lines = through_a_tunnel(proxied, origin, hello(ext))
     assert [l["reason"] for l in lines] == ["a malformed TLS ClientHello"], lines
 
 
@@ -491,15 +482,7 @@ def test_a_client_hello_in_an_odd_record_is_judged_not_passed_as_another_protoco
     purposes", and Go's crypto/tls reads a first record of any version), or after a warning
     alert (which Go drops before the handshake).  The proxy took both for "another protocol"
     and let them through unjudged."""
-    s, b = proxied
-    egress_policy(s, origin)
-    esc = "".join(f"\\x{c:02x}" for c in first)
-    b.shell(f"""printf 'CONNECT allowed.test:{origin} HTTP/1.1\\r\\n\\r\\n{esc}' |
-               nc 127.0.0.1 3128 | head -1""")
-    r = s.cmd("run", "--bundle", b.write(), s.id())
-    assert "200 Connection established" in r.stdout, r.stdout + r.stderr
-    lines = egress_lines(s)
-    assert not [l for l in lines if l["allowed"]], lines
+    lines = through_a_tunnel(proxied, origin, first)
     assert len(lines) == 1 and lines[0]["reason"] in (
         "the TLS server name differs from the CONNECT host: evil.test",
         "a malformed TLS ClientHello"), lines
@@ -508,33 +491,14 @@ def test_a_client_hello_in_an_odd_record_is_judged_not_passed_as_another_protoco
 @pytest.fixture
 def banner_origin():
     """A server that speaks first: 64 KiB of banner, then whatever comes back is ignored."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(4)
+    def serve(c):
+        c.sendall(b"B" * 65536)
+        c.settimeout(10)
+        while c.recv(65536):
+            pass
 
-    def serve():
-        while True:
-            try:
-                c, _ = srv.accept()
-            except OSError:
-                return
-            with c:
-                try:
-                    c.sendall(b"B" * 65536)
-                    c.settimeout(10)
-                    while c.recv(65536):
-                        pass
-                except OSError:
-                    pass
-
-    t = threading.Thread(target=serve, daemon=True)
-    t.start()
-    try:
-        yield srv.getsockname()[1]
-    finally:
-        srv.shutdown(socket.SHUT_RDWR)
-        srv.close()
-        t.join(5)
+    with tcp_server(serve) as port:
+        yield port
 
 
 BANNER_THEN_HELLO = """
