@@ -219,6 +219,7 @@ static const struct range ranges[] = {
     {"::/128", SR_ADDR_UNSPECIFIED},
     {"::1/128", SR_ADDR_LOOPBACK},
     {"64:ff9b::/96", SR_ADDR_SPECIAL},   /* NAT64: may embed any IPv4 address */
+    {"::ffff:0:0:0/96", SR_ADDR_SPECIAL}, /* IPv4-translated (SIIT): embeds one too */
     {"64:ff9b:1::/48", SR_ADDR_SPECIAL}, /* local-use NAT64 */
     {"100::/64", SR_ADDR_SPECIAL},       /* discard-only */
     {"2001::/23", SR_ADDR_SPECIAL},      /* IETF protocol assignments (Teredo, ORCHID...) */
@@ -291,9 +292,13 @@ const char *sr_policy_egress_addr_class_name(enum sr_addr_class c)
   return "?";
 }
 
+struct sr_ipaddr sr_policy_egress_ipaddr_unmapped(const struct sr_ipaddr *a)
+{
+  return unmapped(a);
+}
+
 bool sr_policy_egress_address_allowed(const struct sr_egress *p, const struct sr_ipaddr *in,
-                                      const struct sr_ipaddr *host_addrs, size_t n_host_addrs,
-                                      const char **why)
+                                      bool host_own, const char **why)
 {
   struct sr_ipaddr a = unmapped(in);
   for (size_t i = 0; i < p->n_allow_addresses; i++)
@@ -301,16 +306,12 @@ bool sr_policy_egress_address_allowed(const struct sr_egress *p, const struct sr
       *why = "network.egress.allowAddresses";
       return true;
     }
-  for (size_t i = 0; i < n_host_addrs; i++) {
-    struct sr_ipaddr h = unmapped(&host_addrs[i]);
-    if (h.family == a.family && memcmp(h.bytes, a.bytes, sizeof(a.bytes)) == 0) {
-      *why = "an address of this host";
-      return false;
-    }
-  }
+  /* The class first: "loopback" says more than "an address of this host". */
   enum sr_addr_class c = sr_policy_egress_addr_classify(&a);
   *why = sr_policy_egress_addr_class_name(c);
-  return c == SR_ADDR_PUBLIC;
+  if (c == SR_ADDR_PUBLIC && host_own)
+    *why = "an address of this host";
+  return c == SR_ADDR_PUBLIC && !host_own;
 }
 
 const struct sr_ipaddr *sr_policy_egress_pinned(const struct sr_egress *p, const char *host)

@@ -89,11 +89,13 @@ enum sr_addr_class sr_policy_egress_addr_classify(const struct sr_ipaddr *a);
 const char *sr_policy_egress_addr_class_name(enum sr_addr_class c);
 
 /* Whether the proxy may connect to `a`: public, or inside an allowAddresses range, and never
- * one of the host's own addresses (host_addrs) unless a range names it.  *why: the class or
- * "an address of this host" when refused. */
+ * one of the host's own addresses (host_own: the caller asked the kernel, sr_route_local)
+ * unless a range names it.  *why: the class or "an address of this host" when refused. */
 bool sr_policy_egress_address_allowed(const struct sr_egress *p, const struct sr_ipaddr *a,
-                                      const struct sr_ipaddr *host_addrs, size_t n_host_addrs,
-                                      const char **why);
+                                      bool host_own, const char **why);
+
+/* ::ffff:a.b.c.d as a.b.c.d (the kernel's IPv4 stack takes it); any other address as it is. */
+struct sr_ipaddr sr_policy_egress_ipaddr_unmapped(const struct sr_ipaddr *a);
 
 /* The pinned address of a name, or NULL. */
 const struct sr_ipaddr *sr_policy_egress_pinned(const struct sr_egress *p, const char *host);

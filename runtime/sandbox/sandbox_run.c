@@ -92,7 +92,7 @@ static int allow_hosts(struct sr_sandbox *s, sr_error_t *err)
     const struct sr_egress_host *h = &o->allow_hosts[i];
     const char *why;
     char buf[64];
-    if (h->is_ip && !sr_policy_egress_address_allowed(&p->network.egress, &h->ip, NULL, 0, &why))
+    if (h->is_ip && !sr_policy_egress_address_allowed(&p->network.egress, &h->ip, false, &why))
       return sr_error_make(err, 0,
                            "--allow-host %s: a %s address, which the proxy refuses "
                            "whoever allows it (profiles.%s.network.egress."

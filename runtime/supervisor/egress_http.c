@@ -83,6 +83,31 @@ static bool token_char(unsigned char c)
   return isalnum(c) || (c && strchr("!#$%&'*+-.^_`|~", c) != NULL);
 }
 
+int sr_egress_http_starts_request(const unsigned char *b, size_t n)
+{
+  size_t i = 0;
+  /* Servers skip empty lines before a request line (RFC 9112 2.2); some, any white space. */
+  while (i < n && (b[i] == '\r' || b[i] == '\n' || b[i] == ' ' || b[i] == '\t'))
+    i++;
+  size_t method = i;
+  /* Any method token, of any case: servers and frameworks take methods beyond GET's kind. */
+  while (i < n && token_char(b[i]))
+    i++;
+  if (i == n)
+    return -1;
+  if (i == method || !(b[i] == ' ' || b[i] == '\t' || b[i] == '\v' || b[i] == '\f'))
+    return 0;
+  /* The version anywhere before the LF, in any case: a lenient server reads a bare CR as a
+   * space (RFC 9112 2.2 allows it) and HTTP/ in lower case. */
+  const unsigned char *eol = memchr(b + i, '\n', n - i);
+  if (eol == NULL)
+    return -1;
+  for (const unsigned char *p = b + i; p + 5 <= eol; p++)
+    if (strncasecmp((const char *)p, "HTTP/", 5) == 0)
+      return 1;
+  return 0;
+}
+
 /* Hop-by-hop and proxy headers that must not reach the origin (RFC 9110 7.6.1). */
 static bool drop_header(const char *name, size_t n)
 {
@@ -116,9 +141,17 @@ enum sr_http_parse sr_egress_http_parse_request(const char *buf, size_t len,
                                    : SR_HTTP_NEED_MORE;
   if ((size_t)(end - buf) > SR_HTTP_HEAD_MAX)
     return bad(status, reason, 431, "request head too large");
-  for (const char *c = buf; c < end; c++)
-    if (*c == '\0' || (*c == '\n' && (c == buf || c[-1] != '\r')))
-      return bad(status, reason, 400, "malformed request head (bare LF or NUL)");
+  /* CR only before LF, and no other control byte but HTAB (RFC 9110 5.5): a lenient origin
+   * ends a line at a bare CR (Python's email parser) or elsewhere, and would read a header
+   * hidden inside one of ours, e.g. a second Host. */
+  for (const char *c = buf; c < end; c++) {
+    unsigned char u = (unsigned char)*c;
+    bool crlf = (u == '\r' && c + 1 < end && c[1] == '\n') ||
+                (u == '\n' && c > buf && c[-1] == '\r');
+    if ((u < 0x20 && u != '\t' && !crlf) || u == 0x7f)
+      return bad(status, reason, 400,
+                 "malformed request head (a control character: bare CR or LF, NUL, ...)");
+  }
 
   /* Request line: METHOD SP TARGET SP HTTP/1.x */
   /* The buffer is not NUL-terminated: every search stays inside the head. */

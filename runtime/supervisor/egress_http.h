@@ -37,4 +37,10 @@ enum sr_http_parse sr_egress_http_parse_request(const char *buf, size_t len,
                                                 int *status, const char **reason);
 void sr_egress_http_request_release(struct sr_http_request *r);
 
+/* Whether a tunnel's first bytes b[0..n) start an HTTP/1.x request, as the most lenient
+ * server would read them (empty lines first, any method token, the version anywhere on the
+ * line): 1 yes, 0 no, -1 cannot tell yet (more is read, bounded by the caller).  Plain HTTP
+ * inside a CONNECT tunnel would carry a Host header of any name of the address. */
+int sr_egress_http_starts_request(const unsigned char *b, size_t n);
+
 #endif

@@ -8,17 +8,18 @@
 #include "egress_http.h"
 #include "fd_pass.h"
 #include "landlock.h"
+#include "route_local.h"
 #include "tls_sni.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <ifaddrs.h>
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <resolv.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -37,7 +38,6 @@
 
 #define CONNECT_TIMEOUT_MS 10000
 #define HEAD_TIMEOUT_MS 10000
-#define MAX_HOST_ADDRS 64
 #define SR_EGRESS_PROXY_MAX_AS (1024ULL << 20)
 
 /* ---- the listening socket, made inside the container's network namespace ------------------ */
@@ -111,19 +111,45 @@ int sr_egress_proxy_listen_in(int netns_fd, int *listen_fd, sr_error_t *err)
 
 /* ---- the proxy process ------------------------------------------------------------------- */
 
+/* A connection's sockets, which the proxy shuts down when the container stops, so that every
+ * thread ends its relay and reports its bytes before the proxy ends. */
+struct slot {
+  bool used;
+  int client, origin;
+};
+
 struct proxy {
   const struct sr_egress_proxy_config *cfg;
   int events;
   atomic_uint active;
   atomic_uint_fast64_t next_request;
-  struct sr_ipaddr host_addrs[MAX_HOST_ADDRS];
-  size_t n_host_addrs;
+  pthread_mutex_t lock; /* slots, stopping */
+  struct slot *slots;   /* cfg->max_connections of them */
+  bool stopping;
 };
 
 struct conn {
   struct proxy *px;
   int client;
+  size_t slot;
 };
+
+/* The origin socket joins the connection's slot (shut down at once when the proxy is
+ * stopping), or leaves it (fd -1) before it is closed, so that no number is shut twice. */
+static void slot_origin(struct conn *c, int fd)
+{
+  pthread_mutex_lock(&c->px->lock);
+  c->px->slots[c->slot].origin = fd;
+  if (fd >= 0 && c->px->stopping)
+    shutdown(fd, SHUT_RDWR);
+  pthread_mutex_unlock(&c->px->lock);
+}
+
+static void close_origin(struct conn *c, int fd)
+{
+  slot_origin(c, -1);
+  close(fd);
+}
 
 static uint64_t now_ms(void)
 {
@@ -277,6 +303,21 @@ static int connect_to(const struct sr_ipaddr *a, uint16_t port, const char *bind
   return fd;
 }
 
+/* An address judged, the host's own asked of the kernel now, per request: an address the host
+ * got after the proxy started, or one no interface lists (a `local` route), is its own too. */
+static bool address_allowed(struct proxy *px, const struct sr_ipaddr *a, const char **why)
+{
+  struct sr_ipaddr u = sr_policy_egress_ipaddr_unmapped(a);
+  bool own = false;
+  sr_error_t err = NULL;
+  if (sr_route_local(u.family, u.bytes, &own, &err) < 0) {
+    sr_error_free(&err);
+    *why = "not known not to be this host's (its route lookup failed)";
+    return false;
+  }
+  return sr_policy_egress_address_allowed(px->cfg->policy, a, own, why);
+}
+
 /* The addresses of host, judged: the first one the policy allows, else *why says why the
  * last one was refused.  A pinned name resolves to its pin only; an IP literal to itself. */
 static bool resolve(struct proxy *px, const char *host, struct sr_ipaddr *out, char *refused,
@@ -288,8 +329,15 @@ static bool resolve(struct proxy *px, const char *host, struct sr_ipaddr *out, c
   if (pin || sr_policy_egress_ipaddr_parse(host, &lit) == 0) {
     *out = pin ? *pin : lit;
     sr_policy_egress_ipaddr_format(out, refused, rsize);
-    return sr_policy_egress_address_allowed(p, out, px->host_addrs, px->n_host_addrs, why);
+    return address_allowed(px, out, why);
   }
+  /* The name judged, never another: no `search` list of resolv.conf appended to a name with
+   * a dot (a name below an allowed *.domain that does not exist would otherwise become
+   * name.corp.example, and lead there).  A name without one is the operator's own, listed as
+   * such: it keeps the default domain.  The resolver's state is this thread's. */
+  if (!(_res.options & RES_INIT))
+    res_init();
+  _res.options &= ~(unsigned long)RES_DNSRCH;
   struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
   struct addrinfo *res = NULL;
   int rc = getaddrinfo(host, NULL, &hints, &res);
@@ -309,29 +357,12 @@ static bool resolve(struct proxy *px, const char *host, struct sr_ipaddr *out, c
     else
       continue;
     sr_policy_egress_ipaddr_format(&a, refused, rsize);
-    ok = sr_policy_egress_address_allowed(p, &a, px->host_addrs, px->n_host_addrs, why);
+    ok = address_allowed(px, &a, why);
     if (ok)
       *out = a;
   }
   freeaddrinfo(res);
   return ok;
-}
-
-/* Whether the client's first bytes start an HTTP/1.x request: 1 yes, 0 no, -1 cannot tell yet
- * (a method's letters so far, or a request line not ended: more is read, bounded). */
-static int http_start(const unsigned char *b, size_t n)
-{
-  size_t i = 0;
-  while (i < n && i < 16 && b[i] >= 'A' && b[i] <= 'Z')
-    i++;
-  if (i == n)
-    return n < 16 ? -1 : 0;
-  if (i == 0 || b[i] != ' ')
-    return 0;
-  const unsigned char *eol = memchr(b, '\n', n);
-  if (eol == NULL)
-    return -1;
-  return memmem(b, (size_t)(eol - b), " HTTP/", 6) != NULL ? 1 : 0;
 }
 
 static void relay_pipes_close(int (*pipes)[2][2])
@@ -476,6 +507,8 @@ static void serve_one(struct conn *c)
     return;
   }
   int origin = connect_to(&addr, r.port, cfg->policy->bind_address);
+  if (origin >= 0)
+    slot_origin(c, origin);
   if (origin < 0) {
     snprintf(body, sizeof(body), "seerun: egress to %s:%u (%s): connect: %s", r.host, r.port,
              e.address, strerror(errno));
@@ -505,7 +538,7 @@ static void serve_one(struct conn *c)
     for (;;) {
       s = sr_tls_sni_client_hello(first, have, sni, sizeof(sni));
       bool more = s == SR_SNI_NEED_MORE || have == 0 ||
-                  (s == SR_SNI_NOT_TLS && http_start(first, have) < 0);
+                  (s == SR_SNI_NOT_TLS && sr_egress_http_starts_request(first, have) < 0);
       if (!more || have >= sizeof(first))
         break;
       struct pollfd pf[2] = {{fd, POLLIN, 0}, {origin, POLLIN, 0}};
@@ -540,7 +573,7 @@ static void serve_one(struct conn *c)
       bad = "an incomplete TLS ClientHello";
     /* Plain HTTP inside a tunnel would carry a Host header of any name of the address: it
      * goes as a forward request, whose Host is checked.  Other protocols pass. */
-    else if (s == SR_SNI_NOT_TLS && http_start(first, have) != 0)
+    else if (s == SR_SNI_NOT_TLS && sr_egress_http_starts_request(first, have) != 0)
       bad = "plain HTTP through a CONNECT tunnel (send it as a forward request)";
     if (bad) {
       /* A long name is cut: the reason is for people. */
@@ -548,7 +581,15 @@ static void serve_one(struct conn *c)
                    s == SR_SNI_FOUND ? sni : "") >= (int)sizeof(e.reason))
         e.reason[sizeof(e.reason) - 2] = '~';
       report(px, &e);
-      close(origin);
+      close_origin(c, origin);
+      /* Connected all the same: what the server sent meanwhile reached the client, and is
+       * counted like any connection's (nothing of the client's went up). */
+      if (down > 0) {
+        copy_str(closed.reason, sizeof(closed.reason), e.reason);
+        closed.bytes_down = down;
+        closed.duration_ms = now_ms() - t0;
+        report(px, &closed);
+      }
       sr_egress_http_request_release(&r);
       return;
     }
@@ -573,7 +614,7 @@ static void serve_one(struct conn *c)
     relay(fd, origin, r.content_length - body_have, cfg->idle_seconds, &closed.bytes_up,
           &closed.bytes_down);
   }
-  close(origin);
+  close_origin(c, origin);
   closed.allowed = 1;
   closed.duration_ms = now_ms() - t0;
   report(px, &closed);
@@ -585,35 +626,36 @@ static void *conn_thread(void *arg)
   struct conn *c = arg;
   struct proxy *px = c->px;
   serve_one(c);
+  pthread_mutex_lock(&px->lock);
+  px->slots[c->slot] = (struct slot){false, -1, -1};
+  pthread_mutex_unlock(&px->lock);
   close(c->client);
   free(c);
   atomic_fetch_sub(&px->active, 1);
   return NULL;
 }
 
-/* The host's own addresses, refused whatever their class (its other services listen there). */
-static void host_addresses(struct proxy *px)
+/* The container has stopped (the caller shut its end of the event socket for writing):
+ * every connection is shut down, so that its thread ends the relay and reports the bytes,
+ * then the proxy ends once the last has.  A thread still resolving or connecting is the
+ * caller's to cut short (it kills the proxy after a while). */
+static __attribute__((noreturn)) void stop(struct proxy *px)
 {
-  struct ifaddrs *ifa = NULL;
-  if (getifaddrs(&ifa) < 0)
-    return;
-  for (struct ifaddrs *i = ifa; i && px->n_host_addrs < MAX_HOST_ADDRS; i = i->ifa_next) {
-    if (i->ifa_addr == NULL)
-      continue;
-    struct sr_ipaddr *a = &px->host_addrs[px->n_host_addrs];
-    memset(a, 0, sizeof(*a));
-    if (i->ifa_addr->sa_family == AF_INET) {
-      a->family = AF_INET;
-      memcpy(a->bytes, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, 4);
-    } else if (i->ifa_addr->sa_family == AF_INET6) {
-      a->family = AF_INET6;
-      memcpy(a->bytes, &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, 16);
-    } else {
-      continue;
+  pthread_mutex_lock(&px->lock);
+  px->stopping = true;
+  for (unsigned i = 0; i < px->cfg->max_connections; i++)
+    if (px->slots[i].used) {
+      shutdown(px->slots[i].client, SHUT_RDWR);
+      if (px->slots[i].origin >= 0)
+        shutdown(px->slots[i].origin, SHUT_RDWR);
     }
-    px->n_host_addrs++;
+  pthread_mutex_unlock(&px->lock);
+  while (atomic_load(&px->active) > 0) {
+    struct pollfd p = {px->events, 0, 0};
+    if (poll(&p, 1, 10) > 0 && (p.revents & (POLLHUP | POLLERR)))
+      break; /* the caller has gone: nobody to report to */
   }
-  freeifaddrs(ifa);
+  _exit(0);
 }
 
 /* The proxy's own filter: what a thread-per-connection relay with a resolver needs. */
@@ -683,13 +725,30 @@ static int confine(const struct sr_egress_proxy_config *cfg)
   return confine_seccomp();
 }
 
+/* A connection the proxy cannot serve: answered unread, and audited as a request all the same
+ * (alike ones are counted, not written again). */
+static void turn_away(struct proxy *px, int c, const char *why)
+{
+  struct sr_egress_event e = {.kind = SR_EGRESS_EVENT_DECISION};
+  char body[128];
+  e.request = atomic_fetch_add(&px->next_request, 1);
+  copy_str(e.reason, sizeof(e.reason), why);
+  snprintf(body, sizeof(body), "seerun: egress proxy: %s", why);
+  answer(c, 503, body);
+  close(c);
+  report(px, &e);
+}
+
 static __attribute__((noreturn)) void proxy_main(const struct sr_egress_proxy_config *cfg,
                                                  int listen_fd, int events)
 {
   struct proxy px = {.cfg = cfg, .events = events};
   atomic_init(&px.active, 0);
   atomic_init(&px.next_request, 1);
-  host_addresses(&px);
+  pthread_mutex_init(&px.lock, NULL);
+  px.slots = calloc(cfg->max_connections, sizeof(*px.slots));
+  if (px.slots == NULL)
+    _exit(125);
   if (confine(cfg) < 0)
     _exit(125);
   pthread_attr_t attr;
@@ -697,7 +756,7 @@ static __attribute__((noreturn)) void proxy_main(const struct sr_egress_proxy_co
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   pthread_attr_setstacksize(&attr, 256 * 1024);
   for (;;) {
-    struct pollfd p[2] = {{listen_fd, POLLIN, 0}, {events, 0, 0}};
+    struct pollfd p[2] = {{listen_fd, POLLIN, 0}, {events, POLLRDHUP, 0}};
     if (poll(p, 2, -1) < 0) {
       if (errno == EINTR)
         continue;
@@ -705,27 +764,38 @@ static __attribute__((noreturn)) void proxy_main(const struct sr_egress_proxy_co
     }
     if (p[1].revents & (POLLHUP | POLLERR))
       _exit(0); /* the caller has gone: so does the proxy */
+    if (p[1].revents & POLLRDHUP)
+      stop(&px);
     if (!(p[0].revents & POLLIN))
       continue;
     int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
     if (c < 0)
       continue;
     if (atomic_load(&px.active) >= cfg->max_connections) {
-      answer(c, 503, "seerun: egress proxy: too many connections at once");
-      close(c);
+      turn_away(&px, c, "too many connections at once");
       continue;
     }
     struct conn *cn = malloc(sizeof(*cn));
     pthread_t t;
     if (cn == NULL) {
-      close(c);
+      turn_away(&px, c, "out of memory");
       continue;
     }
-    *cn = (struct conn){&px, c};
+    /* A free slot: fewer than max_connections are active. */
+    size_t slot = 0;
+    pthread_mutex_lock(&px.lock);
+    while (px.slots[slot].used)
+      slot++;
+    px.slots[slot] = (struct slot){true, c, -1};
+    pthread_mutex_unlock(&px.lock);
+    *cn = (struct conn){&px, c, slot};
     atomic_fetch_add(&px.active, 1);
     if (pthread_create(&t, &attr, conn_thread, cn) != 0) {
       atomic_fetch_sub(&px.active, 1);
-      close(c);
+      pthread_mutex_lock(&px.lock);
+      px.slots[slot] = (struct slot){false, -1, -1};
+      pthread_mutex_unlock(&px.lock);
+      turn_away(&px, c, "no thread to serve it");
       free(cn);
     }
   }
@@ -759,6 +829,27 @@ int sr_egress_proxy_start(const struct sr_egress_proxy_config *cfg, pid_t *pid, 
   *pid = p;
   *events = sv[0];
   return 0;
+}
+
+void sr_egress_proxy_stop(pid_t pid, int events, int timeout_ms, sr_egress_event_fn fn,
+                          void *data)
+{
+  /* Our end shut for writing: the proxy shuts its connections down and reports them. */
+  shutdown(events, SHUT_WR);
+  uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
+  for (;;) {
+    if (sr_egress_proxy_events_drain(events, fn, data) != 0)
+      break; /* it has ended (or the socket failed) */
+    uint64_t t = now_ms();
+    if (t >= deadline)
+      break;
+    struct pollfd p = {events, POLLIN, 0};
+    (void)poll(&p, 1, (int)(deadline - t));
+  }
+  kill(pid, SIGKILL);
+  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+  sr_egress_proxy_events_drain(events, fn, data);
 }
 
 int sr_egress_proxy_events_drain(int events, sr_egress_event_fn fn, void *data)

@@ -67,4 +67,10 @@ int sr_egress_proxy_listen_in(int netns_fd, int *listen_fd, sr_error_t *err);
 typedef void (*sr_egress_event_fn)(void *data, const struct sr_egress_event *e);
 int sr_egress_proxy_events_drain(int events, sr_egress_event_fn fn, void *data);
 
+/* Ends the proxy when the container has stopped: it shuts down every connection still open
+ * and reports each (bytes included: a tunnel open to the end is counted too), handed to fn;
+ * after timeout_ms (a thread still resolving or connecting) it is killed.  Reaps it. */
+void sr_egress_proxy_stop(pid_t pid, int events, int timeout_ms, sr_egress_event_fn fn,
+                         void *data);
+
 #endif

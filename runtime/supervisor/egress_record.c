@@ -44,7 +44,7 @@ static void write_line(struct sr_egress_record *r, const char *event, sr_audit_f
 {
   sr_error_t err = NULL;
   if (sr_audit_event_with(r->audit, event, put, data, &err) < 0) {
-    r->audit_failed = true;
+    r->audit_failed++;
     sr_error_free(&err);
   }
 }
@@ -100,6 +100,7 @@ void sr_egress_record_to_json(const struct sr_egress_record *r, sr_json_gen_t g)
   sr_json_put_kv_u64(g, "refused", r->refused);
   sr_json_put_kv_u64(g, "bytesUp", r->bytes_up);
   sr_json_put_kv_u64(g, "bytesDown", r->bytes_down);
+  sr_json_put_kv_u64(g, "auditFailed", r->audit_failed);
   sr_json_put_key(g, "events");
   sr_json_array_open(g);
   for (size_t i = 0; i < r->n_kept; i++) {

@@ -30,7 +30,8 @@ struct sr_egress_record {
   struct sr_egress_repeat denied[SR_EGRESS_RECORD_KEYS];
   size_t n_denied;
   uint64_t requests, allowed, refused, repeated_other, bytes_up, bytes_down;
-  bool audit_failed; /* a line could not be written (the record says so; the proxy goes on) */
+  uint64_t audit_failed; /* lines the audit log did not take (the record says how many;
+                           the proxy goes on) */
 };
 
 /* The proxy's event, into the record (and the audit log). */

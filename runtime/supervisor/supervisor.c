@@ -354,10 +354,7 @@ static __attribute__((noreturn)) void supervise(const struct sr_supervisor_confi
       sr_activity_files_walk(act.files);
   }
   if (proxy > 0) {
-    kill(proxy, SIGKILL);
-    while (waitpid(proxy, NULL, 0) < 0 && errno == EINTR)
-      ;
-    sr_egress_proxy_events_drain(events, sr_egress_record_add, &rec);
+    sr_egress_proxy_stop(proxy, events, 2000, sr_egress_record_add, &rec);
     sr_egress_record_close(&rec);
     write_record(&rec, cfg->state_dirfd);
   }

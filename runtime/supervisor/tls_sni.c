@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#define TLS_ALERT 21
 #define TLS_HANDSHAKE 22
 #define HS_CLIENT_HELLO 1
 #define EXT_SERVER_NAME 0
@@ -48,6 +49,7 @@ static struct rd sub(struct rd *r, size_t bytes)
 static enum sr_sni server_name(struct rd ext, char *name, size_t size)
 {
   struct rd list = sub(&ext, get(&ext, 2));
+  bool found = false;
   while (!list.bad && list.n > 0) {
     uint32_t type = get(&list, 1);
     struct rd host = sub(&list, get(&list, 2));
@@ -55,7 +57,8 @@ static enum sr_sni server_name(struct rd ext, char *name, size_t size)
       break;
     if (type != 0) /* host_name is the only type defined */
       continue;
-    if (host.n == 0 || host.n >= size)
+    /* One host_name (RFC 6066 3): a server that takes the last would read another name. */
+    if (found || host.n == 0 || host.n >= size)
       return SR_SNI_MALFORMED;
     for (size_t i = 0; i < host.n; i++) {
       unsigned char c = host.p[i];
@@ -66,9 +69,11 @@ static enum sr_sni server_name(struct rd ext, char *name, size_t size)
     name[host.n] = '\0';
     if (host.n > 1 && name[host.n - 1] == '.')
       name[host.n - 1] = '\0';
-    return SR_SNI_FOUND;
+    found = true;
   }
-  return list.bad || ext.bad ? SR_SNI_MALFORMED : SR_SNI_ABSENT;
+  if (list.bad || ext.bad || ext.n != 0)
+    return SR_SNI_MALFORMED;
+  return found ? SR_SNI_FOUND : SR_SNI_ABSENT;
 }
 
 static enum sr_sni parse_hello(struct rd hs, char *name, size_t size)
@@ -83,13 +88,22 @@ static enum sr_sni parse_hello(struct rd hs, char *name, size_t size)
   if (hs.n == 0)
     return SR_SNI_ABSENT; /* no extensions at all (SSLv3-style hello) */
   struct rd exts = sub(&hs, get(&hs, 2));
+  enum sr_sni found = SR_SNI_ABSENT;
+  bool seen = false;
   while (!exts.bad && exts.n > 0) {
     uint32_t type = get(&exts, 2);
     struct rd ext = sub(&exts, get(&exts, 2));
-    if (!exts.bad && type == EXT_SERVER_NAME)
-      return server_name(ext, name, size);
+    if (exts.bad || type != EXT_SERVER_NAME)
+      continue;
+    /* One server_name extension (RFC 8446 4.2): every extension is read, not the first. */
+    if (seen)
+      return SR_SNI_MALFORMED;
+    seen = true;
+    found = server_name(ext, name, size);
+    if (found == SR_SNI_MALFORMED)
+      return found;
   }
-  return exts.bad || hs.bad ? SR_SNI_MALFORMED : SR_SNI_ABSENT;
+  return exts.bad || hs.bad ? SR_SNI_MALFORMED : found;
 }
 
 enum sr_sni sr_tls_sni_client_hello(const unsigned char *buf, size_t len, char *name,
@@ -100,13 +114,21 @@ enum sr_sni sr_tls_sni_client_hello(const unsigned char *buf, size_t len, char *
   size_t have = 0, want = 0, off = 0;
   if (len == 0)
     return SR_SNI_NEED_MORE;
+  /* An alert record first (a warning, which some servers drop before the handshake, then
+   * the hello; its version ignored as below): not another protocol, and not a ClientHello. */
+  if (buf[0] == TLS_ALERT)
+    return len < 5 ? SR_SNI_NEED_MORE
+           : ((size_t)buf[3] << 8 | buf[4]) == 2 ? SR_SNI_MALFORMED
+                                                 : SR_SNI_NOT_TLS;
   if (buf[0] != TLS_HANDSHAKE)
     return SR_SNI_NOT_TLS;
   for (;;) {
     if (len - off < 5)
       return len > SR_TLS_HELLO_MAX + 5 ? SR_SNI_MALFORMED : SR_SNI_NEED_MORE;
-    if (buf[off] != TLS_HANDSHAKE || buf[off + 1] != 3)
-      return off == 0 && buf[off + 1] != 3 ? SR_SNI_NOT_TLS : SR_SNI_MALFORMED;
+    /* The record's version is not looked at: servers ignore it (RFC 8446 5.1 says they MUST;
+     * Go's reads a first record of any version), so a hello in a record of version 0 is one. */
+    if (buf[off] != TLS_HANDSHAKE)
+      return SR_SNI_MALFORMED;
     size_t rec = (size_t)buf[off + 3] << 8 | buf[off + 4];
     if (rec == 0)
       return SR_SNI_MALFORMED;

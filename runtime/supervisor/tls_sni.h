@@ -12,7 +12,8 @@
 enum sr_sni {
   SR_SNI_FOUND,     /* name[] holds it, lower-case */
   SR_SNI_ABSENT,    /* a well-formed ClientHello without server_name */
-  SR_SNI_NOT_TLS,   /* the stream does not start with a TLS handshake record */
+  SR_SNI_NOT_TLS,   /* the stream does not start with a TLS handshake record (of any record
+                       version) or an alert record */
   SR_SNI_NEED_MORE, /* a prefix of a ClientHello: read more */
   SR_SNI_MALFORMED, /* a handshake record that is not a well-formed ClientHello */
 };

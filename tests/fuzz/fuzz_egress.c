@@ -35,10 +35,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                        r.origin_head_len < 4 ||
                        memcmp(r.origin_head + r.origin_head_len - 4, "\r\n\r\n", 4) != 0))
       abort();
+    /* No control byte reaches the origin but CRLF and HTAB: a lenient origin would end a
+     * line at a bare CR and read what hides behind it. */
+    for (size_t i = 0; !r.connect && i < r.origin_head_len; i++) {
+      unsigned char c = (unsigned char)r.origin_head[i];
+      bool crlf = (c == '\r' && r.origin_head[i + 1] == '\n') ||
+                  (c == '\n' && i > 0 && r.origin_head[i - 1] == '\r');
+      if ((c < 0x20 && c != '\t' && !crlf) || c == 0x7f)
+        abort();
+    }
   } else if (p == SR_HTTP_BAD && (status < 400 || reason == NULL)) {
     abort();
   }
   sr_egress_http_request_release(&r);
+
+  int h = sr_egress_http_starts_request(data, size);
+  if (h < -1 || h > 1)
+    abort();
 
   char name[256];
   if (sr_tls_sni_client_hello(data, size, name, sizeof(name)) == SR_SNI_FOUND) {

@@ -130,9 +130,8 @@ def test_without_network_there_is_no_proxy(hardened, tmp_path, origin):
     assert r.result["egress"] is None
 
 
-@pytest.fixture
-def tls_origin(tmp_path):
-    """An HTTPS server on the host's loopback for the name secure.test, with a test CA."""
+def secure_test_ca(tmp_path):
+    """A self-signed certificate for secure.test (its own CA), in tmp_path/ca: cert.pem, key.pem."""
     d = tmp_path / "ca"
     d.mkdir()
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
@@ -141,12 +140,19 @@ def tls_origin(tmp_path):
                    check=True, capture_output=True)
     os.chmod(d, 0o755)
     os.chmod(d / "cert.pem", 0o644)
+    return d
+
+
+@pytest.fixture
+def tls_origin(tmp_path):
+    """An HTTPS server on the host's loopback for the name secure.test, with a test CA."""
+    d = secure_test_ca(tmp_path)
     with http_origin(said, tls=(str(d / "cert.pem"), str(d / "key.pem"))) as port:
         yield port, d
 
 
-def test_https_goes_through_connect_with_the_name_it_asked_for(hardened, tmp_path, tls_origin):
-    port, ca = tls_origin
+def secure_test_policy(hardened, tmp_path, port):
+    """policy_with's, plus secure.test:port pinned to the host's loopback; its path."""
     policy = json.loads(open(policy_with(hardened, tmp_path, port)).read())
     eg = policy["profiles"]["default"]["network"]["egress"]
     eg["allow"].append(f"secure.test:{port}")
@@ -154,6 +160,12 @@ def test_https_goes_through_connect_with_the_name_it_asked_for(hardened, tmp_pat
     path = tmp_path / "policy-tls.json"
     path.write_text(json.dumps(policy))
     os.chmod(path, 0o644)
+    return path
+
+
+def test_https_goes_through_connect_with_the_name_it_asked_for(hardened, tmp_path, tls_origin):
+    port, ca = tls_origin
+    path = secure_test_policy(hardened, tmp_path, port)
     fetch = ("import ssl, urllib.request\n"
              f"ctx = ssl.create_default_context(cafile='/ca/cert.pem')\n"
              f"print(urllib.request.urlopen('https://secure.test:{port}/tls', context=ctx,"

@@ -127,6 +127,8 @@ static void address_classes(void)
   CHECK_INT_EQ(cls("127.255.0.9"), SR_ADDR_LOOPBACK);
   CHECK_INT_EQ(cls("::1"), SR_ADDR_LOOPBACK);
   CHECK_INT_EQ(cls("::ffff:127.0.0.1"), SR_ADDR_LOOPBACK);
+  /* IPv4-translated (SIIT, RFC 2765): a translator makes it the IPv4 address it embeds. */
+  CHECK_INT_EQ(cls("::ffff:0:127.0.0.1"), SR_ADDR_SPECIAL);
   CHECK_INT_EQ(cls("169.254.169.254"), SR_ADDR_LINK_LOCAL);
   CHECK_INT_EQ(cls("fe80::1"), SR_ADDR_LINK_LOCAL);
   CHECK_INT_EQ(cls("10.1.2.3"), SR_ADDR_PRIVATE);
@@ -153,23 +155,27 @@ static void allowed_addresses_and_the_hosts_own(void)
   struct sr_cidr ranges[1];
   CHECK(sr_policy_egress_cidr_parse("10.200.0.0/24", &ranges[0]) == 0);
   struct sr_egress p = {.allow_addresses = ranges, .n_allow_addresses = 1};
-  struct sr_ipaddr a, host_addrs[1];
+  struct sr_ipaddr a;
   const char *why;
   CHECK(sr_policy_egress_ipaddr_parse("10.200.0.9", &a) == 0);
-  CHECK(sr_policy_egress_address_allowed(&p, &a, NULL, 0, &why));
+  CHECK(sr_policy_egress_address_allowed(&p, &a, false, &why));
   CHECK(sr_policy_egress_ipaddr_parse("10.201.0.9", &a) == 0);
-  CHECK(!sr_policy_egress_address_allowed(&p, &a, NULL, 0, &why));
+  CHECK(!sr_policy_egress_address_allowed(&p, &a, false, &why));
   CHECK_STR_EQ(why, "private");
   CHECK(sr_policy_egress_ipaddr_parse("169.254.169.254", &a) == 0);
-  CHECK(!sr_policy_egress_address_allowed(&p, &a, NULL, 0, &why));
+  CHECK(!sr_policy_egress_address_allowed(&p, &a, false, &why));
   CHECK_STR_EQ(why, "link-local");
   /* A public address of the host itself is refused: its other services listen there. */
-  CHECK(sr_policy_egress_ipaddr_parse("203.0.114.5", &host_addrs[0]) == 0);
   CHECK(sr_policy_egress_ipaddr_parse("::ffff:203.0.114.5", &a) == 0);
-  CHECK(!sr_policy_egress_address_allowed(&p, &a, host_addrs, 1, &why));
+  CHECK(!sr_policy_egress_address_allowed(&p, &a, true, &why));
   CHECK_STR_EQ(why, "an address of this host");
+  struct sr_ipaddr u = sr_policy_egress_ipaddr_unmapped(&a);
+  CHECK(u.family == AF_INET && u.bytes[0] == 203 && u.bytes[3] == 5);
   CHECK(sr_policy_egress_ipaddr_parse("203.0.114.6", &a) == 0);
-  CHECK(sr_policy_egress_address_allowed(&p, &a, host_addrs, 1, &why));
+  CHECK(sr_policy_egress_address_allowed(&p, &a, false, &why));
+  /* ... unless a range names it (a site's mirror on this host). */
+  CHECK(sr_policy_egress_ipaddr_parse("10.200.0.1", &a) == 0);
+  CHECK(sr_policy_egress_address_allowed(&p, &a, true, &why));
 
   struct sr_cidr c;
   CHECK(sr_policy_egress_cidr_parse("10.0.0.0/33", &c) < 0);
@@ -258,6 +264,16 @@ static void http_requests_refused(void)
   http_bad("GET http://example.org/ HTTP/2.0\r\n\r\n", 505);
   http_bad("GET http://example.org/ HTTP/1.1\nHost: x\r\n\r\n", 400);
   http_bad("GET http://example.org/ HTTP/1.1\r\nBad Header: x\r\n\r\n", 400);
+  /* A bare CR, or any control byte but HTAB: a lenient origin ends a line there and would
+   * read the Host hidden behind it (red team). */
+  http_bad("GET http://example.org/ HTTP/1.1\r\nX: a\rHost: evil.org\r\nHost: example.org\r\n"
+           "\r\n", 400);
+  http_bad("GET http://example.org/\r HTTP/1.1\r\n\r\n", 400);
+  http_bad("GET http://example.org/ HTTP/1.1\r\nX: a\x0b\r\n\r\n", 400);
+  http_bad("GET http://example.org/ HTTP/1.1\r\nX: a\x7f\r\n\r\n", 400);
+  CHECK_INT_EQ(parse("GET http://example.org/ HTTP/1.1\r\nX: a\tb\r\n\r\n", &r, &status, &reason),
+               SR_HTTP_OK);
+  sr_egress_http_request_release(&r);
   char big[SR_HTTP_HEAD_MAX + 10];
   memset(big, 'a', sizeof(big) - 1);
   big[sizeof(big) - 1] = '\0';
@@ -352,6 +368,17 @@ static void tls_server_name(void)
   CHECK_INT_EQ(
       sr_tls_sni_client_hello((const unsigned char *)"SSH-2.0-x\r\n", 11, name, sizeof(name)),
       SR_SNI_NOT_TLS);
+  /* A hello in a record of another version is one (servers ignore the record version); a
+   * warning alert before it is not another protocol (red team). */
+  n = client_hello(hello, "pypi.org");
+  hello[1] = 0;
+  hello[2] = 0;
+  CHECK_INT_EQ(sr_tls_sni_client_hello(hello, n, name, sizeof(name)), SR_SNI_FOUND);
+  CHECK_STR_EQ(name, "pypi.org");
+  static const unsigned char alert[] = {21, 3, 3, 0, 2, 1, 90, 22};
+  CHECK_INT_EQ(sr_tls_sni_client_hello(alert, sizeof(alert), name, sizeof(name)),
+               SR_SNI_MALFORMED);
+  CHECK_INT_EQ(sr_tls_sni_client_hello(alert, 3, name, sizeof(name)), SR_SNI_NEED_MORE);
   /* A lying length inside the hello. */
   n = client_hello(hello, "pypi.org");
   hello[9 + 2 + 32] = 200; /* session id length past the end */
@@ -432,6 +459,29 @@ static void bad_egress_knobs_are_refused_naming_them(void)
   policy_refused("{\"a\": {\"network\": {\"egress\": {\"alow\": []}}}}", "alow");
 }
 
+static int starts(const char *text)
+{
+  return sr_egress_http_starts_request((const unsigned char *)text, strlen(text));
+}
+
+/* Plain HTTP inside a tunnel, as the most lenient server reads it (red team: empty lines
+ * before the request line, methods not all capitals). */
+static void http_inside_a_tunnel(void)
+{
+  CHECK_INT_EQ(starts("GET / HTTP/1.1\r\n"), 1);
+  CHECK_INT_EQ(starts("\r\nGET / HTTP/1.1\r\n"), 1);
+  CHECK_INT_EQ(starts("\r\n\n \tGET / HTTP/1.1\r\n"), 1);
+  CHECK_INT_EQ(starts("M-SEARCH * HTTP/1.1\r\n"), 1);
+  CHECK_INT_EQ(starts("get / http/1.1\r\n"), 1);
+  CHECK_INT_EQ(starts("GET\t/x\rHTTP/1.1\n"), 1);
+  CHECK_INT_EQ(starts("\r\n"), -1);
+  CHECK_INT_EQ(starts("x_get"), -1);
+  CHECK_INT_EQ(starts("GET /"), -1);
+  CHECK_INT_EQ(starts("SSH-2.0-client\r\n"), 0);
+  CHECK_INT_EQ(starts("EHLO me\r\n"), 0);
+  CHECK_INT_EQ(starts("\x16\x03\x01"), 0);
+}
+
 int main(void)
 {
   RUN(host_entries_parse_and_match);
@@ -440,6 +490,7 @@ int main(void)
   RUN(allowed_addresses_and_the_hosts_own);
   RUN(http_connect_and_forward_requests);
   RUN(http_requests_refused);
+  RUN(http_inside_a_tunnel);
   RUN(tls_server_name);
   RUN(egress_knobs_parse_inherit_and_render);
   RUN(bad_egress_knobs_are_refused_naming_them);
