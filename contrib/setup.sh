@@ -9,7 +9,7 @@ apt-get update -q
 apt-get install -y -q --no-install-recommends \
   build-essential autoconf automake libtool pkg-config git \
   libyajl-dev libseccomp-dev libcap-dev libselinux1-dev libsystemd-dev nettle-dev \
-  busybox-static python3 python3-pytest openssl curl \
+  busybox-static python3 python3-pytest openssl curl iproute2 \
   dbus-daemon python3-dbus python3-gi \
   clang libclang-rt-14-dev >/dev/null
 
