@@ -4,6 +4,7 @@
 
 #include "json.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static void put_event(sr_json_gen_t g, const struct sr_egress_event *e)
@@ -69,10 +70,15 @@ void sr_egress_record_add(void *record, const struct sr_egress_event *e)
           r->denied[i].count++;
           return; /* written once already */
         }
-      if (r->n_denied < SR_EGRESS_RECORD_KEYS)
+      if (r->n_denied < SR_EGRESS_RECORD_KEYS) {
         r->denied[r->n_denied++] = (struct sr_egress_repeat){*e, 0};
-      else
+      } else {
+        /* Counted, not written: code that asks for ever new names (refused before anything
+         * is resolved or connected, so as fast as it can ask) must not fill the host's disk
+         * with lines.  One line at the close says how many. */
         r->repeated_other++;
+        return;
+      }
     }
   } else {
     r->bytes_up += e->bytes_up;
@@ -83,6 +89,17 @@ void sr_egress_record_add(void *record, const struct sr_egress_event *e)
   write_line(r, e->kind == SR_EGRESS_EVENT_DECISION ? "egress" : "egress.close", put_line, e);
 }
 
+/* The refusals past the kinds kept, as one repeat of an event that names no request. */
+static struct sr_egress_repeat other_refusals(const struct sr_egress_record *r)
+{
+  struct sr_egress_repeat o = {.count = r->repeated_other};
+  o.e.kind = SR_EGRESS_EVENT_DECISION;
+  snprintf(o.e.reason, sizeof(o.e.reason),
+           "refusals of other requests, past the %d kinds the record keeps one by one",
+           SR_EGRESS_RECORD_KEYS);
+  return o;
+}
+
 void sr_egress_record_close(struct sr_egress_record *r)
 {
   for (size_t i = 0; i < r->n_denied; i++)
@@ -90,6 +107,19 @@ void sr_egress_record_close(struct sr_egress_record *r)
       struct repeat_line l = {&r->denied[i]};
       write_line(r, "egress.repeated", put_repeat, &l);
     }
+  if (r->repeated_other) {
+    struct sr_egress_repeat o = other_refusals(r);
+    struct repeat_line l = {&o};
+    write_line(r, "egress.repeated", put_repeat, &l);
+  }
+}
+
+static void put_repeat_item(sr_json_gen_t g, const struct sr_egress_repeat *rep)
+{
+  sr_json_map_open(g);
+  put_event(g, &rep->e);
+  sr_json_put_kv_u64(g, "repeated", rep->count);
+  sr_json_map_close(g);
 }
 
 void sr_egress_record_to_json(const struct sr_egress_record *r, sr_json_gen_t g)
@@ -114,12 +144,12 @@ void sr_egress_record_to_json(const struct sr_egress_record *r, sr_json_gen_t g)
   sr_json_put_key(g, "repeated");
   sr_json_array_open(g);
   for (size_t i = 0; i < r->n_denied; i++)
-    if (r->denied[i].count) {
-      sr_json_map_open(g);
-      put_event(g, &r->denied[i].e);
-      sr_json_put_kv_u64(g, "repeated", r->denied[i].count);
-      sr_json_map_close(g);
-    }
+    if (r->denied[i].count)
+      put_repeat_item(g, &r->denied[i]);
+  if (r->repeated_other) {
+    struct sr_egress_repeat o = other_refusals(r);
+    put_repeat_item(g, &o);
+  }
   sr_json_array_close(g);
   sr_json_map_close(g);
 }

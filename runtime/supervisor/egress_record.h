@@ -3,7 +3,9 @@
  * and an "egress.close" line after it (bytes each way, duration), with the same request id.
  * Identical refusals after the first (same method, host, port and reason) are counted, not
  * written again: one "egress.repeated" line per such refusal says how often, when the record
- * is closed.  The record also keeps the first SR_EGRESS_RECORD_KEEP requests for the result. */
+ * is closed.  Past SR_EGRESS_RECORD_KEYS kinds of refusal, a refusal of a new kind is counted
+ * too, into one "egress.repeated" line that names no request (host ""), so that asking for
+ * ever new names cannot fill the audit log's disk.  The record also keeps the first SR_EGRESS_RECORD_KEEP requests for the result. */
 #ifndef SEERUN_EGRESS_RECORD_H
 #define SEERUN_EGRESS_RECORD_H
 

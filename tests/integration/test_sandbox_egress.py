@@ -197,3 +197,28 @@ def test_repeated_refusals_are_counted_not_written_again(hardened, tmp_path, ori
     assert len(rep) == 1 and rep[0]["repeated"] == 49 and rep[0]["host"] == "other.test"
     assert r.result["egress"]["refused"] == 50
     assert r.result["egress"]["repeated"][0]["repeated"] == 49
+
+
+def test_refusals_of_ever_new_names_do_not_fill_the_audit_log(hardened, tmp_path, origin):
+    # Each refusal of a name not refused before was a line of the audit log, on the host's
+    # disk: code that asks for ever new names (no connection is made, so as fast as it can
+    # ask) wrote as many as it liked.  Past the kinds the record keeps (128), they are
+    # counted into one line; every one is still in the counts.
+    policy = policy_with(hardened, tmp_path, origin)
+    urls = [f"http://n{i}.flood.test:{origin}/x" for i in range(600)]
+    r = sandbox(hardened, policy, tmp_path, "--network", command=("python3", "-c", FETCH, *urls))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("refused 403") == 600
+    lines = audit(policy)
+    refused = [l for l in lines if l.get("event") == "egress" and not l["allowed"]]
+    assert len(refused) == 128, len(refused)
+    assert [l["host"] for l in refused] == [f"n{i}.flood.test" for i in range(128)]
+    rep = [l for l in lines if l.get("event") == "egress.repeated"]
+    assert len(rep) == 1 and rep[0]["repeated"] == 472 and rep[0]["host"] == "", rep
+    assert "128" in rep[0]["reason"], rep
+    eg = r.result["egress"]
+    assert eg["refused"] == 600 and eg["requests"] == 600, eg
+    assert [x["repeated"] for x in eg["repeated"]] == [472], eg["repeated"]
+    runs = json.loads(hardened.cmd("review", "--json", check=True).stdout)["runs"]
+    run = [x for x in runs if x["id"] == hardened.id("egress")][0]
+    assert run["egressRefused"] == 600 and run["egressRequests"] == 600, run
