@@ -1,0 +1,170 @@
+"""Red team (rtaudit): the audit log as an operator reads it afterwards, and `seerun review`
+over it, against the code in the container (and config.json).  Each test is one attack: the
+code tries to make review miss a flag it should raise, or to make the log lose a line.  The
+activity record's own completeness is test_redteam_activity*.py's."""
+import ctypes
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import TOP, wait_for
+from test_redteam_activity import rt_bundle
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+HELPERS = os.path.join(HERE, "helpers")
+
+
+@pytest.fixture(scope="module")
+def rt_dir():
+    # Outside the tests' own directories: those hold the state root, a denied bind source.
+    d = f"/tmp/sr-redteam-audit-{os.getpid()}"
+    os.makedirs(d, exist_ok=True)
+    subprocess.run(["cc", "-static", "-O2", "-o", os.path.join(d, "ra"),
+                    os.path.join(HELPERS, "redteam_audit.c")], check=True, capture_output=True)
+    os.chmod(d, 0o755)
+    yield d
+    shutil.rmtree(d)
+
+
+@pytest.fixture
+def rbundle(tmp_path, busybox_rootfs, hardened, rt_dir):
+    own = tmp_path / "own-rootfs"
+    shutil.copytree(busybox_rootfs, own, symlinks=True, copy_function=os.link)
+    return rt_bundle(tmp_path, own, hardened, rt_dir)
+
+
+def pairs_unique(pairs):
+    keys = [k for k, _ in pairs]
+    assert len(keys) == len(set(keys)), f"duplicate keys in review's document: {keys}"
+    return dict(pairs)
+
+
+def review_of(seerun, cid):
+    # Parsed as a strict reader would (a key given twice is not JSON one can rely on).
+    doc = json.loads(seerun.cmd("review", "--json", check=True).stdout,
+                     object_pairs_hook=pairs_unique)
+    runs = [x for x in doc["runs"] if x["id"] == cid]
+    assert len(runs) == 1, doc["runs"]
+    return runs[0]
+
+
+def the_activity(seerun, cid):
+    ev = [e for e in seerun.audit() if e["event"] == "activity" and e["id"] == cid]
+    assert len(ev) == 1, ev
+    return ev[0]
+
+
+# ---- Denied calls: a privileged one after many ordinary ones -----------------------------
+
+# Review's privileged-syscall names (docs/audit.md, the flag table).
+PRIVILEGED = set("""mount umount umount2 move_mount open_tree fsopen fsconfig fsmount fspick
+mount_setattr pivot_root unshare setns ptrace process_vm_readv process_vm_writev pidfd_getfd
+kcmp bpf perf_event_open userfaultfd keyctl add_key request_key init_module finit_module
+delete_module kexec_load kexec_file_load reboot swapon swapoff open_by_handle_at iopl ioperm
+io_uring_setup""".split())
+
+
+def denied_calls(privileged=False):
+    """The built-in filter's denied calls (those that review does not call privileged, or
+    all), per ABI: what libseccomp knows for the arch less what seccomp_default_syscalls.h
+    allows."""
+    src = open(os.path.join(TOP, "runtime", "seccomp", "seccomp_default_syscalls.h")).read()
+    allowed = set()
+    for name in ("SR_SD_ALLOW", "SR_SD_CONDITIONAL", "SR_SD_ENOSYS"):
+        body = re.search(r"#define %s\(X\)(.*?)\n(?:\n|/\*)" % name, src, re.S).group(1)
+        allowed |= set(re.findall(r"X\((\w+)\)", body))
+    lib = ctypes.CDLL("libseccomp.so.2")
+    lib.seccomp_syscall_resolve_num_arch.restype = ctypes.c_void_p
+    libc = ctypes.CDLL(None)
+    libc.free.argtypes = [ctypes.c_void_p]
+    calls = []
+    for abi, arch in (("64", 0xc000003e), ("32", 0x40000003)):
+        for nr in range(1024):
+            p = lib.seccomp_syscall_resolve_num_arch(ctypes.c_uint32(arch), nr)
+            if not p:
+                continue
+            name = ctypes.cast(p, ctypes.c_char_p).value.decode()
+            libc.free(p)
+            if name not in allowed and (privileged or name not in PRIVILEGED):
+                calls.append((f"{abi}:{nr}", name))
+    return calls
+
+
+def test_a_privileged_call_after_many_ordinary_ones_is_still_flagged(hardened, rbundle):
+    # The code makes a denied call of every ordinary kind it can (both ABIs: the i386 one is
+    # another arch, another entry), then one mount through each ABI.  The record counts them
+    # all; review must flag the mounts, and count them as one call (its "denied" map is keyed
+    # by name: the two arches must not give it the same key twice).
+    ordinary = denied_calls()
+    assert len(ordinary) > 64, ordinary  # more than review kept
+    argv = [c for c, _ in ordinary] + ["64:165", "32:21"]  # mount, x86_64 and i386
+    rbundle.args("/rt/ra", *argv)
+    cid = hardened.id("many")
+    r = hardened.cmd("run", "--bundle", rbundle.write(), cid, timeout=120)
+    assert r.returncode == 0 and f"calls {len(argv)}" in r.stdout, (r.stdout, r.stderr)
+    ev = the_activity(hardened, cid)
+    assert ev["complete"] is True, ev
+    sc = ev["record"]["seccomp"]
+    mounts = [s for s in sc["syscalls"] if s["syscall"] == "mount"]
+    assert sorted(s["arch"] for s in mounts) == ["x86", "x86_64"], sc
+    run = review_of(hardened, cid)
+    assert run["denied"].get("mount") == 2, run["denied"]
+    flags = {f["flag"]: f["reason"] for f in run["flags"]}
+    assert "privileged-syscall" in flags and "mount" in flags["privileged-syscall"], run
+
+
+def test_every_denied_call_is_named_in_the_record(hardened, rbundle):
+    # Every kind of denied call, ordinary and privileged, through both ABIs (more kinds than
+    # the record had room for), the mount last: the record names each call it counts (no
+    # "deniedOtherSyscalls"), the mount too.
+    calls = [c for c, _ in denied_calls(privileged=True) if c != "64:165"]
+    assert len(calls) > 128, calls
+    argv = calls + ["64:165"]
+    rbundle.args("/rt/ra", *argv)
+    cid = hardened.id("allkinds")
+    r = hardened.cmd("run", "--bundle", rbundle.write(), cid, timeout=120)
+    assert r.returncode == 0 and f"calls {len(argv)}" in r.stdout, (r.stdout, r.stderr)
+    sc = the_activity(hardened, cid)["record"]["seccomp"]
+    assert "deniedOtherSyscalls" not in sc, sc
+    assert sum(s["count"] for s in sc["syscalls"]) == sc["denied"] == len(argv)
+    assert [s["count"] for s in sc["syscalls"] if s["syscall"] == "mount" and
+            s["arch"] == "x86_64"] == [1], sc["syscalls"]
+
+
+# ---- Files: a bound host tmpfs is not the container's scratch space ----------------------
+
+@pytest.fixture
+def host_tmpfs():
+    # A tmpfs of the host's (as /dev/shm, /run or a tmpfs /tmp are), outside the tests' own
+    # directories: what the container writes there outlives it and the host sees it.
+    d = f"/tmp/sr-redteam-shm-{os.getpid()}-{os.urandom(3).hex()}"
+    os.mkdir(d)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m,mode=0777", "tmpfs", d], check=True)
+    try:
+        yield d
+    finally:
+        subprocess.run(["umount", "-l", d], check=True)
+        os.rmdir(d)
+
+
+def test_a_bound_host_tmpfs_is_not_scratch_space(hardened, rbundle, host_tmpfs):
+    # config.json binds a host directory that happens to be a tmpfs (the host's /dev/shm, a
+    # tmpfs /tmp); the code plants a file in it.  It is a write outside the outputs: review
+    # must flag it, not count it as the container's own scratch space.
+    rbundle.config["mounts"].append({"destination": "/hostshm", "type": "bind",
+                                     "source": host_tmpfs, "options": ["rbind", "rw"]})
+    rbundle.shell("echo planted > /hostshm/planted && echo finished")
+    cid = hardened.id("shm")
+    r = hardened.cmd("run", "--bundle", rbundle.write(), cid, timeout=60)
+    assert r.returncode == 0 and "finished" in r.stdout, (r.stdout, r.stderr)
+    assert os.path.exists(os.path.join(host_tmpfs, "planted"))  # the host sees it
+    files = the_activity(hardened, cid)["record"]["files"]
+    place = [p for p in files["places"] if p["path"] == "/hostshm"]
+    assert len(place) == 1 and place[0]["added"] == 1, files["places"]
+    assert place[0]["role"] == "other", place
+    flags = {f["flag"]: f["reason"] for f in review_of(hardened, cid)["flags"]}
+    assert "/hostshm" in flags.get("writes-outside-outputs", ""), flags
