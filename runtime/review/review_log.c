@@ -66,6 +66,17 @@ static bool under_place(const char *path, const char *place)
   return strncmp(path, place, l) == 0 && (path[l] == '/' || path[l] == '\0');
 }
 
+static void free_syscalls(struct sr_review_log_run *r)
+{
+  for (size_t k = 0; k < r->n_sys; k++) {
+    free(r->sys[k].name);
+    free(r->sys[k].exe);
+  }
+  free(r->sys);
+  r->sys = NULL;
+  r->n_sys = 0;
+}
+
 /* The record's "files": what changed, and where that is not an output or scratch space. */
 static void add_files(struct sr_review_log_run *r, yajl_val files)
 {
@@ -142,20 +153,29 @@ static void add_activity(struct sr_review_log_run *r, yajl_val line)
   yajl_val by = sc ? sr_json_field(sc, "byExecutable") : NULL;
   yajl_val sys = sc ? sr_json_field(sc, "syscalls") : NULL;
   /* A later record of the run replaces the earlier one's counts. */
-  for (size_t k = 0; k < r->n_sys; k++) {
-    free(r->sys[k].name);
-    free(r->sys[k].exe);
-  }
-  r->n_sys = 0;
-  for (size_t i = 0;
-       sys && YAJL_IS_ARRAY(sys) && i < sys->u.array.len && r->n_sys < SR_REVIEW_LOG_MAX_SYSCALLS;
-       i++) {
+  free_syscalls(r);
+  /* Every call the record names, not the first so many: a privileged one after many ordinary
+   * ones is flagged all the same. */
+  size_t len = sys && YAJL_IS_ARRAY(sys) ? sys->u.array.len : 0;
+  r->sys = len ? calloc(len, sizeof(*r->sys)) : NULL;
+  for (size_t i = 0; r->sys && i < len; i++) {
     yajl_val e = sys->u.array.values[i];
     const char *name = str_of(e, "syscall");
     if (name == NULL || !num_of(e, "count", &n))
       continue;
-    struct sr_review_log_count *c = &r->sys[r->n_sys++];
-    c->name = strdup(name);
+    struct sr_review_log_count *c = NULL;
+    for (size_t k = 0; k < r->n_sys && c == NULL; k++)
+      if (strcmp(r->sys[k].name, name) == 0)
+        c = &r->sys[k]; /* the same call through another ABI (x86_64, i386) */
+    if (c) {
+      c->n += (uint64_t)n;
+      continue;
+    }
+    char *copy = strdup(name);
+    if (copy == NULL)
+      continue;
+    c = &r->sys[r->n_sys++];
+    c->name = copy;
     c->n = (uint64_t)n;
     c->exe = NULL;
     for (size_t k = 0; by && YAJL_IS_ARRAY(by) && k < by->u.array.len && !c->exe; k++) {
@@ -281,10 +301,7 @@ void sr_review_log_free(struct sr_review_log *rs)
     free(r->elsewhere_example);
     for (size_t k = 0; k < r->n_hosts; k++)
       free(r->refused_hosts[k]);
-    for (size_t k = 0; k < r->n_sys; k++) {
-      free(r->sys[k].name);
-      free(r->sys[k].exe);
-    }
+    free_syscalls(r);
   }
   free(rs->v);
   *rs = (struct sr_review_log){0};

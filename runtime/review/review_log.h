@@ -10,7 +10,6 @@
 #include <stdio.h>
 
 #define SR_REVIEW_LOG_MAX_LINE (1024 * 1024) /* a longer line is skipped */
-#define SR_REVIEW_LOG_MAX_SYSCALLS 64
 #define SR_REVIEW_LOG_MAX_HOSTS 8
 
 struct sr_review_log_count {
@@ -32,7 +31,9 @@ struct sr_review_log_run {
   char *incomplete_reason;
   uint64_t denied;
   int64_t programs; /* executed; -1: not watched */
-  struct sr_review_log_count sys[SR_REVIEW_LOG_MAX_SYSCALLS];
+  /* every call the record names, by name (its arches summed: review's "denied" map has one
+   * key per call); malloc'd */
+  struct sr_review_log_count *sys;
   size_t n_sys;
   bool has_oom, has_pids;
   uint64_t oom, pids;
