@@ -168,3 +168,56 @@ def test_a_bound_host_tmpfs_is_not_scratch_space(hardened, rbundle, host_tmpfs):
     assert place[0]["role"] == "other", place
     flags = {f["flag"]: f["reason"] for f in review_of(hardened, cid)["flags"]}
     assert "/hostshm" in flags.get("writes-outside-outputs", ""), flags
+
+
+# ---- The log itself: a line cut short by a full disk must not swallow the next ------------
+
+@pytest.fixture
+def small_disk():
+    # A small file system holding the audit log and a volume the container may write: the
+    # host's /var/log and a volume on one disk.
+    d = f"/tmp/sr-redteam-disk-{os.getpid()}-{os.urandom(3).hex()}"
+    os.mkdir(d)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0755", "tmpfs", d], check=True)
+    try:
+        os.mkdir(os.path.join(d, "audit"), 0o700)
+        os.mkdir(os.path.join(d, "vol"))
+        os.chmod(os.path.join(d, "vol"), 0o777)
+        yield d
+    finally:
+        subprocess.run(["umount", "-l", d], check=True)
+        os.rmdir(d)
+
+
+def test_a_line_cut_by_a_full_disk_does_not_swallow_the_next(hardened, rbundle, small_disk):
+    # The code tries a mount, runs programs with long command lines (a large activity line),
+    # and fills the disk the audit log is on before it ends: the supervisor's activity line
+    # is cut where the disk was full (the write is short).  Once the operator has made room,
+    # `delete` writes the record again (incomplete: its supervisor never finished).  That line
+    # must be one of its own, not the tail of the cut one, so that review still sees the
+    # record and flags the mount and the incomplete record.
+    with open(hardened.policy) as f:
+        policy = json.load(f)
+    policy["auditLog"] = os.path.join(small_disk, "audit", "audit.jsonl")
+    with open(hardened.policy, "w") as f:
+        json.dump(policy, f)
+    hardened.audit_log = policy["auditLog"]
+    rbundle.config["mounts"].append({"destination": "/vol", "type": "bind",
+                                     "source": os.path.join(small_disk, "vol"),
+                                     "options": ["rbind", "rw"]})
+    long_arg = "A" * 200
+    rbundle.shell(f"i=0; while [ $i -lt 64 ]; do /rt/ra 64:165 {long_arg}; i=$((i+1)); done; "
+                  "dd if=/dev/zero of=/vol/fill bs=4096 2>/dev/null; echo finished")
+    cid = hardened.id("full")
+    r = hardened.cmd("run", "--bundle", rbundle.write(), cid, timeout=120)
+    assert "finished" in r.stdout, (r.stdout, r.stderr)
+    with open(hardened.audit_log, "rb") as f:
+        log = f.read()
+    assert not log.endswith(b"\n"), log[-200:]  # the activity line was cut
+    os.unlink(os.path.join(small_disk, "vol", "fill"))  # room again
+    hardened.cmd("delete", "--force", cid, check=True)
+    run = review_of(hardened, cid)
+    flags = {f["flag"]: f["reason"] for f in run["flags"]}
+    assert run["activityRecord"] is True, run
+    assert "mount" in flags.get("privileged-syscall", ""), run
+    assert "incomplete-record" in flags, run
