@@ -244,3 +244,31 @@ def test_a_line_cut_by_a_full_disk_does_not_swallow_the_next(hardened, rbundle, 
     assert "mount" in first.get("privileged-syscall", ""), runs[0]
     assert "incomplete-record" in first, runs[0]
     assert runs[1]["flags"] == [], runs[1]
+
+
+def test_a_record_the_full_log_did_not_take_is_flagged(hardened, rbundle, small_disk):
+    # The same full disk, under `run`: the supervisor's record is cut, and nothing writes it
+    # again before `run` removes the container (the disk is still full).  The record is gone;
+    # review must say so for a run whose profile keeps one, not show it as a run with nothing
+    # to flag.
+    with open(hardened.policy) as f:
+        policy = json.load(f)
+    policy["auditLog"] = os.path.join(small_disk, "audit", "audit.jsonl")
+    with open(hardened.policy, "w") as f:
+        json.dump(policy, f)
+    hardened.audit_log = policy["auditLog"]
+    rbundle.config["mounts"].append({"destination": "/vol", "type": "bind",
+                                     "source": os.path.join(small_disk, "vol"),
+                                     "options": ["rbind", "rw"]})
+    long_arg = "A" * 200
+    rbundle.shell(f"i=0; while [ $i -lt 64 ]; do /rt/ra 64:165 {long_arg}; i=$((i+1)); done; "
+                  "dd if=/dev/zero of=/vol/fill bs=4096 2>/dev/null; echo finished")
+    cid = hardened.id("fullrun")
+    r = hardened.cmd("run", "--bundle", rbundle.write(), cid, timeout=120)
+    assert "finished" in r.stdout, (r.stdout, r.stderr)
+    os.unlink(os.path.join(small_disk, "vol", "fill"))
+    hardened.cmd("delete", "--force", cid, check=True)
+    run = review_of(hardened, cid)
+    assert run["activityRecord"] is False, run  # the record did not reach the log
+    flags = {f["flag"]: f["reason"] for f in run["flags"]}
+    assert "incomplete-record" in flags, run
