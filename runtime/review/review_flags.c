@@ -132,5 +132,14 @@ size_t sr_review_flags_of(const struct sr_review_log_run *r, struct sr_review_fl
     snprintf(f[n++].reason, sizeof(f->reason), "%s",
              r->incomplete_reason ? r->incomplete_reason : "the record is incomplete");
   }
+  /* Started, ended, and its record never reached the log (a line the log did not take: a
+   * full disk) though its profile keeps one: nothing of what it tried is known. */
+  if (r->record_expected && !r->has_activity && r->started >= 0 && (r->deleted || r->has_exit) &&
+      n < max) {
+    f[n].flag = "incomplete-record";
+    snprintf(f[n++].reason, sizeof(f->reason),
+             "no activity record in the log, though the profile keeps one (the log did not "
+             "take its line?): what the code tried is not known");
+  }
   return n;
 }

@@ -237,6 +237,9 @@ static void add_event(struct sr_review_log *rs, yajl_val line)
   int64_t n;
   if (strcmp(event, "delete") == 0) {
     r->deleted = true;
+  } else if (strcmp(event, "create") == 0) {
+    const char *act = str_of(line, "activity");
+    r->record_expected = act && strcmp(act, "true") == 0;
   } else if (strcmp(event, "start") == 0 && r->started < 0) {
     r->started = t;
   } else if (strcmp(event, "exit") == 0 && num_of(line, "status", &n)) {

@@ -27,6 +27,7 @@ struct sr_review_log_run {
   uint64_t egress_requests, egress_refused;
   char *refused_hosts[SR_REVIEW_LOG_MAX_HOSTS];
   size_t n_hosts;
+  bool record_expected; /* its create line says an activity record is kept */
   bool has_activity, complete;
   char *incomplete_reason;
   uint64_t denied;
