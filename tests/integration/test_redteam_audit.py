@@ -272,3 +272,42 @@ def test_a_record_the_full_log_did_not_take_is_flagged(hardened, rbundle, small_
     assert run["activityRecord"] is False, run  # the record did not reach the log
     flags = {f["flag"]: f["reason"] for f in run["flags"]}
     assert "incomplete-record" in flags, run
+
+
+# ---- Runs: an id used again is another run ------------------------------------------------
+
+def flags_of(run):
+    return {f["flag"]: f["reason"] for f in run["flags"]}
+
+
+def test_a_quiet_run_of_the_same_id_does_not_take_the_first_ones_flags(hardened, rbundle):
+    # `run` removes its container itself, with no delete line: the code tries a mount, and the
+    # next `run` of the same id (an engine's name used again) is quiet.  Review must show two
+    # runs, the first one flagged, not one run whose record is the quiet one's.
+    rbundle.args("/rt/ra", "64:165")
+    cid = hardened.id("again")
+    r = hardened.cmd("run", "--bundle", rbundle.write(), cid, timeout=60)
+    assert r.returncode == 0 and "calls 1" in r.stdout, (r.stdout, r.stderr)
+    rbundle.args("true")
+    r = hardened.cmd("run", "--bundle", rbundle.write(), cid, timeout=60)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(hardened.cmd("review", "--json", check=True).stdout)
+    runs = [x for x in doc["runs"] if x["id"] == cid]
+    assert len(runs) == 2, runs
+    assert "mount" in flags_of(runs[0]).get("privileged-syscall", ""), runs[0]
+    assert runs[1]["flags"] == [], runs[1]
+
+
+def test_a_sandbox_slot_used_again_is_another_run(sandbox, hardened, rt_dir):
+    # A sandbox's id is a slot, used again by the next run (here its --name): the code of the
+    # first run tries a mount, the second is quiet.  Each run has its runId: review must keep
+    # them apart.
+    r = sandbox.run("/rt/ra", "64:165", opts=("--ro", f"{rt_dir}:/rt"))
+    assert r.returncode == 0 and "calls 1" in r.stdout, (r.stdout, r.stderr)
+    sandbox.ok("true")
+    cid = hardened.id("sb")
+    doc = json.loads(hardened.cmd("review", "--json", check=True).stdout)
+    runs = [x for x in doc["runs"] if x["id"] == cid]
+    assert len(runs) == 2, runs
+    assert "mount" in flags_of(runs[0]).get("privileged-syscall", ""), runs[0]
+    assert runs[1]["flags"] == [], runs[1]
