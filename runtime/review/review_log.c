@@ -30,12 +30,27 @@ static bool num_of(yajl_val obj, const char *key, int64_t *out)
   return true;
 }
 
+/* Whether a line of the id (its event, its runId or NULL) belongs to the id's latest run R. */
+static bool same_run(const struct sr_review_log_run *r, const char *event, const char *run_id)
+{
+  /* seerun sandbox's own lines: a run is its runId (its slot is used again and again). */
+  if (run_id)
+    return r->run_id && strcmp(r->run_id, run_id) == 0;
+  /* After its delete, only its record (written before delete's line when it was settled,
+   * else by its supervisor just before). */
+  if (r->deleted)
+    return strcmp(event, "activity") == 0;
+  /* A second create of the id: `run` and `sandbox` remove their container themselves, with
+   * no delete line, so the id's next run starts at its create. */
+  return !(strcmp(event, "create") == 0 && r->created_seen && r->run_id == NULL);
+}
+
 static struct sr_review_log_run *run_for(struct sr_review_log *rs, const char *id,
-                                         const char *event)
+                                         const char *event, const char *run_id)
 {
   for (size_t i = rs->n; i > 0; i--)
     if (strcmp(rs->v[i - 1].id, id) == 0) {
-      if (!rs->v[i - 1].deleted || strcmp(event, "activity") == 0)
+      if (same_run(&rs->v[i - 1], event, run_id))
         return &rs->v[i - 1];
       break;
     }
@@ -220,9 +235,12 @@ static void add_event(struct sr_review_log *rs, yajl_val line)
   if (event == NULL || id == NULL || id[0] == '\0' || time == NULL)
     return;
   /* An id's lines after its delete are a new run (ids are reused). */
-  struct sr_review_log_run *r = run_for(rs, id, event);
+  const char *run_id = str_of(line, "runId");
+  struct sr_review_log_run *r = run_for(rs, id, event, run_id);
   if (r == NULL)
     return;
+  if (run_id && r->run_id == NULL)
+    r->run_id = strdup(run_id);
   double t = sr_review_time_parse(time);
   if (r->first < 0) { /* until a line's time parses */
     r->first = t;
@@ -238,6 +256,7 @@ static void add_event(struct sr_review_log *rs, yajl_val line)
   if (strcmp(event, "delete") == 0) {
     r->deleted = true;
   } else if (strcmp(event, "create") == 0) {
+    r->created_seen = true;
     const char *act = str_of(line, "activity");
     r->record_expected = act && strcmp(act, "true") == 0;
   } else if (strcmp(event, "start") == 0 && r->started < 0) {
@@ -295,6 +314,7 @@ void sr_review_log_free(struct sr_review_log *rs)
   for (size_t i = 0; i < rs->n; i++) {
     struct sr_review_log_run *r = &rs->v[i];
     free(r->id);
+    free(r->run_id);
     free(r->profile);
     free(r->bundle);
     free(r->created);

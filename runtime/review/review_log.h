@@ -1,5 +1,6 @@
-/* The audit log read back as runs: one container from its first line to its delete (an id used
- * again starts a new run; its activity record, written after the delete, still belongs to the
+/* The audit log read back as runs: one container from its first line to its delete, or to the
+ * next create of its id (run and sandbox write no delete line), a sandbox's lines by their runId
+ * (an id used again starts a new run; its activity record, written after the delete, still belongs to the
  * old one).  docs/audit.md describes the lines. */
 #ifndef SEERUN_REVIEW_LOG_H
 #define SEERUN_REVIEW_LOG_H
@@ -21,6 +22,8 @@ struct sr_review_log_count {
 struct sr_review_log_run {
   char *id, *profile, *bundle, *created;
   bool deleted; /* its delete was recorded: what follows (but its activity) is a new run */
+  char *run_id;      /* seerun sandbox: its runId (the slot's next run has another) */
+  bool created_seen; /* its create line was read: another create is the id's next run */
   double first, last, started, stopped;
   bool has_exit;
   long exit_status;

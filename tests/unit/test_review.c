@@ -192,7 +192,7 @@ static void a_reused_id_is_a_new_run_but_its_activity_stays_with_the_old(void)
 static void a_later_record_and_a_later_time_replace_the_earlier(void)
 {
   static const char *const lines[] = {
-      "{\"time\":\"not a time\",\"event\":\"create\",\"id\":\"a\"}", CREATE("a"),
+      "{\"time\":\"not a time\",\"event\":\"decision\",\"id\":\"a\"}", CREATE("a"),
       ACTIVITY("a", "true",
                "\"seccomp\":{\"denied\":1,\"syscalls\":[{\"syscall\":\"mount\",\"count\":1}],"
                "\"byExecutable\":[{\"syscall\":\"mount\",\"executable\":\"/bin/x\"}]}"),
