@@ -11,9 +11,15 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
+
+/* How long a writer waits for the others' lock before it appends without looking at the log's
+ * last byte (ms). */
+#define SR_AUDIT_LOCK_MS 200
 
 static const char *kind_names[] = {[SR_DECISION_ENFORCED] = "enforced",
                                    [SR_DECISION_ALLOWED] = "allowed",
@@ -74,10 +80,18 @@ static int write_lines(const struct sr_audit *a, const char *buf, size_t len, sr
     fd = open(a->path, O_WRONLY | flags, 0600); /* a log we may append to only */
   if (fd < 0)
     return sr_error_sys(err, "audit log `%s`: open (refusing to act without a record)", a->path);
+  /* The last byte is read under a lock the writers share (flock: a writer killed lets go of
+   * it): else a large line being written (its size grows a page at a time) would look cut
+   * short.  Held for a moment only; past SR_AUDIT_LOCK_MS the line goes without the check. */
+  bool locked = false;
+  for (int i = 0; can_read && i < SR_AUDIT_LOCK_MS && !locked; i++) {
+    locked = flock(fd, LOCK_EX | LOCK_NB) == 0;
+    if (!locked)
+      nanosleep(&(struct timespec){0, 1000000}, NULL);
+  }
   struct stat st;
   char last = '\n';
-  if (can_read && fstat(fd, &st) == 0 && st.st_size > 0 &&
-      pread(fd, &last, 1, st.st_size - 1) != 1)
+  if (locked && fstat(fd, &st) == 0 && st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) != 1)
     last = '\n';
   struct iovec iov[2] = {{(void *)"\n", 1}, {(void *)buf, len}};
   bool end_it = last != '\n';
