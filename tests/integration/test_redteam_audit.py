@@ -11,23 +11,13 @@ import subprocess
 
 import pytest
 
-from conftest import TOP, wait_for
+from conftest import TOP, static_helpers, wait_for
 from test_redteam_activity import rt_bundle
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-HELPERS = os.path.join(HERE, "helpers")
-
 
 @pytest.fixture(scope="module")
 def rt_dir():
-    # Outside the tests' own directories: those hold the state root, a denied bind source.
-    d = f"/tmp/sr-redteam-audit-{os.getpid()}"
-    os.makedirs(d, exist_ok=True)
-    subprocess.run(["cc", "-static", "-O2", "-o", os.path.join(d, "ra"),
-                    os.path.join(HELPERS, "redteam_audit.c")], check=True, capture_output=True)
-    os.chmod(d, 0o755)
-    yield d
-    shutil.rmtree(d)
+    with static_helpers("sr-redteam-audit", {"ra": "redteam_audit.c"}) as d:
+        yield d
 
 
 @pytest.fixture
@@ -50,6 +40,10 @@ def review_of(seerun, cid):
     runs = [x for x in doc["runs"] if x["id"] == cid]
     assert len(runs) == 1, doc["runs"]
     return runs[0]
+
+
+def flags_of(run):
+    return {f["flag"]: f["reason"] for f in run["flags"]}
 
 
 def the_activity(seerun, cid):
@@ -114,7 +108,7 @@ def test_a_privileged_call_after_many_ordinary_ones_is_still_flagged(hardened, r
     run = review_of(hardened, cid)
     shutil.copy(hardened.audit_log, "/tmp/rtaudit-scratch/log.jsonl")
     assert run["denied"].get("mount") == 2, run["denied"]
-    flags = {f["flag"]: f["reason"] for f in run["flags"]}
+    flags = flags_of(run)
     assert "privileged-syscall" in flags and "mount" in flags["privileged-syscall"], run
 
 
@@ -167,7 +161,7 @@ def test_a_bound_host_tmpfs_is_not_scratch_space(hardened, rbundle, host_tmpfs):
     place = [p for p in files["places"] if p["path"] == "/hostshm"]
     assert len(place) == 1 and place[0]["added"] == 1, files["places"]
     assert place[0]["role"] == "other", place
-    flags = {f["flag"]: f["reason"] for f in review_of(hardened, cid)["flags"]}
+    flags = flags_of(review_of(hardened, cid))
     assert "/hostshm" in flags.get("writes-outside-outputs", ""), flags
 
 
@@ -175,49 +169,55 @@ def test_a_bound_host_tmpfs_is_not_scratch_space(hardened, rbundle, host_tmpfs):
 
 @pytest.fixture
 def small_disk(hardened):
-    # A small file system holding the audit log and a volume the container may write: the
-    # host's /var/log and a volume on one disk.
+    # A small file system holding the audit log and a volume the container may write (the
+    # host's /var/log and a volume on one disk); the hardened seerun's log is moved there.
     d = f"/tmp/sr-redteam-disk-{os.getpid()}-{os.urandom(3).hex()}"
-    audit_log = hardened.audit_log
+    own_log = hardened.audit_log
     os.mkdir(d)
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0755", "tmpfs", d], check=True)
     try:
         os.mkdir(os.path.join(d, "audit"), 0o700)
         os.mkdir(os.path.join(d, "vol"))
         os.chmod(os.path.join(d, "vol"), 0o777)
+        use_audit_log(hardened, os.path.join(d, "audit", "audit.jsonl"))
         yield d
     finally:
         # Its deletes write to the log here: before it goes, and to the test's own after.
         hardened.cleanup()
-        with open(hardened.policy) as f:
-            policy = json.load(f)
-        policy["auditLog"] = audit_log
-        with open(hardened.policy, "w") as f:
-            json.dump(policy, f)
-        hardened.audit_log = audit_log
+        use_audit_log(hardened, own_log)
         subprocess.run(["umount", "-l", d], check=True)
         os.rmdir(d)
 
 
-def test_a_line_cut_by_a_full_disk_does_not_swallow_the_next(hardened, rbundle, small_disk):
-    # The code tries a mount, runs programs with long command lines (a large activity line),
-    # and fills the disk the audit log is on before it ends: the supervisor's activity line
-    # is cut where the disk was full (the write is short, the kernel writes what fits in the
-    # file's last page).  Once the operator has made room, `delete` writes the record again (incomplete: its supervisor never finished).  That line
-    # must be one of its own, not the tail of the cut one, so that review still sees the
-    # record and flags the mount and the incomplete record.
-    with open(hardened.policy) as f:
+def use_audit_log(seerun, path):
+    with open(seerun.policy) as f:
         policy = json.load(f)
-    policy["auditLog"] = os.path.join(small_disk, "audit", "audit.jsonl")
-    with open(hardened.policy, "w") as f:
+    policy["auditLog"] = path
+    with open(seerun.policy, "w") as f:
         json.dump(policy, f)
-    hardened.audit_log = policy["auditLog"]
-    rbundle.config["mounts"].append({"destination": "/vol", "type": "bind",
-                                     "source": os.path.join(small_disk, "vol"),
-                                     "options": ["rbind", "rw"]})
+    seerun.audit_log = path
+
+
+def fill_the_disk(bundle, disk):
+    # A mount tried, programs with long command lines (a large activity line), then the disk
+    # filled through the volume before the container ends.
+    bundle.config["mounts"].append({"destination": "/vol", "type": "bind",
+                                    "source": os.path.join(disk, "vol"),
+                                    "options": ["rbind", "rw"]})
     long_arg = "A" * 200
-    rbundle.shell(f"i=0; while [ $i -lt 64 ]; do /rt/ra 64:165 {long_arg}; i=$((i+1)); done; "
-                  "dd if=/dev/zero of=/vol/fill bs=4096 2>/dev/null; echo finished")
+    bundle.shell(f"i=0; while [ $i -lt 64 ]; do /rt/ra 64:165 {long_arg}; i=$((i+1)); done; "
+                 "dd if=/dev/zero of=/vol/fill bs=4096 2>/dev/null; echo finished")
+    return bundle
+
+
+def test_a_line_cut_by_a_full_disk_does_not_swallow_the_next(hardened, rbundle, small_disk):
+    # The code fills the disk the audit log is on before it ends: the supervisor's activity
+    # line is cut where the disk was full (the write is short: the kernel writes what fits in
+    # the file's last page).  Once the operator has made room, `delete` writes its line and
+    # the record again (incomplete: its supervisor never finished).  Each must be a line of its
+    # own, not the tail of the cut one: a lost delete makes the next run of the same id the
+    # same run to review, whose record replaces this one's (and its flags with it).
+    fill_the_disk(rbundle, small_disk)
     cid = hardened.id("full")
     hardened.cmd("create", "--bundle", rbundle.write(), cid, check=True, timeout=60)
     hardened.cmd("start", cid, check=True, timeout=60)
@@ -240,7 +240,7 @@ def test_a_line_cut_by_a_full_disk_does_not_swallow_the_next(hardened, rbundle, 
     doc = json.loads(hardened.cmd("review", "--json", check=True).stdout)
     runs = [x for x in doc["runs"] if x["id"] == cid]
     assert len(runs) == 2, runs  # the first one's delete was not lost
-    first = {f["flag"]: f["reason"] for f in runs[0]["flags"]}
+    first = flags_of(runs[0])
     assert "mount" in first.get("privileged-syscall", ""), runs[0]
     assert "incomplete-record" in first, runs[0]
     assert runs[1]["flags"] == [], runs[1]
@@ -248,21 +248,10 @@ def test_a_line_cut_by_a_full_disk_does_not_swallow_the_next(hardened, rbundle, 
 
 def test_a_record_the_full_log_did_not_take_is_flagged(hardened, rbundle, small_disk):
     # The same full disk, under `run`: the supervisor's record is cut, and nothing writes it
-    # again before `run` removes the container (the disk is still full).  The record is gone;
-    # review must say so for a run whose profile keeps one, not show it as a run with nothing
-    # to flag.
-    with open(hardened.policy) as f:
-        policy = json.load(f)
-    policy["auditLog"] = os.path.join(small_disk, "audit", "audit.jsonl")
-    with open(hardened.policy, "w") as f:
-        json.dump(policy, f)
-    hardened.audit_log = policy["auditLog"]
-    rbundle.config["mounts"].append({"destination": "/vol", "type": "bind",
-                                     "source": os.path.join(small_disk, "vol"),
-                                     "options": ["rbind", "rw"]})
-    long_arg = "A" * 200
-    rbundle.shell(f"i=0; while [ $i -lt 64 ]; do /rt/ra 64:165 {long_arg}; i=$((i+1)); done; "
-                  "dd if=/dev/zero of=/vol/fill bs=4096 2>/dev/null; echo finished")
+    # again before `run` removes the container (the disk is still full; its exit line may be
+    # kept out too).  The record is gone: review must say so for a run whose profile keeps
+    # one, not show it as a run with nothing to flag.
+    fill_the_disk(rbundle, small_disk)
     cid = hardened.id("fullrun")
     r = hardened.cmd("run", "--bundle", rbundle.write(), cid, timeout=120)
     assert "finished" in r.stdout, (r.stdout, r.stderr)
@@ -270,15 +259,10 @@ def test_a_record_the_full_log_did_not_take_is_flagged(hardened, rbundle, small_
     hardened.cmd("delete", "--force", cid, check=True)
     run = review_of(hardened, cid)
     assert run["activityRecord"] is False, run  # the record did not reach the log
-    flags = {f["flag"]: f["reason"] for f in run["flags"]}
-    assert "incomplete-record" in flags, run
+    assert "incomplete-record" in flags_of(run), run
 
 
 # ---- Runs: an id used again is another run ------------------------------------------------
-
-def flags_of(run):
-    return {f["flag"]: f["reason"] for f in run["flags"]}
-
 
 def test_a_quiet_run_of_the_same_id_does_not_take_the_first_ones_flags(hardened, rbundle):
     # `run` removes its container itself, with no delete line: the code tries a mount, and the
