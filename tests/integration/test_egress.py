@@ -167,13 +167,22 @@ def test_exec_gets_the_proxy_and_the_supervisor_is_unprivileged_and_gone_after_d
     assert "/tmp" in places
     fds -= places
     assert all(not f.startswith("/tmp") and "pytest" not in f for f in fds), fds
-    children = open(f"/proc/{sup}/task/{sup}/children").read().split()
-    assert len(children) == 1
-    status = open(f"/proc/{children[0]}/status").read()
-    uid = [l for l in status.splitlines() if l.startswith("Uid:")][0].split()[1:]
-    caps = [l for l in status.splitlines() if l.startswith("CapEff:")][0].split()[1]
-    nnp = [l for l in status.splitlines() if l.startswith("NoNewPrivs:")][0].split()[1]
-    assert uid == ["65534"] * 4 and caps == "0000000000000000" and nnp == "1"
+    def facts():
+        # Its one child, the proxy (a helper it forks before, to listen in the container's
+        # network namespace, may still be ending).
+        children = open(f"/proc/{sup}/task/{sup}/children").read().split()
+        try:
+            status = {l.split(":")[0]: l.split()[1:] for l in
+                      open(f"/proc/{children[0]}/status").read().splitlines() if ":" in l}
+        except (IndexError, OSError):
+            return None
+        return (len(children), status["Uid"], status["CapEff"], status["NoNewPrivs"],
+                status["Seccomp"])
+    # The proxy confines itself once forked, before it accepts a connection: `run` may
+    # return before that, so this waits for it (and fails if it never happens).
+    want = (1, ["65534"] * 4, ["0000000000000000"], ["1"], ["2"])
+    wait_for(lambda: facts() == want, what="the proxy unprivileged, with NNP and its filter")
+    assert facts() == want
     r = s.cmd("exec", cid, "sh", "-c", f"echo $HTTPS_PROXY; wget -q -O - http://allowed.test:{origin}/exec")
     assert "http://127.0.0.1:3128" in r.stdout and "origin saw /exec" in r.stdout, r.stdout + r.stderr
     s.cmd("delete", "--force", cid, check=True)
