@@ -138,7 +138,10 @@ int sr_prepare_create(const struct sr_invocation *inv, struct sr_create_ctx *ctx
   ctx->landlock.abi = d->landlock_abi;
   ctx->rootfs_no_idmap = !d->rootfs_idmap;
   ctx->landlock.scope_abstract_unix = d->landlock_scope_abstract_unix;
-  if (sr_audit_event(&pc->audit, ctx->o->audit_event ? ctx->o->audit_event : "create", NULL,
+  /* Whether an activity record is to follow: review tells a record that never reached the
+   * log from a profile that keeps none. */
+  const char *const fields[] = {"activity", ctx->activity ? "true" : "false", NULL};
+  if (sr_audit_event(&pc->audit, ctx->o->audit_event ? ctx->o->audit_event : "create", fields,
                      err) < 0)
     return -1;
   return sr_sealed_seal_if_needed(c, inv->argv, err);

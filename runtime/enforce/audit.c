@@ -11,7 +11,15 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
+
+/* How long a writer waits for the others' lock before it appends without looking at the log's
+ * last byte (ms). */
+#define SR_AUDIT_LOCK_MS 200
 
 static const char *kind_names[] = {[SR_DECISION_ENFORCED] = "enforced",
                                    [SR_DECISION_ALLOWED] = "allowed",
@@ -60,15 +68,36 @@ static int take_line(sr_json_gen_t g, const struct sr_audit *a, char **buf, size
 
 /* Whole lines, one open and one O_APPEND write: concurrent seerun processes never interleave
  * their lines, and the lines of one step (its decisions) reach the file together or not at
- * all. */
+ * all.  A line before ours that was cut short (a write the disk had no room for, a writer
+ * killed in the middle of a large one) is ended first, in the same write: else ours would be
+ * its tail, and a reader would lose both. */
 static int write_lines(const struct sr_audit *a, const char *buf, size_t len, sr_error_t *err)
 {
-  _cleanup_close_ int fd =
-      open(a->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+  const int flags = O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY;
+  _cleanup_close_ int fd = open(a->path, O_RDWR | flags, 0600);
+  bool can_read = fd >= 0;
+  if (fd < 0 && errno == EACCES)
+    fd = open(a->path, O_WRONLY | flags, 0600); /* a log we may append to only */
   if (fd < 0)
     return sr_error_sys(err, "audit log `%s`: open (refusing to act without a record)", a->path);
-  ssize_t w = write(fd, buf, len);
-  if (w != (ssize_t)len)
+  /* The last byte is read under a lock the writers share (flock: a writer killed lets go of
+   * it): else a large line being written (its size grows a page at a time) would look cut
+   * short.  Held for a moment only; past SR_AUDIT_LOCK_MS the line goes without the check. */
+  bool locked = false;
+  for (int i = 0; can_read && i < SR_AUDIT_LOCK_MS && !locked; i++) {
+    locked = flock(fd, LOCK_EX | LOCK_NB) == 0;
+    if (!locked)
+      nanosleep(&(struct timespec){0, 1000000}, NULL);
+  }
+  struct stat st;
+  char last = '\n';
+  if (locked && fstat(fd, &st) == 0 && st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) != 1)
+    last = '\n';
+  struct iovec iov[2] = {{(void *)"\n", 1}, {(void *)buf, len}};
+  bool end_it = last != '\n';
+  ssize_t want = (ssize_t)len + (end_it ? 1 : 0);
+  ssize_t w = writev(fd, end_it ? iov : iov + 1, end_it ? 2 : 1);
+  if (w != want)
     return sr_error_make(err, w < 0 ? errno : EIO,
                          "audit log `%s`: write (refusing to act without a record)", a->path);
   return 0;

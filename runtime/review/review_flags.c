@@ -132,5 +132,15 @@ size_t sr_review_flags_of(const struct sr_review_log_run *r, struct sr_review_fl
     snprintf(f[n++].reason, sizeof(f->reason), "%s",
              r->incomplete_reason ? r->incomplete_reason : "the record is incomplete");
   }
+  /* Started, and no record in the log though its profile keeps one: still running, or its
+   * line never reached the log (a full disk, which may have kept its exit and delete lines
+   * out too, so the end is not required here): nothing of what it tried is known. */
+  if (r->record_expected && !r->has_activity && r->started >= 0 && n < max) {
+    f[n].flag = "incomplete-record";
+    snprintf(f[n++].reason, sizeof(f->reason),
+             "no activity record in the log, though the profile keeps one: the container is "
+             "still running, or the log did not take the record's line (what the code tried "
+             "is not known)");
+  }
   return n;
 }

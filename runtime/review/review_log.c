@@ -30,12 +30,27 @@ static bool num_of(yajl_val obj, const char *key, int64_t *out)
   return true;
 }
 
+/* Whether a line of the id (its event, its runId or NULL) belongs to the id's latest run R. */
+static bool same_run(const struct sr_review_log_run *r, const char *event, const char *run_id)
+{
+  /* seerun sandbox's own lines: a run is its runId (its slot is used again and again). */
+  if (run_id)
+    return r->run_id && strcmp(r->run_id, run_id) == 0;
+  /* After its delete, only its record (written before delete's line when it was settled,
+   * else by its supervisor just before). */
+  if (r->deleted)
+    return strcmp(event, "activity") == 0;
+  /* A second create of the id: `run` and `sandbox` remove their container themselves, with
+   * no delete line, so the id's next run starts at its create. */
+  return !(strcmp(event, "create") == 0 && r->created_seen && r->run_id == NULL);
+}
+
 static struct sr_review_log_run *run_for(struct sr_review_log *rs, const char *id,
-                                         const char *event)
+                                         const char *event, const char *run_id)
 {
   for (size_t i = rs->n; i > 0; i--)
     if (strcmp(rs->v[i - 1].id, id) == 0) {
-      if (!rs->v[i - 1].deleted || strcmp(event, "activity") == 0)
+      if (same_run(&rs->v[i - 1], event, run_id))
         return &rs->v[i - 1];
       break;
     }
@@ -64,6 +79,17 @@ static bool under_place(const char *path, const char *place)
   if (strcmp(place, "/") == 0)
     return true;
   return strncmp(path, place, l) == 0 && (path[l] == '/' || path[l] == '\0');
+}
+
+static void free_syscalls(struct sr_review_log_run *r)
+{
+  for (size_t k = 0; k < r->n_sys; k++) {
+    free(r->sys[k].name);
+    free(r->sys[k].exe);
+  }
+  free(r->sys);
+  r->sys = NULL;
+  r->n_sys = 0;
 }
 
 /* The record's "files": what changed, and where that is not an output or scratch space. */
@@ -142,20 +168,29 @@ static void add_activity(struct sr_review_log_run *r, yajl_val line)
   yajl_val by = sc ? sr_json_field(sc, "byExecutable") : NULL;
   yajl_val sys = sc ? sr_json_field(sc, "syscalls") : NULL;
   /* A later record of the run replaces the earlier one's counts. */
-  for (size_t k = 0; k < r->n_sys; k++) {
-    free(r->sys[k].name);
-    free(r->sys[k].exe);
-  }
-  r->n_sys = 0;
-  for (size_t i = 0;
-       sys && YAJL_IS_ARRAY(sys) && i < sys->u.array.len && r->n_sys < SR_REVIEW_LOG_MAX_SYSCALLS;
-       i++) {
+  free_syscalls(r);
+  /* Every call the record names, not the first so many: a privileged one after many ordinary
+   * ones is flagged all the same. */
+  size_t len = sys && YAJL_IS_ARRAY(sys) ? sys->u.array.len : 0;
+  r->sys = len ? calloc(len, sizeof(*r->sys)) : NULL;
+  for (size_t i = 0; r->sys && i < len; i++) {
     yajl_val e = sys->u.array.values[i];
     const char *name = str_of(e, "syscall");
     if (name == NULL || !num_of(e, "count", &n))
       continue;
-    struct sr_review_log_count *c = &r->sys[r->n_sys++];
-    c->name = strdup(name);
+    struct sr_review_log_count *c = NULL;
+    for (size_t k = 0; k < r->n_sys && c == NULL; k++)
+      if (strcmp(r->sys[k].name, name) == 0)
+        c = &r->sys[k]; /* the same call through another ABI (x86_64, i386) */
+    if (c) {
+      c->n += (uint64_t)n;
+      continue;
+    }
+    char *copy = strdup(name);
+    if (copy == NULL)
+      continue;
+    c = &r->sys[r->n_sys++];
+    c->name = copy;
     c->n = (uint64_t)n;
     c->exe = NULL;
     for (size_t k = 0; by && YAJL_IS_ARRAY(by) && k < by->u.array.len && !c->exe; k++) {
@@ -200,9 +235,12 @@ static void add_event(struct sr_review_log *rs, yajl_val line)
   if (event == NULL || id == NULL || id[0] == '\0' || time == NULL)
     return;
   /* An id's lines after its delete are a new run (ids are reused). */
-  struct sr_review_log_run *r = run_for(rs, id, event);
+  const char *run_id = str_of(line, "runId");
+  struct sr_review_log_run *r = run_for(rs, id, event, run_id);
   if (r == NULL)
     return;
+  if (run_id && r->run_id == NULL)
+    r->run_id = strdup(run_id);
   double t = sr_review_time_parse(time);
   if (r->first < 0) { /* until a line's time parses */
     r->first = t;
@@ -217,6 +255,10 @@ static void add_event(struct sr_review_log *rs, yajl_val line)
   int64_t n;
   if (strcmp(event, "delete") == 0) {
     r->deleted = true;
+  } else if (strcmp(event, "create") == 0) {
+    r->created_seen = true;
+    const char *act = str_of(line, "activity");
+    r->record_expected = act && strcmp(act, "true") == 0;
   } else if (strcmp(event, "start") == 0 && r->started < 0) {
     r->started = t;
   } else if (strcmp(event, "exit") == 0 && num_of(line, "status", &n)) {
@@ -272,6 +314,7 @@ void sr_review_log_free(struct sr_review_log *rs)
   for (size_t i = 0; i < rs->n; i++) {
     struct sr_review_log_run *r = &rs->v[i];
     free(r->id);
+    free(r->run_id);
     free(r->profile);
     free(r->bundle);
     free(r->created);
@@ -281,10 +324,7 @@ void sr_review_log_free(struct sr_review_log *rs)
     free(r->elsewhere_example);
     for (size_t k = 0; k < r->n_hosts; k++)
       free(r->refused_hosts[k]);
-    for (size_t k = 0; k < r->n_sys; k++) {
-      free(r->sys[k].name);
-      free(r->sys[k].exe);
-    }
+    free_syscalls(r);
   }
   free(rs->v);
   *rs = (struct sr_review_log){0};

@@ -1,5 +1,6 @@
-/* The audit log read back as runs: one container from its first line to its delete (an id used
- * again starts a new run; its activity record, written after the delete, still belongs to the
+/* The audit log read back as runs: one container from its first line to its delete, or to the
+ * next create of its id (run and sandbox write no delete line), a sandbox's lines by their runId
+ * (an id used again starts a new run; its activity record, written after the delete, still belongs to the
  * old one).  docs/audit.md describes the lines. */
 #ifndef SEERUN_REVIEW_LOG_H
 #define SEERUN_REVIEW_LOG_H
@@ -10,7 +11,6 @@
 #include <stdio.h>
 
 #define SR_REVIEW_LOG_MAX_LINE (1024 * 1024) /* a longer line is skipped */
-#define SR_REVIEW_LOG_MAX_SYSCALLS 64
 #define SR_REVIEW_LOG_MAX_HOSTS 8
 
 struct sr_review_log_count {
@@ -22,17 +22,22 @@ struct sr_review_log_count {
 struct sr_review_log_run {
   char *id, *profile, *bundle, *created;
   bool deleted; /* its delete was recorded: what follows (but its activity) is a new run */
+  char *run_id;      /* seerun sandbox: its runId (the slot's next run has another) */
+  bool created_seen; /* its create line was read: another create is the id's next run */
   double first, last, started, stopped;
   bool has_exit;
   long exit_status;
   uint64_t egress_requests, egress_refused;
   char *refused_hosts[SR_REVIEW_LOG_MAX_HOSTS];
   size_t n_hosts;
+  bool record_expected; /* its create line says an activity record is kept */
   bool has_activity, complete;
   char *incomplete_reason;
   uint64_t denied;
   int64_t programs; /* executed; -1: not watched */
-  struct sr_review_log_count sys[SR_REVIEW_LOG_MAX_SYSCALLS];
+  /* every call the record names, by name (its arches summed: review's "denied" map has one
+   * key per call); malloc'd */
+  struct sr_review_log_count *sys;
   size_t n_sys;
   bool has_oom, has_pids;
   uint64_t oom, pids;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -128,9 +129,56 @@ static bool listed(const char *const *v, const char *s)
   return false;
 }
 
+/* The devices of the tmpfs mounts of the caller's own mount namespace (the host's, or the
+ * engine's).  A tmpfs of the container's with one of them is not one made for it but a host
+ * tmpfs bound in (the host's /dev/shm, a tmpfs /tmp or /run): what the code writes there
+ * outlives the container, so it is no scratch space. */
+struct host_tmpfs {
+  dev_t *dev;
+  size_t n;
+};
+
+static void host_tmpfs_free(struct host_tmpfs *h)
+{
+  free(h->dev);
+}
+
+static int host_tmpfs_read(struct host_tmpfs *h, sr_error_t *err)
+{
+  _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+  if (f == NULL)
+    return sr_error_sys(err, "activity: the host's mounts (/proc/self/mountinfo)");
+  _cleanup_free_ char *line = NULL;
+  size_t cap = 0;
+  while (getline(&line, &cap, f) > 0) {
+    unsigned maj, min;
+    /* id parent major:minor root mountpoint options [optional...] - fstype ...: a mount
+     * point's spaces are written as \040, so " - " is the separator. */
+    const char *sep = strstr(line, " - ");
+    if (sscanf(line, "%*u %*u %u:%u", &maj, &min) != 2 || sep == NULL ||
+        strncmp(sep + 3, "tmpfs ", 6) != 0)
+      continue;
+    dev_t *v = realloc(h->dev, (h->n + 1) * sizeof(*v));
+    if (v == NULL)
+      return sr_error_make(err, ENOMEM, "activity: the host's mounts");
+    h->dev = v;
+    h->dev[h->n++] = makedev(maj, min);
+  }
+  return 0;
+}
+
+static bool host_tmpfs_has(const struct host_tmpfs *h, dev_t dev)
+{
+  for (size_t i = 0; i < h->n; i++)
+    if (h->dev[i] == dev)
+      return true;
+  return false;
+}
+
 /* One line of mountinfo: a writable place, opened from the container's root. */
 static int open_place(struct sr_act_places *ps, int rootfd, char *line,
-                      const char *const *outputs, sr_error_t *err)
+                      const char *const *outputs, const struct host_tmpfs *host,
+                      sr_error_t *err)
 {
   /* id parent major:minor root mountpoint options [optional...] - fstype source superoptions */
   char *save = NULL, *f[6];
@@ -180,7 +228,8 @@ static int open_place(struct sr_act_places *ps, int rootfd, char *line,
     return 0;         /* a device node or the like */
   if (use < 0)
     return sr_error_sys(err, "activity: open the mount at %s", mp);
-  bool tmpfs = strcmp(fstype, "tmpfs") == 0;
+  /* Its device from the descriptor, not from the line: the mount opened is what is judged. */
+  bool tmpfs = strcmp(fstype, "tmpfs") == 0 && !host_tmpfs_has(host, st.st_dev);
   const char *kind = strcmp(mp, "/") == 0 ? "root" : tmpfs ? "tmpfs" : "bind";
   const char *role = listed(outputs, mp)                     ? "output"
                      : tmpfs && strcmp(mp, "/dev") != 0 ? "scratch"
@@ -210,10 +259,14 @@ int sr_activity_places_open(pid_t pid, int pidfd, const char *const *outputs,
   struct pollfd p = {pidfd, POLLIN, 0};
   if (poll(&p, 1, 0) != 0)
     return sr_error_make(err, ESRCH, "activity: the container's init has ended");
+  /* Unread, every tmpfs would pass for scratch space: the record says it could not look. */
+  __attribute__((cleanup(host_tmpfs_free))) struct host_tmpfs host = {0};
+  if (host_tmpfs_read(&host, err) < 0)
+    return -1;
   _cleanup_free_ char *line = NULL;
   size_t cap = 0;
   while (getline(&line, &cap, f) > 0)
-    if (open_place(out, rootfd, line, outputs, err) < 0) {
+    if (open_place(out, rootfd, line, outputs, &host, err) < 0) {
       sr_activity_places_close(out);
       return -1;
     }

@@ -10,6 +10,7 @@ import ctypes
 import http.server
 import json
 import os
+import shutil
 import signal
 import ssl
 import subprocess
@@ -343,6 +344,24 @@ def without_bpf(tmp_path_factory):
     subprocess.run(["cc", "-O2", "-o", exe, os.path.join(HERE, "helpers", "without_bpf.c")],
                    check=True, capture_output=True)
     return exe
+
+
+@contextlib.contextmanager
+def static_helpers(name, programs):
+    """A directory of the tests' helper programs ({executable: source in helpers/}), each
+    built static, outside the tests' own directories (those hold the state root, a denied
+    bind source), for a container to bind; removed afterwards."""
+    d = f"/tmp/{name}-{os.getpid()}"
+    os.makedirs(d, exist_ok=True)
+    try:
+        for exe, source in programs.items():
+            subprocess.run(["cc", "-static", "-O2", "-o", os.path.join(d, exe),
+                            os.path.join(HERE, "helpers", source)], check=True,
+                           capture_output=True)
+        os.chmod(d, 0o755)
+        yield d
+    finally:
+        shutil.rmtree(d)
 
 
 def make_norecord_seerun(tmp_path):

@@ -133,6 +133,58 @@ static const struct flag_case flag_cases[] = {
      {CREATE("r"), ACTIVITY("r", "false", QUIET_RECORD)},
      {"incomplete-record"},
      {"the supervisor was killed"}},
+    {"a privileged call after 64 others, through two ABIs, is flagged once by name",
+     {CREATE("a"),
+      ACTIVITY("a", "true",
+               "\"seccomp\":{\"denied\":67,\"syscalls\":["
+               "{\"syscall\":\"s0\",\"count\":1},{\"syscall\":\"s1\",\"count\":1},"
+               "{\"syscall\":\"s2\",\"count\":1},{\"syscall\":\"s3\",\"count\":1},"
+               "{\"syscall\":\"s4\",\"count\":1},{\"syscall\":\"s5\",\"count\":1},"
+               "{\"syscall\":\"s6\",\"count\":1},{\"syscall\":\"s7\",\"count\":1},"
+               "{\"syscall\":\"s8\",\"count\":1},{\"syscall\":\"s9\",\"count\":1},"
+               "{\"syscall\":\"s10\",\"count\":1},{\"syscall\":\"s11\",\"count\":1},"
+               "{\"syscall\":\"s12\",\"count\":1},{\"syscall\":\"s13\",\"count\":1},"
+               "{\"syscall\":\"s14\",\"count\":1},{\"syscall\":\"s15\",\"count\":1},"
+               "{\"syscall\":\"s16\",\"count\":1},{\"syscall\":\"s17\",\"count\":1},"
+               "{\"syscall\":\"s18\",\"count\":1},{\"syscall\":\"s19\",\"count\":1},"
+               "{\"syscall\":\"s20\",\"count\":1},{\"syscall\":\"s21\",\"count\":1},"
+               "{\"syscall\":\"s22\",\"count\":1},{\"syscall\":\"s23\",\"count\":1},"
+               "{\"syscall\":\"s24\",\"count\":1},{\"syscall\":\"s25\",\"count\":1},"
+               "{\"syscall\":\"s26\",\"count\":1},{\"syscall\":\"s27\",\"count\":1},"
+               "{\"syscall\":\"s28\",\"count\":1},{\"syscall\":\"s29\",\"count\":1},"
+               "{\"syscall\":\"s30\",\"count\":1},{\"syscall\":\"s31\",\"count\":1},"
+               "{\"syscall\":\"s32\",\"count\":1},{\"syscall\":\"s33\",\"count\":1},"
+               "{\"syscall\":\"s34\",\"count\":1},{\"syscall\":\"s35\",\"count\":1},"
+               "{\"syscall\":\"s36\",\"count\":1},{\"syscall\":\"s37\",\"count\":1},"
+               "{\"syscall\":\"s38\",\"count\":1},{\"syscall\":\"s39\",\"count\":1},"
+               "{\"syscall\":\"s40\",\"count\":1},{\"syscall\":\"s41\",\"count\":1},"
+               "{\"syscall\":\"s42\",\"count\":1},{\"syscall\":\"s43\",\"count\":1},"
+               "{\"syscall\":\"s44\",\"count\":1},{\"syscall\":\"s45\",\"count\":1},"
+               "{\"syscall\":\"s46\",\"count\":1},{\"syscall\":\"s47\",\"count\":1},"
+               "{\"syscall\":\"s48\",\"count\":1},{\"syscall\":\"s49\",\"count\":1},"
+               "{\"syscall\":\"s50\",\"count\":1},{\"syscall\":\"s51\",\"count\":1},"
+               "{\"syscall\":\"s52\",\"count\":1},{\"syscall\":\"s53\",\"count\":1},"
+               "{\"syscall\":\"s54\",\"count\":1},{\"syscall\":\"s55\",\"count\":1},"
+               "{\"syscall\":\"s56\",\"count\":1},{\"syscall\":\"s57\",\"count\":1},"
+               "{\"syscall\":\"s58\",\"count\":1},{\"syscall\":\"s59\",\"count\":1},"
+               "{\"syscall\":\"s60\",\"count\":1},{\"syscall\":\"s61\",\"count\":1},"
+               "{\"syscall\":\"s62\",\"count\":1},{\"syscall\":\"s63\",\"count\":1},"
+               "{\"syscall\":\"mount\",\"arch\":\"x86_64\",\"count\":2},"
+               "{\"syscall\":\"mount\",\"arch\":\"x86\",\"count\":1}]}")},
+     {"privileged-syscall"},
+     {"tried, and was denied: mount x3"}},
+    {"no record in the log though the create said one would follow",
+     {"{\"time\":\"2026-12-01T10:00:00Z\",\"event\":\"create\",\"id\":\"g\",\"activity\":"
+      "\"true\"}",
+      START("g")},
+     {"incomplete-record"},
+     {"no activity record in the log"}},
+    {"none expected: no flag",
+     {"{\"time\":\"2026-12-01T10:00:00Z\",\"event\":\"create\",\"id\":\"h\",\"activity\":"
+      "\"false\"}",
+      START("h"), EXIT("h", 0)},
+     {NULL},
+     {NULL}},
     {"several flags, in the table's order",
      {CREATE("x"), EXIT("x", 134),
       ACTIVITY("x", "false",
@@ -187,12 +239,33 @@ static void a_reused_id_is_a_new_run_but_its_activity_stays_with_the_old(void)
   CHECK_STR_EQ(log.v[1].created, "2026-12-01T11:00:00Z");
 }
 
+/* `run` and `sandbox` write no delete line: the id's next create starts its next run, and a
+ * sandbox's lines go by their runId (its slot is used again). */
+static void a_next_create_or_another_run_id_is_a_new_run(void)
+{
+#define SB(ev, run) "{\"time\":\"2026-12-01T10:00:00Z\",\"event\":\"" ev "\",\"id\":\"s\",\"runId\":\"" run "\"}"
+  static const char *const lines[] = {
+      CREATE("a"), START("a"), ACTIVITY("a", "true", QUIET_RECORD), CREATE("a"),
+      SB("sandbox-start", "r1"), SB("create", "r1"), ACTIVITY("s", "true", QUIET_RECORD),
+      SB("sandbox-start", "r2"), SB("create", "r2"), NULL};
+#undef SB
+  _cleanup_review_log_ struct sr_review_log log = {0};
+  if (!read_runs(&log, lines, 4))
+    return;
+  CHECK(log.v[0].has_activity);
+  CHECK(!log.v[1].has_activity);
+  CHECK(log.v[2].has_activity);
+  CHECK_STR_EQ(log.v[2].run_id, "r1");
+  CHECK(!log.v[3].has_activity);
+  CHECK_STR_EQ(log.v[3].run_id, "r2");
+}
+
 /* A run's later record replaces the earlier one, and a first line whose time does not parse
  * gives way to the next (LeakSanitizer sees what either left behind). */
 static void a_later_record_and_a_later_time_replace_the_earlier(void)
 {
   static const char *const lines[] = {
-      "{\"time\":\"not a time\",\"event\":\"create\",\"id\":\"a\"}", CREATE("a"),
+      "{\"time\":\"not a time\",\"event\":\"decision\",\"id\":\"a\"}", CREATE("a"),
       ACTIVITY("a", "true",
                "\"seccomp\":{\"denied\":1,\"syscalls\":[{\"syscall\":\"mount\",\"count\":1}],"
                "\"byExecutable\":[{\"syscall\":\"mount\",\"executable\":\"/bin/x\"}]}"),
@@ -302,6 +375,7 @@ int main(void)
   RUN(each_flag_is_raised_when_docs_audit_md_says);
   RUN(a_reused_id_is_a_new_run_but_its_activity_stays_with_the_old);
   RUN(a_later_record_and_a_later_time_replace_the_earlier);
+  RUN(a_next_create_or_another_run_id_is_a_new_run);
   RUN(since_takes_rfc3339_or_a_time_relative_to_now);
   RUN(the_text_report_of_a_quiet_run);
   RUN(the_json_report_filters_by_id_and_since);
