@@ -80,15 +80,20 @@ int sr_activity_exec_socket(int *out, pid_t init, uint64_t pids_max, int *map, s
   struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC, .nl_pid = 0};
   int size = 1 << 20;
   setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size));
+  /* The container's processes followed in the kernel where eBPF can: its filter is on before
+   * the socket joins the group, so that no event it has not judged is ever queued (the kernel
+   * sends the group every event while any listener is subscribed: another container's
+   * supervisor, and one queued unjudged would be counted as the container's). */
+  if (sr_activity_exec_bpf_track(fd, init, pids_max, map) < 0)
+    *map = -1;
   if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
     sr_error_sys(err, "activity: bind the proc connector's socket");
+    if (*map >= 0)
+      close(*map);
+    *map = -1;
     close(fd);
     return -1;
   }
-  /* The container's processes followed in the kernel where eBPF can: its filter is on before
-   * the subscription, so that no event it has not judged is ever queued. */
-  if (sr_activity_exec_bpf_track(fd, init, pids_max, map) < 0)
-    *map = -1;
   struct {
     struct nlmsghdr nl;
     struct cn_msg cn;

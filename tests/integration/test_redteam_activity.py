@@ -309,3 +309,31 @@ def test_without_ebpf_a_leaderless_groups_children_are_counted(hardened, rbundle
     if not progs.get("eventsLost"):
         # sh, rt and the 100 true
         assert progs["count"] == 102, progs
+
+
+def test_a_host_process_exec_as_the_supervisor_starts_is_not_the_containers(hardened, rbundle,
+                                                                            tmp_path,
+                                                                            busybox_rootfs):
+    # The supervisor's socket joins the proc connector's group, and from then on gets every
+    # event the kernel sends to the group (which it does while any listener is subscribed:
+    # here another container's supervisor).  Events queued before its own filter is on are
+    # not the container's: a host program exec'd then must not be in the record.  The host
+    # runs a program in a loop meanwhile, which makes that moment likely to hold one.
+    os.mkdir(tmp_path / "other")
+    other = Bundle(tmp_path / "other", busybox_rootfs, hardened)
+    other.args("sleep", "300")
+    oid = hardened.id("listener")
+    hardened.cmd("run", "-d", "--bundle", other.write(), oid, check=True, timeout=30)
+    loop = subprocess.Popen(["sh", "-c", "while :; do /bin/true srt-host-marker; done"],
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        rbundle.shell("echo finished")
+        for i in range(8):
+            cid = hardened.id(f"c{i}")
+            progs = run(hardened, rbundle, cid)
+            host = [p for p in progs["listed"] if "srt-host-marker" in p["argv"]]
+            assert host == [] and progs["count"] == 1, progs
+    finally:
+        os.killpg(loop.pid, signal.SIGKILL)
+        loop.wait()
+        hardened.cmd("delete", "--force", oid, check=True)
