@@ -28,7 +28,7 @@ int sr_proc_open(pid_t pid)
 }
 
 /* dirfd: a /proc/PID descriptor, or AT_FDCWD with name "/proc/PID/stat". */
-static int stat_at(int dirfd, const char *name, uint64_t *start_time, char *state)
+static int stat_at(int dirfd, const char *name, uint64_t *start_time, char *state, pid_t *ppid)
 {
   char buf[1024];
   _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
@@ -51,6 +51,8 @@ static int stat_at(int dirfd, const char *name, uint64_t *start_time, char *stat
   p += 2;
   if (state)
     *state = *p;
+  if (ppid)
+    *ppid = (pid_t)strtol(p + 1, NULL, 10); /* field 4 */
   /* p is field 3 (state); start time is field 22. */
   for (int field = 3; field < 22; field++) {
     p = strchr(p, ' ');
@@ -69,7 +71,7 @@ int sr_proc_stat(pid_t pid, uint64_t *start_time, char *state)
 {
   char path[64];
   snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-  return stat_at(AT_FDCWD, path, start_time, state);
+  return stat_at(AT_FDCWD, path, start_time, state, NULL);
 }
 
 /* Alive (not a zombie) and started at start_time, by what stat_at read. */
@@ -85,13 +87,13 @@ bool sr_proc_is(pid_t pid, uint64_t start_time)
   return pid > 0 && sr_proc_stat(pid, &st, &state) == 0 && alive_since(st, state, start_time);
 }
 
-int sr_proc_stat_at(int procfd, uint64_t *start_time, char *state)
+int sr_proc_stat_at(int procfd, uint64_t *start_time, char *state, pid_t *ppid)
 {
   if (procfd < 0) {
     errno = ESRCH;
     return -1;
   }
-  return stat_at(procfd, "stat", start_time, state);
+  return stat_at(procfd, "stat", start_time, state, ppid);
 }
 
 bool sr_proc_started_after(uint64_t start_time, uint64_t mono_ns)
@@ -115,7 +117,7 @@ bool sr_proc_is_at(int procfd, uint64_t start_time)
 {
   uint64_t st;
   char state;
-  return procfd >= 0 && stat_at(procfd, "stat", &st, &state) == 0 &&
+  return procfd >= 0 && stat_at(procfd, "stat", &st, &state, NULL) == 0 &&
          alive_since(st, state, start_time);
 }
 

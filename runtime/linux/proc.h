@@ -35,9 +35,9 @@ void sr_proc_text_at(int dirfd, const char *name, char *out, size_t size, bool n
 ssize_t sr_proc_exe(pid_t pid, char *out, size_t size);
 /* The same through a /proc/PID directory. */
 ssize_t sr_proc_exe_at(int procfd, char *out, size_t size);
-/* Start time and state (sr_proc_stat) through a /proc/PID directory; -1 with ESRCH once the
- * process has gone. */
-int sr_proc_stat_at(int procfd, uint64_t *start_time, char *state);
+/* Start time, state (sr_proc_stat) and parent (each may be NULL) through a /proc/PID
+ * directory; -1 with ESRCH once the process has gone. */
+int sr_proc_stat_at(int procfd, uint64_t *start_time, char *state, pid_t *ppid);
 /* Whether a process that started at start_time (clock ticks since boot, as /proc/PID/stat
  * has it) certainly started after the moment mono_ns (CLOCK_MONOTONIC, as the kernel stamps
  * its events): so it is not the process an event of that moment was about, whose pid it

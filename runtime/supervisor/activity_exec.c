@@ -244,11 +244,6 @@ static void record_exec(struct sr_activity *a, pid_t pid, uint64_t pidns, uint64
   sr_rfc3339_now(e->time, sizeof(e->time));
   bool exe =
       sr_activity_read_process(procfd, e->exe, sizeof(e->exe), e->argv, sizeof(e->argv), " \n");
-  char stat_text[512];
-  sr_proc_text_at(procfd, "stat", stat_text, sizeof(stat_text), false, " \n");
-  const char *close_paren = strrchr(stat_text, ')');
-  if (close_paren)
-    sscanf(close_paren + 1, " %*c %d", &e->ppid);
   /* Read after the event, so believed only if what was read is this exec's program.  Not
    * when the process started after the event: the exec's process had ended and another has
    * its pid (a host process's program would be listed as the container's).  Not when the
@@ -256,7 +251,7 @@ static void record_exec(struct sr_activity *a, pid_t pid, uint64_t pidns, uint64
    * last task's exit, before the pid is free) or holds a later exec of it (its next program).
    * A map the kernel does not let the supervisor read says nothing. */
   uint64_t started = 0, latest = 0;
-  if (exe && (sr_proc_stat_at(procfd, &started, NULL) < 0 || sr_proc_started_after(started, when)))
+  if (sr_proc_stat_at(procfd, &started, NULL, &e->ppid) < 0 || sr_proc_started_after(started, when))
     exe = false;
   if (exe && a->exec_map >= 0) {
     if (sr_activity_exec_bpf_exec_time(a->exec_map, pid, &latest) == 0)

@@ -151,6 +151,25 @@ static void close_origin(struct conn *c, int fd)
   close(fd);
 }
 
+/* A free slot for the client socket (there is one: fewer than max_connections are active). */
+static size_t slot_take(struct proxy *px, int client)
+{
+  size_t slot = 0;
+  pthread_mutex_lock(&px->lock);
+  while (px->slots[slot].used)
+    slot++;
+  px->slots[slot] = (struct slot){true, client, -1};
+  pthread_mutex_unlock(&px->lock);
+  return slot;
+}
+
+static void slot_free(struct proxy *px, size_t slot)
+{
+  pthread_mutex_lock(&px->lock);
+  px->slots[slot] = (struct slot){false, -1, -1};
+  pthread_mutex_unlock(&px->lock);
+}
+
 static uint64_t now_ms(void)
 {
   struct timespec t;
@@ -626,9 +645,7 @@ static void *conn_thread(void *arg)
   struct conn *c = arg;
   struct proxy *px = c->px;
   serve_one(c);
-  pthread_mutex_lock(&px->lock);
-  px->slots[c->slot] = (struct slot){false, -1, -1};
-  pthread_mutex_unlock(&px->lock);
+  slot_free(px, c->slot);
   close(c->client);
   free(c);
   atomic_fetch_sub(&px->active, 1);
@@ -781,20 +798,12 @@ static __attribute__((noreturn)) void proxy_main(const struct sr_egress_proxy_co
       turn_away(&px, c, "out of memory");
       continue;
     }
-    /* A free slot: fewer than max_connections are active. */
-    size_t slot = 0;
-    pthread_mutex_lock(&px.lock);
-    while (px.slots[slot].used)
-      slot++;
-    px.slots[slot] = (struct slot){true, c, -1};
-    pthread_mutex_unlock(&px.lock);
+    size_t slot = slot_take(&px, c);
     *cn = (struct conn){&px, c, slot};
     atomic_fetch_add(&px.active, 1);
     if (pthread_create(&t, &attr, conn_thread, cn) != 0) {
       atomic_fetch_sub(&px.active, 1);
-      pthread_mutex_lock(&px.lock);
-      px.slots[slot] = (struct slot){false, -1, -1};
-      pthread_mutex_unlock(&px.lock);
+      slot_free(&px, slot);
       turn_away(&px, c, "no thread to serve it");
       free(cn);
     }

@@ -82,14 +82,16 @@ static void a_start_after_a_moment_is_told(void)
     return;
   int procfd = sr_proc_open(pid);
   uint64_t start = 0;
-  CHECK(sr_proc_stat_at(procfd, &start, NULL) == 0);
+  pid_t parent = 0;
+  CHECK(sr_proc_stat_at(procfd, &start, NULL, &parent) == 0);
+  CHECK(parent == getpid());
   CHECK(!sr_proc_started_after(start, mono_now())); /* it had started by now */
   /* It started after a moment a second before it was made (its start is known to a tick). */
   CHECK(sr_proc_started_after(start, before - 1000000000u));
   close(in);
   kill(pid, SIGKILL);
   waitpid(pid, NULL, 0);
-  CHECK(sr_proc_stat_at(procfd, &start, NULL) < 0);
+  CHECK(sr_proc_stat_at(procfd, &start, NULL, NULL) < 0);
   close(procfd);
 }
 
